@@ -1,0 +1,11 @@
+import { defineConfig } from 'vitest/config';
+
+export default defineConfig({
+  test: {
+    include: ['test/**/*.test.ts'],
+    testTimeout: 30_000,
+    hookTimeout: 60_000,
+    // Each file starts its own engine and listeners on ephemeral ports; forks keep process.env apart.
+    pool: 'forks',
+  },
+});

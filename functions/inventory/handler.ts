@@ -1,0 +1,21 @@
+import middy from '@middy/core';
+import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
+import type { APIGatewayProxyEventV2WithJWTAuthorizer, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
+import { identityFromAuthorizerClaims } from '../../lib/auth/identity.js';
+import { config } from '../../lib/config.js';
+import { jsonResponse } from '../../lib/http.js';
+import { listInventory } from '../../lib/inventory/list.js';
+import { failureHandling } from '../../lib/middleware/failures.js';
+import { logger } from '../../lib/observability/logger.js';
+
+/** GET /api/agents (listEndpointInventory) behind an HTTP API JWT authorizer, payload 2.0. */
+const listEndpointInventory = async (event: APIGatewayProxyEventV2WithJWTAuthorizer): Promise<APIGatewayProxyStructuredResultV2> => {
+  const caller = identityFromAuthorizerClaims(event.requestContext.authorizer?.jwt?.claims, config().tenantClaim);
+  logger.appendKeys({ tenant: caller.tenantId, subject: caller.subject });
+  return jsonResponse(200, await listInventory(caller.tenantId, new Date()));
+};
+
+export const handler = middy<APIGatewayProxyEventV2WithJWTAuthorizer, APIGatewayProxyStructuredResultV2>()
+  .use(injectLambdaContext(logger, { resetKeys: true }))
+  .use(failureHandling())
+  .handler(listEndpointInventory);

@@ -1,0 +1,40 @@
+import { createRequire } from 'node:module';
+import { mkdir } from 'node:fs/promises';
+import type { AddressInfo } from 'node:net';
+import type { Server } from 'node:http';
+
+const require = createRequire(import.meta.url);
+
+export interface EmbeddedEngine {
+  endpoint: string;
+  close(): Promise<void>;
+}
+
+/**
+ * The embedded DynamoDB-compatible engine (dynalite): in memory, or on disk under `dataDir`.
+ * It speaks DynamoDB's real HTTP API, so the service talks to it exactly as it talks to AWS.
+ */
+export async function startEmbeddedEngine(options: { port: number; host?: string; dataDir?: string | undefined }): Promise<EmbeddedEngine> {
+  const dynalite = require('dynalite') as (opts: Record<string, unknown>) => Server;
+  if (options.dataDir) await mkdir(options.dataDir, { recursive: true });
+  const server = dynalite({
+    createTableMs: 0,
+    deleteTableMs: 0,
+    updateTableMs: 0,
+    ...(options.dataDir ? { path: options.dataDir } : {}),
+  });
+  const host = options.host ?? '127.0.0.1';
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port, host, () => resolve());
+  });
+  const { port } = server.address() as AddressInfo;
+  return {
+    endpoint: `http://${host}:${port}`,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections?.();
+        server.close(() => resolve());
+      }),
+  };
+}

@@ -1,0 +1,41 @@
+import { randomUUID } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { HttpError } from '../../lib/errors.js';
+
+/** What a Lambda proxy integration returns (payload 1.0 and 2.0 structured results). */
+export interface LambdaHttpResult {
+  statusCode: number;
+  headers?: Record<string, string | number | boolean>;
+  multiValueHeaders?: Record<string, (string | number | boolean)[]>;
+  body?: string;
+  isBase64Encoded?: boolean;
+}
+
+/** Writes a Lambda proxy result as the HTTP response API Gateway would send. */
+export function sendLambdaResult(res: ServerResponse, result: LambdaHttpResult): void {
+  const headers: Record<string, string | string[]> = {};
+  for (const [k, v] of Object.entries(result.headers ?? {})) headers[k] = String(v);
+  for (const [k, v] of Object.entries(result.multiValueHeaders ?? {})) headers[k] = v.map(String);
+  const body = result.body === undefined ? '' : result.isBase64Encoded ? Buffer.from(result.body, 'base64') : result.body;
+  res.writeHead(result.statusCode, headers);
+  res.end(body);
+}
+
+/** A gateway-level failure (no route, authorizer refusal): text/plain like every failure of the service. */
+export function sendGatewayFailure(res: ServerResponse, status: number, sentence: string, headers: Record<string, string> = {}): void {
+  res.writeHead(status, {
+    'Content-Type': 'text/plain; charset=utf-8',
+    'Cache-Control': 'no-store',
+    ...headers,
+  });
+  res.end(`${sentence} (request id: ${randomUUID()})\n`);
+}
+
+export function sendHttpError(res: ServerResponse, error: unknown): void {
+  if (error instanceof HttpError) sendGatewayFailure(res, error.statusCode, error.message, error.headers);
+  else sendGatewayFailure(res, 500, 'The gateway failed to handle the request.');
+}
+
+export function pathOf(req: IncomingMessage): string {
+  return new URL(req.url ?? '/', 'http://local').pathname;
+}

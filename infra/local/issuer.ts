@@ -1,0 +1,69 @@
+import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { exportJWK, generateKeyPair, importJWK, SignJWT, type JWK } from 'jose';
+
+/**
+ * The local JWT issuer: one RSA key pair kept under `.local/` so that `npm start`, `npm run token`
+ * and the tests sign and verify with the same key. The public half is served as a JWKS.
+ */
+export interface LocalIssuer {
+  kid: string;
+  jwks: { keys: JWK[] };
+  sign(claims: TokenClaims): Promise<string>;
+}
+
+export interface TokenClaims {
+  issuer: string;
+  audience: string | string[] | undefined;
+  tenant?: string | undefined;
+  tenantClaim?: string;
+  subject?: string;
+  expiresInSeconds?: number;
+  extra?: Record<string, unknown>;
+}
+
+export const LOCAL_DIR = process.env.LOCAL_DIR ?? '.local';
+const KEY_FILE = 'issuer-key.json';
+
+async function readKey(dir: string): Promise<JWK | undefined> {
+  try {
+    return JSON.parse(await readFile(join(dir, KEY_FILE), 'utf8')) as JWK;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Loads the issuer key from `dir`, creating it atomically on first use. */
+export async function localIssuer(dir = LOCAL_DIR): Promise<LocalIssuer> {
+  let jwk = await readKey(dir);
+  if (!jwk) {
+    const { privateKey } = await generateKeyPair('RS256', { extractable: true, modulusLength: 2048 });
+    const fresh = { ...(await exportJWK(privateKey)), kid: `local-${Date.now().toString(36)}`, alg: 'RS256', use: 'sig' };
+    await mkdir(dir, { recursive: true, mode: 0o700 });
+    const tmp = join(dir, `${KEY_FILE}.${process.pid}.tmp`);
+    await writeFile(tmp, JSON.stringify(fresh), { mode: 0o600 });
+    await rename(tmp, join(dir, KEY_FILE));
+    jwk = (await readKey(dir)) ?? fresh;
+  }
+  const kid = String(jwk.kid);
+  const privateKey = await importJWK(jwk, 'RS256');
+  const { n, e } = jwk;
+  const publicJwk: JWK = { kty: 'RSA', n, e, kid, alg: 'RS256', use: 'sig' };
+  return {
+    kid,
+    jwks: { keys: [publicJwk] },
+    async sign(c: TokenClaims): Promise<string> {
+      const payload: Record<string, unknown> = { ...c.extra };
+      if (c.tenant !== undefined) payload[c.tenantClaim ?? 'tenant_id'] = c.tenant;
+      const now = Math.floor(Date.now() / 1000);
+      const jwt = new SignJWT(payload)
+        .setProtectedHeader({ alg: 'RS256', kid, typ: 'JWT' })
+        .setIssuer(c.issuer)
+        .setSubject(c.subject ?? 'local-user')
+        .setIssuedAt(now)
+        .setExpirationTime(now + (c.expiresInSeconds ?? 3600));
+      if (c.audience !== undefined) jwt.setAudience(c.audience);
+      return jwt.sign(privateKey);
+    },
+  };
+}

@@ -1,0 +1,144 @@
+import { z } from 'zod';
+
+/**
+ * The wire types of the contract: the single source of truth for what leaves the service.
+ * Every object is strict (undeclared properties are rejected); nullable fields are always present.
+ */
+
+/** RFC 3339 date-time with an explicit offset (we always emit UTC `Z`). */
+export const DateTime = z.iso.datetime({ offset: true });
+
+export const ConnectionState = z
+  .enum(['connected', 'stale', 'disconnected', 'never_connected'])
+  .describe(
+    'connected: connection record connected and last heartbeat within the online grace; stale: connected but the heartbeat is older than the grace or absent; disconnected: the broker saw the agent disconnect; never_connected: no connection record.',
+  );
+export type ConnectionState = z.infer<typeof ConnectionState>;
+
+export const Status = z
+  .enum(['ok', 'warning', 'critical', 'unknown'])
+  .describe('Ranked critical > warning > unknown > ok. unknown means no evidence, never healthy.');
+export type Status = z.infer<typeof Status>;
+
+export const AgentSummary = z
+  .strictObject({
+    agent_id: z.string().min(1).max(128),
+    hostname: z.string(),
+    os: z.string(),
+    arch: z.string(),
+    version: z.string(),
+    is_online: z.boolean().describe('True exactly when connection_state is connected.'),
+    connection_state: ConnectionState,
+    client_id: z.string().optional(),
+    connected_at: DateTime.optional(),
+    disconnected_at: DateTime.optional(),
+    enrolled_at: DateTime.optional(),
+    last_heartbeat: DateTime.optional().describe('The newer of the durable and the connection heartbeat.'),
+    update_ring: z.string().optional(),
+  })
+  .describe('One endpoint of the tenant, online or offline. Optional fields are omitted when unknown.');
+export type AgentSummary = z.infer<typeof AgentSummary>;
+
+export const AgentInventory = z
+  .array(AgentSummary)
+  .describe("The caller's whole tenant, ordered by agent_id ascending (code-unit order), in one array.");
+export type AgentInventory = z.infer<typeof AgentInventory>;
+
+export const MetricKey = z.enum(['cpu', 'memory', 'disk']);
+export type MetricKey = z.infer<typeof MetricKey>;
+
+export const FindingScope = z.enum(['connectivity', 'observation', 'metric']);
+export type FindingScope = z.infer<typeof FindingScope>;
+
+const Percent = z.number().min(0).max(100);
+
+export const DashboardEndpoint = z.strictObject({
+  id: z.string(),
+  hostname: z.string(),
+  os: z.string(),
+  client_name: z.string().nullable(),
+  last_heartbeat: DateTime.nullable(),
+});
+export type DashboardEndpoint = z.infer<typeof DashboardEndpoint>;
+
+export const DashboardMetric = z.strictObject({
+  key: MetricKey,
+  label: z.string(),
+  value: Percent.nullable().describe('Percent used, 0 to 100; null when not reported (never 0).'),
+  status: Status,
+  detail: z.string(),
+});
+export type DashboardMetric = z.infer<typeof DashboardMetric>;
+
+export const DashboardSample = z.strictObject({
+  observed_at: DateTime,
+  cpu: Percent.nullable(),
+  memory: Percent.nullable(),
+  disk: Percent.nullable(),
+});
+export type DashboardSample = z.infer<typeof DashboardSample>;
+
+export const DashboardFinding = z.strictObject({
+  scope: FindingScope,
+  label: z.string(),
+  detail: z.string(),
+  status: Status,
+});
+export type DashboardFinding = z.infer<typeof DashboardFinding>;
+
+export const DASHBOARD_SCHEMA = 'endpoint-dashboard/v1';
+
+export const EndpointDashboard = z.strictObject({
+  schema: z.literal(DASHBOARD_SCHEMA),
+  endpoint: DashboardEndpoint,
+  evaluated_at: DateTime,
+  observed_at: DateTime.nullable().describe('Time of the newest sample in the window, else null.'),
+  expires_at: DateTime.nullable().describe('observed_at plus the observation TTL, else null.'),
+  window_minutes: z.number().int().min(5).max(10080),
+  status: Status.describe('The worst of all metric and finding statuses; ok when nothing is worse.'),
+  metrics: z
+    .array(DashboardMetric)
+    .nullable()
+    .describe('Exactly cpu, memory, disk in that order; null only when the endpoint never reported within retention.'),
+  history: z
+    .array(DashboardSample)
+    .nullable()
+    .describe('Samples in the window, oldest first, downsampled to at most `limit` buckets; [] for an empty window; null exactly when metrics is null.'),
+  findings: z
+    .array(DashboardFinding)
+    .nullable()
+    .describe('One per problem, worst first then by scope; [] when nothing is wrong. Never null in practice.'),
+  policy_description: z.string(),
+});
+export type EndpointDashboard = z.infer<typeof EndpointDashboard>;
+
+/** Query bounds of getEndpointObservations. */
+export const OBSERVATION_BOUNDS = Object.freeze({
+  agentId: { min: 1, max: 128 },
+  minutes: { min: 5, max: 10080, default: 60 },
+  limit: { min: 1, max: 500, default: 100 },
+  reason: { min: 3, max: 500 },
+  ticketNumber: { min: 1, max: 100 },
+});
+
+export const TICKET_NUMBER_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._:/#-]{0,99}$/;
+
+/** The query of getEndpointObservations, as the handler accepts it (after duplicate checks). */
+export const ObservationsQuery = z.strictObject({
+  agent_id: z.string().min(OBSERVATION_BOUNDS.agentId.min).max(OBSERVATION_BOUNDS.agentId.max),
+  minutes: z
+    .string()
+    .regex(/^[0-9]{1,6}$/, 'must be a whole number')
+    .transform(Number)
+    .pipe(z.number().int().min(OBSERVATION_BOUNDS.minutes.min).max(OBSERVATION_BOUNDS.minutes.max))
+    .optional()
+    .transform((v) => v ?? OBSERVATION_BOUNDS.minutes.default),
+  limit: z
+    .string()
+    .regex(/^[0-9]{1,6}$/, 'must be a whole number')
+    .transform(Number)
+    .pipe(z.number().int().min(OBSERVATION_BOUNDS.limit.min).max(OBSERVATION_BOUNDS.limit.max))
+    .optional()
+    .transform((v) => v ?? OBSERVATION_BOUNDS.limit.default),
+});
+export type ObservationsQuery = z.output<typeof ObservationsQuery>;

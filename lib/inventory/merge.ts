@@ -1,0 +1,80 @@
+import type { AgentSummary, ConnectionState } from '../contract/schemas.js';
+import type { ConnectionRecord, DurableRecord } from '../store/records.js';
+
+export interface MergeOptions {
+  now: Date;
+  onlineGraceSeconds: number;
+}
+
+/** The newer of two optional RFC 3339 times (both already normalised to UTC ISO strings). */
+export function newerTime(a: string | undefined, b: string | undefined): string | undefined {
+  if (a === undefined) return b;
+  if (b === undefined) return a;
+  return Date.parse(a) >= Date.parse(b) ? a : b;
+}
+
+/**
+ * Where the agent stands now. `connected` needs both a connected broker record and a heartbeat no
+ * older than the grace; a connected record with an old or absent heartbeat is `stale`.
+ */
+export function connectionStateOf(
+  connection: ConnectionRecord | undefined,
+  lastHeartbeat: string | undefined,
+  { now, onlineGraceSeconds }: MergeOptions,
+): ConnectionState {
+  if (!connection) return 'never_connected';
+  if (connection.state === 'disconnected') return 'disconnected';
+  if (lastHeartbeat === undefined) return 'stale';
+  const ageMs = now.getTime() - Date.parse(lastHeartbeat);
+  return ageMs <= onlineGraceSeconds * 1000 ? 'connected' : 'stale';
+}
+
+/** One AgentSummary from an agent's records: the durable record wins, except the newer heartbeat wins. */
+export function summarizeAgent(
+  durable: DurableRecord | undefined,
+  connection: ConnectionRecord | undefined,
+  options: MergeOptions,
+): AgentSummary {
+  const base = durable ?? connection;
+  if (!base) throw new TypeError('an agent needs a durable or a connection record');
+  const lastHeartbeat = newerTime(durable?.last_heartbeat, connection?.last_heartbeat);
+  const state = connectionStateOf(connection, lastHeartbeat, options);
+  const summary: AgentSummary = {
+    agent_id: base.agent_id,
+    hostname: base.hostname,
+    os: base.os,
+    arch: base.arch,
+    version: base.version,
+    is_online: state === 'connected',
+    connection_state: state,
+  };
+  // Optional fields are set only when known: never null, never "".
+  if (durable?.client_id !== undefined) summary.client_id = durable.client_id;
+  if (connection?.connected_at !== undefined) summary.connected_at = connection.connected_at;
+  if (connection?.disconnected_at !== undefined) summary.disconnected_at = connection.disconnected_at;
+  if (durable?.enrolled_at !== undefined) summary.enrolled_at = durable.enrolled_at;
+  if (lastHeartbeat !== undefined) summary.last_heartbeat = lastHeartbeat;
+  if (durable?.update_ring !== undefined) summary.update_ring = durable.update_ring;
+  return summary;
+}
+
+function compareCodeUnits(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+/**
+ * The tenant's inventory: every agent that has a durable or a connection record (or both), merged,
+ * ordered by agent_id in code-unit order. Pure: the clock is an argument.
+ */
+export function mergeInventory(
+  durable: readonly DurableRecord[],
+  connections: readonly ConnectionRecord[],
+  options: MergeOptions,
+): AgentSummary[] {
+  const byId = new Map<string, { durable?: DurableRecord; connection?: ConnectionRecord }>();
+  for (const d of durable) byId.set(d.agent_id, { ...byId.get(d.agent_id), durable: d });
+  for (const c of connections) byId.set(c.agent_id, { ...byId.get(c.agent_id), connection: c });
+  return [...byId.entries()]
+    .sort(([a], [b]) => compareCodeUnits(a, b))
+    .map(([, r]) => summarizeAgent(r.durable, r.connection, options));
+}

@@ -1,0 +1,61 @@
+import httpErrorHandler from '@middy/http-error-handler';
+import type { MiddlewareObj, Request } from '@middy/core';
+import type { Context } from 'aws-lambda';
+import { HttpError } from '../errors.js';
+import { logger } from '../observability/logger.js';
+
+export const FALLBACK_MESSAGE = 'The request could not be completed because of an internal error.';
+
+interface FailureResponse {
+  statusCode: number;
+  headers?: Record<string, string | number | boolean>;
+  body?: string;
+}
+
+/** The request id a client can quote: Lambda's own, which is also in every log line. */
+export function requestIdOf(context: Context | undefined): string {
+  return context?.awsRequestId ?? 'unknown';
+}
+
+/** Logs what failed without the error's request data; 5xx with the cause chain, 4xx briefly. */
+function logFailure(error: unknown): void {
+  const e = error as Error & { statusCode?: number; cause?: unknown };
+  const status = e instanceof HttpError ? e.statusCode : 500;
+  const cause = e?.cause as { name?: string; code?: string; message?: string } | undefined;
+  const entry = {
+    statusCode: status,
+    error: e?.name,
+    reason: e?.message,
+    cause: cause ? { name: cause.name, code: cause.code, message: cause.message } : undefined,
+  };
+  if (status >= 500) logger.error('request failed', e instanceof HttpError ? entry : { ...entry, stack: e?.stack });
+  else logger.info('request refused', entry);
+}
+
+/**
+ * Finishes every failure as DESIGN §6 wants it: `text/plain; charset=utf-8`, one sentence plus the
+ * request id, `Cache-Control: no-store`. Runs after http-error-handler (middy runs onError in
+ * reverse order of `use`), which has already hidden non-HTTP errors behind the fallback message.
+ */
+export function textPlainFailures(): MiddlewareObj {
+  const finishFailureResponse = async (request: Request): Promise<void> => {
+    const response = request.response as FailureResponse | undefined;
+    if (!response) return;
+    const sentence = typeof response.body === 'string' && response.body !== '' ? response.body : FALLBACK_MESSAGE;
+    response.body = `${sentence} (request id: ${requestIdOf(request.context)})\n`;
+    response.headers = {
+      ...response.headers,
+      'Content-Type': 'text/plain; charset=utf-8',
+      'Cache-Control': 'no-store',
+    };
+  };
+  return { onError: finishFailureResponse };
+}
+
+/**
+ * The failure half of every handler's chain: use it last, so its http-error-handler sees errors
+ * first. One error model, one mapping, for both operations.
+ */
+export function failureHandling(): MiddlewareObj[] {
+  return [textPlainFailures(), httpErrorHandler({ fallbackMessage: FALLBACK_MESSAGE, logger: logFailure })];
+}

@@ -1,0 +1,62 @@
+/**
+ * The one place that builds DynamoDB keys. Ids are escaped so that a separator inside an id can
+ * never reach another record: `%` and `#` are percent-encoded, so an escaped id contains no `#`
+ * and splitting a key on `#` gives back exactly its parts (the escape is injective). Ids are
+ * stored as attributes too and are never parsed back out of keys.
+ */
+
+const SEP = '#';
+
+/** Percent-encodes `%` and `#` only; every other character (spaces, `/`, non-ASCII) is kept. */
+export function escapeId(id: string): string {
+  return id.replace(/%/g, '%25').replace(/#/g, '%23');
+}
+
+export interface Key {
+  pk: string;
+  sk: string;
+}
+
+/** Partition holding every agent record (durable and connection) of one tenant. */
+export function agentsPartition(tenantId: string): string {
+  return ['T', escapeId(tenantId), 'AGENTS'].join(SEP);
+}
+
+/** Key of the durable record (enrollment and heartbeat pipeline) of one agent. */
+export function durableAgentKey(tenantId: string, agentId: string): Key {
+  return { pk: agentsPartition(tenantId), sk: ['A', escapeId(agentId), 'D'].join(SEP) };
+}
+
+/** Key of the connection record (connection broker) of one agent. */
+export function connectionKey(tenantId: string, agentId: string): Key {
+  return { pk: agentsPartition(tenantId), sk: ['A', escapeId(agentId), 'C'].join(SEP) };
+}
+
+/** Partition holding the samples of one agent of one tenant, sorted by time. */
+export function samplesPartition(tenantId: string, agentId: string): string {
+  return ['T', escapeId(tenantId), 'S', escapeId(agentId)].join(SEP);
+}
+
+/** Sort key of a sample: its RFC 3339 UTC time (fixed width, so it sorts by time). */
+export function sampleSortKey(observedAt: Date): string {
+  return observedAt.toISOString();
+}
+
+export function sampleKey(tenantId: string, agentId: string, observedAt: Date): Key {
+  return { pk: samplesPartition(tenantId, agentId), sk: sampleSortKey(observedAt) };
+}
+
+/** Key of a tenant's optional policy. */
+export function policyKey(tenantId: string): Key {
+  return { pk: ['T', escapeId(tenantId), 'POLICY'].join(SEP), sk: 'POLICY' };
+}
+
+/** Partition of a tenant's audit items; `null` (no tenant claim) has a partition of its own. */
+export function auditPartition(tenantId: string | null): string {
+  return tenantId === null ? 'NO_TENANT' : ['T', escapeId(tenantId)].join(SEP);
+}
+
+/** Key of one audit item: time first so a tenant's items read in order, then the unique audit id. */
+export function auditKey(tenantId: string | null, at: Date, auditId: string): Key {
+  return { pk: auditPartition(tenantId), sk: [at.toISOString(), escapeId(auditId)].join(SEP) };
+}

@@ -1,0 +1,30 @@
+import { GetCommand, PutCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { policyKey } from './keys.js';
+import { RECORD_KIND, TenantPolicy } from './records.js';
+
+/** The default policy: ticket optional, and the thresholds of DESIGN §4 for every metric. */
+export const DEFAULT_POLICY: TenantPolicy = Object.freeze({ ticket: 'optional', thresholds: {} }) as TenantPolicy;
+
+/**
+ * A tenant's policy, or the default when it has none. A stored policy that does not parse is an
+ * error (a broken policy must not silently relax a ticket requirement).
+ */
+export async function getTenantPolicy(db: DynamoDBDocumentClient, table: string, tenantId: string): Promise<TenantPolicy> {
+  const { Item } = await db.send(new GetCommand({ TableName: table, Key: policyKey(tenantId) }));
+  if (!Item) return DEFAULT_POLICY;
+  return TenantPolicy.parse({ ticket: Item.ticket, thresholds: Item.thresholds });
+}
+
+export async function putTenantPolicy(
+  db: DynamoDBDocumentClient,
+  table: string,
+  tenantId: string,
+  policy: TenantPolicy,
+): Promise<void> {
+  await db.send(
+    new PutCommand({
+      TableName: table,
+      Item: { ...policyKey(tenantId), kind: RECORD_KIND.policy, tenant_id: tenantId, ...policy },
+    }),
+  );
+}

@@ -1,0 +1,76 @@
+import { z } from 'zod';
+
+/**
+ * The records as the store holds them, parsed from DynamoDB items. Parsing keeps only the declared
+ * attributes (keys and bookkeeping never leave the store) and reads a stored `null` as absent.
+ */
+
+const text = z.string().min(1);
+const optionalText = z
+  .string()
+  .nullish()
+  .transform((v) => (v === null || v === undefined || v === '' ? undefined : v));
+const optionalTime = z
+  .string()
+  .nullish()
+  .transform((v, ctx) => {
+    if (v === null || v === undefined || v === '') return undefined;
+    const t = Date.parse(v);
+    if (Number.isNaN(t)) {
+      ctx.addIssue({ code: 'custom', message: 'not a timestamp' });
+      return z.NEVER;
+    }
+    return new Date(t).toISOString();
+  });
+
+export const DurableRecord = z.object({
+  agent_id: text,
+  hostname: text,
+  os: text,
+  arch: text,
+  version: text,
+  client_id: optionalText,
+  client_name: optionalText,
+  enrolled_at: optionalTime,
+  update_ring: optionalText,
+  last_heartbeat: optionalTime,
+});
+export type DurableRecord = z.output<typeof DurableRecord>;
+
+export const ConnectionRecord = z.object({
+  agent_id: text,
+  state: z.enum(['connected', 'disconnected']),
+  hostname: text,
+  os: text,
+  arch: text,
+  version: text,
+  connected_at: optionalTime,
+  disconnected_at: optionalTime,
+  last_heartbeat: optionalTime,
+});
+export type ConnectionRecord = z.output<typeof ConnectionRecord>;
+
+/** One observation; each metric is percent used or null when the agent did not report it. */
+export const SampleRecord = z.object({
+  observed_at: z.string().transform((v) => new Date(v).toISOString()),
+  cpu: z.number().nullish().transform((v) => v ?? null),
+  memory: z.number().nullish().transform((v) => v ?? null),
+  disk: z.number().nullish().transform((v) => v ?? null),
+});
+export type SampleRecord = z.output<typeof SampleRecord>;
+
+export const Thresholds = z.strictObject({
+  warning: z.number().min(0).max(100),
+  critical: z.number().min(0).max(100),
+}).refine((t) => t.warning <= t.critical, 'warning must not exceed critical');
+export type Thresholds = z.output<typeof Thresholds>;
+
+export const TenantPolicy = z.object({
+  ticket: z.enum(['optional', 'required']).default('optional'),
+  thresholds: z
+    .strictObject({ cpu: Thresholds.optional(), memory: Thresholds.optional(), disk: Thresholds.optional() })
+    .default({}),
+});
+export type TenantPolicy = z.output<typeof TenantPolicy>;
+
+export const RECORD_KIND = { durable: 'agent', connection: 'connection', sample: 'sample', policy: 'policy' } as const;

@@ -7,5 +7,10 @@ export default defineConfig({
     hookTimeout: 60_000,
     // Each file starts its own engine and listeners on ephemeral ports; forks keep process.env apart.
     pool: 'forks',
+    env: {
+      // Handlers log JSON on every request; tests read responses, not logs (a test may turn them back on).
+      POWERTOOLS_LOG_LEVEL: 'SILENT',
+      POWERTOOLS_DEV: 'false',
+    },
   },
 });

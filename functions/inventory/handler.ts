@@ -5,7 +5,7 @@ import { identityFromAuthorizerClaims } from '../../lib/auth/identity.js';
 import { config } from '../../lib/config.js';
 import { jsonResponse } from '../../lib/http.js';
 import { listInventory } from '../../lib/inventory/list.js';
-import { failureHandling } from '../../lib/middleware/failures.js';
+import { failureHandling, HANDLER_OPTIONS } from '../../lib/middleware/failures.js';
 import { logger } from '../../lib/observability/logger.js';
 
 /** GET /api/agents (listEndpointInventory) behind an HTTP API JWT authorizer, payload 2.0. */
@@ -15,7 +15,7 @@ const listEndpointInventory = async (event: APIGatewayProxyEventV2WithJWTAuthori
   return jsonResponse(200, await listInventory(caller.tenantId, new Date()));
 };
 
-export const handler = middy<APIGatewayProxyEventV2WithJWTAuthorizer, APIGatewayProxyStructuredResultV2>()
+export const handler = middy<APIGatewayProxyEventV2WithJWTAuthorizer, APIGatewayProxyStructuredResultV2>(HANDLER_OPTIONS)
   .use(injectLambdaContext(logger, { resetKeys: true }))
   .use(failureHandling())
   .handler(listEndpointInventory);

@@ -15,7 +15,7 @@ export function dynamo(): DynamoDBDocumentClient {
   const base = new DynamoDBClient({
     region: cfg.region,
     maxAttempts: cfg.dynamoMaxAttempts,
-    requestHandler: { connectionTimeout: cfg.dynamoTimeoutMs, requestTimeout: cfg.dynamoTimeoutMs },
+    requestHandler: { connectionTimeout: cfg.dynamoTimeoutMs, requestTimeout: cfg.dynamoTimeoutMs, throwOnRequestTimeout: true },
     ...(cfg.dynamoEndpoint
       ? { endpoint: cfg.dynamoEndpoint, credentials: { accessKeyId: 'local', secretAccessKey: 'local' } }
       : {}),

@@ -24,7 +24,7 @@ export function documentClient(endpoint: string, extra: { maxAttempts?: number; 
     region: 'us-east-1',
     credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
     maxAttempts: extra.maxAttempts ?? 3,
-    requestHandler: { connectionTimeout: extra.timeoutMs ?? 5000, requestTimeout: extra.timeoutMs ?? 5000 },
+    requestHandler: { connectionTimeout: extra.timeoutMs ?? 5000, requestTimeout: extra.timeoutMs ?? 5000, throwOnRequestTimeout: true },
   });
   return DynamoDBDocumentClient.from(base, { marshallOptions: { removeUndefinedValues: true } });
 }

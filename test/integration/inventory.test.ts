@@ -1,0 +1,157 @@
+import type { APIGatewayProxyEventV2WithJWTAuthorizer } from 'aws-lambda';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { handler } from '../../functions/inventory/handler.js';
+import { loadFleet, type FleetAgent } from '../../infra/local/fleet.js';
+import { AgentInventory } from '../../lib/contract/schemas.js';
+import { listTenantAgentRecords } from '../../lib/store/agents.js';
+import { startTestEngine, type TestEngine } from '../helpers/engine.js';
+import { useEngine } from '../helpers/env.js';
+import { eventFixture, testContext } from '../helpers/events.js';
+
+type Event = APIGatewayProxyEventV2WithJWTAuthorizer;
+type Result = { statusCode: number; headers: Record<string, string>; body: string };
+
+const recent = (): string => new Date(Date.now() - 5_000).toISOString();
+
+function agent(id: string, extra: Partial<FleetAgent> = {}): FleetAgent {
+  return { agent_id: id, hostname: `host-${id}`, os: 'linux', arch: 'x86_64', version: '2.4.1', ...extra };
+}
+
+async function listAs(tenant: string): Promise<Result> {
+  const event = eventFixture<Event>('http-api', 'list-agents', (e) => {
+    e.requestContext.authorizer.jwt.claims.tenant_id = tenant;
+  });
+  return (await handler(event, testContext('inventory'))) as Result;
+}
+
+describe('Handler: inventory against a real DynamoDB API', () => {
+  let engine: TestEngine;
+
+  beforeAll(async () => {
+    engine = await startTestEngine();
+    useEngine(engine);
+    await loadFleet(
+      engine.db,
+      engine.tables,
+      {
+        tenants: [
+          {
+            tenant_id: 'acme',
+            agents: [
+              agent('a-2', { connection: { state: 'connected' }, last_heartbeat: recent() }),
+              agent('a-1', { client_id: 'c-1', update_ring: 'stable' }),
+              agent('conn-only', { durable: false, connection: { state: 'disconnected', disconnected_at: recent() } }),
+              agent('shared-id', { hostname: 'acme-box' }),
+              agent('ops/db #1'),
+              agent('ops/db %231'),
+            ],
+          },
+          {
+            tenant_id: 'globex',
+            agents: [agent('shared-id', { hostname: 'globex-box' }), agent('g-1')],
+          },
+          { tenant_id: 'acme#AGENTS', agents: [agent('intruder')] },
+        ],
+      },
+      8,
+    );
+  });
+
+  afterAll(async () => {
+    await engine.close();
+  });
+
+  it("lists exactly the caller's tenant, online and offline, ordered by agent_id", async () => {
+    const response = await listAs('acme');
+
+    expect(response.statusCode).toBe(200);
+    expect(response.headers['Content-Type']).toBe('application/json; charset=utf-8');
+    const agents = AgentInventory.parse(JSON.parse(response.body));
+    expect(agents.map((a) => [a.agent_id, a.connection_state])).toEqual([
+      ['a-1', 'never_connected'],
+      ['a-2', 'connected'],
+      ['conn-only', 'disconnected'],
+      ['ops/db #1', 'never_connected'],
+      ['ops/db %231', 'never_connected'],
+      ['shared-id', 'never_connected'],
+    ]);
+  });
+
+  it('treats the same agent_id in two tenants as two different endpoints', async () => {
+    const acme = AgentInventory.parse(JSON.parse((await listAs('acme')).body));
+    const globex = AgentInventory.parse(JSON.parse((await listAs('globex')).body));
+
+    expect(acme.find((a) => a.agent_id === 'shared-id')?.hostname).toBe('acme-box');
+    expect(globex.find((a) => a.agent_id === 'shared-id')?.hostname).toBe('globex-box');
+    expect(globex.map((a) => a.agent_id)).toEqual(['g-1', 'shared-id']);
+  });
+
+  it('keeps a tenant whose id contains the key separator out of another tenant', async () => {
+    const tricky = AgentInventory.parse(JSON.parse((await listAs('acme#AGENTS')).body));
+
+    expect(tricky.map((a) => a.agent_id)).toEqual(['intruder']);
+    expect((await listAs('acme')).body).not.toContain('intruder');
+  });
+
+  it('lists a connection-only agent from its hello fields', async () => {
+    const agents = AgentInventory.parse(JSON.parse((await listAs('acme')).body));
+
+    const connOnly = agents.find((a) => a.agent_id === 'conn-only');
+    expect(connOnly).toEqual({
+      agent_id: 'conn-only',
+      hostname: 'host-conn-only',
+      os: 'linux',
+      arch: 'x86_64',
+      version: '2.4.1',
+      is_online: false,
+      connection_state: 'disconnected',
+      disconnected_at: expect.any(String),
+    });
+  });
+
+  it('returns 200 [] for a tenant that has no endpoints', async () => {
+    const response = await listAs('nobody');
+
+    expect(response.statusCode).toBe(200);
+    expect(JSON.parse(response.body)).toEqual([]);
+  });
+
+  it('returns 403 text/plain when the token has no tenant claim, never another tenant', async () => {
+    const event = eventFixture<Event>('http-api', 'list-agents', (e) => {
+      delete e.requestContext.authorizer.jwt.claims.tenant_id;
+    });
+
+    const response = (await handler(event, testContext('inventory'))) as Result;
+
+    expect(response.statusCode).toBe(403);
+    expect(response.headers['Content-Type']).toBe('text/plain; charset=utf-8');
+    expect(response.headers['Cache-Control']).toBe('no-store');
+    expect(response.body).toMatch(/^The token carries no single tenant in its "tenant_id" claim\. \(request id: [0-9a-f-]{36}\)\n$/);
+  });
+
+  it('returns 403 when the tenant claim is an array, as API Gateway renders "[a b]"', async () => {
+    const response = await listAs('[acme globex]');
+
+    expect(response.statusCode).toBe(403);
+  });
+
+  it('follows a tenant whose records exceed one 1 MB Query page to the last page', async () => {
+    const big = 1200;
+    const padding = 'x'.repeat(900);
+    const agents = Array.from({ length: big }, (_, i) =>
+      agent(`big-${String(i).padStart(4, '0')}`, { hostname: `${padding}-${i}`, connection: { state: 'connected' }, last_heartbeat: recent() }),
+    );
+    await loadFleet(engine.db, engine.tables, { tenants: [{ tenant_id: 'bigcorp', agents }] }, 8);
+
+    const records = await listTenantAgentRecords(engine.db, engine.tables.dataTable, 'bigcorp');
+    const response = await listAs('bigcorp');
+
+    expect(records.pages).toBeGreaterThan(1);
+    expect(response.statusCode).toBe(200);
+    expect(response.body.length).toBeGreaterThan(1024 * 1024);
+    const listed = AgentInventory.parse(JSON.parse(response.body));
+    expect(listed).toHaveLength(big);
+    expect(listed.map((a) => a.agent_id)).toEqual(agents.map((a) => a.agent_id));
+    expect(listed.every((a) => a.connection_state === 'connected')).toBe(true);
+  });
+});

@@ -186,6 +186,8 @@ interface PrivateRoute {
   handler: RestApiHandler;
 }
 
+/** The private REST API's routes: method and path to the deployed handler module. */
 async function loadPrivateRoutes(): Promise<Map<string, PrivateRoute>> {
-  return new Map();
+  const observations = (await import('../../functions/observations/handler.js')).handler as unknown as RestApiHandler;
+  return new Map([['GET /api/mcp/endpoint', { name: 'observations', resource: '/api/mcp/endpoint', handler: observations }]]);
 }

@@ -1,0 +1,75 @@
+import type { MiddlewareObj, Request } from '@middy/core';
+import type { APIGatewayProxyEvent } from 'aws-lambda';
+import { config } from '../config.js';
+import { ServiceUnavailableError } from '../errors.js';
+import type { ObservationsContext } from '../observations/context.js';
+import { logger } from '../observability/logger.js';
+import { putAuditItem, type AuditItem } from '../store/audit.js';
+import { dynamo } from '../store/client.js';
+
+type ObservationsRequest = Request<APIGatewayProxyEvent, unknown, Error, ObservationsContext>;
+interface Response {
+  statusCode: number;
+  headers?: Record<string, string | number | boolean>;
+}
+
+function auditItem(request: ObservationsRequest, statusCode: number): AuditItem {
+  const { context } = request;
+  const outcome: AuditItem['outcome'] = statusCode < 400 ? 'allowed' : statusCode < 500 ? 'denied' : 'failed';
+  return {
+    audit_id: context.awsRequestId,
+    request_id: request.event.requestContext?.requestId ?? context.awsRequestId,
+    at: new Date().toISOString(),
+    tenant_id: context.caller?.tenantId ?? null,
+    subject: context.caller?.subject ?? null,
+    broker: context.caller?.broker ?? null,
+    agent_id: context.query?.agent_id ?? null,
+    reason: context.attribution?.reason ?? null,
+    ticket_number: context.attribution?.ticketNumber ?? null,
+    ticket_system: context.attribution?.ticketSystem ?? null,
+    minutes: context.query?.minutes ?? null,
+    limit: context.query?.limit ?? null,
+    outcome,
+    status_code: statusCode,
+  };
+}
+
+async function write(item: AuditItem): Promise<void> {
+  await putAuditItem(dynamo(), config().auditTable, item);
+}
+
+/**
+ * One audit item per authenticated request (once the bearer token verified), allowed or denied.
+ * A success leaves only after its item is written (X-Audit-Id names it); when that write fails, the
+ * read fails with a 503 and no data. A refusal whose item cannot be written keeps its own answer;
+ * the failure is logged for the alarm (see docs/operations.md).
+ */
+export function auditTrail(): MiddlewareObj<APIGatewayProxyEvent, unknown, Error, ObservationsContext> {
+  const auditSuccess = async (request: ObservationsRequest): Promise<void> => {
+    const response = request.response as Response;
+    const item = auditItem(request, response.statusCode);
+    request.context.auditSettled = true;
+    try {
+      await write(item);
+    } catch (cause) {
+      logger.error('audit write failed; the read was refused', { auditId: item.audit_id, error: (cause as Error).name });
+      throw new ServiceUnavailableError('The read could not be audited, so no data was returned; try again later.', cause);
+    }
+    response.headers = { ...response.headers, 'X-Audit-Id': item.audit_id };
+  };
+
+  const auditRefusal = async (request: ObservationsRequest): Promise<void> => {
+    if (request.context.auditSettled || !request.context.caller) return;
+    const response = request.response as Response | undefined;
+    const item = auditItem(request, response?.statusCode ?? 500);
+    request.context.auditSettled = true;
+    try {
+      await write(item);
+      if (response) response.headers = { ...response.headers, 'X-Audit-Id': item.audit_id };
+    } catch (cause) {
+      logger.error('audit write failed for a refused request', { auditId: item.audit_id, status: item.status_code, error: (cause as Error).name });
+    }
+  };
+
+  return { after: auditSuccess, onError: auditRefusal };
+}

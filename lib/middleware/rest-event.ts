@@ -1,0 +1,41 @@
+import type { APIGatewayProxyEvent } from 'aws-lambda';
+import { BadRequestError } from '../errors.js';
+
+/**
+ * Reading a REST API payload-1.0 event without guessing: every value of a header (case-insensitive)
+ * or query parameter is looked at, and more than one is a 400 rather than a silent pick.
+ */
+export function headerValues(event: APIGatewayProxyEvent, name: string): string[] {
+  const wanted = name.toLowerCase();
+  const values: string[] = [];
+  const multi = event.multiValueHeaders ?? {};
+  for (const [key, list] of Object.entries(multi)) {
+    if (key.toLowerCase() === wanted && list) values.push(...list);
+  }
+  if (values.length === 0) {
+    for (const [key, value] of Object.entries(event.headers ?? {})) {
+      if (key.toLowerCase() === wanted && value !== undefined) values.push(value);
+    }
+  }
+  return values;
+}
+
+/** The single value of a header, undefined when absent; 400 when repeated. */
+export function singleHeader(event: APIGatewayProxyEvent, name: string, display: string): string | undefined {
+  const values = headerValues(event, name);
+  if (values.length > 1) throw new BadRequestError(`The ${display} header was sent more than once.`);
+  return values[0];
+}
+
+/** Every query parameter with its single value; 400 when any is repeated. */
+export function singleQueryValues(event: APIGatewayProxyEvent): Record<string, string> {
+  const multi = event.multiValueQueryStringParameters ?? {};
+  const single = event.queryStringParameters ?? {};
+  const result: Record<string, string> = {};
+  for (const name of new Set([...Object.keys(multi), ...Object.keys(single)])) {
+    const values = multi[name] ?? (single[name] !== undefined ? [single[name] as string] : []);
+    if (values.length > 1) throw new BadRequestError(`The query parameter ${name} was sent more than once.`);
+    if (values[0] !== undefined) result[name] = values[0];
+  }
+  return result;
+}

@@ -1,0 +1,50 @@
+import type { APIGatewayProxyEvent } from 'aws-lambda';
+import { ATTRIBUTION_HEADERS, attributionSchema, type Attribution } from '../contract/attribution.js';
+import { OBSERVATION_BOUNDS, ObservationsQuery } from '../contract/schemas.js';
+import { BadRequestError } from '../errors.js';
+import { singleHeader, singleQueryValues } from '../middleware/rest-event.js';
+
+export type { Attribution };
+
+const QUERY_RULES: Record<string, string> = {
+  agent_id: `Query parameter agent_id is required and must be ${OBSERVATION_BOUNDS.agentId.min} to ${OBSERVATION_BOUNDS.agentId.max} characters.`,
+  minutes: `Query parameter minutes must be a whole number from ${OBSERVATION_BOUNDS.minutes.min} to ${OBSERVATION_BOUNDS.minutes.max}.`,
+  limit: `Query parameter limit must be a whole number from ${OBSERVATION_BOUNDS.limit.min} to ${OBSERVATION_BOUNDS.limit.max}.`,
+};
+
+/**
+ * The query of getEndpointObservations: `agent_id` (1-128 characters), `minutes` (5-10080, default
+ * 60), `limit` (1-500, default 100). Digits only, so `5.5`, `1e2`, `+5` and empty values are 400s, as
+ * are repeated and unknown parameters. Lengths count characters (code points), as JSON Schema does,
+ * so a 128-character non-ASCII id is accepted.
+ */
+export function parseObservationsQuery(event: APIGatewayProxyEvent): ObservationsQuery {
+  const raw = singleQueryValues(event);
+  for (const name of Object.keys(raw)) {
+    if (!(name in QUERY_RULES)) throw new BadRequestError(`Unknown query parameter ${JSON.stringify(name.slice(0, 40))}.`);
+  }
+  const agentId = raw.agent_id;
+  const length = agentId === undefined ? 0 : [...agentId].length;
+  if (length < OBSERVATION_BOUNDS.agentId.min || length > OBSERVATION_BOUNDS.agentId.max) throw new BadRequestError(QUERY_RULES.agent_id!);
+  // agent_id is checked above by code points; the schema checks the numbers.
+  const parsed = ObservationsQuery.safeParse({ ...raw, agent_id: 'x' });
+  if (!parsed.success) {
+    const field = String(parsed.error.issues[0]?.path[0] ?? 'agent_id');
+    throw new BadRequestError(QUERY_RULES[field] ?? QUERY_RULES.agent_id!);
+  }
+  return { ...parsed.data, agent_id: agentId as string };
+}
+
+/**
+ * The attribution headers: a reason of 3-500 characters after trimming, and ticket number and
+ * ticket system (the configured constant) together or not at all. Repeated headers are 400s.
+ */
+export function parseAttribution(event: APIGatewayProxyEvent, ticketSystem: string): Attribution {
+  const parsed = attributionSchema(ticketSystem).safeParse({
+    reason: singleHeader(event, ATTRIBUTION_HEADERS.reason, 'X-Service-Reason'),
+    ticketNumber: singleHeader(event, ATTRIBUTION_HEADERS.ticketNumber, 'X-Service-Ticket-Number'),
+    ticketSystem: singleHeader(event, ATTRIBUTION_HEADERS.ticketSystem, 'X-Service-Ticket-System'),
+  });
+  if (!parsed.success) throw new BadRequestError(`${parsed.error.issues[0]?.message ?? 'The attribution headers are invalid'}.`);
+  return parsed.data;
+}

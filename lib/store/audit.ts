@@ -1,0 +1,46 @@
+import { PutCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { queryAll } from './agents.js';
+import { auditKey, auditPartition } from './keys.js';
+
+/** One audited observations request (allowed or denied), as stored and as `npm run audit` prints it. */
+export interface AuditItem {
+  audit_id: string;
+  request_id: string;
+  at: string;
+  tenant_id: string | null;
+  subject: string | null;
+  broker: string | null;
+  agent_id: string | null;
+  reason: string | null;
+  ticket_number: string | null;
+  ticket_system: string | null;
+  minutes: number | null;
+  limit: number | null;
+  /** allowed: data was returned; denied: a 4xx; failed: a dependency or internal failure. */
+  outcome: 'allowed' | 'denied' | 'failed';
+  status_code: number;
+}
+
+/**
+ * Writes one audit item; never overwrites (the put is conditional on the key not existing), so an
+ * audit trail cannot be rewritten through this path.
+ */
+export async function putAuditItem(db: DynamoDBDocumentClient, table: string, item: AuditItem): Promise<void> {
+  await db.send(
+    new PutCommand({
+      TableName: table,
+      Item: { ...auditKey(item.tenant_id, new Date(item.at), item.audit_id), ...item },
+      ConditionExpression: 'attribute_not_exists(pk)',
+    }),
+  );
+}
+
+/** A tenant's audit items, oldest first (operators' CLI; the functions themselves may only put). */
+export async function listAuditItems(db: DynamoDBDocumentClient, table: string, tenantId: string | null): Promise<AuditItem[]> {
+  const { items } = await queryAll(db, {
+    TableName: table,
+    KeyConditionExpression: 'pk = :pk',
+    ExpressionAttributeValues: { ':pk': auditPartition(tenantId) },
+  });
+  return items.map(({ pk: _pk, sk: _sk, ...rest }) => rest as unknown as AuditItem);
+}

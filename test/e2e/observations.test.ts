@@ -1,0 +1,325 @@
+import { DeleteTableCommand } from '@aws-sdk/client-dynamodb';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Fleet } from '../../infra/local/fleet.js';
+import { sampleSeries } from '../../infra/local/demo.js';
+import { config, resetConfig } from '../../lib/config.js';
+import { EndpointDashboard } from '../../lib/contract/schemas.js';
+import { listAuditItems } from '../../lib/store/audit.js';
+import { dynamo } from '../../lib/store/client.js';
+import { ensureTables } from '../../lib/store/tables.js';
+import { get, startTestStack, type TestStack } from '../helpers/stack.js';
+
+const now = Date.now();
+const minute = Math.floor(now / 60_000) * 60_000;
+const ago = (seconds: number): string => new Date(now - seconds * 1000).toISOString();
+const rnd = (): number => 0.5;
+
+const agent = (id: string, extra: object = {}) => ({ agent_id: id, hostname: `host-${id}`, os: 'linux', arch: 'x86_64', version: '2.4.1', ...extra });
+const online = { last_heartbeat: ago(5), connection: { state: 'connected' as const } };
+
+const FLEET: Fleet = {
+  tenants: [
+    {
+      tenant_id: 'acme',
+      agents: [
+        agent('healthy', { ...online, client_name: 'Contoso', samples: sampleSeries(minute, 30, 'ok', rnd) }),
+        agent('disk-high', { ...online, samples: sampleSeries(minute, 30, 'warning', rnd) }),
+        agent('cpu-hot', { ...online, samples: sampleSeries(minute, 300, 'critical', rnd) }),
+        agent('silent', { ...online }),
+        agent('went-quiet', { ...online, samples: sampleSeries(minute - 3 * 3_600_000, 10, 'ok', rnd) }),
+        agent('offline', { connection: { state: 'disconnected', disconnected_at: ago(600) }, samples: sampleSeries(minute, 5, 'ok', rnd) }),
+        agent('zero', { ...online, samples: [{ observed_at: new Date(minute).toISOString(), cpu: 0, memory: null, disk: 0 }] }),
+      ],
+    },
+    { tenant_id: 'globex', policy: { ticket: 'required' }, agents: [agent('g-1', { ...online, samples: sampleSeries(minute, 5, 'ok', rnd) })] },
+  ],
+};
+
+describe('E2E: GET /api/mcp/endpoint on the private loopback listener', () => {
+  let stack: TestStack;
+  let token: string;
+
+  beforeAll(async () => {
+    stack = await startTestStack(FLEET);
+    token = await stack.token({ tenant: 'acme', subject: 'alice' });
+  });
+  afterAll(async () => {
+    await stack?.stop();
+  });
+
+  const observe = (query: string, headers: Record<string, string> = {}, bearer: string | null = token) =>
+    get(`${stack.privateUrl}/api/mcp/endpoint?${query}`, {
+      ...(bearer ? { Authorization: `Bearer ${bearer}` } : {}),
+      'X-Service-Reason': 'checking disk space',
+      ...headers,
+    });
+
+  const expectFailure = (res: { status: number; headers: Headers; body: string }, status: number, sentence: string): void => {
+    expect({ status: res.status, type: res.headers.get('content-type'), cache: res.headers.get('cache-control') }).toEqual({
+      status,
+      type: 'text/plain; charset=utf-8',
+      cache: 'no-store',
+    });
+    expect(res.body).toMatch(new RegExp(`^${sentence.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} \\(request id: [0-9a-f-]{36}\\)\\n$`));
+  };
+
+  describe('success', () => {
+    it('returns an ok dashboard with the three metrics, history and no findings', async () => {
+      const res = await observe('agent_id=healthy');
+
+      expect(res.status).toBe(200);
+      expect(res.headers.get('content-type')).toBe('application/json; charset=utf-8');
+      expect(res.headers.get('x-audit-id')).toMatch(/^[0-9a-f-]{36}$/);
+      const dashboard = EndpointDashboard.parse(JSON.parse(res.body));
+      expect(dashboard.status).toBe('ok');
+      expect(dashboard.endpoint).toEqual({ id: 'healthy', hostname: 'host-healthy', os: 'linux', client_name: 'Contoso', last_heartbeat: ago(5) });
+      expect(dashboard.metrics?.map((m) => [m.key, m.status])).toEqual([
+        ['cpu', 'ok'],
+        ['memory', 'ok'],
+        ['disk', 'ok'],
+      ]);
+      expect(dashboard.history).toHaveLength(30);
+      expect(dashboard.findings).toEqual([]);
+      expect(dashboard.window_minutes).toBe(60);
+      expect(dashboard.observed_at).toBe(new Date(minute).toISOString());
+    });
+
+    it('returns a warning dashboard for high disk', async () => {
+      const dashboard = EndpointDashboard.parse(JSON.parse((await observe('agent_id=disk-high')).body));
+
+      expect(dashboard.status).toBe('warning');
+      expect(dashboard.findings.map((f) => [f.scope, f.status])).toEqual([['metric', 'warning']]);
+    });
+
+    it('returns a critical dashboard and downsamples history to limit buckets', async () => {
+      const dashboard = EndpointDashboard.parse(JSON.parse((await observe('agent_id=cpu-hot&minutes=300&limit=10')).body));
+
+      expect(dashboard.status).toBe('critical');
+      expect(dashboard.window_minutes).toBe(300);
+      expect(dashboard.history?.length).toBeLessThanOrEqual(10);
+      expect(dashboard.history?.length).toBeGreaterThanOrEqual(9);
+      expect(dashboard.metrics?.[0]).toMatchObject({ key: 'cpu', status: 'critical' });
+    });
+
+    it('returns unknown with null metrics and history for an endpoint that never reported', async () => {
+      const dashboard = EndpointDashboard.parse(JSON.parse((await observe('agent_id=silent')).body));
+
+      expect(dashboard).toMatchObject({ status: 'unknown', metrics: null, history: null, observed_at: null, expires_at: null });
+      expect(dashboard.findings.map((f) => [f.scope, f.status])).toEqual([['observation', 'unknown']]);
+    });
+
+    it('returns unknown metrics valued null, never 0, when the window is empty but the endpoint reported before', async () => {
+      const dashboard = EndpointDashboard.parse(JSON.parse((await observe('agent_id=went-quiet')).body));
+
+      expect(dashboard.status).toBe('unknown');
+      expect(dashboard.history).toEqual([]);
+      expect(dashboard.metrics?.map((m) => [m.value, m.status])).toEqual([
+        [null, 'unknown'],
+        [null, 'unknown'],
+        [null, 'unknown'],
+      ]);
+    });
+
+    it('reads a real 0 as ok and a missing memory value as unknown', async () => {
+      const dashboard = EndpointDashboard.parse(JSON.parse((await observe('agent_id=zero')).body));
+
+      expect(dashboard.metrics?.map((m) => [m.key, m.value, m.status])).toEqual([
+        ['cpu', 0, 'ok'],
+        ['memory', null, 'unknown'],
+        ['disk', 0, 'ok'],
+      ]);
+      expect(dashboard.status).toBe('unknown');
+    });
+
+    it('warns that a disconnected endpoint is not connected', async () => {
+      const dashboard = EndpointDashboard.parse(JSON.parse((await observe('agent_id=offline')).body));
+
+      expect(dashboard.status).toBe('warning');
+      expect(dashboard.findings[0]).toMatchObject({ scope: 'connectivity', status: 'warning' });
+    });
+
+    it('accepts a ticket pair with the configured system', async () => {
+      const res = await observe('agent_id=healthy', { 'X-Service-Ticket-Number': 'INC0012345', 'X-Service-Ticket-System': 'servicenow' });
+
+      expect(res.status).toBe(200);
+    });
+  });
+
+  describe('400: the query and the attribution headers', () => {
+    it.each([
+      ['', 'Query parameter agent_id is required and must be 1 to 128 characters.'],
+      ['agent_id=', 'Query parameter agent_id is required and must be 1 to 128 characters.'],
+      [`agent_id=${'x'.repeat(129)}`, 'Query parameter agent_id is required and must be 1 to 128 characters.'],
+      ['agent_id=healthy&minutes=5.5', 'Query parameter minutes must be a whole number from 5 to 10080.'],
+      ['agent_id=healthy&minutes=1e2', 'Query parameter minutes must be a whole number from 5 to 10080.'],
+      ['agent_id=healthy&minutes=%2B5', 'Query parameter minutes must be a whole number from 5 to 10080.'],
+      ['agent_id=healthy&minutes=', 'Query parameter minutes must be a whole number from 5 to 10080.'],
+      ['agent_id=healthy&minutes=4', 'Query parameter minutes must be a whole number from 5 to 10080.'],
+      ['agent_id=healthy&minutes=10081', 'Query parameter minutes must be a whole number from 5 to 10080.'],
+      ['agent_id=healthy&minutes=-5', 'Query parameter minutes must be a whole number from 5 to 10080.'],
+      ['agent_id=healthy&limit=0', 'Query parameter limit must be a whole number from 1 to 500.'],
+      ['agent_id=healthy&limit=501', 'Query parameter limit must be a whole number from 1 to 500.'],
+      ['agent_id=healthy&limit=ten', 'Query parameter limit must be a whole number from 1 to 500.'],
+      ['agent_id=healthy&agent_id=other', 'The query parameter agent_id was sent more than once.'],
+      ['agent_id=healthy&minutes=60&minutes=60', 'The query parameter minutes was sent more than once.'],
+      ['agent_id=healthy&minute=60', 'Unknown query parameter "minute".'],
+    ])('returns 400 for ?%s', async (query, sentence) => {
+      expectFailure(await observe(query), 400, sentence);
+    });
+
+    it.each([
+      [{ 'X-Service-Reason': '' }, 'X-Service-Reason must be 3 to 500 characters.'],
+      [{ 'X-Service-Reason': '  ab  ' }, 'X-Service-Reason must be 3 to 500 characters.'],
+      [{ 'X-Service-Reason': 'r'.repeat(501) }, 'X-Service-Reason must be 3 to 500 characters.'],
+      [{ 'X-Service-Ticket-Number': 'INC1' }, 'X-Service-Ticket-Number and X-Service-Ticket-System must be sent together.'],
+      [{ 'X-Service-Ticket-System': 'servicenow' }, 'X-Service-Ticket-Number and X-Service-Ticket-System must be sent together.'],
+      [{ 'X-Service-Ticket-Number': 'INC1', 'X-Service-Ticket-System': 'jira' }, 'X-Service-Ticket-System must be "servicenow".'],
+      [{ 'X-Service-Ticket-Number': '-INC1', 'X-Service-Ticket-System': 'servicenow' }, 'X-Service-Ticket-Number has characters outside its pattern.'],
+      [{ 'X-Service-Ticket-Number': 'INC 1', 'X-Service-Ticket-System': 'servicenow' }, 'X-Service-Ticket-Number has characters outside its pattern.'],
+    ])('returns 400 for attribution %j', async (headers, sentence) => {
+      expectFailure(await observe('agent_id=healthy', headers), 400, sentence);
+    });
+
+    it('returns 400 when X-Service-Reason is missing', async () => {
+      const res = await get(`${stack.privateUrl}/api/mcp/endpoint?agent_id=healthy`, { Authorization: `Bearer ${token}` });
+
+      expectFailure(res, 400, 'X-Service-Reason is required.');
+    });
+
+    it('returns 400 when an attribution header is repeated', async () => {
+      // fetch would join repeats into one line; node:http sends two real header lines.
+      const { request } = await import('node:http');
+      const res = await new Promise<{ status: number; headers: Headers; body: string }>((resolve, reject) => {
+        const req = request(`${stack.privateUrl}/api/mcp/endpoint?agent_id=healthy`, { headers: { Authorization: `Bearer ${token}` } }, (r) => {
+          let body = '';
+          r.on('data', (c: Buffer) => (body += c.toString()));
+          r.on('end', () => {
+            const headers = new Headers();
+            for (const [k, v] of Object.entries(r.headers)) if (typeof v === 'string') headers.set(k, v);
+            resolve({ status: r.statusCode ?? 0, headers, body });
+          });
+        });
+        req.setHeader('X-Service-Reason', ['first reason', 'second reason']);
+        req.on('error', reject);
+        req.end();
+      });
+
+      expectFailure(res, 400, 'The X-Service-Reason header was sent more than once.');
+    });
+  });
+
+  describe('401, 403 and 404', () => {
+    it('returns 401 with a Bearer challenge without a token, or with an expired or foreign-audience one', async () => {
+      const expired = await stack.token({ expiresInSeconds: -30 });
+      const foreign = await stack.token({ audience: 'another-service' });
+
+      for (const [bearer, sentence] of [
+        [null, 'A bearer token is required.'],
+        [expired, 'The bearer token has expired.'],
+        [foreign, 'The bearer token is not for this service (audience).'],
+        ['garbage', 'The bearer token is malformed.'],
+      ] as const) {
+        const res = await observe('agent_id=healthy', {}, bearer);
+        expectFailure(res, 401, sentence);
+        expect(res.headers.get('www-authenticate')).toBe('Bearer');
+      }
+    });
+
+    it('returns 403 for a valid token without a tenant claim', async () => {
+      expectFailure(await observe('agent_id=healthy', {}, await stack.token({ tenant: undefined })), 403, 'The token carries no single tenant in its "tenant_id" claim.');
+    });
+
+    it('returns 403 when the invoking broker is not on the allow-list', async () => {
+      process.env.BROKER_ALLOW_LIST = 'some-other-broker';
+      resetConfig();
+      try {
+        expectFailure(await observe('agent_id=healthy'), 403, 'The caller is not an allowed broker for this operation.');
+      } finally {
+        process.env.BROKER_ALLOW_LIST = 'local-broker';
+        resetConfig();
+      }
+    });
+
+    it('returns 403 without a ticket when the tenant policy requires one, and 200 with it', async () => {
+      const globex = await stack.token({ tenant: 'globex' });
+
+      expectFailure(
+        await observe('agent_id=g-1', {}, globex),
+        403,
+        'This tenant requires a ticket: send X-Service-Ticket-Number and X-Service-Ticket-System.',
+      );
+      const ok = await observe('agent_id=g-1', { 'X-Service-Ticket-Number': 'CHG0042', 'X-Service-Ticket-System': 'servicenow' }, globex);
+      expect(ok.status).toBe(200);
+    });
+
+    it("returns the same 404 for an unknown agent and another tenant's agent", async () => {
+      const unknown = await observe('agent_id=nope');
+      const foreign = await observe('agent_id=g-1');
+
+      expectFailure(unknown, 404, 'No endpoint with that agent_id is visible to you.');
+      expectFailure(foreign, 404, 'No endpoint with that agent_id is visible to you.');
+      expect(unknown.body.replace(/request id: [0-9a-f-]+/, '')).toBe(foreign.body.replace(/request id: [0-9a-f-]+/, ''));
+    });
+  });
+
+  describe('audit', () => {
+    it('leaves exactly one audit item per successful read, named by X-Audit-Id', async () => {
+      const subject = `auditor-${now}`;
+      const bearer = await stack.token({ tenant: 'acme', subject });
+      const ids: string[] = [];
+      for (let i = 0; i < 3; i++) {
+        const res = await observe('agent_id=healthy&minutes=30&limit=7', { 'X-Service-Reason': `read number ${i}` }, bearer);
+        expect(res.status).toBe(200);
+        ids.push(res.headers.get('x-audit-id') as string);
+      }
+
+      const items = (await listAuditItems(dynamo(), config().auditTable, 'acme')).filter((i) => i.subject === subject);
+
+      expect(items.map((i) => i.audit_id).sort()).toEqual([...ids].sort());
+      expect(new Set(ids).size).toBe(3);
+      expect(items[0]).toMatchObject({
+        tenant_id: 'acme',
+        subject,
+        broker: 'local-broker',
+        agent_id: 'healthy',
+        minutes: 30,
+        limit: 7,
+        outcome: 'allowed',
+        status_code: 200,
+        ticket_number: null,
+      });
+      expect(items.map((i) => i.reason).sort()).toEqual(['read number 0', 'read number 1', 'read number 2']);
+    });
+
+    it('audits authenticated refusals, and not requests without a valid token', async () => {
+      const subject = `refused-${now}`;
+      const bearer = await stack.token({ tenant: 'acme', subject });
+      await observe('agent_id=nope', {}, bearer);
+      await observe('agent_id=healthy&limit=0', {}, bearer);
+      await observe('agent_id=healthy', {}, await stack.token({ tenant: 'acme', subject, expiresInSeconds: -5 }));
+
+      const items = (await listAuditItems(dynamo(), config().auditTable, 'acme')).filter((i) => i.subject === subject);
+
+      expect(items.map((i) => [i.outcome, i.status_code]).sort()).toEqual([
+        ['denied', 400],
+        ['denied', 404],
+      ]);
+    });
+
+    it('returns 503 with Retry-After and no data when the audit write fails (audit table gone)', async () => {
+      const cfg = config();
+      await dynamo().send(new DeleteTableCommand({ TableName: cfg.auditTable }) as never);
+      try {
+        const res = await observe('agent_id=healthy');
+
+        expectFailure(res, 503, 'The read could not be audited, so no data was returned; try again later.');
+        expect(res.headers.get('retry-after')).toMatch(/^[0-9]+$/);
+        expect(res.headers.get('x-audit-id')).toBeNull();
+        expect(res.body).not.toContain('host-healthy');
+        expect(res.body).not.toContain('metrics');
+      } finally {
+        await ensureTables(dynamo(), cfg);
+      }
+    });
+  });
+});

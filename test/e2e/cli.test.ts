@@ -1,0 +1,129 @@
+import { spawn, execFile, type ChildProcess } from 'node:child_process';
+import { mkdtemp } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, describe, expect, it } from 'vitest';
+import { AgentInventory } from '../../lib/contract/schemas.js';
+import { closedPortEndpoint } from '../helpers/faults.js';
+import { get } from '../helpers/stack.js';
+
+const run = promisify(execFile);
+const ROOT = join(import.meta.dirname, '..', '..');
+const TSX = join(ROOT, 'node_modules', '.bin', 'tsx');
+
+interface Started {
+  child: ChildProcess;
+  publicUrl: string;
+  privateUrl: string;
+  dynamo: string;
+  output: () => string;
+}
+
+/** Starts `npm start`'s entry point as its own process on free ports and waits for its banner. */
+async function startProcess(env: Record<string, string>): Promise<Started> {
+  const child = spawn(TSX, ['infra/local/start.ts'], {
+    cwd: ROOT,
+    env: { ...process.env, PORT: '0', PRIVATE_PORT: '0', DYNAMODB_PORT: '0', POWERTOOLS_LOG_LEVEL: 'SILENT', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  child.stdout!.on('data', (c: Buffer) => (out += c.toString()));
+  child.stderr!.on('data', (c: Buffer) => (out += c.toString()));
+  const deadline = Date.now() + 60_000;
+  while (!/private\s+(http:\/\/\S+?)\/api\/mcp\/endpoint/.test(out) || (env.SEED === 'demo' && !out.includes('Try:'))) {
+    if (child.exitCode !== null || Date.now() > deadline) throw new Error(`npm start did not come up:\n${out}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return {
+    child,
+    publicUrl: /public\s+(http:\/\/\S+?)\/api\/agents/.exec(out)![1]!,
+    privateUrl: /private\s+(http:\/\/\S+?)\/api\/mcp\/endpoint/.exec(out)![1]!,
+    dynamo: /dynamodb\s+(http:\/\/\S+)/.exec(out)![1]!,
+    output: () => out,
+  };
+}
+
+async function cli(script: string, args: string[], env: Record<string, string>): Promise<string> {
+  const { stdout } = await run(TSX, [`infra/local/${script}`, ...args], { cwd: ROOT, env: { ...process.env, ...env } });
+  return stdout;
+}
+
+describe('E2E: the local stack and its CLIs as separate processes', () => {
+  const children: ChildProcess[] = [];
+  afterAll(() => {
+    for (const c of children) c.kill('SIGTERM');
+  });
+
+  it('serves the demo fleet to a token from `npm run token`, and the dashboard read shows in `npm run audit`', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'cli-'));
+    const env = { LOCAL_DIR: join(dir, 'local'), JWT_ISSUER: 'http://localhost:issuer-under-test', SEED: 'demo' };
+    const stack = await startProcess(env);
+    children.push(stack.child);
+    const token = (await cli('token-cli.ts', ['--tenant', 'acme'], env)).trim();
+
+    expect(token).toMatch(/^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/);
+    const listed = await get(`${stack.publicUrl}/api/agents`, { Authorization: `Bearer ${token}` });
+    expect(listed.status).toBe(200);
+    const agents = AgentInventory.parse(JSON.parse(listed.body));
+    expect(agents.length).toBeGreaterThanOrEqual(50);
+    expect(new Set(agents.map((a) => a.connection_state))).toEqual(new Set(['connected', 'stale', 'disconnected', 'never_connected']));
+    expect(agents.every((a) => a.agent_id.startsWith('ac-') || a.agent_id.startsWith('ops/'))).toBe(true);
+
+    const read = await get(`${stack.privateUrl}/api/mcp/endpoint?agent_id=ac-001`, { Authorization: `Bearer ${token}`, 'X-Service-Reason': 'checking disk' });
+    expect(read.status).toBe(200);
+    const auditId = read.headers.get('x-audit-id');
+    const audit = (await cli('audit-cli.ts', ['--tenant', 'acme'], { ...env, DYNAMODB_ENDPOINT: stack.dynamo }))
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as { audit_id: string; reason: string });
+    expect(audit.find((i) => i.audit_id === auditId)?.reason).toBe('checking disk');
+
+    const unauthenticated = await get(`${stack.publicUrl}/api/agents`);
+    expect(unauthenticated.status).toBe(401);
+    expect(unauthenticated.headers.get('content-type')).toBe('text/plain; charset=utf-8');
+  }, 120_000);
+
+  it('seeds a generated tenant idempotently with `npm run seed -- --generate`', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'cli-'));
+    const env = { LOCAL_DIR: join(dir, 'local'), JWT_ISSUER: 'http://localhost:issuer-under-test', SEED: 'none' };
+    const stack = await startProcess(env);
+    children.push(stack.child);
+    const seedEnv = { ...env, DYNAMODB_ENDPOINT: stack.dynamo };
+
+    const first = await cli('seed-cli.ts', ['--generate', '--tenant', 'gen', '--agents', '25', '--samples', '3'], seedEnv);
+    await cli('seed-cli.ts', ['--generate', '--tenant', 'gen', '--agents', '25', '--samples', '3'], seedEnv);
+    const token = (await cli('token-cli.ts', ['--tenant', 'gen'], env)).trim();
+    const agents = AgentInventory.parse(JSON.parse((await get(`${stack.publicUrl}/api/agents`, { Authorization: `Bearer ${token}` })).body));
+
+    expect(first).toContain('seeded 1 tenant(s), 25 agent(s), 75 sample(s)');
+    expect(agents).toHaveLength(25);
+    expect(agents[0]?.agent_id).toBe('agent-01');
+  }, 120_000);
+
+  it('keeps listening when DynamoDB is down at start, and answers 503 rather than an empty list', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'cli-'));
+    const env = {
+      LOCAL_DIR: join(dir, 'local'),
+      JWT_ISSUER: 'http://localhost:issuer-under-test',
+      SEED: 'none',
+      DYNAMODB_ENDPOINT: await closedPortEndpoint(),
+      DYNAMODB_TIMEOUT_MS: '500',
+      DYNAMODB_MAX_ATTEMPTS: '1',
+    };
+    const stack = await startProcess(env);
+    children.push(stack.child);
+    const token = (await cli('token-cli.ts', ['--tenant', 'acme'], env)).trim();
+
+    const res = await get(`${stack.publicUrl}/api/agents`, { Authorization: `Bearer ${token}` });
+
+    expect(stack.output()).toContain('is not usable');
+    expect(res.status).toBe(503);
+    expect(res.headers.get('retry-after')).toMatch(/^[0-9]+$/);
+    expect(res.body).toMatch(/^The inventory store is unavailable right now; try again later\./);
+  }, 120_000);
+
+  it('prints nothing but a usage line and exits 2 when `npm run token` is called without a tenant', async () => {
+    await expect(cli('token-cli.ts', [], {})).rejects.toMatchObject({ code: 2, stdout: '' });
+  });
+});

@@ -1,0 +1,337 @@
+import { z } from 'zod';
+import { parseConfig } from '../config.js';
+import { ATTRIBUTION_HEADERS, attributionSchema } from './attribution.js';
+import {
+  AgentInventory,
+  AgentSummary,
+  ConnectionState,
+  DashboardEndpoint,
+  DashboardFinding,
+  DashboardMetric,
+  DashboardSample,
+  DateTime,
+  EndpointDashboard,
+  FindingScope,
+  MetricKey,
+  OBSERVATION_BOUNDS,
+  ObservationsQuery,
+  Status,
+} from './schemas.js';
+
+/**
+ * The OpenAPI 3.1 document of the service, built from the zod wire types of `lib/contract`.
+ * Field lists, bounds, patterns and nullability come only from those types; this module adds the
+ * operations, the prose of DESIGN §4 and §6, and nothing it could get wrong by hand.
+ * `npm run openapi` writes it to `openapi.json`; a unit test fails when the committed file drifts.
+ */
+
+export type JsonObject = { [key: string]: unknown };
+
+export const CONTRACT_VERSION = '1.0.0';
+export const OPERATION_IDS = Object.freeze({
+  inventory: 'listEndpointInventory',
+  observations: 'getEndpointObservations',
+});
+export type OperationId = (typeof OPERATION_IDS)[keyof typeof OPERATION_IDS];
+
+export const INVENTORY_PATH = '/api/agents';
+export const OBSERVATIONS_PATH = '/api/mcp/endpoint';
+export const BEARER_SCHEME = 'bearerAuth';
+
+/**
+ * Every named component, by the name the contract uses. Referenced types become `$ref`s, so the
+ * long date-time pattern and the status enum appear once.
+ */
+const COMPONENTS = {
+  DateTime,
+  Status,
+  ConnectionState,
+  MetricKey,
+  FindingScope,
+  AgentSummary,
+  AgentInventory,
+  DashboardEndpoint,
+  DashboardMetric,
+  DashboardSample,
+  DashboardFinding,
+  EndpointDashboard,
+} satisfies Record<string, z.ZodType>;
+
+const componentRef = (name: keyof typeof COMPONENTS): JsonObject => ({ $ref: `#/components/schemas/${name}` });
+
+/** A zod schema as a bare JSON Schema 2020-12 object (no `$schema`/`$id`: the document sets the dialect). */
+function jsonSchemaOf(schema: z.ZodType, io: 'input' | 'output'): JsonObject {
+  const { $schema: _dialect, $id: _id, ...rest } = z.toJSONSchema(schema, { target: 'draft-2020-12', io }) as JsonObject;
+  return rest;
+}
+
+function componentSchemas(): Record<string, JsonObject> {
+  const registry = z.registry<{ id: string }>();
+  for (const [id, schema] of Object.entries(COMPONENTS)) registry.add(schema, { id });
+  const { schemas } = z.toJSONSchema(registry, {
+    target: 'draft-2020-12',
+    io: 'output',
+    uri: (id) => `#/components/schemas/${id}`,
+  }) as { schemas: Record<string, JsonObject> };
+  const out: Record<string, JsonObject> = {};
+  for (const id of Object.keys(COMPONENTS)) {
+    const { $schema: _dialect, $id: _id, ...rest } = schemas[id]!;
+    out[id] = rest;
+  }
+  return out;
+}
+
+/** `x-service-ticket-number` -> `X-Service-Ticket-Number`, the spelling clients read in docs. */
+function canonicalHeaderName(lowerCase: string): string {
+  return lowerCase
+    .split('-')
+    .map((part) => part.charAt(0).toUpperCase() + part.slice(1))
+    .join('-');
+}
+
+type QueryName = keyof typeof ObservationsQuery.shape;
+
+/**
+ * The wire form of each query parameter. ObservationsQuery parses strings (a query string has no
+ * integers), so the integer parameters are described from the same bounds it enforces. The mapped
+ * type makes a new field of ObservationsQuery a compile error here until it is documented.
+ */
+function queryParameterSchemas(): Record<QueryName, { schema: JsonObject; description: string }> {
+  const { minutes, limit } = OBSERVATION_BOUNDS;
+  return {
+    agent_id: {
+      schema: jsonSchemaOf(ObservationsQuery.shape.agent_id, 'input'),
+      description:
+        "The endpoint to read, as listed by `GET /api/agents` (`agent_id`). An id that is unknown or belongs to another tenant gets the same 404; the same id in two tenants is two different endpoints.",
+    },
+    minutes: {
+      schema: jsonSchemaOf(z.number().int().min(minutes.min).max(minutes.max).default(minutes.default), 'input'),
+      description: `The observation window in minutes, ending at evaluation time (${minutes.max} minutes is seven days). Default ${minutes.default}; echoed as \`window_minutes\`.`,
+    },
+    limit: {
+      schema: jsonSchemaOf(z.number().int().min(limit.min).max(limit.max).default(limit.default), 'input'),
+      description: `The most entries \`history\` may hold. Default ${limit.default}. When the window holds more samples, they are downsampled into \`limit\` equal time buckets over the window: each non-empty bucket gives one sample, the mean of its non-null values per metric (\`null\` where all are null), at the time of its newest sample.`,
+    },
+  };
+}
+
+type AttributionKey = keyof typeof ATTRIBUTION_HEADERS;
+
+const ATTRIBUTION_DESCRIPTIONS: Record<AttributionKey, (ticketSystem: string) => string> = {
+  reason: () =>
+    'Why the read is made, in the words of the user the broker acts for; 3 to 500 characters after trimming. Recorded in the audit item of the read.',
+  ticketNumber: () =>
+    'The ticket that motivates the read. Sent together with `X-Service-Ticket-System`, or neither is sent (400 otherwise). A tenant policy may require a ticket (403 when it is missing).',
+  ticketSystem: (ticketSystem) =>
+    `The ticketing product of \`X-Service-Ticket-Number\`: exactly one constant value is accepted, the configured \`TICKET_SYSTEM\` (this document shows the default, \`${ticketSystem}\`). Sent together with \`X-Service-Ticket-Number\`, or neither is sent.`,
+};
+
+function attributionParameters(ticketSystem: string): JsonObject[] {
+  const schema = jsonSchemaOf(attributionSchema(ticketSystem), 'input') as {
+    properties: Record<AttributionKey, JsonObject>;
+    required?: string[];
+  };
+  const required = new Set(schema.required ?? []);
+  return (Object.keys(ATTRIBUTION_HEADERS) as AttributionKey[]).map((key) => ({
+    name: canonicalHeaderName(ATTRIBUTION_HEADERS[key]),
+    in: 'header',
+    required: required.has(key),
+    description: ATTRIBUTION_DESCRIPTIONS[key](ticketSystem),
+    schema: schema.properties[key],
+  }));
+}
+
+function queryParameters(): JsonObject[] {
+  // Which parameters are required is read from ObservationsQuery's input side (transforms aside).
+  const input = z.toJSONSchema(ObservationsQuery, { target: 'draft-2020-12', io: 'input', unrepresentable: 'any' }) as {
+    required?: string[];
+  };
+  const required = new Set(input.required ?? []);
+  const wire = queryParameterSchemas();
+  return (Object.keys(ObservationsQuery.shape) as QueryName[]).map((name) => ({
+    name,
+    in: 'query',
+    required: required.has(name),
+    description: wire[name].description,
+    schema: wire[name].schema,
+  }));
+}
+
+const NO_STORE_HEADER: JsonObject = {
+  description: 'Always `no-store`: tenant data and failures are never cached by intermediaries.',
+  required: true,
+  schema: { type: 'string', const: 'no-store' },
+};
+
+function failureResponse(statusLines: string[]): JsonObject {
+  return {
+    description: [
+      'Any failure: `text/plain; charset=utf-8`, one short sentence and the request id, never a stack trace or internal names. A failed read is never reported as a healthy empty result.',
+      '',
+      ...statusLines.map((line) => `- ${line}`),
+    ].join('\n'),
+    headers: {
+      'Cache-Control': NO_STORE_HEADER,
+      'WWW-Authenticate': {
+        description: 'Sent with 401: the bearer challenge (`Bearer`).',
+        schema: { type: 'string', pattern: '^Bearer( |$)' },
+      },
+      'Retry-After': {
+        description: 'Sent with 503: seconds after which the client may retry.',
+        schema: { type: 'integer', minimum: 0 },
+      },
+    },
+    content: { 'text/plain': { schema: { type: 'string', minLength: 1 } } },
+  };
+}
+
+function successResponse(description: string, schema: JsonObject): JsonObject {
+  return {
+    description,
+    headers: { 'Cache-Control': NO_STORE_HEADER },
+    content: { 'application/json': { schema } },
+  };
+}
+
+const STATUS_401 =
+  '401 with `WWW-Authenticate: Bearer`: the bearer token is missing, malformed, badly signed, of the wrong issuer or audience, expired, or uses `alg: none`.';
+const STATUS_503 = '503 with `Retry-After`: DynamoDB is throttled or unavailable after the SDK\'s bounded retries';
+const STATUS_504 = '504: DynamoDB or another dependency timed out.';
+const STATUS_500 = '500: anything unexpected.';
+
+function inventoryOperation(): JsonObject {
+  return {
+    operationId: OPERATION_IDS.inventory,
+    summary: "List the caller's endpoint inventory",
+    description: [
+      "The durable and connected endpoint (agent) records of the caller's tenant, offline ones included: a disconnected endpoint is not evidence that it was deleted. The tenant comes only from the verified token (the claim named by `TENANT_CLAIM`, default `tenant_id`).",
+      '',
+      'Evaluated at request time with the online grace `ONLINE_GRACE_SECONDS` (default 120):',
+      '- `connection_state`: `connected` (connection record connected and `last_heartbeat` within the grace), `stale` (connection record connected but the heartbeat older than the grace or absent), `disconnected` (connection record disconnected), `never_connected` (no connection record);',
+      '- `is_online` is true exactly when `connection_state` is `connected`;',
+      '- an endpoint known only from its connection record is still listed; where both records carry a field the durable one wins, except `last_heartbeat`, where the newer wins;',
+      '- optional fields are omitted when unknown (never `null`, never `""`); no undeclared property ever appears;',
+      '- order: by `agent_id` ascending (code-unit order). The whole tenant is returned in one array, without pagination.',
+      '',
+      'A failed read is a failure response, never `200 []`.',
+    ].join('\n'),
+    security: [{ [BEARER_SCHEME]: [] }],
+    responses: {
+      '200': successResponse("The caller's whole tenant, one AgentSummary per endpoint.", componentRef('AgentInventory')),
+      default: failureResponse([
+        STATUS_401,
+        '403: the token is valid but carries no tenant claim (never a default tenant).',
+        `${STATUS_503}.`,
+        STATUS_504,
+        STATUS_500,
+      ]),
+    },
+  };
+}
+
+function observationsOperation(ticketSystem: string): JsonObject {
+  const { minutes, limit } = OBSERVATION_BOUNDS;
+  return {
+    operationId: OPERATION_IDS.observations,
+    summary: 'Read the curated observations dashboard of one endpoint (internal)',
+    description: [
+      'Internal: reached only privately by the MCP broker (the MCP service), on behalf of a user, through a VPC-only private API with IAM authentication (loopback locally); it is never reachable at the public API host, where this path answers 404. External clients call the MCP tool `observations` through `tools/call` on `/api/mcp`. The broker sends a bearer token for the user whose audience is this service (`OBSERVATIONS_AUDIENCE`), plus the attribution headers; the broker identity must be on the allow-list. Broker identity, attribution, audit and ticket policy stay authoritative.',
+      '',
+      'Every authenticated request writes an audit item (request id, time, tenant, subject, broker, agent_id, reason, ticket, minutes, limit, outcome); a successful read returns data only after its audit item is written. A repeated query parameter or attribution header is a 400, never a guess.',
+      '',
+      `Meaning of the dashboard (query defaults \`minutes=${minutes.default}\`, \`limit=${limit.default}\`):`,
+      '- `schema` is `endpoint-dashboard/v1`; `window_minutes` is the minutes used; `evaluated_at` is the evaluation time;',
+      '- `cpu`, `memory`, `disk` and metric `value`s are percent used, 0 to 100; a nullable value is not zero: `null` means not reported, and a missing observation is `unknown`, never healthy;',
+      '- `observed_at`: time of the newest sample in the window, else `null`; `expires_at`: `observed_at` plus `OBSERVATION_TTL_SECONDS` (default 600), else `null`;',
+      '- `metrics`: exactly three, in this order: `cpu` ("CPU usage"), `memory` ("Memory usage"), `disk` ("Disk usage"), valued from the newest sample in the window; a `null` value has status `unknown`; `detail` states the value and the thresholds. `metrics` is `null` only when the endpoint never reported a sample within retention (8 days); when samples exist but none in the window, the three metrics are present with `value: null` and status `unknown`;',
+      '- `history`: the samples in the window, oldest first, at most `limit` of them (see `limit`); `[]` when the window holds no sample; `null` exactly when `metrics` is `null`;',
+      '- statuses everywhere are `ok`, `warning`, `critical` or `unknown`, ranked critical > warning > unknown > ok. Default thresholds for all three metrics: warning at 85 or more, critical at 95 or more (a tenant policy may override them);',
+      '- `findings` (never `null` in practice): one per problem, sorted by status rank then scope: the endpoint is not connected (scope `connectivity`: `warning` when `disconnected` or `stale`, `unknown` when `never_connected`); no sample in the window, or never any (scope `observation`, `unknown`); the newest sample expired at evaluation time (scope `observation`, `unknown`); each metric at warning or critical (scope `metric`, its status); each metric not reported (scope `metric`, `unknown`). `[]` when nothing is wrong;',
+      '- `status`: the worst of all metric and finding statuses, `ok` when there is nothing worse;',
+      '- `policy_description`: the thresholds, units, TTL and online grace in force, in plain words;',
+      '- `endpoint`: `id`, `hostname`, `os`, `client_name` (`null` when unknown), `last_heartbeat` (`null` when none).',
+      '',
+      'A failed read (provider, transport or audit) is a failure response, never an empty dashboard.',
+    ].join('\n'),
+    'x-internal': true,
+    servers: [
+      {
+        url: '{private_base_url}',
+        description: 'The private, VPC-only API the MCP broker calls; never the public host. Locally the loopback listener.',
+        variables: { private_base_url: { default: 'http://127.0.0.1:3001' } },
+      },
+    ],
+    security: [{ [BEARER_SCHEME]: [] }],
+    parameters: [...queryParameters(), ...attributionParameters(ticketSystem)],
+    responses: {
+      '200': successResponse('The curated dashboard of the endpoint.', componentRef('EndpointDashboard')),
+      default: failureResponse([
+        '400: a query parameter or attribution header is invalid (bounds, pattern, the ticket pair rule, the ticket-system constant) or repeated.',
+        STATUS_401,
+        '403: the token is valid but carries no tenant claim; the broker is not on the allow-list; or the tenant policy requires a ticket and none was sent.',
+        "404: the agent is not in the caller's tenant (unknown or another tenant's: the same answer); or this path was asked at the public host.",
+        `${STATUS_503}, or the audit write failed.`,
+        STATUS_504,
+        STATUS_500,
+      ]),
+    },
+  };
+}
+
+export interface OpenApiOptions {
+  /** The ticket-system constant to document; defaults to the configuration default, never the environment. */
+  ticketSystem?: string;
+}
+
+/**
+ * Builds the OpenAPI 3.1 document. Pure and deterministic: the same code gives the same document
+ * (key order is construction order; nothing reads the environment, the clock or randomness), so
+ * the committed `openapi.json` can be compared byte for byte with a fresh build.
+ */
+export function buildOpenApiDocument(options: OpenApiOptions = {}): JsonObject {
+  const ticketSystem = options.ticketSystem ?? parseConfig({}).ticketSystem;
+  return {
+    openapi: '3.1.0',
+    info: {
+      title: 'Endpoint Inventory and Observations Read Service',
+      version: CONTRACT_VERSION,
+      description: [
+        'A read-only interface with exactly two operations: the endpoint (agent) inventory of the caller\'s tenant, and the curated observations dashboard of one endpoint (internal, reached only by the MCP broker). Reading this contract grants neither access nor approval to act on an endpoint.',
+        '',
+        'Three rules hold everywhere: a missing observation is **unknown**, never healthy; a nullable value is **not zero** (absent data is `null`, never `0`, `""` or `[]`); a failed read is **never a healthy empty result** (a provider, transport or audit failure is a failure response, never `200 []` or an empty dashboard).',
+        '',
+        'Paths already contain the `/api` prefix. Every object rejects undeclared properties; timestamps are RFC 3339 date-times.',
+        '',
+        'Generated from the zod wire types in `lib/contract` by `npm run openapi`; never edited by hand.',
+      ].join('\n'),
+    },
+    servers: [
+      {
+        url: '{base_url}',
+        description: 'The public API host. Locally, `npm start` listens on http://localhost:3000.',
+        variables: { base_url: { default: 'http://localhost:3000' } },
+      },
+    ],
+    paths: {
+      [INVENTORY_PATH]: { get: inventoryOperation() },
+      [OBSERVATIONS_PATH]: { get: observationsOperation(ticketSystem) },
+    },
+    components: {
+      securitySchemes: {
+        [BEARER_SCHEME]: {
+          type: 'http',
+          scheme: 'bearer',
+          bearerFormat: 'JWT',
+          description:
+            'A JWT in `Authorization: Bearer <token>`, required on both operations. Issuer, audience and JWKS come from configuration; the caller is `sub` and the tenant the claim named by `TENANT_CLAIM` (default `tenant_id`). Inventory tokens are verified by the API Gateway JWT authorizer (RSA keys, `kid`, exact `iss`, `aud` or else `client_id`, `exp`, `nbf`, `iat`); observations tokens are issued to the broker for the user by token exchange, with the observations audience, and verified by the service itself.',
+        },
+      },
+      schemas: componentSchemas(),
+    },
+  };
+}
+
+/** The document as written to `openapi.json`: two-space JSON with a trailing newline. */
+export function renderOpenApiDocument(document: JsonObject = buildOpenApiDocument()): string {
+  return `${JSON.stringify(document, null, 2)}\n`;
+}

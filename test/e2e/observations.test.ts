@@ -7,6 +7,7 @@ import { EndpointDashboard } from '../../lib/contract/schemas.js';
 import { listAuditItems } from '../../lib/store/audit.js';
 import { dynamo } from '../../lib/store/client.js';
 import { ensureTables } from '../../lib/store/tables.js';
+import { expectResponseMatchesContract } from '../helpers/contract.js';
 import { get, startTestStack, type TestStack } from '../helpers/stack.js';
 
 const now = Date.now();
@@ -88,7 +89,7 @@ describe('E2E: GET /api/mcp/endpoint on the private loopback listener', () => {
       const dashboard = EndpointDashboard.parse(JSON.parse((await observe('agent_id=disk-high')).body));
 
       expect(dashboard.status).toBe('warning');
-      expect(dashboard.findings.map((f) => [f.scope, f.status])).toEqual([['metric', 'warning']]);
+      expect(dashboard.findings?.map((f) => [f.scope, f.status])).toEqual([['metric', 'warning']]);
     });
 
     it('returns a critical dashboard and downsamples history to limit buckets', async () => {
@@ -105,7 +106,7 @@ describe('E2E: GET /api/mcp/endpoint on the private loopback listener', () => {
       const dashboard = EndpointDashboard.parse(JSON.parse((await observe('agent_id=silent')).body));
 
       expect(dashboard).toMatchObject({ status: 'unknown', metrics: null, history: null, observed_at: null, expires_at: null });
-      expect(dashboard.findings.map((f) => [f.scope, f.status])).toEqual([['observation', 'unknown']]);
+      expect(dashboard.findings?.map((f) => [f.scope, f.status])).toEqual([['observation', 'unknown']]);
     });
 
     it('returns unknown metrics valued null, never 0, when the window is empty but the endpoint reported before', async () => {
@@ -135,7 +136,7 @@ describe('E2E: GET /api/mcp/endpoint on the private loopback listener', () => {
       const dashboard = EndpointDashboard.parse(JSON.parse((await observe('agent_id=offline')).body));
 
       expect(dashboard.status).toBe('warning');
-      expect(dashboard.findings[0]).toMatchObject({ scope: 'connectivity', status: 'warning' });
+      expect(dashboard.findings?.[0]).toMatchObject({ scope: 'connectivity', status: 'warning' });
     });
 
     it('accepts a ticket pair with the configured system', async () => {
@@ -205,6 +206,7 @@ describe('E2E: GET /api/mcp/endpoint on the private loopback listener', () => {
       });
 
       expectFailure(res, 400, 'The X-Service-Reason header was sent more than once.');
+      expectResponseMatchesContract('getEndpointObservations', res);
     });
   });
 

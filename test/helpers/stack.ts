@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { config } from '../../lib/config.js';
 import type { Fleet } from '../../infra/local/fleet.js';
 import { startLocalStack, type LocalStack } from '../../infra/local/stack.js';
+import { expectResponseMatchesContract } from './contract.js';
 import { uniqueTables } from './engine.js';
 
 export interface TestStack extends LocalStack {
@@ -52,8 +53,19 @@ export async function startTestStack(fleet: Fleet | 'none', env: Record<string, 
   };
 }
 
-/** A fetch that returns what a user would see: status, headers and the body text. */
+const OPERATIONS: Record<string, string> = {
+  '/api/agents': 'listEndpointInventory',
+  '/api/mcp/endpoint': 'getEndpointObservations',
+};
+
+/**
+ * A fetch that returns what a user would see (status, headers, body text) after checking the
+ * response against openapi.json: every e2e response of either operation, success or failure.
+ */
 export async function get(url: string, headers: Record<string, string> = {}): Promise<{ status: number; headers: Headers; body: string }> {
   const response = await fetch(url, { headers });
-  return { status: response.status, headers: response.headers, body: await response.text() };
+  const result = { status: response.status, headers: response.headers, body: await response.text() };
+  const operationId = OPERATIONS[new URL(url).pathname];
+  if (operationId) expectResponseMatchesContract(operationId, result);
+  return result;
 }

@@ -101,6 +101,23 @@ describe('E2E: the local stack and its CLIs as separate processes', () => {
     expect(agents[0]?.agent_id).toBe('agent-01');
   }, 120_000);
 
+  it('keeps the embedded engine\'s data across restarts with DATA_DIR', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'cli-'));
+    const env = { LOCAL_DIR: join(dir, 'local'), JWT_ISSUER: 'http://localhost:issuer-under-test', SEED: 'none', DATA_DIR: join(dir, 'data') };
+    const first = await startProcess(env);
+    children.push(first.child);
+    await cli('seed-cli.ts', ['--generate', '--tenant', 'kept', '--agents', '3'], { ...env, DYNAMODB_ENDPOINT: first.dynamo });
+    first.child.kill('SIGTERM');
+    await new Promise((r) => first.child.once('exit', r));
+
+    const second = await startProcess(env);
+    children.push(second.child);
+    const token = (await cli('token-cli.ts', ['--tenant', 'kept'], env)).trim();
+    const res = await get(`${second.publicUrl}/api/agents`, { Authorization: `Bearer ${token}` });
+
+    expect(AgentInventory.parse(JSON.parse(res.body)).map((a) => a.agent_id)).toEqual(['agent-1', 'agent-2', 'agent-3']);
+  }, 120_000);
+
   it('keeps listening when DynamoDB is down at start, and answers 503 rather than an empty list', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'cli-'));
     const env = {

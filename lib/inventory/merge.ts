@@ -58,10 +58,6 @@ export function summarizeAgent(
   return summary;
 }
 
-function compareCodeUnits(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0;
-}
-
 /**
  * The tenant's inventory: every agent that has a durable or a connection record (or both), merged,
  * ordered by agent_id in code-unit order. Pure: the clock is an argument.
@@ -72,9 +68,19 @@ export function mergeInventory(
   options: MergeOptions,
 ): AgentSummary[] {
   const byId = new Map<string, { durable?: DurableRecord; connection?: ConnectionRecord }>();
-  for (const d of durable) byId.set(d.agent_id, { ...byId.get(d.agent_id), durable: d });
-  for (const c of connections) byId.set(c.agent_id, { ...byId.get(c.agent_id), connection: c });
-  return [...byId.entries()]
-    .sort(([a], [b]) => compareCodeUnits(a, b))
-    .map(([, r]) => summarizeAgent(r.durable, r.connection, options));
+  for (const d of durable) {
+    const entry = byId.get(d.agent_id);
+    if (entry) entry.durable = d;
+    else byId.set(d.agent_id, { durable: d });
+  }
+  for (const c of connections) {
+    const entry = byId.get(c.agent_id);
+    if (entry) entry.connection = c;
+    else byId.set(c.agent_id, { connection: c });
+  }
+  // Array.prototype.sort without a comparator orders strings by UTF-16 code units: the contract's order.
+  return [...byId.keys()].sort().map((id) => {
+    const r = byId.get(id)!;
+    return summarizeAgent(r.durable, r.connection, options);
+  });
 }

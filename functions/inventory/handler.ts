@@ -1,11 +1,11 @@
 import middy from '@middy/core';
-import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import type { APIGatewayProxyEventV2WithJWTAuthorizer, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import { identityFromAuthorizerClaims } from '../../lib/auth/identity.js';
 import { config } from '../../lib/config.js';
 import { jsonResponse } from '../../lib/http.js';
 import { listInventory } from '../../lib/inventory/list.js';
 import { failureHandling, HANDLER_OPTIONS } from '../../lib/middleware/failures.js';
+import { observability } from '../../lib/middleware/observability.js';
 import { logger } from '../../lib/observability/logger.js';
 
 /** GET /api/agents (listEndpointInventory) behind an HTTP API JWT authorizer, payload 2.0. */
@@ -16,6 +16,6 @@ const listEndpointInventory = async (event: APIGatewayProxyEventV2WithJWTAuthori
 };
 
 export const handler = middy<APIGatewayProxyEventV2WithJWTAuthorizer, APIGatewayProxyStructuredResultV2>(HANDLER_OPTIONS)
-  .use(injectLambdaContext(logger, { resetKeys: true }))
+  .use(observability({ operation: 'listEndpointInventory' }))
   .use(failureHandling())
   .handler(listEndpointInventory);

@@ -1,0 +1,77 @@
+import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
+import type { MiddlewareObj, Request } from '@middy/core';
+import { logger } from '../observability/logger.js';
+import {
+  beginRequestMetrics,
+  endRequestMetrics,
+  flushRequestMetrics,
+  type Operation,
+} from '../observability/metrics.js';
+
+export interface ObservabilityOptions {
+  /** The contract operation this handler serves; the `operation` metric dimension. */
+  operation: Operation;
+}
+
+interface ObservedResponse {
+  statusCode?: number;
+}
+
+/** Where the start time of a request is kept: on the request, as concurrent local requests share one handler. */
+const startedAt = new WeakMap<Request, number>();
+
+/**
+ * Request metrics for one operation: a `Requests` count in `before`; `Latency`, and a failure
+ * class from the status the client finally gets, in `after` and `onError`; then one EMF line.
+ * It must sit before `failureHandling()` in the chain, because middy runs `onError` in reverse
+ * order of `use`: by the time this `onError` runs, the error has already become its response.
+ */
+export function requestMetrics(options: ObservabilityOptions): MiddlewareObj {
+  const startRequestMetrics = (request: Request): void => {
+    startedAt.set(request, performance.now());
+    beginRequestMetrics(options.operation);
+  };
+
+  const finishRequestMetrics = (request: Request): void => {
+    const started = startedAt.get(request) ?? performance.now();
+    startedAt.delete(request);
+    const response = request.response as ObservedResponse | undefined;
+    // An error nobody mapped (no failure middleware) would reach Lambda as a crash: count it as 5xx.
+    const statusCode = typeof response?.statusCode === 'number' ? response.statusCode : request.error ? 500 : 200;
+    try {
+      endRequestMetrics(statusCode, performance.now() - started);
+    } finally {
+      flushRequestMetrics();
+    }
+  };
+
+  return { before: startRequestMetrics, after: finishRequestMetrics, onError: finishRequestMetrics };
+}
+
+/**
+ * Adds the Lambda request id as `correlation_id` to every log line of the request (the same id
+ * the client reads in a failure body), and API Gateway's own request id as `api_request_id`, which
+ * links the line to the API's access log. Runs after injectLambdaContext, whose `resetKeys` clears
+ * both when the request ends.
+ */
+export function correlationIds(): MiddlewareObj {
+  const appendCorrelationIds = (request: Request): void => {
+    logger.setCorrelationId(request.context.awsRequestId);
+    const event = request.event as { requestContext?: { requestId?: unknown } } | undefined;
+    const apiRequestId = event?.requestContext?.requestId;
+    if (typeof apiRequestId === 'string' && apiRequestId !== '') logger.appendKeys({ api_request_id: apiRequestId });
+  };
+  return { before: appendCorrelationIds };
+}
+
+/**
+ * Everything a handler needs for CloudWatch, as one `use`: structured logs with the Lambda
+ * context and correlation ids, and the request metrics flushed as one EMF line per request.
+ * Use it first; `failureHandling()` stays last.
+ *
+ * @example
+ * middy(handler).use(observability({ operation: 'listEndpointInventory' })).use(failureHandling())
+ */
+export function observability(options: ObservabilityOptions): MiddlewareObj[] {
+  return [injectLambdaContext(logger, { resetKeys: true }), correlationIds(), requestMetrics(options)];
+}

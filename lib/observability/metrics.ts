@@ -1,0 +1,88 @@
+import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
+
+/**
+ * CloudWatch metrics in Embedded Metric Format (EMF): one JSON line per request on stdout, which
+ * Lambda ships to CloudWatch Logs and CloudWatch turns into metrics. infra/alarms.yml and
+ * infra/dashboard.yml read these exact names and dimensions: rename here, rename there.
+ */
+
+/** Namespace of every metric; set in code so a run without POWERTOOLS_METRICS_NAMESPACE never warns. */
+export const METRICS_NAMESPACE = 'EndpointReadService';
+
+/** The two operations of the contract, used as the `operation` dimension. */
+export type Operation = 'listEndpointInventory' | 'getEndpointObservations';
+
+/** Metric names, one place (the alarms and the dashboard use the same strings). */
+export const METRIC = Object.freeze({
+  requests: 'Requests',
+  failures4xx: 'Failures4xx',
+  failures5xx: 'Failures5xx',
+  latency: 'Latency',
+  itemsReturned: 'ItemsReturned',
+  auditWrites: 'AuditWrites',
+  auditWriteFailures: 'AuditWriteFailures',
+});
+
+/**
+ * The one Metrics instance. Default dimension `service` (POWERTOOLS_SERVICE_NAME, one value per
+ * deployed stage); each request adds `operation`. Everything a request records is flushed as one
+ * EMF line by the observability middleware, so there is no per-metric blob.
+ */
+export const metrics = new Metrics({
+  namespace: process.env.POWERTOOLS_METRICS_NAMESPACE || METRICS_NAMESPACE,
+  serviceName: process.env.POWERTOOLS_SERVICE_NAME || 'endpoint-read-service',
+});
+
+let currentOperation: Operation | undefined;
+
+/**
+ * Starts a request's metrics: the `operation` dimension and one `Requests` count. Dimensions are
+ * cleared by every flush, so the next request starts clean.
+ */
+export function beginRequestMetrics(operation: Operation): void {
+  currentOperation = operation;
+  metrics.addDimension('operation', operation);
+  metrics.addMetric(METRIC.requests, MetricUnit.Count, 1);
+}
+
+/**
+ * Ends a request's metrics: latency, and a failure by class when the answer is 4xx or 5xx.
+ * `statusCode` is what the client got, after the failure middlewares mapped the error.
+ */
+export function endRequestMetrics(statusCode: number, latencyMs: number): void {
+  metrics.addMetric(METRIC.latency, MetricUnit.Milliseconds, Math.max(0, latencyMs));
+  if (statusCode >= 500) metrics.addMetric(METRIC.failures5xx, MetricUnit.Count, 1);
+  else if (statusCode >= 400) metrics.addMetric(METRIC.failures4xx, MetricUnit.Count, 1);
+  metrics.addMetadata('statusCode', String(statusCode));
+}
+
+/** Writes the request's one EMF line (nothing when metrics are disabled) and resets the buffer. */
+export function flushRequestMetrics(): void {
+  currentOperation = undefined;
+  metrics.publishStoredMetrics();
+}
+
+/**
+ * Adds the `operation` dimension when a use case records outside a request's middleware; inside
+ * one, the request's own operation stands.
+ */
+function ensureOperation(operation: Operation): void {
+  if (currentOperation !== undefined) return;
+  currentOperation = operation;
+  metrics.addDimension('operation', operation);
+}
+
+/** How many items a successful read returned: agents listed, or history samples of a dashboard. */
+export function recordItemsReturned(operation: Operation, count: number): void {
+  ensureOperation(operation);
+  metrics.addMetric(METRIC.itemsReturned, MetricUnit.Count, Math.max(0, count));
+}
+
+/**
+ * One audit write and its outcome. A failed audit write fails the read (DESIGN §5), and the
+ * `AuditWriteFailures` alarm watches the second name.
+ */
+export function recordAuditWrite(outcome: 'ok' | 'failed'): void {
+  ensureOperation('getEndpointObservations');
+  metrics.addMetric(outcome === 'ok' ? METRIC.auditWrites : METRIC.auditWriteFailures, MetricUnit.Count, 1);
+}

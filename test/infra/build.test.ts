@@ -1,0 +1,150 @@
+import { spawnSync } from 'node:child_process';
+import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { builtinModules } from 'node:module';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildAll, FUNCTIONS, zipDirectory, type BuiltFunction, type FunctionName } from '../../infra/build.js';
+import { readZip } from './zip.js';
+
+const NAMES = Object.keys(FUNCTIONS) as FunctionName[];
+const BUILTINS = new Set(builtinModules);
+
+/** Runs a script in a fresh node, from a directory with no node_modules anywhere above it. */
+function runIsolated(cwd: string, script: string): { status: number | null; stdout: string; stderr: string } {
+  const run = spawnSync(process.execPath, ['--enable-source-maps', '--input-type=module', '-e', script], {
+    cwd,
+    encoding: 'utf8',
+    timeout: 30_000,
+    // Nothing from this project's environment: no NODE_PATH, no NODE_OPTIONS, no test settings.
+    env: { PATH: process.env.PATH ?? '', AWS_REGION: 'eu-west-1', POWERTOOLS_LOG_LEVEL: 'SILENT' },
+  });
+  return { status: run.status, stdout: run.stdout, stderr: run.stderr };
+}
+
+describe('Script: infra/build.ts (npm run build)', () => {
+  let dist: string;
+  let built: Map<FunctionName, BuiltFunction>;
+
+  beforeAll(async () => {
+    // A private output folder: the packaging test builds into dist/ at the same time.
+    dist = mkdtempSync(join(tmpdir(), 'build-test-'));
+    built = new Map((await buildAll(dist)).map((fn) => [fn.name, fn]));
+  }, 120_000);
+
+  afterAll(() => {
+    rmSync(dist, { recursive: true, force: true });
+  });
+
+  describe.each(NAMES)('Function: %s', (name) => {
+    it('writes one bundle and its source map under dist/<function>/', () => {
+      const fn = built.get(name)!;
+
+      expect(fn.bundle).toBe(join(dist, name, 'index.mjs'));
+      expect(existsSync(fn.bundle)).toBe(true);
+      expect(existsSync(fn.sourceMap)).toBe(true);
+      expect(readFileSync(fn.bundle, 'utf8').trimEnd().endsWith('//# sourceMappingURL=index.mjs.map')).toBe(true);
+    });
+
+    it('minifies the bundle', () => {
+      const code = readFileSync(built.get(name)!.bundle, 'utf8');
+      const lines = code.split('\n');
+
+      // Minified code is a few very long lines (new lines remain only inside template literals);
+      // the same code unminified is tens of thousands of short ones, with its comments.
+      expect(lines.length).toBeLessThan(500);
+      expect(code.length / lines.length).toBeGreaterThan(2_000);
+      expect(code).not.toContain('The request id a client can quote');
+      // keepNames: functions keep their names for stack traces and logs, though minified.
+      expect(code).toContain('"failureHandling"');
+    });
+
+    it('maps the bundle back to the TypeScript sources, without shipping them', () => {
+      const map = JSON.parse(readFileSync(built.get(name)!.sourceMap, 'utf8')) as {
+        version: number;
+        sources: string[];
+        mappings: string;
+        sourcesContent?: unknown;
+      };
+
+      expect(map.version).toBe(3);
+      expect(map.mappings.length).toBeGreaterThan(1000);
+      expect(map.sources.some((s) => s.endsWith(FUNCTIONS[name]))).toBe(true);
+      expect(map.sources.some((s) => s.endsWith('lib/middleware/failures.ts'))).toBe(true);
+      expect(map.sourcesContent).toBeUndefined();
+    });
+
+    it('bundles every dependency, the AWS SDK included, and leaves only Node built-ins outside', () => {
+      const { metafile } = built.get(name)!;
+      const external = Object.values(metafile.outputs)
+        .flatMap((output) => output.imports)
+        .filter((i) => i.external)
+        .map((i) => i.path);
+      const inputs = Object.keys(metafile.inputs);
+
+      expect(external.filter((path) => !path.startsWith('node:') && !BUILTINS.has(path))).toEqual([]);
+      expect(inputs.some((i) => i.includes('node_modules/@aws-sdk/client-dynamodb/'))).toBe(true);
+      expect(inputs.some((i) => i.includes('node_modules/@middy/core/'))).toBe(true);
+    });
+
+    it('zips exactly the bundle and its map, byte for byte, as the deployment artifact', () => {
+      const fn = built.get(name)!;
+      const entries = readZip(readFileSync(fn.zip));
+
+      expect(entries.map((e) => e.name)).toEqual(['index.mjs', 'index.mjs.map']);
+      expect(entries[0]!.data.equals(readFileSync(fn.bundle))).toBe(true);
+      expect(entries[1]!.data.equals(readFileSync(fn.sourceMap))).toBe(true);
+      expect(entries.every((e) => e.mode === 0o100644)).toBe(true);
+    });
+
+    it('loads on its own in a fresh node process and exports a handler function', () => {
+      const alone = mkdtempSync(join(tmpdir(), `bundle-${name}-`));
+      cpSync(join(dist, name), alone, { recursive: true });
+
+      const run = runIsolated(alone, "const m = await import('./index.mjs'); console.log(typeof m.handler);");
+
+      rmSync(alone, { recursive: true, force: true });
+      expect(run.stderr).toBe('');
+      expect(run.status).toBe(0);
+      expect(run.stdout.trim()).toBe('function');
+    });
+  });
+
+  it('gives the same zip for the same files (no timestamps), so an unchanged function is not redeployed', () => {
+    const once = zipDirectory(join(dist, 'inventory'));
+    const again = zipDirectory(join(dist, 'inventory'));
+
+    expect(once.equals(again)).toBe(true);
+    expect(once.equals(readFileSync(join(dist, 'inventory.zip')))).toBe(true);
+  });
+
+  it('runs the inventory bundle alone: a request without a token is a text/plain 401 and one EMF line', () => {
+    const alone = mkdtempSync(join(tmpdir(), 'bundle-run-'));
+    cpSync(join(dist, 'inventory'), alone, { recursive: true });
+    const script = `
+      const { handler } = await import('./index.mjs');
+      const context = { awsRequestId: 'req-bundle-1', functionName: 'inventory', getRemainingTimeInMillis: () => 10000 };
+      const event = { version: '2.0', routeKey: 'GET /api/agents', rawPath: '/api/agents', headers: {},
+        requestContext: { requestId: 'api-1', http: { method: 'GET', path: '/api/agents' } } };
+      const response = await handler(event, context);
+      process.stdout.write('RESPONSE ' + JSON.stringify(response) + '\\n');`;
+
+    const run = runIsolated(alone, script);
+
+    rmSync(alone, { recursive: true, force: true });
+    expect(run.status).toBe(0);
+    const lines = run.stdout.trim().split('\n');
+    const response = JSON.parse(lines.find((l) => l.startsWith('RESPONSE '))!.slice('RESPONSE '.length)) as {
+      statusCode: number;
+      headers: Record<string, string>;
+      body: string;
+    };
+    expect(response.statusCode).toBe(401);
+    expect(response.headers['Content-Type']).toBe('text/plain; charset=utf-8');
+    expect(response.body).toContain('req-bundle-1');
+    const emf = lines.filter((l) => l.includes('"_aws"'));
+    expect(emf).toHaveLength(1);
+    const blob = JSON.parse(emf[0]!) as Record<string, unknown>;
+    expect(blob).toMatchObject({ operation: 'listEndpointInventory', Requests: 1, Failures4xx: 1 });
+  });
+});

@@ -1,0 +1,174 @@
+import type { Context } from 'aws-lambda';
+import { afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
+
+// Metrics and Logger read their switches when they are created: turn both on for this file
+// (vitest.config.ts may silence them for the other tests) before the modules load.
+process.env.POWERTOOLS_METRICS_DISABLED = 'false';
+process.env.POWERTOOLS_LOG_LEVEL = 'INFO';
+process.env.POWERTOOLS_DEV = 'false';
+delete process.env.POWERTOOLS_METRICS_NAMESPACE;
+delete process.env.POWERTOOLS_SERVICE_NAME;
+
+type Middy = typeof import('@middy/core').default;
+let middy: Middy;
+let observability: typeof import('../../lib/middleware/observability.js').observability;
+let failureHandling: typeof import('../../lib/middleware/failures.js').failureHandling;
+let metricsModule: typeof import('../../lib/observability/metrics.js');
+let errors: typeof import('../../lib/errors.js');
+let logger: typeof import('../../lib/observability/logger.js').logger;
+
+beforeAll(async () => {
+  middy = (await import('@middy/core')).default;
+  ({ observability } = await import('../../lib/middleware/observability.js'));
+  ({ failureHandling } = await import('../../lib/middleware/failures.js'));
+  metricsModule = await import('../../lib/observability/metrics.js');
+  errors = await import('../../lib/errors.js');
+  ({ logger } = await import('../../lib/observability/logger.js'));
+});
+
+interface EmfBlob {
+  _aws: { CloudWatchMetrics: Array<{ Namespace: string; Dimensions: string[][]; Metrics: Array<{ Name: string; Unit: string }> }> };
+  [key: string]: unknown;
+}
+
+let stdout: string[] = [];
+
+beforeEach(() => {
+  stdout = [];
+  vi.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => {
+    stdout.push(typeof chunk === 'string' ? chunk : Buffer.from(chunk).toString('utf8'));
+    return true;
+  });
+  // 5xx failures are logged at ERROR, on stderr: keep the test output clean.
+  vi.spyOn(process.stderr, 'write').mockImplementation(() => true);
+});
+
+afterEach(() => {
+  vi.restoreAllMocks();
+});
+
+function lines(): Array<Record<string, unknown>> {
+  return stdout
+    .join('')
+    .split('\n')
+    .filter((l) => l.trim() !== '')
+    .map((l) => JSON.parse(l) as Record<string, unknown>);
+}
+
+function emfLines(): EmfBlob[] {
+  return lines().filter((l) => '_aws' in l) as unknown as EmfBlob[];
+}
+
+function logLines(): Array<Record<string, unknown>> {
+  return lines().filter((l) => !('_aws' in l));
+}
+
+function context(awsRequestId: string): Context {
+  return {
+    awsRequestId,
+    functionName: 'endpoint-read-service-test-inventory',
+    functionVersion: '$LATEST',
+    invokedFunctionArn: 'arn:aws:lambda:eu-west-1:123456789012:function:endpoint-read-service-test-inventory',
+    memoryLimitInMB: '512',
+    logGroupName: '/aws/lambda/endpoint-read-service-test-inventory',
+    logStreamName: 'stream',
+    callbackWaitsForEmptyEventLoop: false,
+    getRemainingTimeInMillis: () => 10_000,
+    done: () => undefined,
+    fail: () => undefined,
+    succeed: () => undefined,
+  };
+}
+
+const event = { requestContext: { requestId: 'api-gw-request-1' } };
+
+function handlerThat(body: () => Promise<unknown>) {
+  return middy()
+    .use(observability({ operation: 'listEndpointInventory' }))
+    .use(failureHandling())
+    .handler(body);
+}
+
+describe('Middleware: observability', () => {
+  it('writes exactly one EMF line per request, with the request count and latency', async () => {
+    const handler = handlerThat(async () => ({ statusCode: 200, body: '[]' }));
+
+    await handler(event, context('req-ok-1'));
+    await handler(event, context('req-ok-2'));
+
+    const blobs = emfLines();
+    expect(blobs).toHaveLength(2);
+    for (const blob of blobs) {
+      const [definition] = blob._aws.CloudWatchMetrics;
+      expect(definition!.Namespace).toBe(metricsModule.METRICS_NAMESPACE);
+      expect(definition!.Dimensions).toEqual([['service', 'operation']]);
+      expect(definition!.Metrics.map((m) => m.Name).sort()).toEqual(['Latency', 'Requests']);
+      expect(blob).toMatchObject({ service: 'endpoint-read-service', operation: 'listEndpointInventory', Requests: 1, statusCode: '200' });
+      expect(typeof blob.Latency).toBe('number');
+    }
+  });
+
+  it('counts a refused request as a 4xx failure, after the failure middlewares mapped it', async () => {
+    const handler = handlerThat(async () => {
+      throw new errors.NotFoundError('No such endpoint.');
+    });
+
+    const response = (await handler(event, context('req-404'))) as { statusCode: number };
+
+    expect(response.statusCode).toBe(404);
+    const [blob] = emfLines();
+    expect(emfLines()).toHaveLength(1);
+    expect(blob).toMatchObject({ Requests: 1, Failures4xx: 1, statusCode: '404' });
+    expect(blob).not.toHaveProperty('Failures5xx');
+  });
+
+  it('counts an unexpected error as a 5xx failure', async () => {
+    const handler = handlerThat(async () => {
+      throw new Error('boom');
+    });
+
+    const response = (await handler(event, context('req-500'))) as { statusCode: number };
+
+    expect(response.statusCode).toBe(500);
+    expect(emfLines()).toHaveLength(1);
+    expect(emfLines()[0]).toMatchObject({ Requests: 1, Failures5xx: 1, statusCode: '500' });
+  });
+
+  it('puts what the use case records (items returned, audit writes) into the same line', async () => {
+    const handler = handlerThat(async () => {
+      metricsModule.recordItemsReturned('listEndpointInventory', 7);
+      metricsModule.recordAuditWrite('ok');
+      metricsModule.recordAuditWrite('failed');
+      metricsModule.recordAuditWrite('ok');
+      return { statusCode: 200, body: '[]' };
+    });
+
+    await handler(event, context('req-items'));
+
+    expect(emfLines()).toHaveLength(1);
+    expect(emfLines()[0]).toMatchObject({ ItemsReturned: 7, AuditWrites: [1, 1], AuditWriteFailures: 1, Requests: 1 });
+    expect(emfLines()[0]!._aws.CloudWatchMetrics[0]!.Dimensions).toEqual([['service', 'operation']]);
+  });
+
+  it('logs with the Lambda request id as correlation id and the API request id, then forgets both', async () => {
+    const handler = handlerThat(async () => {
+      logger.appendKeys({ tenant: 'acme', subject: 'user-1' });
+      throw new errors.ForbiddenError('Not allowed.');
+    });
+
+    await handler(event, context('req-corr-1'));
+    logger.info('between requests');
+
+    const [refusal, between] = logLines();
+    expect(refusal).toMatchObject({
+      message: 'request refused',
+      correlation_id: 'req-corr-1',
+      api_request_id: 'api-gw-request-1',
+      function_request_id: 'req-corr-1',
+      tenant: 'acme',
+      subject: 'user-1',
+    });
+    expect(between).not.toHaveProperty('correlation_id');
+    expect(between).not.toHaveProperty('tenant');
+  });
+});

@@ -1,14 +1,14 @@
 import middy from '@middy/core';
-import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import { jsonResponse } from '../../lib/http.js';
 import { auditTrail } from '../../lib/middleware/audit-trail.js';
 import { brokeredCaller } from '../../lib/middleware/brokered-caller.js';
 import { failureHandling, HANDLER_OPTIONS } from '../../lib/middleware/failures.js';
+import { observability } from '../../lib/middleware/observability.js';
 import { observationsRequest } from '../../lib/middleware/observations-request.js';
 import type { ObservationsContext } from '../../lib/observations/context.js';
 import { readEndpointObservations } from '../../lib/observations/read.js';
-import { logger } from '../../lib/observability/logger.js';
+import { recordItemsReturned } from '../../lib/observability/metrics.js';
 
 /**
  * GET /api/mcp/endpoint (getEndpointObservations) behind the private REST API, payload 1.0.
@@ -18,11 +18,12 @@ const getEndpointObservations = async (_event: APIGatewayProxyEvent, context: Ob
   const { caller, query, attribution } = context;
   if (!caller?.tenantId || !query || !attribution) throw new Error('observations middlewares did not run');
   const dashboard = await readEndpointObservations({ tenantId: caller.tenantId, query, attribution, now: new Date() });
+  recordItemsReturned('getEndpointObservations', dashboard.history?.length ?? 0);
   return jsonResponse(200, dashboard);
 };
 
 export const handler = middy<APIGatewayProxyEvent, APIGatewayProxyResult, Error, ObservationsContext>(HANDLER_OPTIONS)
-  .use(injectLambdaContext(logger, { resetKeys: true }))
+  .use(observability({ operation: 'getEndpointObservations' }))
   .use(auditTrail())
   .use(brokeredCaller())
   .use(observationsRequest())

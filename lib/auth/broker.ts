@@ -22,13 +22,29 @@ export function brokerName(identity: InvocationIdentity | null | undefined): str
   return arn;
 }
 
+/** `arn:aws:iam::ACCOUNT:role/[path/]NAME` as (account, name), for comparing with an assumed role. */
+function roleOf(arn: string): { account: string; name: string } | undefined {
+  const assumed = /^arn:aws[a-z-]*:sts::([0-9]{12}):assumed-role\/([^/]+)\//.exec(arn);
+  if (assumed) return { account: assumed[1]!, name: assumed[2]! };
+  const role = /^arn:aws[a-z-]*:iam::([0-9]{12}):role\/(?:.*\/)?([^/]+)$/.exec(arn);
+  if (role) return { account: role[1]!, name: role[2]! };
+  return undefined;
+}
+
 /**
- * The broker calling the private operation, checked against the allow-list (role names or full
- * ARNs). Anything else, including a missing identity, is a 403.
+ * The broker calling the private operation, checked against the allow-list. An entry may be a role
+ * name, a role ARN (matched by account and role name, since an assumed-role session ARN carries no
+ * role path) or the caller's exact ARN. Anything else, including a missing identity, is a 403.
  */
 export function allowedBroker(identity: InvocationIdentity | null | undefined, allowList: readonly string[]): string {
   const name = brokerName(identity);
   const arn = identity?.userArn ?? undefined;
-  if (name && (allowList.includes(name) || (arn !== undefined && allowList.includes(arn)))) return name;
+  const callerRole = arn ? roleOf(arn) : undefined;
+  const allowed = allowList.some((entry) => {
+    if (entry === name || (arn !== undefined && entry === arn)) return true;
+    const entryRole = roleOf(entry);
+    return entryRole !== undefined && callerRole !== undefined && entryRole.account === callerRole.account && entryRole.name === callerRole.name;
+  });
+  if (name && allowed) return name;
   throw new ForbiddenError('The caller is not an allowed broker for this operation.');
 }

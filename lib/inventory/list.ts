@@ -2,6 +2,7 @@ import type { AgentSummary } from '../contract/schemas.js';
 import { config } from '../config.js';
 import { dependencyFailure } from '../errors.js';
 import { logger } from '../observability/logger.js';
+import { recordItemsReturned } from '../observability/metrics.js';
 import { listTenantAgentRecords } from '../store/agents.js';
 import { dynamo } from '../store/client.js';
 import { mergeInventory } from './merge.js';
@@ -26,5 +27,6 @@ export async function listInventory(tenantId: string, now: Date): Promise<AgentS
     onlineGraceSeconds: cfg.onlineGraceSeconds,
   });
   logger.info('inventory listed', { agents: agents.length, queryPages: records.pages });
+  recordItemsReturned('listEndpointInventory', agents.length);
   return agents;
 }

@@ -4,6 +4,7 @@ import { config } from '../config.js';
 import { ServiceUnavailableError } from '../errors.js';
 import type { ObservationsContext } from '../observations/context.js';
 import { logger } from '../observability/logger.js';
+import { recordAuditWrite } from '../observability/metrics.js';
 import { putAuditItem, type AuditItem } from '../store/audit.js';
 import { dynamo } from '../store/client.js';
 
@@ -35,7 +36,13 @@ function auditItem(request: ObservationsRequest, statusCode: number): AuditItem 
 }
 
 async function write(item: AuditItem): Promise<void> {
-  await putAuditItem(dynamo(), config().auditTable, item);
+  try {
+    await putAuditItem(dynamo(), config().auditTable, item);
+  } catch (error) {
+    recordAuditWrite('failed');
+    throw error;
+  }
+  recordAuditWrite('ok');
 }
 
 /**

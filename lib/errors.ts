@@ -47,6 +47,14 @@ export class NotFoundError extends HttpError {
   }
 }
 
+/** 406: the answer cannot be sent in a representation the client accepts. */
+export class NotAcceptableError extends HttpError {
+  override name = 'NotAcceptableError';
+  constructor(message: string) {
+    super(406, message);
+  }
+}
+
 /** 503: a dependency is throttled or down after bounded retries; the client may retry later. */
 export class ServiceUnavailableError extends HttpError {
   override name = 'ServiceUnavailableError';

@@ -1,3 +1,4 @@
+import { gunzipSync } from 'node:zlib';
 import type { APIGatewayProxyEventV2WithJWTAuthorizer } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { handler } from '../../functions/inventory/handler.js';
@@ -153,5 +154,16 @@ describe('Handler: inventory against a real DynamoDB API', () => {
     expect(listed).toHaveLength(big);
     expect(listed.map((a) => a.agent_id)).toEqual(agents.map((a) => a.agent_id));
     expect(listed.every((a) => a.connection_state === 'connected')).toBe(true);
+
+    const compressed = (await handler(
+      eventFixture<Event>('http-api', 'list-agents', (e) => {
+        e.requestContext.authorizer.jwt.claims.tenant_id = 'bigcorp';
+        e.headers['accept-encoding'] = 'gzip, deflate';
+      }),
+      testContext('inventory'),
+    )) as Result & { isBase64Encoded?: boolean };
+    expect(compressed.headers['Content-Encoding']).toBe('gzip');
+    expect(compressed.isBase64Encoded).toBe(true);
+    expect(gunzipSync(Buffer.from(compressed.body, 'base64')).toString('utf8')).toBe(response.body);
   });
 });

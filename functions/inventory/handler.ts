@@ -1,6 +1,6 @@
 import middy from '@middy/core';
 import type { APIGatewayProxyEventV2WithJWTAuthorizer, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
-import { identityFromAuthorizerClaims } from '../../lib/auth/identity.js';
+import { identityFromClaims } from '../../lib/auth/identity.js';
 import { config } from '../../lib/config.js';
 import { negotiatedJsonResponse } from '../../lib/http.js';
 import { listInventory } from '../../lib/inventory/list.js';
@@ -10,7 +10,7 @@ import { logger } from '../../lib/observability/logger.js';
 
 /** GET /api/agents (listEndpointInventory) behind an HTTP API JWT authorizer, payload 2.0. */
 const listEndpointInventory = async (event: APIGatewayProxyEventV2WithJWTAuthorizer): Promise<APIGatewayProxyStructuredResultV2> => {
-  const caller = identityFromAuthorizerClaims(event.requestContext.authorizer?.jwt?.claims, config().tenantClaim);
+  const caller = identityFromClaims(event.requestContext.authorizer?.jwt?.claims, config().tenantClaim);
   logger.appendKeys({ tenant: caller.tenantId, subject: caller.subject });
   return negotiatedJsonResponse(200, await listInventory(caller.tenantId, new Date()), event.headers?.['accept-encoding']);
 };

@@ -1,7 +1,7 @@
 import type { MiddlewareObj, Request } from '@middy/core';
 import type { APIGatewayProxyEvent } from 'aws-lambda';
 import { allowedBroker, brokerName } from '../auth/broker.js';
-import { identityFromVerifiedClaims } from '../auth/identity.js';
+import { identityFromClaims } from '../auth/identity.js';
 import { bearerToken, remoteKeys, verifyBearerToken } from '../auth/verify.js';
 import { config } from '../config.js';
 import type { ObservationsContext } from '../observations/context.js';
@@ -29,7 +29,7 @@ export function brokeredCaller(): MiddlewareObj<APIGatewayProxyEvent, unknown, E
     let tenantId: string | null = null;
     let noTenant: unknown;
     try {
-      tenantId = identityFromVerifiedClaims(claims as Record<string, unknown>, cfg.tenantClaim).tenantId;
+      tenantId = identityFromClaims(claims as Record<string, unknown>, cfg.tenantClaim).tenantId;
     } catch (error) {
       noTenant = error;
     }

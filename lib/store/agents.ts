@@ -1,6 +1,7 @@
-import { PutCommand, QueryCommand, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
+import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { agentsPartition, connectionKey, durableAgentKey, escapeId } from './keys.js';
+import { queryAll, type Item } from './query.js';
 import { ConnectionRecord, DurableRecord, RECORD_KIND } from './records.js';
 
 export interface TenantAgentRecords {
@@ -10,22 +11,6 @@ export interface TenantAgentRecords {
   invalid: number;
   /** Query pages read, for metrics and for the pagination test. */
   pages: number;
-}
-
-type Item = Record<string, unknown>;
-
-/** Runs one Query and follows it to its last page. */
-export async function queryAll(db: DynamoDBDocumentClient, input: QueryCommandInput): Promise<{ items: Item[]; pages: number }> {
-  const items: Item[] = [];
-  let pages = 0;
-  let startKey: Record<string, unknown> | undefined;
-  do {
-    const page = await db.send(new QueryCommand({ ...input, ExclusiveStartKey: startKey }));
-    pages += 1;
-    items.push(...((page.Items ?? []) as Item[]));
-    startKey = page.LastEvaluatedKey;
-  } while (startKey);
-  return { items, pages };
 }
 
 function sortRecords(items: Item[], pages: number): TenantAgentRecords {

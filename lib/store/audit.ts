@@ -1,5 +1,5 @@
 import { PutCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { queryAll } from './agents.js';
+import { queryAll } from './query.js';
 import { auditKey, auditPartition } from './keys.js';
 
 /** One audited observations request (allowed or denied), as stored and as `npm run audit` prints it. */

@@ -1,5 +1,5 @@
 import { BatchWriteCommand, QueryCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { queryAll } from './agents.js';
+import { queryAll } from './query.js';
 import { sampleKey, sampleSortKey, samplesPartition } from './keys.js';
 import { RECORD_KIND, SampleRecord } from './records.js';
 import { TTL_ATTRIBUTE } from './tables.js';

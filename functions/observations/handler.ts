@@ -8,6 +8,7 @@ import { observability } from '../../lib/middleware/observability.js';
 import { observationsRequest } from '../../lib/middleware/observations-request.js';
 import type { ObservationsContext } from '../../lib/observations/context.js';
 import { readEndpointObservations } from '../../lib/observations/read.js';
+import { logger } from '../../lib/observability/logger.js';
 import { recordItemsReturned } from '../../lib/observability/metrics.js';
 
 /**
@@ -19,6 +20,7 @@ const getEndpointObservations = async (_event: APIGatewayProxyEvent, context: Ob
   if (!caller?.tenantId || !query || !attribution) throw new Error('observations middlewares did not run');
   const dashboard = await readEndpointObservations({ tenantId: caller.tenantId, query, attribution, now: new Date() });
   recordItemsReturned('getEndpointObservations', dashboard.history?.length ?? 0);
+  logger.info('dashboard read', { status: dashboard.status, historyLength: dashboard.history?.length ?? null, findings: dashboard.findings?.length ?? 0 });
   return jsonResponse(200, dashboard);
 };
 

@@ -10,18 +10,20 @@ const optionalText = z
   .string()
   .nullish()
   .transform((v) => (v === null || v === undefined || v === '' ? undefined : v));
+/** A stored timestamp, normalised to UTC ISO; an unreadable one is an issue, never a throw. */
+const time = z.string().transform((v, ctx) => {
+  const t = Date.parse(v);
+  if (Number.isNaN(t)) {
+    ctx.addIssue({ code: 'custom', message: 'not a timestamp' });
+    return z.NEVER;
+  }
+  return new Date(t).toISOString();
+});
 const optionalTime = z
   .string()
   .nullish()
-  .transform((v, ctx) => {
-    if (v === null || v === undefined || v === '') return undefined;
-    const t = Date.parse(v);
-    if (Number.isNaN(t)) {
-      ctx.addIssue({ code: 'custom', message: 'not a timestamp' });
-      return z.NEVER;
-    }
-    return new Date(t).toISOString();
-  });
+  .transform((v) => (v === null || v === undefined || v === '' ? undefined : v))
+  .pipe(time.optional());
 
 export const DurableRecord = z.object({
   agent_id: text,
@@ -52,7 +54,7 @@ export type ConnectionRecord = z.output<typeof ConnectionRecord>;
 
 /** One observation; each metric is percent used or null when the agent did not report it. */
 export const SampleRecord = z.object({
-  observed_at: z.string().transform((v) => new Date(v).toISOString()),
+  observed_at: time,
   cpu: z.number().nullish().transform((v) => v ?? null),
   memory: z.number().nullish().transform((v) => v ?? null),
   disk: z.number().nullish().transform((v) => v ?? null),

@@ -227,6 +227,19 @@ describe('E2E: GET /api/mcp/endpoint on the private loopback listener', () => {
       }
     });
 
+    it('accepts only tokens for OBSERVATIONS_AUDIENCE when it differs from the public audience', async () => {
+      process.env.OBSERVATIONS_AUDIENCE = 'observations-service';
+      resetConfig();
+      try {
+        expectFailure(await observe('agent_id=healthy'), 401, 'The bearer token is not for this service (audience).');
+        const exchanged = await stack.token({ tenant: 'acme', audience: 'observations-service' });
+        expect((await observe('agent_id=healthy', {}, exchanged)).status).toBe(200);
+      } finally {
+        delete process.env.OBSERVATIONS_AUDIENCE;
+        resetConfig();
+      }
+    });
+
     it('returns 403 for a valid token without a tenant claim', async () => {
       expectFailure(await observe('agent_id=healthy', {}, await stack.token({ tenant: undefined })), 403, 'The token carries no single tenant in its "tenant_id" claim.');
     });

@@ -1,4 +1,5 @@
 import { DeleteTableCommand } from '@aws-sdk/client-dynamodb';
+import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Fleet } from '../../infra/local/fleet.js';
 import { sampleSeries } from '../../infra/local/demo.js';
@@ -208,6 +209,18 @@ describe('E2E: GET /api/mcp/endpoint on the private loopback listener', () => {
       expectFailure(res, 400, 'The X-Service-Reason header was sent more than once.');
       expectResponseMatchesContract('getEndpointObservations', res);
     });
+  });
+
+  it('answers arbitrary query strings with 200, 400 or 404 and never a 500 (fuzz over HTTP)', async () => {
+    const raw = fc.string({ unit: fc.constantFrom('a', 'g', 'e', 'n', 't', '_', 'i', 'd', 'm', 'u', 's', 'l', '=', '&', '%', '2', '5', '0', '1', '+', '-', '.', 'é', ' '), maxLength: 40 });
+    const prefixed = fc.oneof(raw, raw.map((q) => `agent_id=healthy&${q}`), raw.map((q) => `agent_id=${q}`));
+    await fc.assert(
+      fc.asyncProperty(prefixed, async (query) => {
+        const res = await observe(query.replace(/ /g, '%20'));
+        return [200, 400, 404].includes(res.status);
+      }),
+      { numRuns: 60 },
+    );
   });
 
   describe('401, 403 and 404', () => {

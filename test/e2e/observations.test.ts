@@ -345,6 +345,8 @@ describe('E2E: GET /api/mcp/endpoint on the private loopback listener', () => {
         expect(res.headers.get('x-audit-id')).toBeNull();
         expect(res.body).not.toContain('host-healthy');
         expect(res.body).not.toContain('metrics');
+        // A refusal stays what it is: retrying would not help the client (docs/decisions.md).
+        expectFailure(await observe('agent_id=nope'), 404, 'No endpoint with that agent_id is visible to you.');
       } finally {
         await ensureTables(dynamo(), cfg);
       }

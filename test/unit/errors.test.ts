@@ -1,0 +1,44 @@
+import {
+  InternalServerError,
+  ProvisionedThroughputExceededException,
+  RequestLimitExceeded,
+  ResourceNotFoundException,
+  ThrottlingException,
+} from '@aws-sdk/client-dynamodb';
+import { describe, expect, it } from 'vitest';
+import { dependencyFailure } from '../../lib/errors.js';
+
+const meta = { $metadata: {} };
+
+/** The engines here cannot throttle on demand, so these are the SDK's own exception classes, built by hand. */
+describe('Function: dependencyFailure (SDK exceptions built by hand: throttling cannot be produced on demand)', () => {
+  it.each([
+    ['throttled reads', new ProvisionedThroughputExceededException({ message: 'slow down', ...meta })],
+    ['account throttling', new ThrottlingException({ message: 'slow down', ...meta })],
+    ['request limit', new RequestLimitExceeded({ message: 'slow down', ...meta })],
+    ['a DynamoDB internal error', new InternalServerError({ message: 'oops', ...meta })],
+    ['a missing table', new ResourceNotFoundException({ message: 'no table', ...meta })],
+    ['a refused connection', Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:8000'), { code: 'ECONNREFUSED' })],
+  ])('maps %s to 503 with Retry-After and a sentence naming the store', (_what, error) => {
+    const failure = dependencyFailure(error, 'inventory store');
+
+    expect(failure).toMatchObject({
+      statusCode: 503,
+      message: 'The inventory store is unavailable right now; try again later.',
+      headers: { 'Retry-After': '5' },
+      cause: error,
+    });
+  });
+
+  it('maps a timeout to 504', () => {
+    const timeout = Object.assign(new Error('socket timed out'), { name: 'TimeoutError', code: 'ETIMEDOUT' });
+
+    expect(dependencyFailure(timeout, 'observations store')).toMatchObject({ statusCode: 504, message: 'The observations store timed out; try again.' });
+  });
+
+  it('leaves anything else to become a 500 with the generic sentence', () => {
+    const bug = new TypeError('x is undefined');
+
+    expect(dependencyFailure(bug, 'inventory store')).toBe(bug);
+  });
+});

@@ -60,31 +60,15 @@ export async function getAgentRecords(
 }
 
 /** Writes (or overwrites) an agent's durable record. */
-export async function putDurableRecord(
-  db: DynamoDBDocumentClient,
-  table: string,
-  tenantId: string,
-  record: DurableRecord,
-): Promise<void> {
-  await db.send(
-    new PutCommand({
-      TableName: table,
-      Item: { ...durableAgentKey(tenantId, record.agent_id), kind: RECORD_KIND.durable, tenant_id: tenantId, ...record },
-    }),
-  );
+export function putDurableRecord(db: DynamoDBDocumentClient, table: string, tenantId: string, record: DurableRecord): Promise<void> {
+  return putAgentItem(db, table, { ...durableAgentKey(tenantId, record.agent_id), kind: RECORD_KIND.durable, tenant_id: tenantId, ...record });
 }
 
 /** Writes (or overwrites) an agent's connection record. */
-export async function putConnectionRecord(
-  db: DynamoDBDocumentClient,
-  table: string,
-  tenantId: string,
-  record: ConnectionRecord,
-): Promise<void> {
-  await db.send(
-    new PutCommand({
-      TableName: table,
-      Item: { ...connectionKey(tenantId, record.agent_id), kind: RECORD_KIND.connection, tenant_id: tenantId, ...record },
-    }),
-  );
+export function putConnectionRecord(db: DynamoDBDocumentClient, table: string, tenantId: string, record: ConnectionRecord): Promise<void> {
+  return putAgentItem(db, table, { ...connectionKey(tenantId, record.agent_id), kind: RECORD_KIND.connection, tenant_id: tenantId, ...record });
+}
+
+async function putAgentItem(db: DynamoDBDocumentClient, table: string, item: Item): Promise<void> {
+  await db.send(new PutCommand({ TableName: table, Item: item }));
 }

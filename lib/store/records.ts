@@ -25,12 +25,17 @@ const optionalTime = z
   .transform((v) => (v === null || v === undefined || v === '' ? undefined : v))
   .pipe(time.optional());
 
-export const DurableRecord = z.object({
+/** The fields every agent record carries: its id and the hello fields (hostname, os, arch, version). */
+const AgentHello = z.object({
   agent_id: text,
   hostname: text,
   os: text,
   arch: text,
   version: text,
+});
+
+/** Written by enrollment and the heartbeat pipeline. */
+export const DurableRecord = AgentHello.extend({
   client_id: optionalText,
   client_name: optionalText,
   enrolled_at: optionalTime,
@@ -39,13 +44,9 @@ export const DurableRecord = z.object({
 });
 export type DurableRecord = z.output<typeof DurableRecord>;
 
-export const ConnectionRecord = z.object({
-  agent_id: text,
+/** Written by the connection broker, with the agent's own hello fields and heartbeat. */
+export const ConnectionRecord = AgentHello.extend({
   state: z.enum(['connected', 'disconnected']),
-  hostname: text,
-  os: text,
-  arch: text,
-  version: text,
   connected_at: optionalTime,
   disconnected_at: optionalTime,
   last_heartbeat: optionalTime,

@@ -8,27 +8,21 @@ export interface InvocationIdentity {
 }
 
 /**
- * The broker's name from the invocation: for an assumed role
- * (`arn:aws:sts::123456789012:assumed-role/mcp-broker/session`) or a role ARN, the role name;
- * otherwise the user ARN as it is.
+ * An assumed-role session ARN (`arn:aws:sts::123456789012:assumed-role/mcp-broker/session`) or a
+ * role ARN (`arn:aws:iam::123456789012:role/[path/]mcp-broker`) as its account and role name.
  */
+function roleOf(arn: string): { account: string; name: string } | undefined {
+  const match =
+    /^arn:aws[a-z-]*:sts::([0-9]{12}):assumed-role\/([^/]+)\//.exec(arn) ??
+    /^arn:aws[a-z-]*:iam::([0-9]{12}):role\/(?:.*\/)?([^/]+)$/.exec(arn);
+  return match ? { account: match[1]!, name: match[2]! } : undefined;
+}
+
+/** The broker's name from the invocation: the role name of a role, otherwise the caller's ARN or user. */
 export function brokerName(identity: InvocationIdentity | null | undefined): string | undefined {
   const arn = identity?.userArn ?? undefined;
   if (!arn) return identity?.user ?? undefined;
-  const assumed = /^arn:aws[a-z-]*:sts::[0-9]{12}:assumed-role\/([^/]+)\//.exec(arn);
-  if (assumed?.[1]) return assumed[1];
-  const role = /^arn:aws[a-z-]*:iam::[0-9]{12}:role\/(?:.*\/)?([^/]+)$/.exec(arn);
-  if (role?.[1]) return role[1];
-  return arn;
-}
-
-/** `arn:aws:iam::ACCOUNT:role/[path/]NAME` as (account, name), for comparing with an assumed role. */
-function roleOf(arn: string): { account: string; name: string } | undefined {
-  const assumed = /^arn:aws[a-z-]*:sts::([0-9]{12}):assumed-role\/([^/]+)\//.exec(arn);
-  if (assumed) return { account: assumed[1]!, name: assumed[2]! };
-  const role = /^arn:aws[a-z-]*:iam::([0-9]{12}):role\/(?:.*\/)?([^/]+)$/.exec(arn);
-  if (role) return { account: role[1]!, name: role[2]! };
-  return undefined;
+  return roleOf(arn)?.name ?? arn;
 }
 
 /**

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { putConnectionRecord, putDurableRecord } from '../../lib/store/agents.js';
 import { putTenantPolicy } from '../../lib/store/policy.js';
+import { AgentId } from '../../lib/contract/schemas.js';
 import { TenantPolicy } from '../../lib/store/records.js';
 import { putSamples } from '../../lib/store/samples.js';
 
@@ -12,7 +13,7 @@ const metric = z.number().min(0).max(100).nullish();
 
 export const FleetAgent = z
   .strictObject({
-    agent_id: z.string().min(1).max(128),
+    agent_id: AgentId,
     hostname: z.string().min(1),
     os: z.string().min(1),
     arch: z.string().min(1),

@@ -8,6 +8,19 @@ import { z } from 'zod';
 /** RFC 3339 date-time with an explicit offset (we always emit UTC `Z`). */
 export const DateTime = z.iso.datetime({ offset: true });
 
+/**
+ * An endpoint id: 1 to 128 characters, counted as JSON Schema counts them (code points, not the
+ * UTF-16 units of `String.length`), so an id of 128 non-BMP characters is within the contract.
+ */
+const AGENT_ID_LENGTH = Object.freeze({ min: 1, max: 128 });
+export const AgentId = z
+  .string()
+  .refine((v) => {
+    const length = [...v].length;
+    return length >= AGENT_ID_LENGTH.min && length <= AGENT_ID_LENGTH.max;
+  }, `must be ${AGENT_ID_LENGTH.min} to ${AGENT_ID_LENGTH.max} characters`)
+  .meta({ minLength: AGENT_ID_LENGTH.min, maxLength: AGENT_ID_LENGTH.max });
+
 export const ConnectionState = z
   .enum(['connected', 'stale', 'disconnected', 'never_connected'])
   .describe(
@@ -22,7 +35,7 @@ export type Status = z.infer<typeof Status>;
 
 export const AgentSummary = z
   .strictObject({
-    agent_id: z.string().min(1).max(128),
+    agent_id: AgentId,
     hostname: z.string(),
     os: z.string(),
     arch: z.string(),
@@ -114,7 +127,7 @@ export type EndpointDashboard = z.infer<typeof EndpointDashboard>;
 
 /** Query bounds of getEndpointObservations. */
 export const OBSERVATION_BOUNDS = Object.freeze({
-  agentId: { min: 1, max: 128 },
+  agentId: AGENT_ID_LENGTH,
   minutes: { min: 5, max: 10080, default: 60 },
   limit: { min: 1, max: 500, default: 100 },
   reason: { min: 3, max: 500 },
@@ -125,7 +138,7 @@ export const TICKET_NUMBER_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._:/#-]{0,99}$/;
 
 /** The query of getEndpointObservations, as the handler accepts it (after duplicate checks). */
 export const ObservationsQuery = z.strictObject({
-  agent_id: z.string().min(OBSERVATION_BOUNDS.agentId.min).max(OBSERVATION_BOUNDS.agentId.max),
+  agent_id: AgentId,
   minutes: z
     .string()
     .regex(/^[0-9]{1,6}$/, 'must be a whole number')

@@ -15,24 +15,19 @@ const QUERY_RULES: Record<string, string> = {
 /**
  * The query of getEndpointObservations: `agent_id` (1-128 characters), `minutes` (5-10080, default
  * 60), `limit` (1-500, default 100). Digits only, so `5.5`, `1e2`, `+5` and empty values are 400s, as
- * are repeated and unknown parameters. Lengths count characters (code points), as JSON Schema does,
- * so a 128-character non-ASCII id is accepted.
+ * are repeated and unknown parameters.
  */
 export function parseObservationsQuery(event: APIGatewayProxyEvent): ObservationsQuery {
   const raw = singleQueryValues(event);
   for (const name of Object.keys(raw)) {
     if (!(name in QUERY_RULES)) throw new BadRequestError(`Unknown query parameter ${JSON.stringify(name.slice(0, 40))}.`);
   }
-  const agentId = raw.agent_id;
-  const length = agentId === undefined ? 0 : [...agentId].length;
-  if (length < OBSERVATION_BOUNDS.agentId.min || length > OBSERVATION_BOUNDS.agentId.max) throw new BadRequestError(QUERY_RULES.agent_id!);
-  // agent_id is checked above by code points; the schema checks the numbers.
-  const parsed = ObservationsQuery.safeParse({ ...raw, agent_id: 'x' });
+  const parsed = ObservationsQuery.safeParse(raw);
   if (!parsed.success) {
     const field = String(parsed.error.issues[0]?.path[0] ?? 'agent_id');
     throw new BadRequestError(QUERY_RULES[field] ?? QUERY_RULES.agent_id!);
   }
-  return { ...parsed.data, agent_id: agentId as string };
+  return parsed.data;
 }
 
 /**

@@ -25,6 +25,15 @@ describe('Function: parseObservationsQuery', () => {
     expect(parseObservationsQuery(event({ agent_id: ['a'], minutes: ['10080'], limit: ['1'] }))).toEqual({ agent_id: 'a', minutes: 10080, limit: 1 });
   });
 
+  it('counts agent_id in characters, as JSON Schema does: 128 emoji (256 UTF-16 units) pass, 129 do not', () => {
+    const emoji = '😀'.repeat(128);
+
+    expect(parseObservationsQuery(event({ agent_id: [emoji] })).agent_id).toBe(emoji);
+    expect(() => parseObservationsQuery(event({ agent_id: [`${emoji}😀`] }))).toThrow(
+      'Query parameter agent_id is required and must be 1 to 128 characters.',
+    );
+  });
+
   it('answers any query either with a parsed value within bounds or a BadRequestError, never anything else', () => {
     const value = fc.oneof(fc.string({ maxLength: 12 }), fc.integer({ min: -20000, max: 20000 }).map(String), fc.constantFrom('5.5', '1e2', '+5', '', ' 60', '0x10'));
     fc.assert(

@@ -1,8 +1,8 @@
-import type { DashboardSample, MetricKey } from '../contract/schemas.js';
+import { MetricKey, type DashboardSample } from '../contract/schemas.js';
 import type { SampleRecord } from '../store/records.js';
 import { toPercent } from './percent.js';
 
-const METRIC_KEYS: readonly MetricKey[] = ['cpu', 'memory', 'disk'];
+const METRIC_KEYS = MetricKey.options;
 
 function timeOf(sample: { readonly observed_at: string }): number {
   return Date.parse(sample.observed_at);
@@ -63,16 +63,17 @@ export function downsample(
   const span = windowEnd.getTime() - start;
   if (!(span > 0)) throw new RangeError('the window must end after it starts');
 
-  // A stable sort keeps equal times in the caller's order; callers already pass oldest first.
-  const ordered = [...samples].sort((a, b) => timeOf(a) - timeOf(b)).map(toDashboardSample);
-  if (ordered.length <= limit) return ordered;
+  // Each time is parsed once. The store hands samples over oldest first, so the stable sort (which
+  // keeps equal times in the caller's order) runs only for input that is not already in order.
+  const timed = samples.map((sample) => ({ time: timeOf(sample), sample: toDashboardSample(sample) }));
+  if (timed.some((entry, i) => i > 0 && entry.time < timed[i - 1]!.time)) timed.sort((a, b) => a.time - b.time);
+  if (timed.length <= limit) return timed.map((entry) => entry.sample);
 
   const buckets: DashboardSample[][] = Array.from({ length: limit }, () => []);
-  for (const sample of ordered) {
+  for (const { time, sample } of timed) {
     // Integer milliseconds multiplied before dividing: exact, so a sample on a bucket edge lands
     // in the later bucket, and one at the window end lands in the last (closed) bucket.
-    const offset = timeOf(sample) - start;
-    const index = Math.min(limit - 1, Math.max(0, Math.floor((offset * limit) / span)));
+    const index = Math.min(limit - 1, Math.max(0, Math.floor(((time - start) * limit) / span)));
     buckets[index]?.push(sample);
   }
   return buckets.filter((bucket) => bucket.length > 0).map(summarizeBucket);

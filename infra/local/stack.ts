@@ -112,13 +112,8 @@ export async function startLocalStack(options: StackOptions = {}): Promise<Local
         return;
       }
       if (req.method === 'GET' && path === '/api/agents') {
-        let claims: Record<string, string>;
-        try {
-          claims = await authorize(req);
-        } catch (error) {
-          sendHttpError(res, error);
-          return;
-        }
+        // An authorizer refusal throws an HttpError: `guarded` answers it (401/503/504) as text/plain.
+        const claims = await authorize(req);
         sendLambdaResult(res, await inventory(httpApiEvent(req, 'GET /api/agents', claims), lambdaContext('inventory')));
         return;
       }

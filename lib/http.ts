@@ -16,6 +16,14 @@ export const MAX_UNCOMPRESSED_BYTES = 5_500_000;
 /** Below this, compressing costs more than it saves. */
 const COMPRESS_FROM_BYTES = 8_192;
 
+/** The headers of every failure (DESIGN §6): text, never cached. */
+export const FAILURE_HEADERS = Object.freeze({ 'Content-Type': 'text/plain; charset=utf-8', 'Cache-Control': 'no-store' });
+
+/** The body of every failure: one sentence and the request id the client can quote. */
+export function failureBody(sentence: string, requestId: string): string {
+  return `${sentence} (request id: ${requestId})\n`;
+}
+
 /** A JSON success response; tenant data is never cached by intermediaries. */
 export function jsonResponse(statusCode: number, body: unknown, headers: Record<string, string> = {}): JsonResult {
   return {

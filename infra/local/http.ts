@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { HttpError } from '../../lib/errors.js';
+import { failureBody, FAILURE_HEADERS } from '../../lib/http.js';
 
 /** What a Lambda proxy integration returns (payload 1.0 and 2.0 structured results). */
 export interface LambdaHttpResult {
@@ -23,12 +24,8 @@ export function sendLambdaResult(res: ServerResponse, result: LambdaHttpResult):
 
 /** A gateway-level failure (no route, authorizer refusal): text/plain like every failure of the service. */
 export function sendGatewayFailure(res: ServerResponse, status: number, sentence: string, headers: Record<string, string> = {}): void {
-  res.writeHead(status, {
-    'Content-Type': 'text/plain; charset=utf-8',
-    'Cache-Control': 'no-store',
-    ...headers,
-  });
-  res.end(`${sentence} (request id: ${randomUUID()})\n`);
+  res.writeHead(status, { ...FAILURE_HEADERS, ...headers });
+  res.end(failureBody(sentence, randomUUID()));
 }
 
 export function sendHttpError(res: ServerResponse, error: unknown): void {

@@ -2,6 +2,7 @@ import httpErrorHandler from '@middy/http-error-handler';
 import type { MiddlewareObj, Request } from '@middy/core';
 import type { Context } from 'aws-lambda';
 import { GatewayTimeoutError, HttpError } from '../errors.js';
+import { failureBody, FAILURE_HEADERS } from '../http.js';
 import { logger } from '../observability/logger.js';
 
 export const FALLBACK_MESSAGE = 'The request could not be completed because of an internal error.';
@@ -42,12 +43,8 @@ export function textPlainFailures(): MiddlewareObj {
     const response = request.response as FailureResponse | undefined;
     if (!response) return;
     const sentence = typeof response.body === 'string' && response.body !== '' ? response.body : FALLBACK_MESSAGE;
-    response.body = `${sentence} (request id: ${requestIdOf(request.context)})\n`;
-    response.headers = {
-      ...response.headers,
-      'Content-Type': 'text/plain; charset=utf-8',
-      'Cache-Control': 'no-store',
-    };
+    response.body = failureBody(sentence, requestIdOf(request.context));
+    response.headers = { ...response.headers, ...FAILURE_HEADERS };
   };
   return { onError: finishFailureResponse };
 }

@@ -5,7 +5,8 @@ import { createRequire } from 'node:module';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { DynamoDBClient, ListTablesCommand } from '@aws-sdk/client-dynamodb';
+import { ListTablesCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { createDocumentClient } from '../lib/store/client.js';
 
 /**
  * AWS's DynamoDB Local (the Java jar shipped inside amplify-dynamodb-simulator) as a second,
@@ -93,13 +94,7 @@ async function stopChild(child: ChildProcess, graceMs = 5000): Promise<void> {
 }
 
 async function waitUntilAnswering(endpoint: string, child: ChildProcess, timeoutMs: number, output: () => string): Promise<void> {
-  const client = new DynamoDBClient({
-    endpoint,
-    region: 'us-east-1',
-    credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
-    maxAttempts: 1,
-    requestHandler: { connectionTimeout: 1000, requestTimeout: 2000 },
-  });
+  const client = createDocumentClient({ region: 'us-east-1', endpoint, maxAttempts: 1, timeoutMs: 2000 });
   const deadline = Date.now() + timeoutMs;
   try {
     for (;;) {
@@ -107,7 +102,7 @@ async function waitUntilAnswering(endpoint: string, child: ChildProcess, timeout
         throw new PortLostError(`DynamoDB Local exited (code ${child.exitCode ?? child.signalCode}) before answering:\n${output()}`);
       }
       try {
-        await client.send(new ListTablesCommand({ Limit: 1 }));
+        await (client as unknown as DynamoDBClient).send(new ListTablesCommand({ Limit: 1 }));
         return;
       } catch (error) {
         if (Date.now() > deadline) {

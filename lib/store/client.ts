@@ -2,26 +2,45 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { config } from '../config.js';
 
+export interface ClientOptions {
+  region: string;
+  /** A local engine (dynalite, DynamoDB Local) or AWS when absent. */
+  endpoint?: string | undefined;
+  maxAttempts: number;
+  /** Per attempt, for connecting and for the answer; past it the attempt fails with a TimeoutError. */
+  timeoutMs: number;
+}
+
+/**
+ * A DynamoDB document client with bounded attempts and timeouts (the SDK only warns on a request
+ * timeout unless told to throw). Local engines get static dummy credentials. Every client of the
+ * project, the service's, the CLIs' and the tests', is made here.
+ */
+export function createDocumentClient(options: ClientOptions): DynamoDBDocumentClient {
+  const base = new DynamoDBClient({
+    region: options.region,
+    maxAttempts: options.maxAttempts,
+    requestHandler: { connectionTimeout: options.timeoutMs, requestTimeout: options.timeoutMs, throwOnRequestTimeout: true },
+    ...(options.endpoint ? { endpoint: options.endpoint, credentials: { accessKeyId: 'local', secretAccessKey: 'local' } } : {}),
+  });
+  return DynamoDBDocumentClient.from(base, { marshallOptions: { removeUndefinedValues: true } });
+}
+
 let client: DynamoDBDocumentClient | undefined;
 
 /**
- * The one DynamoDB document client, created on first use from the configuration and reused across
+ * The service's client, created on first use from the configuration and reused across
  * invocations. Timeouts and retries are bounded so a slow or absent engine becomes a 504/503 well
- * inside the Lambda timeout. Local engines get static dummy credentials.
+ * inside the Lambda timeout.
  */
 export function dynamo(): DynamoDBDocumentClient {
   if (client) return client;
   const cfg = config();
-  const base = new DynamoDBClient({
+  client = createDocumentClient({
     region: cfg.region,
+    endpoint: cfg.dynamoEndpoint,
     maxAttempts: cfg.dynamoMaxAttempts,
-    requestHandler: { connectionTimeout: cfg.dynamoTimeoutMs, requestTimeout: cfg.dynamoTimeoutMs, throwOnRequestTimeout: true },
-    ...(cfg.dynamoEndpoint
-      ? { endpoint: cfg.dynamoEndpoint, credentials: { accessKeyId: 'local', secretAccessKey: 'local' } }
-      : {}),
-  });
-  client = DynamoDBDocumentClient.from(base, {
-    marshallOptions: { removeUndefinedValues: true },
+    timeoutMs: cfg.dynamoTimeoutMs,
   });
   return client;
 }

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { startEmbeddedEngine } from '../../infra/local/engine.js';
+import { createDocumentClient } from '../../lib/store/client.js';
 import { ensureTables } from '../../lib/store/tables.js';
 
 /**
@@ -19,14 +19,7 @@ export interface TestEngine {
 }
 
 export function documentClient(endpoint: string, extra: { maxAttempts?: number; timeoutMs?: number } = {}): DynamoDBDocumentClient {
-  const base = new DynamoDBClient({
-    endpoint,
-    region: 'us-east-1',
-    credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
-    maxAttempts: extra.maxAttempts ?? 3,
-    requestHandler: { connectionTimeout: extra.timeoutMs ?? 5000, requestTimeout: extra.timeoutMs ?? 5000, throwOnRequestTimeout: true },
-  });
-  return DynamoDBDocumentClient.from(base, { marshallOptions: { removeUndefinedValues: true } });
+  return createDocumentClient({ region: 'us-east-1', endpoint, maxAttempts: extra.maxAttempts ?? 3, timeoutMs: extra.timeoutMs ?? 5000 });
 }
 
 export function uniqueTables(): { dataTable: string; auditTable: string } {

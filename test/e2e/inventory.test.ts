@@ -79,14 +79,15 @@ describe('E2E: GET /api/agents over HTTP through the emulated JWT authorizer', (
     ]);
   });
 
-  it('accepts a token whose audience is in an aud array, and one with client_id instead of aud', async () => {
+  it('accepts a token whose audience is in an aud array, and one with the right client_id instead of aud', async () => {
     const inArray = await get(url, { Authorization: `Bearer ${await stack.token({ audience: ['other', config().jwtAudience] })}` });
-    const clientId = await get(url, {
-      Authorization: `Bearer ${await stack.token({ audience: undefined as unknown as string, extra: { client_id: config().jwtAudience } })}`,
-    });
+    const clientIdToken = await stack.token({ audience: undefined, extra: { client_id: config().jwtAudience } });
+    const otherClient = await stack.token({ audience: undefined, extra: { client_id: 'another-app' } });
 
+    expect(JSON.parse(Buffer.from(clientIdToken.split('.')[1]!, 'base64url').toString())).not.toHaveProperty('aud');
     expect(inArray.status).toBe(200);
-    expect(clientId.status).toBe(200);
+    expect((await get(url, { Authorization: `Bearer ${clientIdToken}` })).status).toBe(200);
+    expectUnauthorized(await get(url, { Authorization: `Bearer ${otherClient}` }), 'The bearer token is not for this service (audience).');
   });
 
   it('returns 401 text/plain without a token', async () => {
@@ -144,10 +145,7 @@ describe('E2E: GET /api/agents over HTTP through the emulated JWT authorizer', (
   });
 
   it('returns 401 for a token from another issuer or not yet valid', async () => {
-    const otherIssuer = await stack.token({ extra: {} }).then(async () => {
-      const cfg = config();
-      return stack.issuer.sign({ issuer: 'https://evil.example.com', audience: cfg.jwtAudience, tenant: 'acme' });
-    });
+    const otherIssuer = await stack.issuer.sign({ issuer: 'https://evil.example.com', audience: config().jwtAudience, tenant: 'acme' });
     const notYet = await stack.token({ extra: { nbf: Math.floor(now / 1000) + 3600 } });
 
     expectUnauthorized(await get(url, { Authorization: `Bearer ${otherIssuer}` }), 'The bearer token\'s "iss" claim is not acceptable.');

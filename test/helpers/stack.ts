@@ -9,7 +9,7 @@ import { uniqueTables } from './engine.js';
 
 export interface TestStack extends LocalStack {
   /** A token signed by the stack's issuer, for the public audience unless told otherwise. */
-  token(options?: { tenant?: string | undefined; subject?: string; expiresInSeconds?: number; audience?: string | string[]; extra?: Record<string, unknown> }): Promise<string>;
+  token(options?: { tenant?: string | undefined; subject?: string; expiresInSeconds?: number; audience?: string | string[] | undefined; extra?: Record<string, unknown> }): Promise<string>;
 }
 
 /**
@@ -42,7 +42,8 @@ export async function startTestStack(fleet: Fleet | 'none', env: Record<string, 
       const cfg = config();
       return stack.issuer.sign({
         issuer: cfg.jwtIssuer,
-        audience: options.audience ?? cfg.jwtAudience,
+        // `audience: undefined` leaves `aud` out of the token (a token that names its client_id instead).
+        audience: 'audience' in options ? options.audience : cfg.jwtAudience,
         tenant: 'tenant' in options ? options.tenant : 'acme',
         tenantClaim: cfg.tenantClaim,
         subject: options.subject ?? 'user-1',

@@ -8,6 +8,16 @@ const optionalText = z
   .optional()
   .transform((v) => (v === undefined || v.trim() === '' ? undefined : v.trim()));
 
+/** A comma-separated list, spaces around entries ignored, empty entries dropped. */
+function list(value: string): readonly string[] {
+  return Object.freeze(
+    value
+      .split(',')
+      .map((s) => s.trim())
+      .filter((s) => s.length > 0),
+  );
+}
+
 const EnvSchema = z
   .object({
     PORT: port.default(3000),
@@ -25,12 +35,25 @@ const EnvSchema = z
     JWT_ISSUER: optionalText,
     JWT_AUDIENCE: z.string().min(1).default('endpoint-read-service'),
     JWKS_URL: optionalText.pipe(z.url().optional()),
-    OBSERVATIONS_AUDIENCE: optionalText,
+    OBSERVATIONS_AUDIENCE: z.string().min(1).default('endpoint-observations'),
+    MCP_AUDIENCE: optionalText,
     TICKET_SYSTEM: z.string().regex(/^[a-z][a-z0-9-]*$/).default('servicenow'),
+    BROKER_CLAIM: z
+      .string()
+      .regex(/^[A-Za-z0-9_:-]+(\.[A-Za-z0-9_:-]+)*$/, 'must be a claim name or a dotted path such as act.sub')
+      .default('act.sub'),
     BROKER_ALLOW_LIST: z.string().default('local-broker'),
+    BROKER_CLIENT_ID: z.string().min(1).default('local-broker'),
+    BROKER_CLIENT_SECRET: optionalText,
+    BROKER_CLIENT_SECRET_ARN: optionalText.pipe(z.string().regex(/^arn:aws[a-z-]*:secretsmanager:/, 'must be a Secrets Manager secret ARN').optional()),
+    TOKEN_ENDPOINT: optionalText.pipe(z.url().optional()),
+    OBSERVATIONS_URL: optionalText.pipe(z.url().optional()),
+    MCP_ALLOWED_ORIGINS: z.string().default(''),
+    UPSTREAM_TIMEOUT_MS: positiveInt.default(16_000),
   })
   .transform((env) => {
     const issuer = env.JWT_ISSUER ?? `http://localhost:${env.PORT}`;
+    const issuerBase = issuer.replace(/\/$/, '');
     return Object.freeze({
       port: env.PORT,
       privatePort: env.PRIVATE_PORT,
@@ -46,14 +69,22 @@ const EnvSchema = z
       sampleRetentionDays: env.SAMPLE_RETENTION_DAYS,
       jwtIssuer: issuer,
       jwtAudience: env.JWT_AUDIENCE,
-      jwksUrl: env.JWKS_URL ?? `${issuer.replace(/\/$/, '')}/.well-known/jwks.json`,
-      observationsAudience: env.OBSERVATIONS_AUDIENCE ?? env.JWT_AUDIENCE,
+      jwksUrl: env.JWKS_URL ?? `${issuerBase}/.well-known/jwks.json`,
+      observationsAudience: env.OBSERVATIONS_AUDIENCE,
+      /** The MCP resource: the `aud` of tokens for POST /api/mcp, and `resource` in its RFC 9728 metadata. */
+      mcpAudience: env.MCP_AUDIENCE ?? `http://localhost:${env.PORT}/api/mcp`,
       ticketSystem: env.TICKET_SYSTEM,
-      brokerAllowList: Object.freeze(
-        env.BROKER_ALLOW_LIST.split(',')
-          .map((s) => s.trim())
-          .filter((s) => s.length > 0),
-      ),
+      /** Where the observations handler finds the broker in the exchanged token: a claim or a dotted path. */
+      brokerClaim: env.BROKER_CLAIM,
+      brokerAllowList: list(env.BROKER_ALLOW_LIST),
+      brokerClientId: env.BROKER_CLIENT_ID,
+      /** Local only; on AWS the secret is read at run time from `brokerClientSecretArn`. */
+      brokerClientSecret: env.BROKER_CLIENT_SECRET,
+      brokerClientSecretArn: env.BROKER_CLIENT_SECRET_ARN,
+      tokenEndpoint: env.TOKEN_ENDPOINT ?? `${issuerBase}/oauth2/token`,
+      observationsUrl: env.OBSERVATIONS_URL ?? `http://127.0.0.1:${env.PRIVATE_PORT}/api/mcp/endpoint`,
+      mcpAllowedOrigins: list(env.MCP_ALLOWED_ORIGINS),
+      upstreamTimeoutMs: env.UPSTREAM_TIMEOUT_MS,
     });
   });
 

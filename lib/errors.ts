@@ -47,6 +47,14 @@ export class NotFoundError extends HttpError {
   }
 }
 
+/** 405: the path exists, the method does not; `Allow` names the ones that do. */
+export class MethodNotAllowedError extends HttpError {
+  override name = 'MethodNotAllowedError';
+  constructor(message: string, allowed: readonly string[]) {
+    super(405, message, { headers: { Allow: allowed.join(', ') } });
+  }
+}
+
 /** 406: the answer cannot be sent in a representation the client accepts. */
 export class NotAcceptableError extends HttpError {
   override name = 'NotAcceptableError';

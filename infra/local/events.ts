@@ -32,12 +32,21 @@ function sourceIp(req: IncomingMessage): string {
   return (req.socket.remoteAddress ?? '127.0.0.1').replace(/^::ffff:/, '');
 }
 
-/** An HTTP API payload-2.0 event with JWT authorizer claims (headers lower-cased, repeats comma-joined). */
+/** Media types API Gateway passes as text; any other body arrives base64-encoded. */
+function isTextual(contentType: string | undefined): boolean {
+  const type = (contentType ?? '').split(';')[0]!.trim().toLowerCase();
+  return type === '' || type.startsWith('text/') || type === 'application/json' || type.endsWith('+json') || type === 'application/x-www-form-urlencoded';
+}
+
+/**
+ * An HTTP API payload-2.0 event (headers lower-cased, repeats comma-joined). `claims` are the JWT
+ * authorizer's, for a route behind one; `undefined` for a route without an authorizer.
+ */
 export function httpApiEvent(
   req: IncomingMessage,
   routeKey: string,
-  claims: Record<string, string>,
-  scopes: string[] = [],
+  claims: Record<string, string> | undefined,
+  body?: Buffer,
 ): APIGatewayProxyEventV2WithJWTAuthorizer {
   const { path, rawQuery, params } = splitUrl(req);
   const headers: Record<string, string> = {};
@@ -48,6 +57,7 @@ export function httpApiEvent(
   const query: Record<string, string> = {};
   for (const key of new Set(params.keys())) query[key] = params.getAll(key).join(',');
   const now = new Date();
+  const textual = isTextual(headers['content-type']);
   return {
     version: '2.0',
     routeKey,
@@ -55,10 +65,12 @@ export function httpApiEvent(
     rawQueryString: rawQuery,
     headers,
     ...(Object.keys(query).length > 0 ? { queryStringParameters: query } : {}),
+    ...(body && body.length > 0 ? { body: textual ? body.toString('utf8') : body.toString('base64') } : {}),
     requestContext: {
       accountId: '000000000000',
       apiId: 'local',
-      authorizer: { principalId: '', integrationLatency: 0, jwt: { claims, scopes } },
+      // A route without an authorizer has none in its event; the type insists on one, so cast.
+      authorizer: (claims ? { principalId: '', integrationLatency: 0, jwt: { claims, scopes: [] } } : undefined) as never,
       domainName: headers.host ?? 'localhost',
       domainPrefix: 'localhost',
       http: {
@@ -74,16 +86,17 @@ export function httpApiEvent(
       time: now.toUTCString(),
       timeEpoch: now.getTime(),
     },
-    isBase64Encoded: false,
+    isBase64Encoded: Boolean(body && body.length > 0 && !textual),
   };
 }
 
 /**
  * A REST API payload-1.0 proxy event (the private observations API). Repeated headers and query
  * parameters keep every value in the multi-value maps, exactly as API Gateway does; the single-value
- * maps hold the last one. `caller` stands for the IAM principal API Gateway puts in the identity.
+ * maps hold the last one. The method has no IAM authorization, so the identity names no principal:
+ * the caller is known only from its bearer token (and, on AWS, the VPC endpoint it came through).
  */
-export function restApiEvent(req: IncomingMessage, resource: string, caller: { userArn: string; user: string }): APIGatewayProxyEvent {
+export function restApiEvent(req: IncomingMessage, resource: string): APIGatewayProxyEvent {
   const { path, params } = splitUrl(req);
   const headers: Record<string, string> = {};
   const multiValueHeaders: Record<string, string[]> = {};
@@ -132,7 +145,7 @@ export function restApiEvent(req: IncomingMessage, resource: string, caller: { u
         accountId: '000000000000',
         apiKey: null,
         apiKeyId: null,
-        caller: caller.user,
+        caller: null,
         clientCert: null,
         cognitoAuthenticationProvider: null,
         cognitoAuthenticationType: null,
@@ -140,9 +153,9 @@ export function restApiEvent(req: IncomingMessage, resource: string, caller: { u
         cognitoIdentityPoolId: null,
         principalOrgId: null,
         sourceIp: sourceIp(req),
-        user: caller.user,
+        user: null,
         userAgent: headers['User-Agent'] ?? headers['user-agent'] ?? null,
-        userArn: caller.userArn,
+        userArn: null,
         vpcId: 'vpc-local',
         vpceId: 'vpce-local',
       },

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { exportJWK, generateKeyPair, importJWK, SignJWT, type JWK } from 'jose';
@@ -24,6 +25,7 @@ export interface TokenClaims {
 
 export const LOCAL_DIR = process.env.LOCAL_DIR ?? '.local';
 const KEY_FILE = 'issuer-key.json';
+const BROKER_SECRET_FILE = 'broker-client-secret';
 
 async function readKey(dir: string): Promise<JWK | undefined> {
   try {
@@ -33,16 +35,40 @@ async function readKey(dir: string): Promise<JWK | undefined> {
   }
 }
 
+/** Writes a file only its owner may read, atomically (a concurrent reader sees all of it or nothing). */
+async function writePrivateFile(dir: string, name: string, content: string): Promise<void> {
+  await mkdir(dir, { recursive: true, mode: 0o700 });
+  const tmp = join(dir, `${name}.${process.pid}.tmp`);
+  await writeFile(tmp, content, { mode: 0o600 });
+  await rename(tmp, join(dir, name));
+}
+
+/**
+ * The client secret of the local MCP broker, a confidential client of the local issuer: made once
+ * and kept under `.local/` beside the key, so `npm start`, the CLIs and the tests agree on it.
+ */
+export async function localBrokerSecret(dir = LOCAL_DIR): Promise<string> {
+  const read = async (): Promise<string | undefined> => {
+    try {
+      const secret = (await readFile(join(dir, BROKER_SECRET_FILE), 'utf8')).trim();
+      return secret === '' ? undefined : secret;
+    } catch {
+      return undefined;
+    }
+  };
+  const existing = await read();
+  if (existing) return existing;
+  await writePrivateFile(dir, BROKER_SECRET_FILE, randomBytes(32).toString('base64url'));
+  return (await read()) as string;
+}
+
 /** Loads the issuer key from `dir`, creating it atomically on first use. */
 export async function localIssuer(dir = LOCAL_DIR): Promise<LocalIssuer> {
   let jwk = await readKey(dir);
   if (!jwk) {
     const { privateKey } = await generateKeyPair('RS256', { extractable: true, modulusLength: 2048 });
     const fresh = { ...(await exportJWK(privateKey)), kid: `local-${Date.now().toString(36)}`, alg: 'RS256', use: 'sig' };
-    await mkdir(dir, { recursive: true, mode: 0o700 });
-    const tmp = join(dir, `${KEY_FILE}.${process.pid}.tmp`);
-    await writeFile(tmp, JSON.stringify(fresh), { mode: 0o600 });
-    await rename(tmp, join(dir, KEY_FILE));
+    await writePrivateFile(dir, KEY_FILE, JSON.stringify(fresh));
     jwk = (await readKey(dir)) ?? fresh;
   }
   const kid = String(jwk.kid);

@@ -4,6 +4,8 @@ import type { AddressInfo } from 'node:net';
 import type { APIGatewayProxyEventV2WithJWTAuthorizer, APIGatewayProxyEvent, Context } from 'aws-lambda';
 import { config, resetConfig } from '../../lib/config.js';
 import { bearerToken, remoteKeys, verifyBearerToken } from '../../lib/auth/verify.js';
+import { HttpError } from '../../lib/errors.js';
+import { RESOURCE_METADATA_PATHS } from '../../lib/mcp/resource-metadata.js';
 import { dynamo, setDynamo } from '../../lib/store/client.js';
 import { ensureTables } from '../../lib/store/tables.js';
 import { demoFleet } from './demo.js';
@@ -11,7 +13,8 @@ import { startEmbeddedEngine, type EmbeddedEngine } from './engine.js';
 import { httpApiEvent, lambdaContext, restApiEvent, stringifyClaims } from './events.js';
 import { loadFleet } from './fleet.js';
 import { pathOf, sendGatewayFailure, sendHttpError, sendLambdaResult, type LambdaHttpResult } from './http.js';
-import { localIssuer, type LocalIssuer } from './issuer.js';
+import { localBrokerSecret, localIssuer, LOCAL_DIR, type LocalIssuer } from './issuer.js';
+import { answerTokenRequest, EXCHANGED_TOKEN_SECONDS, TOKEN_EXCHANGE_GRANT, type TokenExchangePolicy } from './token-exchange.js';
 
 type HttpApiHandler = (event: APIGatewayProxyEventV2WithJWTAuthorizer, context: Context) => Promise<LambdaHttpResult>;
 type RestApiHandler = (event: APIGatewayProxyEvent, context: Context) => Promise<LambdaHttpResult>;
@@ -29,7 +32,7 @@ export interface StackOptions {
   dataDir?: string | undefined;
   /** `demo` (default), `none`, or the path of a fleet file. */
   seed?: string;
-  /** Where the issuer key lives (default `.local`). */
+  /** Where the issuer key and the broker's client secret live (default `.local`). */
   localDir?: string;
   /** Print nothing (tests). */
   quiet?: boolean;
@@ -40,13 +43,15 @@ export interface LocalStack {
   privateUrl: string;
   dynamoEndpoint: string;
   issuer: LocalIssuer;
+  /** The local broker's client secret at the issuer (the MCP door exchanges tokens with it). */
+  brokerSecret: string;
   /** Whether the tables could be created and seeded (false when the engine was down at start). */
   ready: boolean;
   stop(): Promise<void>;
 }
 
-/** The identity the private listener attributes to loopback callers: the local broker's IAM role. */
-export const LOCAL_BROKER = { user: 'local-broker', userArn: 'arn:aws:iam::000000000000:role/local-broker' };
+/** API Gateway's HTTP API accepts bodies up to 10 MB; the MCP door needs far less. */
+const MAX_BODY_BYTES = 1_048_576;
 
 async function listen(server: Server, port: number, host: string): Promise<number> {
   await new Promise<void>((resolve, reject) => {
@@ -73,21 +78,51 @@ function guarded(fn: (req: IncomingMessage, res: ServerResponse) => Promise<void
   };
 }
 
-/**
- * The API Gateway HTTP API JWT authorizer, emulated: the same checks AWS makes (see
- * lib/auth/verify.ts), then the claims handed to the handler as strings, the way AWS does.
- */
-async function authorize(req: IncomingMessage): Promise<Record<string, string>> {
-  const cfg = config();
-  const token = bearerToken(req.headers.authorization);
-  const payload = await verifyBearerToken(token, { issuer: cfg.jwtIssuer, audience: cfg.jwtAudience, keys: remoteKeys(cfg.jwksUrl) });
-  return stringifyClaims(payload as Record<string, unknown>);
+/** The whole request body, refused with 413 past the limit (as API Gateway refuses an oversized payload). */
+async function readBody(req: IncomingMessage, limit = MAX_BODY_BYTES): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req) {
+    size += (chunk as Buffer).length;
+    if (size > limit) throw new HttpError(413, 'The request body is too large.');
+    chunks.push(chunk as Buffer);
+  }
+  return Buffer.concat(chunks);
 }
 
 /**
- * Starts the local stack of DESIGN §7: the engine, tables and seed, the issuer, the public listener
- * (JWKS, GET /api/agents) and the private loopback listener (GET /api/mcp/endpoint). A dependency
- * that is down does not stop the listeners: requests then fail with 503 as they would on AWS.
+ * The API Gateway HTTP API JWT authorizer, emulated for one audience: the same checks AWS makes
+ * (see lib/auth/verify.ts), then the claims handed to the handler as strings, the way AWS does.
+ */
+async function authorize(req: IncomingMessage, audience: string): Promise<Record<string, string>> {
+  const cfg = config();
+  const token = bearerToken(req.headers.authorization);
+  const payload = await verifyBearerToken(token, { issuer: cfg.jwtIssuer, audience, keys: remoteKeys(cfg.jwksUrl) });
+  return stringifyClaims(payload as Record<string, unknown>);
+}
+
+function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+  res.writeHead(status, { 'Content-Type': 'application/json; charset=utf-8', ...headers });
+  res.end(JSON.stringify(body));
+}
+
+/** The local issuer's RFC 8414 metadata: where its keys are and the one grant its token endpoint serves. */
+function authorizationServerMetadata(issuerUrl: string, publicUrl: string): Record<string, unknown> {
+  return {
+    issuer: issuerUrl,
+    token_endpoint: `${publicUrl}/oauth2/token`,
+    jwks_uri: `${publicUrl}/.well-known/jwks.json`,
+    grant_types_supported: [TOKEN_EXCHANGE_GRANT],
+    token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'],
+    response_types_supported: [],
+  };
+}
+
+/**
+ * Starts the local stack of DESIGN §7: the engine, tables and seed, the issuer (JWKS, metadata,
+ * token exchange), the public listener (GET /api/agents, POST /api/mcp and its metadata) and the
+ * private loopback listener (GET /api/mcp/endpoint). A dependency that is down does not stop the
+ * listeners: requests then fail with 503 as they would on AWS.
  */
 export async function startLocalStack(options: StackOptions = {}): Promise<LocalStack> {
   const say = options.quiet ? () => undefined : (line: string) => process.stdout.write(`${line}\n`);
@@ -97,24 +132,62 @@ export async function startLocalStack(options: StackOptions = {}): Promise<Local
     engine = await startEmbeddedEngine({ port: options.dynamoPort ?? 8000, dataDir: options.dataDir });
   }
   const dynamoEndpoint = externalEndpoint ?? engine!.endpoint;
-  const issuer = await localIssuer(options.localDir);
+  const localDir = options.localDir ?? LOCAL_DIR;
+  const issuer = await localIssuer(localDir);
+  // The broker's secret: one given in the environment wins (the issuer then registers that one).
+  const brokerSecret = process.env.BROKER_CLIENT_SECRET?.trim() || (await localBrokerSecret(localDir));
 
   // Handlers are the deployed modules; imported here so a test may set the environment first.
   const inventory = (await import('../../functions/inventory/handler.js')).handler as unknown as HttpApiHandler;
+  const mcp = (await import('../../functions/mcp/handler.js')).handler as unknown as HttpApiHandler;
   const privateRoutes = await loadPrivateRoutes();
+  let publicUrl = '';
+
+  const exchangePolicy = (): TokenExchangePolicy => {
+    const cfg = config();
+    return {
+      issuer: cfg.jwtIssuer,
+      clients: new Map([[cfg.brokerClientId, brokerSecret]]),
+      subjectAudience: cfg.mcpAudience,
+      targetAudiences: [cfg.observationsAudience],
+      tenantClaim: cfg.tenantClaim,
+      lifetimeSeconds: EXCHANGED_TOKEN_SECONDS,
+    };
+  };
 
   const publicServer = createServer(
     guarded(async (req, res) => {
       const path = pathOf(req);
-      if (req.method === 'GET' && path === '/.well-known/jwks.json') {
-        res.writeHead(200, { 'Content-Type': 'application/json', 'Cache-Control': 'max-age=300' });
-        res.end(JSON.stringify(issuer.jwks));
+      const method = req.method ?? 'GET';
+      if (method === 'GET' && path === '/.well-known/jwks.json') {
+        sendJson(res, 200, issuer.jwks, { 'Cache-Control': 'max-age=300' });
         return;
       }
-      if (req.method === 'GET' && path === '/api/agents') {
+      if (method === 'GET' && path === '/.well-known/oauth-authorization-server') {
+        sendJson(res, 200, authorizationServerMetadata(config().jwtIssuer, publicUrl), { 'Cache-Control': 'max-age=300' });
+        return;
+      }
+      if (method === 'POST' && path === '/oauth2/token') {
+        const form = new URLSearchParams((await readBody(req, 65_536)).toString('utf8'));
+        const answer = await answerTokenRequest(issuer, exchangePolicy(), form, req.headers.authorization);
+        sendJson(res, answer.status, answer.body, answer.headers);
+        return;
+      }
+      if (method === 'GET' && path === '/api/agents') {
         // An authorizer refusal throws an HttpError: `guarded` answers it (401/503/504) as text/plain.
-        const claims = await authorize(req);
+        const claims = await authorize(req, config().jwtAudience);
         sendLambdaResult(res, await inventory(httpApiEvent(req, 'GET /api/agents', claims), lambdaContext('inventory')));
+        return;
+      }
+      if (path === '/api/mcp' && ['POST', 'GET', 'DELETE'].includes(method)) {
+        // The MCP routes sit behind their own authorizer, whose audience is the MCP resource.
+        const claims = await authorize(req, config().mcpAudience);
+        const body = method === 'POST' ? await readBody(req) : undefined;
+        sendLambdaResult(res, await mcp(httpApiEvent(req, `${method} /api/mcp`, claims, body), lambdaContext('mcp')));
+        return;
+      }
+      if (method === 'GET' && RESOURCE_METADATA_PATHS.includes(path)) {
+        sendLambdaResult(res, await mcp(httpApiEvent(req, `GET ${path}`, undefined), lambdaContext('mcp')));
         return;
       }
       // The private operation, and anything else, is not a route of the public API.
@@ -129,19 +202,23 @@ export async function startLocalStack(options: StackOptions = {}): Promise<Local
         sendGatewayFailure(res, 404, 'No such route.');
         return;
       }
-      sendLambdaResult(res, await route.handler(restApiEvent(req, route.resource, LOCAL_BROKER), lambdaContext(route.name)));
+      sendLambdaResult(res, await route.handler(restApiEvent(req, route.resource), lambdaContext(route.name)));
     }),
   );
 
   const publicPort = await listen(publicServer, options.port ?? 3000, '0.0.0.0');
   const privatePort = await listen(privateServer, options.privatePort ?? 3001, '127.0.0.1');
+  publicUrl = `http://localhost:${publicPort}`;
 
-  // The handlers read their configuration from the environment, as on AWS.
+  // The handlers read their configuration from the environment, as on AWS. Loopback addresses
+  // are spelled out where the stack itself calls a listener (localhost may resolve to ::1 first).
   process.env.DYNAMODB_ENDPOINT = dynamoEndpoint;
   process.env.PORT = String(publicPort);
   process.env.PRIVATE_PORT = String(privatePort);
-  if (!process.env.JWT_ISSUER) process.env.JWT_ISSUER = `http://localhost:${publicPort}`;
+  if (!process.env.JWT_ISSUER) process.env.JWT_ISSUER = publicUrl;
   if (!process.env.JWKS_URL) process.env.JWKS_URL = `http://127.0.0.1:${publicPort}/.well-known/jwks.json`;
+  if (!process.env.TOKEN_ENDPOINT) process.env.TOKEN_ENDPOINT = `http://127.0.0.1:${publicPort}/oauth2/token`;
+  process.env.BROKER_CLIENT_SECRET = brokerSecret;
   resetConfig();
   setDynamo(undefined);
   const cfg = config();
@@ -163,10 +240,11 @@ export async function startLocalStack(options: StackOptions = {}): Promise<Local
   }
 
   return {
-    publicUrl: `http://localhost:${publicPort}`,
+    publicUrl,
     privateUrl: `http://127.0.0.1:${privatePort}`,
     dynamoEndpoint,
     issuer,
+    brokerSecret,
     ready,
     async stop() {
       await Promise.all([closeServer(publicServer), closeServer(privateServer)]);

@@ -21,6 +21,8 @@ const lines = [
   '',
   'Endpoint read service (local)',
   `  public   ${stack.publicUrl}/api/agents            (JWT authorizer emulated; JWKS at ${stack.publicUrl}/.well-known/jwks.json)`,
+  `  mcp      ${stack.publicUrl}/api/mcp               (MCP Streamable HTTP, stateless; metadata at ${stack.publicUrl}/.well-known/oauth-protected-resource/api/mcp)`,
+  `  issuer   ${cfg.jwtIssuer}                  (token exchange at ${stack.publicUrl}/oauth2/token)`,
   `  private  ${stack.privateUrl}/api/mcp/endpoint   (loopback only: the MCP broker's hop)`,
   `  dynamodb ${stack.dynamoEndpoint}${env.DYNAMODB_ENDPOINT ? ' (external)' : ' (embedded dynalite' + (env.DATA_DIR ? `, on disk in ${env.DATA_DIR})` : ', in memory)')}`,
   '',
@@ -37,6 +39,18 @@ if ((env.SEED || 'demo') === 'demo') {
     });
     lines.push(`  ${tenant}: ${token}`, '');
   }
+  const mcpToken = await stack.issuer.sign({
+    issuer: cfg.jwtIssuer,
+    audience: cfg.mcpAudience,
+    tenant: 'acme',
+    tenantClaim: cfg.tenantClaim,
+    subject: 'demo-user@acme',
+  });
+  lines.push(
+    `MCP: connect a client to ${stack.publicUrl}/api/mcp with this header (tenant acme, one hour; \`npm run token -- --tenant T --mcp\` for more):`,
+    `  Authorization: Bearer ${mcpToken}`,
+    '',
+  );
   lines.push(`Try: curl -H "Authorization: Bearer $(npm run -s token -- --tenant acme)" ${stack.publicUrl}/api/agents`, '');
 }
 process.stdout.write(`${lines.join('\n')}\n`);

@@ -1,13 +1,19 @@
 /**
- * `npm run token -- --tenant T [--sub S] [--expires-in SECONDS] [--audience A]`
- * Prints one bearer token signed by the local issuer, and nothing else. A negative --expires-in
- * gives an expired token; `--tenant ''` gives a token without the tenant claim.
+ * `npm run token -- --tenant T [--sub S] [--expires-in SECONDS] [--audience A | --mcp | --as-broker]`
+ * Prints one bearer token signed by the local issuer, and nothing else:
+ * - by default for the inventory (JWT_AUDIENCE);
+ * - `--mcp`: for the MCP resource (MCP_AUDIENCE), what an MCP client sends to POST /api/mcp;
+ * - `--as-broker`: the token the local MCP broker obtains for that user by token exchange: the
+ *   observations audience, the broker as actor (`act.sub`), five minutes unless --expires-in says;
+ * - `--audience A`: any audience.
+ * A negative --expires-in gives an expired token; `--tenant ''` gives a token without the tenant claim.
  */
 import { parseArgs } from 'node:util';
 import { config } from '../../lib/config.js';
 import { localIssuer } from './issuer.js';
+import { EXCHANGED_TOKEN_SECONDS, issueExchangedToken } from './token-exchange.js';
 
-const usage = 'usage: npm run token -- --tenant T [--sub S] [--expires-in SECONDS] [--audience A]';
+const usage = 'usage: npm run token -- --tenant T [--sub S] [--expires-in SECONDS] [--audience A | --mcp | --as-broker]';
 
 try {
   // `--expires-in -60` must read as a negative number, not as another option.
@@ -19,24 +25,41 @@ try {
     options: {
       tenant: { type: 'string' },
       sub: { type: 'string', default: 'local-user' },
-      'expires-in': { type: 'string', default: '3600' },
+      'expires-in': { type: 'string' },
       audience: { type: 'string' },
+      mcp: { type: 'boolean', default: false },
+      'as-broker': { type: 'boolean', default: false },
     },
     strict: true,
   });
   if (values.tenant === undefined) throw new Error('--tenant is required');
-  const expiresIn = Number(values['expires-in']);
+  if ([values.audience !== undefined, values.mcp, values['as-broker']].filter(Boolean).length > 1) {
+    throw new Error('give at most one of --audience, --mcp and --as-broker');
+  }
+  const expiresIn = Number(values['expires-in'] ?? (values['as-broker'] ? EXCHANGED_TOKEN_SECONDS : 3600));
   if (!Number.isInteger(expiresIn)) throw new Error('--expires-in must be a whole number of seconds');
   const cfg = config();
   const issuer = await localIssuer();
-  const token = await issuer.sign({
-    issuer: cfg.jwtIssuer,
-    audience: values.audience ?? cfg.jwtAudience,
-    tenant: values.tenant === '' ? undefined : values.tenant,
-    tenantClaim: cfg.tenantClaim,
-    subject: values.sub,
-    expiresInSeconds: expiresIn,
-  });
+  const tenant = values.tenant === '' ? undefined : values.tenant;
+  let token: string;
+  if (values['as-broker']) {
+    // Exactly what the token endpoint issues to the local broker for this user (infra/local/token-exchange.ts).
+    const subject: Record<string, unknown> = { sub: values.sub, ...(tenant !== undefined ? { [cfg.tenantClaim]: tenant } : {}) };
+    token = await issueExchangedToken(
+      issuer,
+      { issuer: cfg.jwtIssuer, tenantClaim: cfg.tenantClaim, lifetimeSeconds: expiresIn },
+      { subject, clientId: cfg.brokerClientId, audience: cfg.observationsAudience },
+    );
+  } else {
+    token = await issuer.sign({
+      issuer: cfg.jwtIssuer,
+      audience: values.audience ?? (values.mcp ? cfg.mcpAudience : cfg.jwtAudience),
+      tenant,
+      tenantClaim: cfg.tenantClaim,
+      subject: values.sub,
+      expiresInSeconds: expiresIn,
+    });
+  }
   process.stdout.write(`${token}\n`);
 } catch (error) {
   process.stderr.write(`${(error as Error).message}\n${usage}\n`);

@@ -1,44 +1,42 @@
 import { ForbiddenError } from '../errors.js';
 
-/** The IAM identity API Gateway puts in a REST (payload 1.0) event for an AWS_IAM-authorized call. */
-export interface InvocationIdentity {
-  userArn?: string | null;
-  user?: string | null;
-  caller?: string | null;
+/**
+ * The broker of a brokered observations read is named by the token it sends, not by IAM: the
+ * token comes from an RFC 8693 token exchange at the issuer, and the issuer writes the exchanging
+ * client into it (the actor, `act.sub`, RFC 8693 §4.1; or `azp` for an on-behalf-of flow). A
+ * user's own token passed through carries no actor and is refused.
+ */
+
+/** Sentences the observations operation answers with; the MCP door recognises them as its own misconfiguration. */
+export const BROKER_REFUSALS = Object.freeze({
+  missing: 'The token names no broker: the observations operation accepts only a token a broker obtained by token exchange.',
+  notAllowed: 'The broker named by the token is not allowed to call this operation.',
+});
+
+/**
+ * The value of a claim given by name or dotted path (`act.sub`), when it is a non-empty string.
+ * A path walks nested objects only; anything else (an array, a number, a missing step) is undefined.
+ */
+export function claimAt(claims: Record<string, unknown>, path: string): string | undefined {
+  let value: unknown = claims;
+  for (const step of path.split('.')) {
+    if (value === null || typeof value !== 'object' || Array.isArray(value) || !Object.hasOwn(value, step)) return undefined;
+    value = (value as Record<string, unknown>)[step];
+  }
+  return typeof value === 'string' && value.trim() !== '' ? value : undefined;
+}
+
+/** The broker named by verified claims, or null when the token names none. */
+export function brokerOf(claims: Record<string, unknown>, claimPath: string): string | null {
+  return claimAt(claims, claimPath) ?? null;
 }
 
 /**
- * An assumed-role session ARN (`arn:aws:sts::123456789012:assumed-role/mcp-broker/session`) or a
- * role ARN (`arn:aws:iam::123456789012:role/[path/]mcp-broker`) as its account and role name.
+ * Checks the broker named by the token against the allow-list (exact client ids). No broker (a
+ * passed-through user token) and a broker not on the list are both 403s, with different sentences.
  */
-function roleOf(arn: string): { account: string; name: string } | undefined {
-  const match =
-    /^arn:aws[a-z-]*:sts::([0-9]{12}):assumed-role\/([^/]+)\//.exec(arn) ??
-    /^arn:aws[a-z-]*:iam::([0-9]{12}):role\/(?:.*\/)?([^/]+)$/.exec(arn);
-  return match ? { account: match[1]!, name: match[2]! } : undefined;
-}
-
-/** The broker's name from the invocation: the role name of a role, otherwise the caller's ARN or user. */
-export function brokerName(identity: InvocationIdentity | null | undefined): string | undefined {
-  const arn = identity?.userArn ?? undefined;
-  if (!arn) return identity?.user ?? undefined;
-  return roleOf(arn)?.name ?? arn;
-}
-
-/**
- * The broker calling the private operation, checked against the allow-list. An entry may be a role
- * name, a role ARN (matched by account and role name, since an assumed-role session ARN carries no
- * role path) or the caller's exact ARN. Anything else, including a missing identity, is a 403.
- */
-export function allowedBroker(identity: InvocationIdentity | null | undefined, allowList: readonly string[]): string {
-  const name = brokerName(identity);
-  const arn = identity?.userArn ?? undefined;
-  const callerRole = arn ? roleOf(arn) : undefined;
-  const allowed = allowList.some((entry) => {
-    if (entry === name || (arn !== undefined && entry === arn)) return true;
-    const entryRole = roleOf(entry);
-    return entryRole !== undefined && callerRole !== undefined && entryRole.account === callerRole.account && entryRole.name === callerRole.name;
-  });
-  if (name && allowed) return name;
-  throw new ForbiddenError('The caller is not an allowed broker for this operation.');
+export function assertAllowedBroker(broker: string | null, allowList: readonly string[]): string {
+  if (broker === null) throw new ForbiddenError(BROKER_REFUSALS.missing);
+  if (!allowList.includes(broker)) throw new ForbiddenError(BROKER_REFUSALS.notAllowed);
+  return broker;
 }

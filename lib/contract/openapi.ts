@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { parseConfig } from '../config.js';
-import { ATTRIBUTION_HEADERS, attributionSchema } from './attribution.js';
+import { ATTRIBUTION_HEADERS, attributionSchema, REASON_ENCODING } from './attribution.js';
 import {
   AgentInventory,
   AgentSummary,
@@ -119,7 +119,9 @@ type AttributionKey = keyof typeof ATTRIBUTION_HEADERS;
 
 const ATTRIBUTION_DESCRIPTIONS: Record<AttributionKey, (ticketSystem: string) => string> = {
   reason: () =>
-    'Why the read is made, in the words of the user the broker acts for; 3 to 500 characters after trimming. Recorded in the audit item of the read.',
+    'Why the read is made, in the words of the user the broker acts for; 3 to 500 characters after trimming (after percent-decoding, when `X-Service-Reason-Encoding` says so). Recorded in the audit item of the read.',
+  reasonEncoding: () =>
+    `Optional. \`${REASON_ENCODING}\` says that \`X-Service-Reason\` is percent-encoded UTF-8 (RFC 3986, as \`encodeURIComponent\` writes it), so a reason in any script, with line breaks or surrounding spaces, crosses the hop unchanged: header values are bytes, and HTTP clients refuse or trim what they cannot send. Without this header the reason is taken literally. The MCP broker always encodes.`,
   ticketNumber: () =>
     'The ticket that motivates the read. Sent together with `X-Service-Ticket-System`, or neither is sent (400 otherwise). A tenant policy may require a ticket (403 when it is missing).',
   ticketSystem: (ticketSystem) =>
@@ -132,12 +134,17 @@ function attributionParameters(ticketSystem: string): JsonObject[] {
     required?: string[];
   };
   const required = new Set(schema.required ?? []);
+  // The encoding header is not an attribution field: it says how the reason header is written.
+  const wire: Record<AttributionKey, JsonObject | undefined> = {
+    ...schema.properties,
+    reasonEncoding: jsonSchemaOf(z.literal(REASON_ENCODING), 'input'),
+  };
   return (Object.keys(ATTRIBUTION_HEADERS) as AttributionKey[]).map((key) => ({
     name: canonicalHeaderName(ATTRIBUTION_HEADERS[key]),
     in: 'header',
     required: required.has(key),
     description: ATTRIBUTION_DESCRIPTIONS[key](ticketSystem),
-    schema: schema.properties[key],
+    schema: wire[key],
   }));
 }
 
@@ -235,7 +242,7 @@ function observationsOperation(ticketSystem: string): JsonObject {
     operationId: OPERATION_IDS.observations,
     summary: 'Read the curated observations dashboard of one endpoint (internal)',
     description: [
-      'Internal: reached only privately by the MCP broker (the MCP service), on behalf of a user, through a VPC-only private API with IAM authentication (loopback locally); it is never reachable at the public API host, where this path answers 404. External clients call the MCP tool `observations` through `tools/call` on `/api/mcp`. The broker sends a bearer token for the user whose audience is this service (`OBSERVATIONS_AUDIENCE`), plus the attribution headers; the broker identity must be on the allow-list. Broker identity, attribution, audit and ticket policy stay authoritative.',
+      'Internal: reached only privately by the MCP broker (the MCP service), on behalf of a user, through a VPC-only private API that admits only the broker\'s VPC endpoint (loopback locally); it is never reachable at the public API host, where this path answers 404. External clients call the MCP tool `observations` through `tools/call` on `/api/mcp`. The broker sends a bearer token for the user that it obtained by an RFC 8693 token exchange: its audience is this service (`OBSERVATIONS_AUDIENCE`, different from the inventory and MCP audiences), `sub` is the user, the tenant claim is the user\'s, and the broker is named in the claim `BROKER_CLAIM` (default `act.sub`, the actor), which must be on the allow-list. A user\'s own token passed through names no broker and is refused (403). Broker identity, attribution, audit and ticket policy stay authoritative.',
       '',
       'Every authenticated request writes an audit item (request id, time, tenant, subject, broker, agent_id, reason, ticket, minutes, limit, outcome); a successful read returns data only after its audit item is written. A repeated query parameter or attribution header is a 400, never a guess.',
       '',
@@ -268,7 +275,7 @@ function observationsOperation(ticketSystem: string): JsonObject {
       default: failureResponse([
         '400: a query parameter or attribution header is invalid (bounds, pattern, the ticket pair rule, the ticket-system constant) or repeated.',
         STATUS_401,
-        '403: the token is valid but carries no tenant claim; the broker is not on the allow-list; or the tenant policy requires a ticket and none was sent.',
+        '403: the token is valid but carries no tenant claim; it names no broker (a user\'s token passed through) or a broker not on the allow-list; or the tenant policy requires a ticket and none was sent.',
         "404: the agent is not in the caller's tenant (unknown or another tenant's: the same answer); or this path was asked at the public host.",
         `${STATUS_503}, or the audit write failed.`,
         STATUS_504,
@@ -323,7 +330,7 @@ export function buildOpenApiDocument(options: OpenApiOptions = {}): JsonObject {
           scheme: 'bearer',
           bearerFormat: 'JWT',
           description:
-            'A JWT in `Authorization: Bearer <token>`, required on both operations. Issuer, audience and JWKS come from configuration; the caller is `sub` and the tenant the claim named by `TENANT_CLAIM` (default `tenant_id`). Inventory tokens are verified by the API Gateway JWT authorizer (RSA keys, `kid`, exact `iss`, `aud` or else `client_id`, `exp`, `nbf`, `iat`); observations tokens are issued to the broker for the user by token exchange, with the observations audience, and verified by the service itself.',
+            'A JWT in `Authorization: Bearer <token>`, required on both operations. Issuer, audience and JWKS come from configuration; the caller is `sub` and the tenant the claim named by `TENANT_CLAIM` (default `tenant_id`). Inventory tokens are verified by the API Gateway JWT authorizer (RSA keys, `kid`, exact `iss`, `aud` or else `client_id`, `exp`, `nbf`, `iat`); observations tokens are issued to the broker for the user by an RFC 8693 token exchange, with the observations audience and the broker as actor (`act.sub`), and verified by the service itself.',
         },
       },
       schemas: componentSchemas(),

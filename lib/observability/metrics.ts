@@ -9,8 +9,8 @@ import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
 /** Namespace of every metric; set in code so a run without POWERTOOLS_METRICS_NAMESPACE never warns. */
 export const METRICS_NAMESPACE = 'EndpointReadService';
 
-/** The two operations of the contract, used as the `operation` dimension. */
-export type Operation = 'listEndpointInventory' | 'getEndpointObservations';
+/** The two operations of the contract and the MCP door (`POST /api/mcp`), used as the `operation` dimension. */
+export type Operation = 'listEndpointInventory' | 'getEndpointObservations' | 'mcp';
 
 /** Metric names, one place (the alarms and the dashboard use the same strings). */
 export const METRIC = Object.freeze({
@@ -21,6 +21,9 @@ export const METRIC = Object.freeze({
   itemsReturned: 'ItemsReturned',
   auditWrites: 'AuditWrites',
   auditWriteFailures: 'AuditWriteFailures',
+  toolCalls: 'ToolCalls',
+  toolErrors: 'ToolErrors',
+  brokerMisconfigurations: 'BrokerMisconfigurations',
 });
 
 /**
@@ -85,4 +88,21 @@ export function recordItemsReturned(operation: Operation, count: number): void {
 export function recordAuditWrite(outcome: 'ok' | 'failed'): void {
   ensureOperation('getEndpointObservations');
   metrics.addMetric(outcome === 'ok' ? METRIC.auditWrites : METRIC.auditWriteFailures, MetricUnit.Count, 1);
+}
+
+/** One MCP tool call and whether it ended in an `isError` result; the tool's name goes to the metadata. */
+export function recordToolCall(tool: string, isError: boolean): void {
+  ensureOperation('mcp');
+  metrics.addMetadata('tool', tool);
+  metrics.addMetric(METRIC.toolCalls, MetricUnit.Count, 1);
+  if (isError) metrics.addMetric(METRIC.toolErrors, MetricUnit.Count, 1);
+}
+
+/**
+ * The MCP service was refused as a broker (its exchanged token, its broker identity or its issuer
+ * client): a configuration problem no user can fix. The `BrokerMisconfigurations` alarm watches it.
+ */
+export function recordBrokerMisconfiguration(): void {
+  ensureOperation('mcp');
+  metrics.addMetric(METRIC.brokerMisconfigurations, MetricUnit.Count, 1);
 }

@@ -1,5 +1,5 @@
 import type { APIGatewayProxyEvent } from 'aws-lambda';
-import { ATTRIBUTION_HEADERS, attributionSchema, type Attribution } from '../contract/attribution.js';
+import { ATTRIBUTION_HEADERS, attributionSchema, decodedReason, REASON_ENCODING, type Attribution } from '../contract/attribution.js';
 import { OBSERVATION_BOUNDS, ObservationsQuery } from '../contract/schemas.js';
 import { BadRequestError } from '../errors.js';
 import { singleHeader, singleQueryValues } from '../middleware/rest-event.js';
@@ -31,12 +31,20 @@ export function parseObservationsQuery(event: APIGatewayProxyEvent): Observation
 }
 
 /**
- * The attribution headers: a reason of 3-500 characters after trimming, and ticket number and
- * ticket system (the configured constant) together or not at all. Repeated headers are 400s.
+ * The attribution headers: a reason of 3-500 characters after trimming (percent-decoded first when
+ * `X-Service-Reason-Encoding: percent` says so), and ticket number and ticket system (the
+ * configured constant) together or not at all. Repeated headers are 400s.
  */
 export function parseAttribution(event: APIGatewayProxyEvent, ticketSystem: string): Attribution {
+  const reason = decodedReason(
+    singleHeader(event, ATTRIBUTION_HEADERS.reason, 'X-Service-Reason'),
+    singleHeader(event, ATTRIBUTION_HEADERS.reasonEncoding, 'X-Service-Reason-Encoding'),
+  );
+  if (reason === null) {
+    throw new BadRequestError(`X-Service-Reason-Encoding must be "${REASON_ENCODING}" and X-Service-Reason valid percent-encoded UTF-8.`);
+  }
   const parsed = attributionSchema(ticketSystem).safeParse({
-    reason: singleHeader(event, ATTRIBUTION_HEADERS.reason, 'X-Service-Reason'),
+    reason,
     ticketNumber: singleHeader(event, ATTRIBUTION_HEADERS.ticketNumber, 'X-Service-Ticket-Number'),
     ticketSystem: singleHeader(event, ATTRIBUTION_HEADERS.ticketSystem, 'X-Service-Ticket-System'),
   });

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
+import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { AgentInventory } from '../../lib/contract/schemas.js';
 import { closedPortEndpoint } from '../helpers/faults.js';
 import { get } from '../helpers/stack.js';
@@ -70,18 +71,45 @@ describe('E2E: the local stack and its CLIs as separate processes', () => {
     expect(new Set(agents.map((a) => a.connection_state))).toEqual(new Set(['connected', 'stale', 'disconnected', 'never_connected']));
     expect(agents.every((a) => a.agent_id.startsWith('ac-') || a.agent_id.startsWith('ops/'))).toBe(true);
 
-    const read = await get(`${stack.privateUrl}/api/mcp/endpoint?agent_id=ac-001`, { Authorization: `Bearer ${token}`, 'X-Service-Reason': 'checking disk' });
+    // The private hop takes only the token the broker gets by exchange, never the inventory one.
+    const brokerToken = (await cli('token-cli.ts', ['--tenant', 'acme', '--as-broker'], env)).trim();
+    const refused = await get(`${stack.privateUrl}/api/mcp/endpoint?agent_id=ac-001`, { Authorization: `Bearer ${token}`, 'X-Service-Reason': 'checking disk' });
+    expect(refused.status).toBe(401);
+    const read = await get(`${stack.privateUrl}/api/mcp/endpoint?agent_id=ac-001`, { Authorization: `Bearer ${brokerToken}`, 'X-Service-Reason': 'checking disk' });
     expect(read.status).toBe(200);
     const auditId = read.headers.get('x-audit-id');
     const audit = (await cli('audit-cli.ts', ['--tenant', 'acme'], { ...env, DYNAMODB_ENDPOINT: stack.dynamo }))
       .trim()
       .split('\n')
       .map((line) => JSON.parse(line) as { audit_id: string; reason: string });
-    expect(audit.find((i) => i.audit_id === auditId)?.reason).toBe('checking disk');
+    expect(audit.find((i) => i.audit_id === auditId)).toMatchObject({ reason: 'checking disk', broker: 'local-broker', subject: 'local-user' });
 
     const unauthenticated = await get(`${stack.publicUrl}/api/agents`);
     expect(unauthenticated.status).toBe(401);
     expect(unauthenticated.headers.get('content-type')).toBe('text/plain; charset=utf-8');
+  }, 120_000);
+
+  it("lets an MCP client built from the SDK connect to `npm start`'s /api/mcp, list both tools and read a demo dashboard", async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'cli-'));
+    const env = { LOCAL_DIR: join(dir, 'local'), SEED: 'demo' };
+    const stack = await startProcess(env);
+    children.push(stack.child);
+    // The token CLI must sign for the issuer and MCP resource this stack serves (its PORT).
+    const port = new URL(stack.publicUrl).port;
+    const token = (await cli('token-cli.ts', ['--tenant', 'acme', '--mcp'], { ...env, PORT: port })).trim();
+    const client = new Client({ name: 'cli-test', version: '1.0.0' });
+    await client.connect(new StreamableHTTPClientTransport(new URL(`${stack.publicUrl}/api/mcp`), { requestInit: { headers: { Authorization: `Bearer ${token}` } } }));
+    try {
+      const { tools } = await client.listTools();
+      const result = await client.callTool({ name: 'observations', arguments: { agent_id: 'ac-002', reason: 'disk alert on ac-002' } });
+
+      expect(stack.output()).toContain(`${stack.publicUrl}/api/mcp`);
+      expect(tools.map((t) => t.name).sort()).toEqual(['list_endpoints', 'observations']);
+      expect(result.isError).toBeFalsy();
+      expect(result.structuredContent).toMatchObject({ schema: 'endpoint-dashboard/v1', status: 'warning', endpoint: { id: 'ac-002' } });
+    } finally {
+      await client.close();
+    }
   }, 120_000);
 
   it('seeds a generated tenant idempotently with `npm run seed -- --generate`', async () => {

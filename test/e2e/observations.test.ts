@@ -4,6 +4,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Fleet } from '../../infra/local/fleet.js';
 import { sampleSeries } from '../../infra/local/demo.js';
 import { config, resetConfig } from '../../lib/config.js';
+import { BROKER_REFUSALS } from '../../lib/auth/broker.js';
+import { encodedReasonHeaders } from '../../lib/contract/attribution.js';
 import { EndpointDashboard } from '../../lib/contract/schemas.js';
 import { listAuditItems } from '../../lib/store/audit.js';
 import { dynamo } from '../../lib/store/client.js';
@@ -43,7 +45,7 @@ describe('E2E: GET /api/mcp/endpoint on the private loopback listener', () => {
 
   beforeAll(async () => {
     stack = await startTestStack(FLEET);
-    token = await stack.token({ tenant: 'acme', subject: 'alice' });
+    token = await stack.brokerToken({ tenant: 'acme', subject: 'alice' });
   });
   afterAll(async () => {
     await stack?.stop();
@@ -182,6 +184,18 @@ describe('E2E: GET /api/mcp/endpoint on the private loopback listener', () => {
       expectFailure(await observe('agent_id=healthy', headers), 400, sentence);
     });
 
+    it.each([
+      ['an unknown encoding', { 'X-Service-Reason': 'checking%20disk', 'X-Service-Reason-Encoding': 'base64' }],
+      ['a truncated UTF-8 sequence', { 'X-Service-Reason': 'disk%E2%82', 'X-Service-Reason-Encoding': 'percent' }],
+      ['a stray percent sign', { 'X-Service-Reason': '100% full', 'X-Service-Reason-Encoding': 'percent' }],
+    ])('returns 400 for a percent-encoded reason with %s', async (_what, headers) => {
+      expectFailure(
+        await observe('agent_id=healthy', headers),
+        400,
+        'X-Service-Reason-Encoding must be "percent" and X-Service-Reason valid percent-encoded UTF-8.',
+      );
+    });
+
     it('returns 400 when X-Service-Reason is missing', async () => {
       const res = await get(`${stack.privateUrl}/api/mcp/endpoint?agent_id=healthy`, { Authorization: `Bearer ${token}` });
 
@@ -225,8 +239,8 @@ describe('E2E: GET /api/mcp/endpoint on the private loopback listener', () => {
 
   describe('401, 403 and 404', () => {
     it('returns 401 with a Bearer challenge without a token, or with an expired or foreign-audience one', async () => {
-      const expired = await stack.token({ expiresInSeconds: -30 });
-      const foreign = await stack.token({ audience: 'another-service' });
+      const expired = await stack.brokerToken({ expiresInSeconds: -30 });
+      const foreign = await stack.token({ audience: 'another-service', extra: { act: { sub: 'local-broker' } } });
 
       for (const [bearer, sentence] of [
         [null, 'A bearer token is required.'],
@@ -240,36 +254,55 @@ describe('E2E: GET /api/mcp/endpoint on the private loopback listener', () => {
       }
     });
 
-    it('accepts only tokens for OBSERVATIONS_AUDIENCE when it differs from the public audience', async () => {
-      process.env.OBSERVATIONS_AUDIENCE = 'observations-service';
-      resetConfig();
-      try {
-        expectFailure(await observe('agent_id=healthy'), 401, 'The bearer token is not for this service (audience).');
-        const exchanged = await stack.token({ tenant: 'acme', audience: 'observations-service' });
-        expect((await observe('agent_id=healthy', {}, exchanged)).status).toBe(200);
-      } finally {
-        delete process.env.OBSERVATIONS_AUDIENCE;
-        resetConfig();
-      }
+    it('refuses with 401 a token made for another door (the inventory or the MCP audience), even one naming the broker', async () => {
+      const actor = { act: { sub: 'local-broker' } };
+      const inventoryToken = await stack.token({ extra: actor });
+      const mcpToken = await stack.mcpToken({ extra: actor });
+
+      expectFailure(await observe('agent_id=healthy', {}, inventoryToken), 401, 'The bearer token is not for this service (audience).');
+      expectFailure(await observe('agent_id=healthy', {}, mcpToken), 401, 'The bearer token is not for this service (audience).');
+    });
+
+    it("refuses with 403 a user's own token passed through (the right audience, but no broker as actor), and audits it", async () => {
+      const subject = `passthrough-${now}`;
+      const userToken = await stack.token({ subject, audience: config().observationsAudience });
+
+      const res = await observe('agent_id=healthy', {}, userToken);
+
+      expectFailure(res, 403, BROKER_REFUSALS.missing);
+      const items = (await listAuditItems(dynamo(), config().auditTable, 'acme')).filter((i) => i.subject === subject);
+      expect(items).toEqual([expect.objectContaining({ broker: null, outcome: 'denied', status_code: 403, agent_id: null })]);
     });
 
     it('returns 403 for a valid token without a tenant claim', async () => {
-      expectFailure(await observe('agent_id=healthy', {}, await stack.token({ tenant: undefined })), 403, 'The token carries no single tenant in its "tenant_id" claim.');
+      expectFailure(await observe('agent_id=healthy', {}, await stack.brokerToken({ tenant: undefined })), 403, 'The token carries no single tenant in its "tenant_id" claim.');
     });
 
-    it('returns 403 when the invoking broker is not on the allow-list', async () => {
-      process.env.BROKER_ALLOW_LIST = 'some-other-broker';
+    it('returns 403 when the broker named by the token is not on the allow-list, and records that broker', async () => {
+      const subject = `other-broker-${now}`;
+      const res = await observe('agent_id=healthy', {}, await stack.brokerToken({ subject, client: 'some-other-client' }));
+
+      expectFailure(res, 403, BROKER_REFUSALS.notAllowed);
+      const items = (await listAuditItems(dynamo(), config().auditTable, 'acme')).filter((i) => i.subject === subject);
+      expect(items).toEqual([expect.objectContaining({ broker: 'some-other-client', outcome: 'denied', status_code: 403 })]);
+    });
+
+    it('reads the broker from the claim BROKER_CLAIM names (azp for an on-behalf-of issuer)', async () => {
+      process.env.BROKER_CLAIM = 'azp';
       resetConfig();
       try {
-        expectFailure(await observe('agent_id=healthy'), 403, 'The caller is not an allowed broker for this operation.');
+        const onBehalfOf = await stack.token({ audience: config().observationsAudience, extra: { azp: 'local-broker' } });
+        expect((await observe('agent_id=healthy', {}, onBehalfOf)).status).toBe(200);
+        // The actor claim no longer counts once the deployment names azp.
+        expectFailure(await observe('agent_id=healthy', {}, token), 403, BROKER_REFUSALS.missing);
       } finally {
-        process.env.BROKER_ALLOW_LIST = 'local-broker';
+        delete process.env.BROKER_CLAIM;
         resetConfig();
       }
     });
 
     it('returns 403 without a ticket when the tenant policy requires one, and 200 with it', async () => {
-      const globex = await stack.token({ tenant: 'globex' });
+      const globex = await stack.brokerToken({ tenant: 'globex' });
 
       expectFailure(
         await observe('agent_id=g-1', {}, globex),
@@ -293,7 +326,7 @@ describe('E2E: GET /api/mcp/endpoint on the private loopback listener', () => {
   describe('audit', () => {
     it('leaves exactly one audit item per successful read, named by X-Audit-Id', async () => {
       const subject = `auditor-${now}`;
-      const bearer = await stack.token({ tenant: 'acme', subject });
+      const bearer = await stack.brokerToken({ tenant: 'acme', subject });
       const ids: string[] = [];
       for (let i = 0; i < 3; i++) {
         const res = await observe('agent_id=healthy&minutes=30&limit=7', { 'X-Service-Reason': `read number ${i}` }, bearer);
@@ -319,12 +352,25 @@ describe('E2E: GET /api/mcp/endpoint on the private loopback listener', () => {
       expect(items.map((i) => i.reason).sort()).toEqual(['read number 0', 'read number 1', 'read number 2']);
     });
 
+    it('records a percent-encoded reason in any script exactly as meant, line breaks included, and a literal one as sent', async () => {
+      const subject = `encoded-${now}`;
+      const bearer = await stack.brokerToken({ tenant: 'acme', subject });
+      const meant = 'Disk läuft voll — 磁盘快满了 ✓\nsecond line: 100% sure';
+
+      const encoded = await observe('agent_id=healthy', encodedReasonHeaders(meant), bearer);
+      const literal = await observe('agent_id=healthy', { 'X-Service-Reason': '100% literal, no encoding header' }, bearer);
+
+      expect([encoded.status, literal.status]).toEqual([200, 200]);
+      const items = (await listAuditItems(dynamo(), config().auditTable, 'acme')).filter((i) => i.subject === subject);
+      expect(items.map((i) => i.reason).sort()).toEqual(['100% literal, no encoding header', meant].sort());
+    });
+
     it('audits authenticated refusals, and not requests without a valid token', async () => {
       const subject = `refused-${now}`;
-      const bearer = await stack.token({ tenant: 'acme', subject });
+      const bearer = await stack.brokerToken({ tenant: 'acme', subject });
       await observe('agent_id=nope', {}, bearer);
       await observe('agent_id=healthy&limit=0', {}, bearer);
-      await observe('agent_id=healthy', {}, await stack.token({ tenant: 'acme', subject, expiresInSeconds: -5 }));
+      await observe('agent_id=healthy', {}, await stack.brokerToken({ tenant: 'acme', subject, expiresInSeconds: -5 }));
 
       const items = (await listAuditItems(dynamo(), config().auditTable, 'acme')).filter((i) => i.subject === subject);
 

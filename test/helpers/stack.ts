@@ -4,12 +4,28 @@ import { join } from 'node:path';
 import { config } from '../../lib/config.js';
 import type { Fleet } from '../../infra/local/fleet.js';
 import { startLocalStack, type LocalStack } from '../../infra/local/stack.js';
+import { EXCHANGED_TOKEN_SECONDS, issueExchangedToken } from '../../infra/local/token-exchange.js';
 import { expectResponseMatchesContract } from './contract.js';
 import { uniqueTables } from './engine.js';
 
+export interface TokenOptions {
+  tenant?: string | undefined;
+  subject?: string;
+  expiresInSeconds?: number;
+  audience?: string | string[] | undefined;
+  extra?: Record<string, unknown>;
+}
+
 export interface TestStack extends LocalStack {
-  /** A token signed by the stack's issuer, for the public audience unless told otherwise. */
-  token(options?: { tenant?: string | undefined; subject?: string; expiresInSeconds?: number; audience?: string | string[] | undefined; extra?: Record<string, unknown> }): Promise<string>;
+  /** A token signed by the stack's issuer, for the inventory audience unless told otherwise. */
+  token(options?: TokenOptions): Promise<string>;
+  /** A token for the MCP resource (MCP_AUDIENCE), as an MCP client sends it to POST /api/mcp. */
+  mcpToken(options?: Omit<TokenOptions, 'audience'>): Promise<string>;
+  /**
+   * The token the local broker obtains by token exchange for this user: the observations audience
+   * and the broker (`client`, default BROKER_CLIENT_ID) as actor; what the private listener expects.
+   */
+  brokerToken(options?: Omit<TokenOptions, 'audience' | 'extra'> & { client?: string }): Promise<string>;
 }
 
 /**
@@ -36,24 +52,40 @@ export async function startTestStack(fleet: Fleet | 'none', env: Record<string, 
     quiet: true,
   });
   if (!stack.ready) throw new Error('the test stack could not create or seed its tables');
+  const token = (options: TokenOptions = {}): Promise<string> => {
+    const cfg = config();
+    return stack.issuer.sign({
+      issuer: cfg.jwtIssuer,
+      // `audience: undefined` leaves `aud` out of the token (a token that names its client_id instead).
+      audience: 'audience' in options ? options.audience : cfg.jwtAudience,
+      tenant: 'tenant' in options ? options.tenant : 'acme',
+      tenantClaim: cfg.tenantClaim,
+      subject: options.subject ?? 'user-1',
+      ...(options.expiresInSeconds !== undefined ? { expiresInSeconds: options.expiresInSeconds } : {}),
+      ...(options.extra ? { extra: options.extra } : {}),
+    });
+  };
   return {
     ...stack,
-    token(options = {}) {
+    token,
+    mcpToken: (options = {}) => token({ ...options, audience: config().mcpAudience }),
+    brokerToken(options = {}) {
       const cfg = config();
-      return stack.issuer.sign({
-        issuer: cfg.jwtIssuer,
-        // `audience: undefined` leaves `aud` out of the token (a token that names its client_id instead).
-        audience: 'audience' in options ? options.audience : cfg.jwtAudience,
-        tenant: 'tenant' in options ? options.tenant : 'acme',
-        tenantClaim: cfg.tenantClaim,
-        subject: options.subject ?? 'user-1',
-        ...(options.expiresInSeconds !== undefined ? { expiresInSeconds: options.expiresInSeconds } : {}),
-        ...(options.extra ? { extra: options.extra } : {}),
-      });
+      const tenant = 'tenant' in options ? options.tenant : 'acme';
+      return issueExchangedToken(
+        stack.issuer,
+        { issuer: cfg.jwtIssuer, tenantClaim: cfg.tenantClaim, lifetimeSeconds: options.expiresInSeconds ?? EXCHANGED_TOKEN_SECONDS },
+        {
+          subject: { sub: options.subject ?? 'user-1', ...(tenant !== undefined ? { [cfg.tenantClaim]: tenant } : {}) },
+          clientId: options.client ?? cfg.brokerClientId,
+          audience: cfg.observationsAudience,
+        },
+      );
     },
   };
 }
 
+/** Operations of openapi.json by path; `/api/mcp` is the MCP door, checked by the SDK client instead. */
 const OPERATIONS: Record<string, string> = {
   '/api/agents': 'listEndpointInventory',
   '/api/mcp/endpoint': 'getEndpointObservations',

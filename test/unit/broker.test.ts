@@ -1,28 +1,53 @@
 import { describe, expect, it } from 'vitest';
-import { allowedBroker, brokerName } from '../../lib/auth/broker.js';
+import { assertAllowedBroker, BROKER_REFUSALS, brokerOf, claimAt } from '../../lib/auth/broker.js';
 
-const assumed = { userArn: 'arn:aws:sts::123456789012:assumed-role/mcp-broker/session-42', user: 'AROAEXAMPLE:session-42' };
+/** Claims as an RFC 8693 token exchange writes them: the user as `sub`, the broker as actor. */
+const exchanged = { sub: 'alice', tenant_id: 'acme', aud: 'endpoint-observations', act: { sub: 'mcp-broker' }, azp: 'mcp-app' };
 
-describe('Function: allowedBroker', () => {
+describe('Function: claimAt', () => {
   it.each([
-    ['a role name', ['mcp-broker']],
-    ['the role ARN', ['arn:aws:iam::123456789012:role/mcp-broker']],
-    ['the role ARN with a path', ['arn:aws:iam::123456789012:role/services/mcp-broker']],
-    ['the exact session ARN', ['arn:aws:sts::123456789012:assumed-role/mcp-broker/session-42']],
-  ])('admits an assumed-role broker listed by %s', (_how, list) => {
-    expect(allowedBroker(assumed, list)).toBe('mcp-broker');
+    ['act.sub', 'mcp-broker'],
+    ['azp', 'mcp-app'],
+    ['sub', 'alice'],
+  ])('reads %s', (path, value) => {
+    expect(claimAt(exchanged, path)).toBe(value);
   });
 
   it.each([
-    ['another role', ['other-broker']],
-    ['the same role name in another account', ['arn:aws:iam::999999999999:role/mcp-broker']],
+    ['a missing claim', {}, 'act.sub'],
+    ['an actor without sub', { act: {} }, 'act.sub'],
+    ['an empty actor', { act: { sub: '  ' } }, 'act.sub'],
+    ['an actor that is a string', { act: 'mcp-broker' }, 'act.sub'],
+    ['an actor that is an array', { act: [{ sub: 'mcp-broker' }] }, 'act.0.sub'],
+    ['a number', { azp: 42 }, 'azp'],
+    ['a step through the prototype', { act: {} }, 'act.constructor'],
+  ])('gives undefined for %s', (_what, claims, path) => {
+    expect(claimAt(claims as Record<string, unknown>, path)).toBeUndefined();
+  });
+
+  it('takes the current actor, not an earlier one in a delegation chain (RFC 8693 §4.1)', () => {
+    expect(claimAt({ act: { sub: 'mcp-broker', act: { sub: 'older-actor' } } }, 'act.sub')).toBe('mcp-broker');
+  });
+});
+
+describe('Function: assertAllowedBroker', () => {
+  it('admits a broker named on the allow-list', () => {
+    expect(assertAllowedBroker(brokerOf(exchanged, 'act.sub'), ['other', 'mcp-broker'])).toBe('mcp-broker');
+  });
+
+  it('refuses a passed-through user token (no actor) with 403 and says why', () => {
+    const userToken = { sub: 'alice', tenant_id: 'acme', aud: 'endpoint-observations' };
+
+    expect(() => assertAllowedBroker(brokerOf(userToken, 'act.sub'), ['mcp-broker'])).toThrow(
+      expect.objectContaining({ statusCode: 403, message: BROKER_REFUSALS.missing }),
+    );
+  });
+
+  it.each([
+    ['another client', ['other-broker']],
+    ['a prefix of the name', ['mcp']],
     ['an empty allow-list', []],
   ])('refuses with 403 when the allow-list holds %s', (_how, list) => {
-    expect(() => allowedBroker(assumed, list)).toThrow(expect.objectContaining({ statusCode: 403 }));
-  });
-
-  it('refuses a call with no IAM identity', () => {
-    expect(() => allowedBroker(undefined, ['mcp-broker'])).toThrow(expect.objectContaining({ statusCode: 403 }));
-    expect(brokerName(null)).toBeUndefined();
+    expect(() => assertAllowedBroker('mcp-broker', list)).toThrow(expect.objectContaining({ statusCode: 403, message: BROKER_REFUSALS.notAllowed }));
   });
 });

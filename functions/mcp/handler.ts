@@ -1,0 +1,17 @@
+import middy from '@middy/core';
+import type { APIGatewayProxyEventV2WithJWTAuthorizer, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
+import { requestDeadline, serveMcpDoor } from '../../lib/mcp/door.js';
+import { failureHandling, HANDLER_OPTIONS } from '../../lib/middleware/failures.js';
+import { observability } from '../../lib/middleware/observability.js';
+
+/**
+ * POST /api/mcp (the MCP service: tools `observations` and `list_endpoints`) and its RFC 9728
+ * metadata, on the public HTTP API, payload 2.0. The broker of the observations read.
+ */
+const serveMcp = async (event: APIGatewayProxyEventV2WithJWTAuthorizer, context: Context): Promise<APIGatewayProxyStructuredResultV2> =>
+  serveMcpDoor(event, requestDeadline(context));
+
+export const handler = middy<APIGatewayProxyEventV2WithJWTAuthorizer, APIGatewayProxyStructuredResultV2>(HANDLER_OPTIONS)
+  .use(observability({ operation: 'mcp' }))
+  .use(failureHandling())
+  .handler(serveMcp);

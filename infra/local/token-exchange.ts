@@ -1,0 +1,154 @@
+import { randomUUID, timingSafeEqual } from 'node:crypto';
+import { createLocalJWKSet } from 'jose';
+import { verifyBearerToken } from '../../lib/auth/verify.js';
+import type { LocalIssuer } from './issuer.js';
+
+/**
+ * The local issuer's OAuth 2.0 token endpoint for one grant: RFC 8693 token exchange. The MCP
+ * broker, a confidential client, trades the user's token for the MCP resource for a short-lived
+ * token for the observations service, which names the user (`sub`, tenant claim) and the broker as
+ * actor (`act.sub`, RFC 8693 §4.1). Errors are RFC 6749 §5.2 JSON bodies.
+ */
+
+export const TOKEN_EXCHANGE_GRANT = 'urn:ietf:params:oauth:grant-type:token-exchange';
+export const ACCESS_TOKEN_TYPE = 'urn:ietf:params:oauth:token-type:access_token';
+const JWT_TOKEN_TYPE = 'urn:ietf:params:oauth:token-type:jwt';
+/** Lifetime of an exchanged token: short, the broker exchanges again when it needs to. */
+export const EXCHANGED_TOKEN_SECONDS = 300;
+
+export interface TokenExchangePolicy {
+  /** `iss` of the subject tokens it accepts and of the tokens it issues. */
+  issuer: string;
+  /** Confidential clients allowed to exchange: client id -> client secret. */
+  clients: ReadonlyMap<string, string>;
+  /** The audience a subject token must carry: the resource the broker serves (the MCP audience). */
+  subjectAudience: string;
+  /** The audiences a client may ask for (the observations audience). */
+  targetAudiences: readonly string[];
+  tenantClaim: string;
+  /** Lifetime of an issued token; short, since the broker exchanges again whenever it needs to. */
+  lifetimeSeconds: number;
+}
+
+export interface TokenEndpointAnswer {
+  status: number;
+  headers: Record<string, string>;
+  body: Record<string, unknown>;
+}
+
+const NO_STORE = { 'Content-Type': 'application/json; charset=utf-8', 'Cache-Control': 'no-store', Pragma: 'no-cache' };
+
+function oauthError(status: number, error: string, description: string, headers: Record<string, string> = {}): TokenEndpointAnswer {
+  return { status, headers: { ...NO_STORE, ...headers }, body: { error, error_description: description } };
+}
+
+function sameSecret(given: string, expected: string): boolean {
+  const a = Buffer.from(given);
+  const b = Buffer.from(expected);
+  return a.length === b.length && timingSafeEqual(a, b);
+}
+
+/** The client from `client_secret_basic` (RFC 6749 §2.3.1: each part form-urlencoded) or `client_secret_post`. */
+function clientCredentials(form: URLSearchParams, authorization: string | undefined): { id: string; secret: string } | 'ambiguous' | undefined {
+  const basic = /^Basic\s+([A-Za-z0-9+/=]+)\s*$/i.exec(authorization ?? '');
+  const posted = form.has('client_id') || form.has('client_secret');
+  if (basic && posted) return 'ambiguous';
+  if (basic) {
+    const decoded = Buffer.from(basic[1]!, 'base64').toString('utf8');
+    const colon = decoded.indexOf(':');
+    if (colon < 0) return undefined;
+    try {
+      const unform = (v: string): string => decodeURIComponent(v.replace(/\+/g, ' '));
+      return { id: unform(decoded.slice(0, colon)), secret: unform(decoded.slice(colon + 1)) };
+    } catch {
+      return undefined;
+    }
+  }
+  const id = form.get('client_id');
+  const secret = form.get('client_secret');
+  return id && secret ? { id, secret } : undefined;
+}
+
+export interface ExchangedTokenRequest {
+  /** Claims of the verified subject token (the user's token for the MCP resource). */
+  subject: Record<string, unknown>;
+  clientId: string;
+  audience: string;
+}
+
+/**
+ * Signs the token an exchange issues: `sub` and the tenant claim copied from the subject token,
+ * `aud` the requested audience, `act.sub` the exchanging client (an actor already in the subject
+ * token is kept nested below it), a fresh `jti`, and the policy's short lifetime.
+ */
+export async function issueExchangedToken(issuer: LocalIssuer, policy: Pick<TokenExchangePolicy, 'issuer' | 'tenantClaim' | 'lifetimeSeconds'>, request: ExchangedTokenRequest): Promise<string> {
+  const { subject } = request;
+  const tenant = subject[policy.tenantClaim];
+  const act: Record<string, unknown> = { sub: request.clientId };
+  if (subject.act && typeof subject.act === 'object') act.act = subject.act;
+  return issuer.sign({
+    issuer: policy.issuer,
+    audience: request.audience,
+    subject: typeof subject.sub === 'string' ? subject.sub : 'unknown',
+    ...(typeof tenant === 'string' ? { tenant, tenantClaim: policy.tenantClaim } : {}),
+    expiresInSeconds: policy.lifetimeSeconds,
+    extra: { act, jti: randomUUID() },
+  });
+}
+
+/**
+ * Answers one `POST /oauth2/token` (form already parsed). Refuses, in this order: an unknown grant
+ * (`unsupported_grant_type`), a client that does not authenticate (`invalid_client`, 401), missing
+ * or unsupported parameters (`invalid_request`), an audience the client may not ask for
+ * (`invalid_target`), and a subject token that does not verify or is not for the broker's
+ * resource (`invalid_grant`).
+ */
+export async function answerTokenRequest(
+  issuer: LocalIssuer,
+  policy: TokenExchangePolicy,
+  form: URLSearchParams,
+  authorization: string | undefined,
+): Promise<TokenEndpointAnswer> {
+  if (form.get('grant_type') !== TOKEN_EXCHANGE_GRANT) {
+    return oauthError(400, 'unsupported_grant_type', `Only ${TOKEN_EXCHANGE_GRANT} is supported.`);
+  }
+  const client = clientCredentials(form, authorization);
+  if (client === 'ambiguous') return oauthError(400, 'invalid_request', 'Authenticate the client one way only.');
+  const expected = client ? policy.clients.get(client.id) : undefined;
+  if (!client || expected === undefined || !sameSecret(client.secret, expected)) {
+    return oauthError(401, 'invalid_client', 'Client authentication failed.', { 'WWW-Authenticate': 'Basic realm="local-issuer"' });
+  }
+  for (const name of ['grant_type', 'subject_token', 'subject_token_type', 'audience', 'resource', 'requested_token_type']) {
+    if (form.getAll(name).length > 1) return oauthError(400, 'invalid_request', `The parameter ${name} was sent more than once.`);
+  }
+  const subjectToken = form.get('subject_token');
+  if (!subjectToken) return oauthError(400, 'invalid_request', 'subject_token is required.');
+  const subjectType = form.get('subject_token_type');
+  if (subjectType !== ACCESS_TOKEN_TYPE && subjectType !== JWT_TOKEN_TYPE) {
+    return oauthError(400, 'invalid_request', `subject_token_type must be ${ACCESS_TOKEN_TYPE}.`);
+  }
+  const requestedType = form.get('requested_token_type');
+  if (requestedType !== null && requestedType !== ACCESS_TOKEN_TYPE) {
+    return oauthError(400, 'invalid_request', `requested_token_type must be ${ACCESS_TOKEN_TYPE}.`);
+  }
+  const audience = form.get('audience') ?? form.get('resource');
+  if (!audience || !policy.targetAudiences.includes(audience)) {
+    return oauthError(400, 'invalid_target', 'The client may not obtain a token for that audience.');
+  }
+  let subject: Record<string, unknown>;
+  try {
+    subject = (await verifyBearerToken(subjectToken, {
+      issuer: policy.issuer,
+      audience: policy.subjectAudience,
+      keys: createLocalJWKSet(issuer.jwks),
+    })) as Record<string, unknown>;
+  } catch (error) {
+    return oauthError(400, 'invalid_grant', `The subject token is not acceptable: ${(error as Error).message}`);
+  }
+  const token = await issueExchangedToken(issuer, policy, { subject, clientId: client.id, audience });
+  return {
+    status: 200,
+    headers: NO_STORE,
+    body: { access_token: token, issued_token_type: ACCESS_TOKEN_TYPE, token_type: 'Bearer', expires_in: policy.lifetimeSeconds },
+  };
+}

@@ -1,0 +1,143 @@
+import { createHash } from 'node:crypto';
+
+/**
+ * The broker's side of an RFC 8693 token exchange: the user's token for the MCP resource is
+ * traded at the issuer's token endpoint for a token for the observations service, in which the
+ * issuer names the broker as actor. The user's token is never passed on unchanged (token
+ * passthrough is forbidden by the MCP authorization rules).
+ */
+
+const GRANT = 'urn:ietf:params:oauth:grant-type:token-exchange';
+const ACCESS_TOKEN_TYPE = 'urn:ietf:params:oauth:token-type:access_token';
+
+/**
+ * Why an exchange failed, in the terms the caller acts on: the issuer is down or slow (retry), it
+ * refused the user's token (sign in again), or it refused the broker itself (misconfiguration).
+ */
+export type ExchangeFailureKind = 'unavailable' | 'timeout' | 'subject-refused' | 'misconfigured';
+
+export class TokenExchangeError extends Error {
+  override name = 'TokenExchangeError';
+  constructor(
+    readonly kind: ExchangeFailureKind,
+    message: string,
+    options: { cause?: unknown } = {},
+  ) {
+    super(message, options);
+  }
+}
+
+export interface ExchangeRequest {
+  tokenEndpoint: string;
+  clientId: string;
+  clientSecret: string;
+  /** The user's token, as the MCP door received it. */
+  subjectToken: string;
+  audience: string;
+  /** Bounds the whole exchange (the caller's deadline). */
+  signal: AbortSignal;
+}
+
+export interface ExchangedToken {
+  token: string;
+  /** Epoch milliseconds after which the token must not be used. */
+  expiresAt: number;
+}
+
+/** RFC 6749 §2.3.1: client id and secret are form-urlencoded before they are joined and base64-encoded. */
+function basicCredentials(id: string, secret: string): string {
+  const form = (v: string): string => encodeURIComponent(v).replace(/%20/g, '+');
+  return `Basic ${Buffer.from(`${form(id)}:${form(secret)}`).toString('base64')}`;
+}
+
+const MISCONFIGURATION_ERRORS = new Set(['invalid_client', 'unauthorized_client', 'invalid_target', 'unsupported_grant_type', 'invalid_request', 'invalid_scope']);
+
+/** One exchange at the token endpoint; every failure is a TokenExchangeError naming its kind. */
+export async function exchangeToken(request: ExchangeRequest): Promise<ExchangedToken> {
+  const started = Date.now();
+  let response: Response;
+  try {
+    response = await fetch(request.tokenEndpoint, {
+      method: 'POST',
+      headers: {
+        'Content-Type': 'application/x-www-form-urlencoded',
+        Accept: 'application/json',
+        Authorization: basicCredentials(request.clientId, request.clientSecret),
+      },
+      body: new URLSearchParams({
+        grant_type: GRANT,
+        subject_token: request.subjectToken,
+        subject_token_type: ACCESS_TOKEN_TYPE,
+        requested_token_type: ACCESS_TOKEN_TYPE,
+        audience: request.audience,
+      }),
+      signal: request.signal,
+    });
+  } catch (cause) {
+    if (request.signal.aborted) throw new TokenExchangeError('timeout', 'The token endpoint did not answer in time.', { cause });
+    throw new TokenExchangeError('unavailable', 'The token endpoint could not be reached.', { cause });
+  }
+  let body: { access_token?: unknown; expires_in?: unknown; error?: unknown } | undefined;
+  try {
+    body = (await response.json()) as typeof body;
+  } catch (cause) {
+    if (request.signal.aborted) throw new TokenExchangeError('timeout', 'The token endpoint did not answer in time.', { cause });
+    body = undefined;
+  }
+  if (response.status >= 500 || response.status === 429) {
+    throw new TokenExchangeError('unavailable', `The token endpoint answered ${response.status}.`);
+  }
+  if (!response.ok) {
+    const error = typeof body?.error === 'string' ? body.error : 'unknown';
+    if (error === 'invalid_grant') throw new TokenExchangeError('subject-refused', 'The issuer refused to exchange the user\'s token (invalid_grant).');
+    const kind = MISCONFIGURATION_ERRORS.has(error) || response.status === 401 ? 'misconfigured' : 'unavailable';
+    throw new TokenExchangeError(kind, `The token endpoint refused the exchange (${response.status} ${error}).`);
+  }
+  if (typeof body?.access_token !== 'string' || body.access_token === '') {
+    throw new TokenExchangeError('unavailable', 'The token endpoint answered without an access token.');
+  }
+  const lifetime = typeof body.expires_in === 'number' && body.expires_in > 0 ? body.expires_in : 60;
+  return { token: body.access_token, expiresAt: started + lifetime * 1000 };
+}
+
+/**
+ * Exchanged tokens, kept per user token and audience until shortly before they expire, so a burst
+ * of tool calls costs one exchange. Keys are hashes: the cache holds no user token in the clear.
+ * Bounded: the oldest entry leaves first.
+ */
+export class ExchangedTokenCache {
+  private readonly entries = new Map<string, ExchangedToken>();
+
+  constructor(
+    private readonly maxEntries = 500,
+    /** Stop using a token this long before it expires: it must survive the hop and the handler's check. */
+    private readonly marginMs = 30_000,
+  ) {}
+
+  private static key(subjectToken: string, audience: string): string {
+    return createHash('sha256').update(audience).update('\n').update(subjectToken).digest('base64url');
+  }
+
+  get(subjectToken: string, audience: string, now = Date.now()): string | undefined {
+    const key = ExchangedTokenCache.key(subjectToken, audience);
+    const entry = this.entries.get(key);
+    if (!entry) return undefined;
+    if (entry.expiresAt - this.marginMs <= now) {
+      this.entries.delete(key);
+      return undefined;
+    }
+    return entry.token;
+  }
+
+  set(subjectToken: string, audience: string, exchanged: ExchangedToken): void {
+    const key = ExchangedTokenCache.key(subjectToken, audience);
+    this.entries.delete(key);
+    this.entries.set(key, exchanged);
+    while (this.entries.size > this.maxEntries) this.entries.delete(this.entries.keys().next().value as string);
+  }
+
+  /** Forgets a token the upstream refused, so the next call exchanges again. */
+  forget(subjectToken: string, audience: string): void {
+    this.entries.delete(ExchangedTokenCache.key(subjectToken, audience));
+  }
+}

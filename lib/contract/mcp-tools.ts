@@ -1,0 +1,91 @@
+import * as z from 'zod';
+import { AgentId, AgentSummary, ConnectionState, EndpointDashboard, OBSERVATION_BOUNDS, TICKET_NUMBER_PATTERN } from './schemas.js';
+
+/**
+ * The MCP tools' arguments and results, built from the same wire types and bounds as the HTTP
+ * contract: `observations` takes what getEndpointObservations takes (its attribution headers as
+ * arguments, since MCP hosts cannot set per-call headers) and returns its EndpointDashboard;
+ * `list_endpoints` returns AgentSummary elements of listEndpointInventory.
+ */
+
+export const TOOL_NAMES = Object.freeze({ observations: 'observations', listEndpoints: 'list_endpoints' });
+
+/** Every tool only reads, gives the same answer for the same question, and talks to nothing outside the service. */
+export const READ_ONLY_TOOL = Object.freeze({ readOnlyHint: true, idempotentHint: true, openWorldHint: false, destructiveHint: false });
+
+const { minutes, limit, reason, ticketNumber } = OBSERVATION_BOUNDS;
+
+/** A lone UTF-16 surrogate cannot be encoded for the hop (or stored as UTF-8): refuse it up front. */
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
+export const LIST_LIMIT = Object.freeze({ min: 1, max: 500, default: 100 });
+export const HOSTNAME_FILTER = Object.freeze({ min: 1, max: 255 });
+
+/** Arguments of `observations`; the ticket system is the configured constant (`TICKET_SYSTEM`). */
+export function observationsToolInput(ticketSystem: string) {
+  return z.strictObject({
+    agent_id: AgentId.describe('The endpoint to read, exactly as list_endpoints gives its agent_id.'),
+    minutes: z
+      .number()
+      .int()
+      .min(minutes.min)
+      .max(minutes.max)
+      .optional()
+      .describe(`The observation window in minutes, ending now (${minutes.max} is seven days). Default ${minutes.default}.`),
+    limit: z
+      .number()
+      .int()
+      .min(limit.min)
+      .max(limit.max)
+      .optional()
+      .describe(`The most samples the history may hold; more are averaged into this many time buckets. Default ${limit.default}.`),
+    reason: z
+      .string()
+      .trim()
+      .min(reason.min)
+      .max(reason.max)
+      .refine((v) => !LONE_SURROGATE.test(v))
+      .describe(
+        `Why the read is made, in the user's words (${reason.min} to ${reason.max} characters, any script). Required: it is recorded in the tenant's audit trail.`,
+      ),
+    ticket: z
+      .strictObject({
+        number: z.string().min(ticketNumber.min).max(ticketNumber.max).regex(TICKET_NUMBER_PATTERN).describe('The ticket number, e.g. INC0012345.'),
+        system: z.literal(ticketSystem).describe(`The ticketing product: always "${ticketSystem}".`),
+      })
+      .optional()
+      .describe('The ticket behind the read: number and system together. Some tenants require one.'),
+  });
+}
+export type ObservationsToolInput = z.output<ReturnType<typeof observationsToolInput>>;
+
+export const ListEndpointsToolInput = z.strictObject({
+  connection_state: ConnectionState.optional().describe('Only endpoints in this connection state.'),
+  hostname: z
+    .string()
+    .min(HOSTNAME_FILTER.min)
+    .max(HOSTNAME_FILTER.max)
+    .optional()
+    .describe('Only endpoints whose hostname contains this text (case-insensitive).'),
+  limit: z
+    .number()
+    .int()
+    .min(LIST_LIMIT.min)
+    .max(LIST_LIMIT.max)
+    .optional()
+    .describe(`The most endpoints to return, in agent_id order. Default ${LIST_LIMIT.default}.`),
+});
+export type ListEndpointsToolInput = z.output<typeof ListEndpointsToolInput>;
+
+export const EndpointList = z
+  .strictObject({
+    endpoints: z.array(AgentSummary).describe('The matching endpoints, ordered by agent_id, at most `limit` of them.'),
+    matching: z.number().int().min(0).describe('How many endpoints match the filters.'),
+    total: z.number().int().min(0).describe("How many endpoints the caller's tenant has, online and offline."),
+    truncated: z.boolean().describe('True when more endpoints match than were returned.'),
+  })
+  .describe("Endpoints of the caller's tenant, as the inventory lists them.");
+export type EndpointList = z.infer<typeof EndpointList>;
+
+/** The result of `observations`: the dashboard exactly as getEndpointObservations returns it. */
+export const ObservationsToolOutput = EndpointDashboard;

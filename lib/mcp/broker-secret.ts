@@ -1,0 +1,76 @@
+import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
+import { config } from '../config.js';
+
+/**
+ * The broker's client secret at the issuer. Locally it is a plain variable (BROKER_CLIENT_SECRET,
+ * set by `npm start`); on AWS it is read at run time from Secrets Manager (BROKER_CLIENT_SECRET_ARN)
+ * and never appears in the template or the function's environment. Cached for a few minutes, so a
+ * rotated secret is picked up without a deploy, and dropped at once when the issuer refuses it.
+ */
+
+const CACHE_MS = 5 * 60_000;
+
+/** The secret cannot be had: misconfiguration (nothing configured) or Secrets Manager failing. */
+export class BrokerSecretError extends Error {
+  override name = 'BrokerSecretError';
+  constructor(
+    readonly kind: 'misconfigured' | 'unavailable',
+    message: string,
+    options: { cause?: unknown } = {},
+  ) {
+    super(message, options);
+  }
+}
+
+let client: SecretsManagerClient | undefined;
+let cached: { secret: string; until: number } | undefined;
+
+/** Replaces the Secrets Manager client (tests); `undefined` resets it and the cache. */
+export function setSecretsClient(next: SecretsManagerClient | undefined): void {
+  client = next;
+  cached = undefined;
+}
+
+/** Forgets the cached secret, so the next exchange reads it again (after an `invalid_client`). */
+export function forgetBrokerSecret(): void {
+  cached = undefined;
+}
+
+/** A secret string is the secret itself, or a JSON object holding it as `client_secret`. */
+function secretFrom(value: string): string | undefined {
+  const trimmed = value.trim();
+  if (trimmed.startsWith('{')) {
+    try {
+      const parsed = JSON.parse(trimmed) as { client_secret?: unknown };
+      return typeof parsed.client_secret === 'string' && parsed.client_secret !== '' ? parsed.client_secret : undefined;
+    } catch {
+      return undefined;
+    }
+  }
+  return trimmed === '' ? undefined : trimmed;
+}
+
+export async function brokerClientSecret(signal: AbortSignal, now = Date.now()): Promise<string> {
+  const cfg = config();
+  if (cfg.brokerClientSecret) return cfg.brokerClientSecret;
+  if (!cfg.brokerClientSecretArn) {
+    throw new BrokerSecretError('misconfigured', 'Neither BROKER_CLIENT_SECRET nor BROKER_CLIENT_SECRET_ARN is set.');
+  }
+  if (cached && cached.until > now) return cached.secret;
+  client ??= new SecretsManagerClient({ region: cfg.region, maxAttempts: 2 });
+  let value: string | undefined;
+  try {
+    const answer = await client.send(new GetSecretValueCommand({ SecretId: cfg.brokerClientSecretArn }), { abortSignal: signal });
+    value = answer.SecretString;
+  } catch (cause) {
+    const name = (cause as { name?: string }).name ?? '';
+    const kind = ['AccessDeniedException', 'ResourceNotFoundException', 'DecryptionFailure', 'InvalidRequestException'].includes(name)
+      ? 'misconfigured'
+      : 'unavailable';
+    throw new BrokerSecretError(kind, `The broker's client secret could not be read (${name || 'error'}).`, { cause });
+  }
+  const secret = value === undefined ? undefined : secretFrom(value);
+  if (!secret) throw new BrokerSecretError('misconfigured', 'The broker secret holds no usable client secret.');
+  cached = { secret, until: now + CACHE_MS };
+  return secret;
+}

@@ -1,0 +1,106 @@
+import type { APIGatewayProxyEventV2WithJWTAuthorizer, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
+import { identityFromClaims } from '../auth/identity.js';
+import { bearerToken } from '../auth/verify.js';
+import { config } from '../config.js';
+import { ForbiddenError, MethodNotAllowedError, NotFoundError } from '../errors.js';
+import { logger } from '../observability/logger.js';
+import { protectedResourceMetadata, RESOURCE_METADATA_PATHS } from './resource-metadata.js';
+import { serveMcpRequest } from './server.js';
+
+/**
+ * The MCP door as API Gateway's HTTP API (payload 2.0) reaches it: `POST /api/mcp` behind the JWT
+ * authorizer with the MCP audience, and the RFC 9728 metadata without one. The event becomes a
+ * web-standard Request for the SDK and its Response a Lambda result; everything else about the
+ * event stays here.
+ */
+
+export const MCP_PATH = '/api/mcp';
+/** Left to the request after its deadline: room to answer before Lambda (and middy's early timeout) cut it. */
+const DEADLINE_MARGIN_MS = 1_000;
+/** Headers that describe the original connection, not the message; the Request recomputes what it needs. */
+const HOP_HEADERS = new Set(['host', 'content-length', 'transfer-encoding', 'connection', 'keep-alive']);
+
+/**
+ * The deadline of one request: the configured upstream bound or, when sooner, the Lambda's
+ * remaining time less a margin. Every upstream call of the request (token exchange, the private
+ * operation, the store) stops with it and becomes a tool error, not a gateway timeout.
+ */
+export function requestDeadline(context: Pick<Context, 'getRemainingTimeInMillis'>): AbortSignal {
+  const remaining = context.getRemainingTimeInMillis() - DEADLINE_MARGIN_MS;
+  return AbortSignal.timeout(Math.max(100, Math.min(config().upstreamTimeoutMs, remaining)));
+}
+
+function bodyOf(event: APIGatewayProxyEventV2WithJWTAuthorizer): string {
+  if (event.body === undefined || event.body === null) return '';
+  return event.isBase64Encoded ? Buffer.from(event.body, 'base64').toString('utf8') : event.body;
+}
+
+function webRequest(event: APIGatewayProxyEventV2WithJWTAuthorizer, body: string): Request {
+  const headers = new Headers();
+  for (const [name, value] of Object.entries(event.headers ?? {})) {
+    if (value !== undefined && !HOP_HEADERS.has(name.toLowerCase())) headers.set(name, value);
+  }
+  const host = event.requestContext.domainName || 'localhost';
+  const query = event.rawQueryString ? `?${event.rawQueryString}` : '';
+  return new Request(`https://${host}${event.rawPath}${query}`, { method: 'POST', headers, body });
+}
+
+async function lambdaResult(response: Response): Promise<APIGatewayProxyStructuredResultV2> {
+  const headers: Record<string, string> = {};
+  response.headers.forEach((value, name) => {
+    headers[name] = value;
+  });
+  if ((headers['content-type'] ?? '').startsWith('text/event-stream')) {
+    // A buffered Lambda answer cannot carry a stream; the server is configured never to open one.
+    await response.body?.cancel();
+    throw new Error('the MCP server answered with a stream');
+  }
+  return { statusCode: response.status, headers: { 'Cache-Control': 'no-store', ...headers }, body: await response.text() };
+}
+
+function metadataResult(): APIGatewayProxyStructuredResultV2 {
+  return {
+    statusCode: 200,
+    headers: {
+      'Content-Type': 'application/json; charset=utf-8',
+      'Cache-Control': 'public, max-age=3600',
+      // Public and the same for everyone: browser-based clients may read it from any origin.
+      'Access-Control-Allow-Origin': '*',
+    },
+    body: JSON.stringify(protectedResourceMetadata(config())),
+  };
+}
+
+/** Servers must refuse a browser's request from an origin they do not serve (DNS rebinding): 403. */
+function assertAllowedOrigin(origin: string | undefined): void {
+  if (origin === undefined) return;
+  if (!config().mcpAllowedOrigins.includes(origin)) {
+    throw new ForbiddenError('Requests from this Origin are not allowed; set MCP_ALLOWED_ORIGINS to admit it.');
+  }
+}
+
+/**
+ * One request at the MCP door: the metadata documents, `POST /api/mcp` for a verified caller (the
+ * tenant from the token's claims, the token itself kept only to be exchanged), and 405 for the
+ * other methods on the path (no SSE stream, no session to delete).
+ */
+export async function serveMcpDoor(event: APIGatewayProxyEventV2WithJWTAuthorizer, deadline: AbortSignal): Promise<APIGatewayProxyStructuredResultV2> {
+  const method = event.requestContext.http.method.toUpperCase();
+  const path = event.rawPath;
+  if (RESOURCE_METADATA_PATHS.includes(path)) {
+    if (method !== 'GET' && method !== 'HEAD') throw new MethodNotAllowedError('Only GET is served here.', ['GET']);
+    return metadataResult();
+  }
+  if (path !== MCP_PATH) throw new NotFoundError('No such route.');
+  if (method !== 'POST') {
+    throw new MethodNotAllowedError('This MCP server is stateless: it answers POST only (no event stream, no session to delete).', ['POST']);
+  }
+  assertAllowedOrigin(event.headers?.origin);
+  const cfg = config();
+  const caller = identityFromClaims(event.requestContext.authorizer?.jwt?.claims, cfg.tenantClaim);
+  const token = bearerToken(event.headers?.authorization);
+  logger.appendKeys({ tenant: caller.tenantId, subject: caller.subject });
+  const body = bodyOf(event);
+  const response = await serveMcpRequest(webRequest(event, body), body, { ...caller, token, signal: deadline });
+  return lambdaResult(response);
+}

@@ -1,0 +1,169 @@
+import { BROKER_REFUSALS } from '../auth/broker.js';
+import { ExchangedTokenCache, exchangeToken, TokenExchangeError } from '../auth/token-exchange.js';
+import { config } from '../config.js';
+import { ATTRIBUTION_HEADERS, encodedReasonHeaders } from '../contract/attribution.js';
+import type { ObservationsToolInput } from '../contract/mcp-tools.js';
+import { EndpointDashboard } from '../contract/schemas.js';
+import { logger } from '../observability/logger.js';
+import { BrokerSecretError, brokerClientSecret, forgetBrokerSecret } from './broker-secret.js';
+import { misconfiguration, retryAfterSeconds, TOOL_SENTENCES, ToolFailure } from './tool-failure.js';
+
+/**
+ * The broker's hop to the private observations operation: exchange the user's token for one with
+ * the observations audience (RFC 8693, cached until shortly before it expires), then
+ * `GET /api/mcp/endpoint` with `Authorization: Bearer` and the attribution as `X-Service-*` headers
+ * (the reason percent-encoded, so any script arrives unchanged). Every answer other than a
+ * readable dashboard becomes a ToolFailure with one sentence.
+ */
+
+const SERVICE = 'observations service';
+const SIGN_IN = 'sign-in service';
+/** The service's own failure texts: one sentence, then the request id (lib/http.ts failureBody). */
+const SERVICE_FAILURE = /^(.+?) \(request id: ([^)\s]+)\)\s*$/s;
+
+const exchangedTokens = new ExchangedTokenCache();
+
+export interface BrokeredRead {
+  /** The user's bearer token for the MCP resource, as the door received it. */
+  subjectToken: string;
+  args: ObservationsToolInput;
+  /** The caller's deadline for the whole tool call. */
+  signal: AbortSignal;
+}
+
+export interface DashboardRead {
+  /** The dashboard exactly as the operation returned it (validated, not rebuilt). */
+  dashboard: EndpointDashboard;
+  /** The audit item the read left (X-Audit-Id). */
+  auditId: string | undefined;
+}
+
+function exchangeFailure(error: unknown): ToolFailure {
+  if (error instanceof BrokerSecretError) {
+    if (error.kind === 'misconfigured') return misconfiguration(TOOL_SENTENCES.misconfigured, { cause: error.message });
+    logger.error('broker secret unavailable', { cause: error.message });
+    return new ToolFailure(TOOL_SENTENCES.unavailable(SIGN_IN, 5));
+  }
+  if (error instanceof TokenExchangeError) {
+    switch (error.kind) {
+      case 'timeout':
+        return new ToolFailure(TOOL_SENTENCES.timedOut(SIGN_IN, 5));
+      case 'unavailable':
+        logger.warn('token exchange unavailable', { cause: error.message });
+        return new ToolFailure(TOOL_SENTENCES.unavailable(SIGN_IN, 5));
+      case 'subject-refused':
+        logger.info('token exchange refused the subject token', { cause: error.message });
+        return new ToolFailure(TOOL_SENTENCES.signInAgain);
+      case 'misconfigured':
+        forgetBrokerSecret();
+        return misconfiguration(TOOL_SENTENCES.misconfigured, { cause: error.message });
+    }
+  }
+  throw error;
+}
+
+/** The exchanged token for this user: from the cache, or a fresh exchange at the issuer. */
+async function observationsToken(subjectToken: string, signal: AbortSignal): Promise<{ token: string; cached: boolean }> {
+  const cfg = config();
+  const cached = exchangedTokens.get(subjectToken, cfg.observationsAudience);
+  if (cached) return { token: cached, cached: true };
+  try {
+    const exchanged = await exchangeToken({
+      tokenEndpoint: cfg.tokenEndpoint,
+      clientId: cfg.brokerClientId,
+      clientSecret: await brokerClientSecret(signal),
+      subjectToken,
+      audience: cfg.observationsAudience,
+      signal: AbortSignal.any([signal, AbortSignal.timeout(5_000)]),
+    });
+    exchangedTokens.set(subjectToken, cfg.observationsAudience, exchanged);
+    return { token: exchanged.token, cached: false };
+  } catch (error) {
+    throw exchangeFailure(error);
+  }
+}
+
+function requestUrl(args: ObservationsToolInput): string {
+  const url = new URL(config().observationsUrl);
+  url.searchParams.set('agent_id', args.agent_id);
+  if (args.minutes !== undefined) url.searchParams.set('minutes', String(args.minutes));
+  if (args.limit !== undefined) url.searchParams.set('limit', String(args.limit));
+  return url.toString();
+}
+
+function attributionHeaders(args: ObservationsToolInput): Record<string, string> {
+  return {
+    ...encodedReasonHeaders(args.reason),
+    ...(args.ticket ? { [ATTRIBUTION_HEADERS.ticketNumber]: args.ticket.number, [ATTRIBUTION_HEADERS.ticketSystem]: args.ticket.system } : {}),
+  };
+}
+
+/** The sentence of a failure the service itself wrote, or undefined for anything else (a gateway's body). */
+function serviceSentence(response: Response, body: string): string | undefined {
+  if (!(response.headers.get('content-type') ?? '').toLowerCase().startsWith('text/plain')) return undefined;
+  const match = SERVICE_FAILURE.exec(body);
+  return match ? `${match[1]} (request id: ${match[2]})` : undefined;
+}
+
+/** One upstream answer that is not a 200, as the sentence the user reads. */
+function upstreamFailure(response: Response, body: string, args: ObservationsToolInput): ToolFailure {
+  const status = response.status;
+  const sentence = serviceSentence(response, body);
+  const wait = retryAfterSeconds(response.headers.get('retry-after'));
+  const details = { upstreamStatus: status, serviceAnswer: sentence !== undefined, apiErrorType: response.headers.get('x-amzn-errortype') ?? undefined };
+  if (status === 404 && sentence) return new ToolFailure(TOOL_SENTENCES.notFound(args.agent_id));
+  if ((status === 400 || status === 403) && sentence) {
+    // The service refused the broker itself: no user can fix that. Its sentence is still the answer.
+    const brokerRefused = Object.values(BROKER_REFUSALS).some((refusal) => sentence.startsWith(refusal));
+    return brokerRefused ? misconfiguration(sentence, details) : new ToolFailure(sentence);
+  }
+  if (status === 401 || status === 403 || status === 404) return misconfiguration(TOOL_SENTENCES.misconfigured, details);
+  if (status === 429) return new ToolFailure(TOOL_SENTENCES.busy(SERVICE, wait));
+  if (status === 503) return new ToolFailure(TOOL_SENTENCES.unavailable(SERVICE, wait));
+  if (status === 504) return new ToolFailure(TOOL_SENTENCES.timedOut(SERVICE, wait));
+  logger.error('observations service failed', details);
+  return new ToolFailure(TOOL_SENTENCES.failed(SERVICE));
+}
+
+async function getDashboard(args: ObservationsToolInput, token: string, signal: AbortSignal): Promise<{ response: Response; body: string }> {
+  try {
+    const response = await fetch(requestUrl(args), {
+      headers: { Authorization: `Bearer ${token}`, Accept: 'application/json', ...attributionHeaders(args) },
+      signal,
+      redirect: 'manual',
+    });
+    return { response, body: await response.text() };
+  } catch (error) {
+    if (signal.aborted) throw new ToolFailure(TOOL_SENTENCES.timedOut(SERVICE, 5));
+    logger.warn('observations service unreachable', { cause: (error as Error).name });
+    throw new ToolFailure(TOOL_SENTENCES.unavailable(SERVICE, 5));
+  }
+}
+
+/**
+ * Reads one endpoint's dashboard for the user behind `subjectToken`. A token from the cache that
+ * the service refuses (401) is exchanged again once: the issuer may have rotated its keys.
+ */
+export async function readDashboardForUser(read: BrokeredRead): Promise<DashboardRead> {
+  const cfg = config();
+  let { token, cached } = await observationsToken(read.subjectToken, read.signal);
+  let { response, body } = await getDashboard(read.args, token, read.signal);
+  if (response.status === 401 && cached) {
+    exchangedTokens.forget(read.subjectToken, cfg.observationsAudience);
+    ({ token, cached } = await observationsToken(read.subjectToken, read.signal));
+    ({ response, body } = await getDashboard(read.args, token, read.signal));
+  }
+  if (response.status === 401) exchangedTokens.forget(read.subjectToken, cfg.observationsAudience);
+  if (response.status !== 200) throw upstreamFailure(response, body, read.args);
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(body);
+  } catch {
+    parsed = undefined;
+  }
+  if (!EndpointDashboard.safeParse(parsed).success) {
+    logger.error('observations service answered an unreadable dashboard', { bytes: body.length });
+    throw new ToolFailure(TOOL_SENTENCES.unreadable(SERVICE));
+  }
+  return { dashboard: parsed as EndpointDashboard, auditId: response.headers.get('x-audit-id') ?? undefined };
+}

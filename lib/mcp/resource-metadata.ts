@@ -1,0 +1,19 @@
+import type { Config } from '../config.js';
+
+/** Where MCP clients look for the protected resource metadata of `/api/mcp` (RFC 9728 §3.1, then the root). */
+export const RESOURCE_METADATA_PATHS = Object.freeze(['/.well-known/oauth-protected-resource/api/mcp', '/.well-known/oauth-protected-resource']);
+
+/**
+ * The RFC 9728 metadata of the MCP resource: `resource` is exactly the audience tokens for it carry
+ * (`MCP_AUDIENCE`), and the issuer is its one authorization server. Public, the same for everyone.
+ * On AWS the JWT authorizer's 401 cannot point at this document (`resource_metadata`), so the
+ * well-known URIs are how clients find it.
+ */
+export function protectedResourceMetadata(cfg: Pick<Config, 'mcpAudience' | 'jwtIssuer'>): Record<string, unknown> {
+  return {
+    resource: cfg.mcpAudience,
+    authorization_servers: [cfg.jwtIssuer],
+    bearer_methods_supported: ['header'],
+    resource_name: 'Endpoint read service (MCP)',
+  };
+}

@@ -1,0 +1,96 @@
+import {
+  createMcpHandler,
+  isLegacyRequest,
+  McpServer,
+  WebStandardStreamableHTTPServerTransport,
+  type AuthInfo,
+  type McpHttpHandler,
+  type McpRequestContext,
+} from '@modelcontextprotocol/server';
+import { CONTRACT_VERSION } from '../contract/openapi.js';
+import { registerTools, type ToolCaller } from './tools.js';
+
+/**
+ * The MCP server behind `POST /api/mcp`: stateless Streamable HTTP with JSON answers, in both
+ * protocol eras. A 2026-07-28 request (it carries its protocol version in `_meta`) goes to the
+ * SDK's per-request entry; a 2025-era request (an `initialize` handshake, then plain requests)
+ * to a stateless transport made for it alone, with JSON responses (the SDK's own legacy fallback
+ * would answer with SSE). Either way a fresh server is built for the one request, for the caller
+ * the door verified, and no session id is ever issued.
+ */
+
+const SERVER_INFO = Object.freeze({ name: 'endpoint-read-service', title: 'Endpoint read service', version: CONTRACT_VERSION });
+
+const INSTRUCTIONS = [
+  'Read-only tools over the managed endpoints of your tenant.',
+  'Use list_endpoints to find an endpoint and its agent_id, then observations to read its health dashboard.',
+  'observations needs a reason (it is audited) and, for some tenants, a ticket.',
+  'Missing data is unknown, never healthy; a null value is not zero; an error result means the read failed, not that all is well.',
+].join(' ');
+
+const JSONRPC_METHOD_NOT_FOUND = -32601;
+
+function buildServer(caller: ToolCaller): McpServer {
+  // No list changes are ever announced: the tool set is fixed, and the server keeps no state to announce from.
+  const server = new McpServer(SERVER_INFO, { instructions: INSTRUCTIONS, capabilities: { tools: { listChanged: false } } });
+  registerTools(server, caller);
+  return server;
+}
+
+function callerOf(authInfo: AuthInfo | undefined): ToolCaller {
+  const caller = authInfo?.extra?.caller as ToolCaller | undefined;
+  if (!caller) throw new Error('the MCP door passed no caller');
+  return caller;
+}
+
+let modern: McpHttpHandler | undefined;
+
+function modernHandler(): McpHttpHandler {
+  modern ??= createMcpHandler((ctx: McpRequestContext) => buildServer(callerOf(ctx.authInfo)), { legacy: 'reject', responseMode: 'json' });
+  return modern;
+}
+
+/** The JSON-RPC request in a body, when it is one (not a batch, not a notification). */
+function singleRequest(body: unknown): { id: string | number; method: string } | undefined {
+  if (!body || typeof body !== 'object' || Array.isArray(body)) return undefined;
+  const { id, method } = body as { id?: unknown; method?: unknown };
+  return (typeof id === 'string' || typeof id === 'number') && typeof method === 'string' ? { id, method } : undefined;
+}
+
+function jsonRpcError(id: string | number, code: number, message: string): Response {
+  return new Response(JSON.stringify({ jsonrpc: '2.0', id, error: { code, message } }), {
+    status: 200,
+    headers: { 'Content-Type': 'application/json' },
+  });
+}
+
+/**
+ * Answers one MCP POST for a verified caller. `body` is the raw request body. A subscription
+ * stream (`subscriptions/listen`) cannot be served by a buffered Lambda answer and there is
+ * nothing to subscribe to, so it is refused as an unknown method.
+ */
+export async function serveMcpRequest(request: Request, body: string, caller: ToolCaller): Promise<Response> {
+  let parsedBody: unknown;
+  try {
+    parsedBody = JSON.parse(body);
+  } catch {
+    parsedBody = undefined; // the SDK answers the parse error
+  }
+  const single = singleRequest(parsedBody);
+  if (single?.method === 'subscriptions/listen') {
+    return jsonRpcError(single.id, JSONRPC_METHOD_NOT_FOUND, 'subscriptions/listen is not served: this server is stateless and its tools never change.');
+  }
+  const authInfo: AuthInfo = { token: caller.token, clientId: caller.subject, scopes: [], extra: { caller } };
+  const options = parsedBody === undefined ? { authInfo } : { authInfo, parsedBody };
+  if (await isLegacyRequest(request, parsedBody)) {
+    const server = buildServer(caller);
+    const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+    await server.connect(transport);
+    try {
+      return await transport.handleRequest(request, options);
+    } finally {
+      await server.close();
+    }
+  }
+  return modernHandler().fetch(request, options);
+}

@@ -35,6 +35,7 @@ export const DIST = join(ROOT, 'dist');
 export const FUNCTIONS = Object.freeze({
   inventory: 'functions/inventory/handler.ts',
   observations: 'functions/observations/handler.ts',
+  mcp: 'functions/mcp/handler.ts',
 });
 export type FunctionName = keyof typeof FUNCTIONS;
 

@@ -113,7 +113,8 @@ function registerObservations(server: McpServer, caller: ToolCaller): void {
         if (!parsed.success) return failed(argumentSentence(parsed.error, sentences, Object.keys(schema.shape)));
         const { dashboard, auditId } = await readDashboardForUser({ subjectToken: caller.token, args: parsed.data, signal: caller.signal });
         recordItemsReturned('mcp', dashboard.history?.length ?? 0);
-        logger.info('dashboard read through the broker', { status: dashboard.status, auditId });
+        // Who asked is named in the line itself: locally the observations handler shares this process's logger.
+        logger.info('dashboard read through the broker', { tenant: caller.tenantId, subject: caller.subject, status: dashboard.status, auditId });
         return {
           content: text(summarizeDashboard(dashboard), JSON.stringify(dashboard)),
           structuredContent: dashboard as unknown as Record<string, unknown>,

@@ -28,14 +28,15 @@ describe('E2E: logs of real requests', () => {
   });
 
   it('never contain the bearer token or the reason text, and carry tenant, subject and the reason length', async () => {
-    const token = await stack.token({ tenant: 'acme', subject: 'alice' });
+    const token = await stack.brokerToken({ tenant: 'acme', subject: 'alice' });
+    const inventoryToken = await stack.token({ tenant: 'acme', subject: 'alice' });
     const reason = 'customer says the laptop is haunted';
     const headers = { Authorization: `Bearer ${token}`, 'X-Service-Reason': reason };
 
     await get(`${stack.privateUrl}/api/mcp/endpoint?agent_id=a-1`, headers);
     await get(`${stack.privateUrl}/api/mcp/endpoint?agent_id=unknown`, headers);
     await get(`${stack.privateUrl}/api/mcp/endpoint?agent_id=a-1`, { ...headers, Authorization: `Bearer ${token}x` });
-    await get(`${stack.publicUrl}/api/agents`, headers);
+    await get(`${stack.publicUrl}/api/agents`, { ...headers, Authorization: `Bearer ${inventoryToken}` });
 
     const entries = lines.join('').split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as Record<string, unknown>);
     const text = JSON.stringify(entries);
@@ -48,6 +49,28 @@ describe('E2E: logs of real requests', () => {
     expect(entries.some((e) => e.tenant === 'acme' && e.subject === 'alice' && e.reasonLength === reason.length)).toBe(true);
     expect(entries.some((e) => e.message === 'inventory listed' && e.tenant === 'acme')).toBe(true);
     expect(text).not.toContain(reason);
-    for (const part of token.split('.').slice(1)) expect(text).not.toContain(part);
+    for (const part of [...token.split('.').slice(1), ...inventoryToken.split('.').slice(1)]) expect(text).not.toContain(part);
+  });
+
+  it('at the MCP door, never contain the MCP token, the exchanged token or the reason text', async () => {
+    const { Client, StreamableHTTPClientTransport } = await import('@modelcontextprotocol/client');
+    const mcpToken = await stack.mcpToken({ tenant: 'acme', subject: 'bob' });
+    const reason = 'the user reports a fan that never stops';
+    lines.length = 0;
+    const client = new Client({ name: 'logging-test', version: '1.0.0' });
+    await client.connect(new StreamableHTTPClientTransport(new URL(`${stack.publicUrl}/api/mcp`), { requestInit: { headers: { Authorization: `Bearer ${mcpToken}` } } }));
+    const result = await client.callTool({ name: 'observations', arguments: { agent_id: 'a-1', reason } });
+    await client.close();
+
+    const entries = lines.join('').split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as Record<string, unknown>);
+    const text = JSON.stringify(entries);
+    expect(result.isError).toBeFalsy();
+    expect(entries.some((e) => e.message === 'dashboard read through the broker' && e.tenant === 'acme' && e.subject === 'bob')).toBe(true);
+    // The observations handler logged the read the broker made, under the same user.
+    expect(entries.some((e) => e.message === 'dashboard read' && e.broker === 'local-broker' && e.subject === 'bob')).toBe(true);
+    expect(text).not.toContain(reason);
+    expect(text).not.toContain(encodeURIComponent(reason));
+    for (const part of mcpToken.split('.').slice(1)) expect(text).not.toContain(part);
+    expect(text).not.toMatch(/eyJ[A-Za-z0-9_-]{20,}/);
   });
 });

@@ -23,7 +23,10 @@ const EXAMPLE = {
   vpce: 'vpce-0123456789abcdef0',
   subnets: 'subnet-0123456789abcdef0,subnet-0123456789abcdef1',
   securityGroups: 'sg-0123456789abcdef0',
-  brokers: 'arn:aws:iam::123456789012:role/mcp-broker',
+  mcpAudience: 'https://api.example.com/api/mcp',
+  tokenEndpoint: 'https://issuer.example.com/oauth2/token',
+  brokerClientId: 'mcp-broker',
+  brokerSecretArn: 'arn:aws:secretsmanager:us-east-1:123456789012:secret:mcp-broker-client-secret-AbCdEf',
 };
 
 /** The environment of a machine with no AWS account configured at all. */
@@ -96,6 +99,7 @@ describe('Template: npm run package', () => {
     it.each([
       ['inventory', 'InventoryLambdaFunction'],
       ['observations', 'ObservationsLambdaFunction'],
+      ['mcp', 'McpLambdaFunction'],
     ])('ships %s as its own esbuild zip on nodejs22.x with source maps enabled', (name, id) => {
       const fn = resource(id).Properties;
       const artifact = state.service.functions[name].package.artifact as string;
@@ -110,13 +114,14 @@ describe('Template: npm run package', () => {
     });
   });
 
-  describe('Inventory: public HTTP API', () => {
-    it('routes only GET /api/agents, through a JWT authorizer with the stage issuer and audience', () => {
-      const routes = ofType('AWS::ApiGatewayV2::Route').map(([, r]) => r.Properties);
-      const [authorizerId, authorizer] = ofType('AWS::ApiGatewayV2::Authorizer')[0]!;
+  describe('Public HTTP API: inventory and the MCP door', () => {
+    const routes = (): Json[] => ofType('AWS::ApiGatewayV2::Route').map(([, r]) => r.Properties);
+    const authorizerNamed = (name: string): [string, Json] => ofType('AWS::ApiGatewayV2::Authorizer').find(([, a]) => a.Properties.Name === name)!;
 
-      expect(routes.map((r) => r.RouteKey)).toEqual(['GET /api/agents']);
-      expect(routes[0]).toMatchObject({ AuthorizationType: 'JWT', AuthorizerId: { Ref: authorizerId } });
+    it('routes GET /api/agents through a JWT authorizer with the stage issuer and the inventory audience', () => {
+      const [authorizerId, authorizer] = authorizerNamed('jwtAuthorizer');
+
+      expect(routes().find((r) => r.RouteKey === 'GET /api/agents')).toMatchObject({ AuthorizationType: 'JWT', AuthorizerId: { Ref: authorizerId } });
       expect(authorizer.Properties).toMatchObject({
         AuthorizerType: 'JWT',
         IdentitySource: ['$request.header.Authorization'],
@@ -124,19 +129,63 @@ describe('Template: npm run package', () => {
       });
     });
 
-    it('sends payload 2.0 events to the inventory function', () => {
-      const [, integration] = ofType('AWS::ApiGatewayV2::Integration')[0]!;
+    it('routes POST, GET and DELETE /api/mcp through their own authorizer, whose audience is the MCP resource', () => {
+      const [authorizerId, authorizer] = authorizerNamed('mcpAuthorizer');
+      const mcpRoutes = routes().filter((r) => / \/api\/mcp$/.test(r.RouteKey as string));
 
-      expect(integration.Properties).toMatchObject({ IntegrationType: 'AWS_PROXY', PayloadFormatVersion: '2.0' });
-      expect(JSON.stringify(integration.Properties.IntegrationUri)).toContain('InventoryLambdaFunction');
+      expect(mcpRoutes.map((r) => r.RouteKey).sort()).toEqual(['DELETE /api/mcp', 'GET /api/mcp', 'POST /api/mcp']);
+      for (const route of mcpRoutes) expect(route).toMatchObject({ AuthorizationType: 'JWT', AuthorizerId: { Ref: authorizerId } });
+      expect(authorizer.Properties.JwtConfiguration).toEqual({ Issuer: EXAMPLE.issuer, Audience: [EXAMPLE.mcpAudience] });
+      expect(EXAMPLE.mcpAudience).not.toBe(EXAMPLE.audience);
     });
 
-    it('throttles the route on the stage', () => {
+    it('serves the protected resource metadata without any authorizer, and has no other route', () => {
+      const open = routes().filter((r) => r.AuthorizationType === undefined || r.AuthorizationType === 'NONE');
+
+      expect(open.map((r) => r.RouteKey).sort()).toEqual([
+        'GET /.well-known/oauth-protected-resource',
+        'GET /.well-known/oauth-protected-resource/api/mcp',
+      ]);
+      expect(routes()).toHaveLength(6);
+      expect(routes().map((r) => r.RouteKey)).not.toContain('GET /api/mcp/endpoint');
+    });
+
+    it('sends payload 2.0 events to the inventory and MCP functions', () => {
+      const integrations = ofType('AWS::ApiGatewayV2::Integration').map(([, i]) => i.Properties);
+
+      expect(integrations).toHaveLength(2);
+      for (const integration of integrations) expect(integration).toMatchObject({ IntegrationType: 'AWS_PROXY', PayloadFormatVersion: '2.0' });
+      expect(integrations.map((i) => JSON.stringify(i.IntegrationUri).match(/(Inventory|Mcp)LambdaFunction/)?.[1]).sort()).toEqual(['Inventory', 'Mcp']);
+    });
+
+    it('throttles the inventory and MCP routes on the stage, each with its own limits', () => {
       const stage = resource('HttpApiStage');
 
       expect(stage.Properties.RouteSettings['GET /api/agents']).toMatchObject({ ThrottlingRateLimit: 50, ThrottlingBurstLimit: 100 });
+      for (const key of ['POST /api/mcp', 'GET /api/mcp', 'DELETE /api/mcp']) {
+        expect(stage.Properties.RouteSettings[key]).toMatchObject({ ThrottlingRateLimit: 20, ThrottlingBurstLimit: 40, DetailedMetricsEnabled: true });
+      }
       expect(stage.Properties.DefaultRouteSettings).toMatchObject({ ThrottlingRateLimit: 50, ThrottlingBurstLimit: 100 });
-      expect(asList(stage.DependsOn)).toContain('HttpApiRouteGetApiAgents');
+      expect(asList(stage.DependsOn)).toEqual(expect.arrayContaining(['HttpApiRouteGetApiAgents', 'HttpApiRoutePostApiMcp', 'HttpApiRouteGetApiMcp', 'HttpApiRouteDeleteApiMcp']));
+    });
+
+    it('runs the MCP function in the VPC, calling the private API by its name and reading its client secret by ARN only', () => {
+      const fn = resource('McpLambdaFunction').Properties;
+
+      expect(fn.VpcConfig).toEqual({
+        SubnetIds: { 'Fn::Split': [',', EXAMPLE.subnets] },
+        SecurityGroupIds: { 'Fn::Split': [',', EXAMPLE.securityGroups] },
+      });
+      expect(fn.Environment.Variables).toMatchObject({
+        MCP_AUDIENCE: EXAMPLE.mcpAudience,
+        TOKEN_ENDPOINT: EXAMPLE.tokenEndpoint,
+        BROKER_CLIENT_ID: EXAMPLE.brokerClientId,
+        BROKER_CLIENT_SECRET_ARN: EXAMPLE.brokerSecretArn,
+        OBSERVATIONS_AUDIENCE: 'endpoint-observations',
+        OBSERVATIONS_URL: { 'Fn::Sub': 'https://${PrivateApi}.execute-api.${AWS::Region}.${AWS::URLSuffix}/example/api/mcp/endpoint' },
+      });
+      // The secret itself is never in the template, under any name.
+      expect(JSON.stringify(template)).not.toMatch(/BROKER_CLIENT_SECRET"/);
     });
   });
 
@@ -148,35 +197,30 @@ describe('Template: npm run package', () => {
       expect(apis[0]![1].Properties.EndpointConfiguration).toEqual({ Types: ['PRIVATE'], VpcEndpointIds: [EXAMPLE.vpce] });
     });
 
-    it('has a resource policy that admits only the broker roles through that endpoint', () => {
+    it('has a resource policy that admits the one method only through that endpoint, and denies everything else', () => {
       const statements = resource('PrivateApi').Properties.Policy.Statement as Json[];
-      const allows = statements.filter((s) => s.Effect === 'Allow');
-      const denies = statements.filter((s) => s.Effect === 'Deny');
 
-      expect(allows).toHaveLength(1);
-      expect(allows[0]).toMatchObject({
-        Principal: { AWS: { 'Fn::Split': [',', EXAMPLE.brokers] } },
-        Action: 'execute-api:Invoke',
-        Resource: 'execute-api:/example/GET/api/mcp/endpoint',
-        Condition: { StringEquals: { 'aws:SourceVpce': EXAMPLE.vpce } },
-      });
-      expect(denies).toContainEqual(
-        expect.objectContaining({
+      expect(statements).toEqual([
+        {
+          Sid: 'OnlyTheOneMethodThroughTheVpcEndpoint',
+          Effect: 'Allow',
           Principal: '*',
+          Action: 'execute-api:Invoke',
+          Resource: 'execute-api:/example/GET/api/mcp/endpoint',
+          Condition: { StringEquals: { 'aws:SourceVpce': EXAMPLE.vpce } },
+        },
+        {
+          Sid: 'NothingFromOutsideTheVpcEndpoint',
+          Effect: 'Deny',
+          Principal: '*',
+          Action: 'execute-api:Invoke',
           Resource: 'execute-api:/*',
           Condition: { StringNotEquals: { 'aws:SourceVpce': EXAMPLE.vpce } },
-        }),
-      );
-      expect(denies).toContainEqual(
-        expect.objectContaining({
-          Principal: '*',
-          Resource: 'execute-api:/*',
-          Condition: { ArnNotEquals: { 'aws:PrincipalArn': { 'Fn::Split': [',', EXAMPLE.brokers] } } },
-        }),
-      );
+        },
+      ]);
     });
 
-    it('exposes GET /api/mcp/endpoint only, with AWS_IAM auth and a Lambda proxy to observations', () => {
+    it('exposes GET /api/mcp/endpoint only, without IAM auth (the bearer token keeps Authorization), as a Lambda proxy to observations', () => {
       const methods = ofType('AWS::ApiGateway::Method');
       const paths = ofType('AWS::ApiGateway::Resource').map(([, r]) => r.Properties.PathPart);
       const method = methods[0]![1].Properties;
@@ -185,7 +229,7 @@ describe('Template: npm run package', () => {
       expect(methods).toHaveLength(1);
       expect(method).toMatchObject({
         HttpMethod: 'GET',
-        AuthorizationType: 'AWS_IAM',
+        AuthorizationType: 'NONE',
         ResourceId: { Ref: 'PrivateApiResourceEndpoint' },
         Integration: { Type: 'AWS_PROXY', IntegrationHttpMethod: 'POST' },
       });
@@ -272,10 +316,11 @@ describe('Template: npm run package', () => {
     ]);
 
     it('gives each function its own role, and creates no other', () => {
-      expect(ofType('AWS::IAM::Role').map(([id]) => id).sort()).toEqual(['InventoryRole', 'ObservationsRole']);
+      expect(ofType('AWS::IAM::Role').map(([id]) => id).sort()).toEqual(['InventoryRole', 'McpRole', 'ObservationsRole']);
       expect(resource('InventoryLambdaFunction').Properties.Role).toEqual(getAtt('InventoryRole'));
       expect(resource('ObservationsLambdaFunction').Properties.Role).toEqual(getAtt('ObservationsRole'));
-      for (const id of ['InventoryRole', 'ObservationsRole']) {
+      expect(resource('McpLambdaFunction').Properties.Role).toEqual(getAtt('McpRole'));
+      for (const id of ['InventoryRole', 'ObservationsRole', 'McpRole']) {
         expect(resource(id).Properties.ManagedPolicyArns).toBeUndefined();
         expect(resource(id).Properties.AssumeRolePolicyDocument.Statement).toEqual([
           { Effect: 'Allow', Principal: { Service: 'lambda.amazonaws.com' }, Action: 'sts:AssumeRole' },
@@ -300,10 +345,25 @@ describe('Template: npm run package', () => {
       ]);
     });
 
+    it('lets mcp Query and GetItem on the data table (list_endpoints), read its one secret, and nothing on the audit table', () => {
+      const statements = statementsOf('McpRole');
+      const dynamo = statements.filter((s) => asList(s.Action).some((a) => a.startsWith('dynamodb:')));
+      const secrets = statements.filter((s) => asList(s.Action).some((a) => a.startsWith('secretsmanager:')));
+
+      expect(dynamo).toEqual([
+        { Sid: 'ReadDataTable', Effect: 'Allow', Action: ['dynamodb:Query', 'dynamodb:GetItem'], Resource: getAtt('DataTable') },
+      ]);
+      expect(secrets).toEqual([
+        { Sid: 'ReadBrokerClientSecret', Effect: 'Allow', Action: ['secretsmanager:GetSecretValue'], Resource: EXAMPLE.brokerSecretArn },
+      ]);
+      expect(JSON.stringify(statements)).not.toContain('AuditTable');
+    });
+
     it('lets each function write only its own log group', () => {
       for (const [role, logGroup] of [
         ['InventoryRole', 'InventoryLogGroup'],
         ['ObservationsRole', 'ObservationsLogGroup'],
+        ['McpRole', 'McpLogGroup'],
       ] as const) {
         const logs = statementsOf(role).filter((s) => asList(s.Action).some((a) => a.startsWith('logs:')));
         expect(logs).toEqual([
@@ -313,7 +373,7 @@ describe('Template: npm run package', () => {
     });
 
     it('has no wildcard action, and "*" resources only for actions AWS grants on nothing narrower', () => {
-      const all = [...statementsOf('InventoryRole'), ...statementsOf('ObservationsRole')];
+      const all = [...statementsOf('InventoryRole'), ...statementsOf('ObservationsRole'), ...statementsOf('McpRole')];
 
       for (const statement of all) {
         expect(statement.Effect).toBe('Allow');
@@ -334,7 +394,7 @@ describe('Template: npm run package', () => {
 
   describe('Operations', () => {
     it('writes structured logs and EMF metrics under the code namespace, named per stage', () => {
-      for (const id of ['InventoryLambdaFunction', 'ObservationsLambdaFunction']) {
+      for (const id of ['InventoryLambdaFunction', 'ObservationsLambdaFunction', 'McpLambdaFunction']) {
         expect(resource(id).Properties.Environment.Variables).toMatchObject({
           POWERTOOLS_SERVICE_NAME: 'endpoint-read-service-example',
           POWERTOOLS_METRICS_NAMESPACE: METRICS_NAMESPACE,
@@ -345,21 +405,27 @@ describe('Template: npm run package', () => {
           JWT_AUDIENCE: EXAMPLE.audience,
         });
       }
-      expect(resource('ObservationsLambdaFunction').Properties.Environment.Variables.BROKER_ALLOW_LIST).toBe(EXAMPLE.brokers);
+      // The broker is the client id the token exchange names; by default the one this stack deploys.
+      expect(resource('ObservationsLambdaFunction').Properties.Environment.Variables).toMatchObject({
+        BROKER_CLAIM: 'act.sub',
+        BROKER_ALLOW_LIST: EXAMPLE.brokerClientId,
+        OBSERVATIONS_AUDIENCE: 'endpoint-observations',
+      });
     });
 
     it('keeps every log group for a bounded time: both functions and both APIs', () => {
       const groups = ofType('AWS::Logs::LogGroup');
 
-      expect(groups.map(([id]) => id).sort()).toEqual(['HttpApiLogGroup', 'InventoryLogGroup', 'ObservationsLogGroup', 'PrivateApiAccessLogGroup']);
+      expect(groups.map(([id]) => id).sort()).toEqual(['HttpApiLogGroup', 'InventoryLogGroup', 'McpLogGroup', 'ObservationsLogGroup', 'PrivateApiAccessLogGroup']);
       for (const [, group] of groups) expect(group.Properties.RetentionInDays).toBe(30);
       expect(resource('HttpApiStage').Properties.AccessLogSettings.DestinationArn).toEqual(getAtt('HttpApiLogGroup'));
       expect(resource('PrivateApiStage').Properties.AccessLogSetting['Fn::If'][1].DestinationArn).toEqual(getAtt('PrivateApiAccessLogGroup'));
     });
 
-    it('traces both functions with X-Ray (active) and the REST stage', () => {
+    it('traces every function with X-Ray (active) and the REST stage', () => {
       expect(resource('InventoryLambdaFunction').Properties.TracingConfig).toEqual({ Mode: 'Active' });
       expect(resource('ObservationsLambdaFunction').Properties.TracingConfig).toEqual({ Mode: 'Active' });
+      expect(resource('McpLambdaFunction').Properties.TracingConfig).toEqual({ Mode: 'Active' });
       expect(resource('PrivateApiStage').Properties.TracingEnabled).toBe(true);
     });
 
@@ -368,23 +434,31 @@ describe('Template: npm run package', () => {
       const lambdaAlarm = (metric: string, fn: string): Json | undefined =>
         alarms().find((a) => a.Namespace === 'AWS/Lambda' && a.MetricName === metric && a.Dimensions?.[0]?.Value?.Ref === fn);
 
-      it.each(['InventoryLambdaFunction', 'ObservationsLambdaFunction'])('watches errors, throttles and p99 duration of %s', (fn) => {
+      it.each(['InventoryLambdaFunction', 'ObservationsLambdaFunction', 'McpLambdaFunction'])('watches errors, throttles and p99 duration of %s', (fn) => {
         expect(lambdaAlarm('Errors', fn)).toMatchObject({ Statistic: 'Sum', Threshold: 1, ComparisonOperator: 'GreaterThanOrEqualToThreshold' });
         expect(lambdaAlarm('Throttles', fn)).toMatchObject({ Statistic: 'Sum', Threshold: 1 });
         expect(lambdaAlarm('Duration', fn)).toMatchObject({ ExtendedStatistic: 'p99', Threshold: 5000, ComparisonOperator: 'GreaterThanThreshold' });
       });
 
-      it('watches the 5xx rate of both APIs as a share of requests', () => {
+      it('watches the 5xx rate of the inventory route, the MCP route and the private API as a share of requests', () => {
         const rateAlarms = alarms().filter((a) => Array.isArray(a.Metrics));
         const metricOf = (a: Json, id: string): Json => (a.Metrics as Json[]).find((m) => m.Id === id)!.MetricStat.Metric;
+        const route = (method: string, path: string): Json[] => [
+          { Name: 'ApiId', Value: { Ref: 'HttpApi' } },
+          { Name: 'Method', Value: method },
+          { Name: 'Resource', Value: path },
+          { Name: 'Stage', Value: '$default' },
+        ];
 
-        expect(rateAlarms).toHaveLength(2);
+        expect(rateAlarms).toHaveLength(3);
         for (const alarm of rateAlarms) {
           expect((alarm.Metrics as Json[]).find((m) => m.ReturnData)!.Expression).toBe('IF(requests >= 10, errors / requests, 0)');
           expect(alarm).toMatchObject({ Threshold: '0.05', ComparisonOperator: 'GreaterThanThreshold' });
+          expect(metricOf(alarm, 'requests').Dimensions).toEqual(metricOf(alarm, 'errors').Dimensions);
         }
         expect(rateAlarms.map((a) => metricOf(a, 'errors'))).toEqual([
-          { Namespace: 'AWS/ApiGateway', MetricName: '5xx', Dimensions: [{ Name: 'ApiId', Value: { Ref: 'HttpApi' } }] },
+          { Namespace: 'AWS/ApiGateway', MetricName: '5xx', Dimensions: route('GET', '/api/agents') },
+          { Namespace: 'AWS/ApiGateway', MetricName: '5xx', Dimensions: route('POST', '/api/mcp') },
           {
             Namespace: 'AWS/ApiGateway',
             MetricName: '5XXError',
@@ -394,6 +468,18 @@ describe('Template: npm run package', () => {
             ],
           },
         ]);
+      });
+
+      it('watches broker misconfigurations, on the metric the MCP door emits', () => {
+        expect(alarms().find((a) => a.MetricName === METRIC.brokerMisconfigurations)).toMatchObject({
+          Namespace: METRICS_NAMESPACE,
+          Dimensions: [
+            { Name: 'service', Value: 'endpoint-read-service-example' },
+            { Name: 'operation', Value: 'mcp' },
+          ],
+          Statistic: 'Sum',
+          Threshold: 1,
+        });
       });
 
       it('watches audit write failures, on the metric the code emits', () => {
@@ -411,7 +497,7 @@ describe('Template: npm run package', () => {
       });
 
       it('notifies the alarm topic from every alarm', () => {
-        expect(alarms()).toHaveLength(9);
+        expect(alarms()).toHaveLength(14);
         for (const alarm of alarms()) {
           expect(alarm.AlarmActions).toEqual([{ Ref: 'AlarmTopic' }]);
           expect(alarm.TreatMissingData).toBe('notBreaching');
@@ -419,14 +505,14 @@ describe('Template: npm run package', () => {
       });
     });
 
-    it('has a dashboard with every service metric, both APIs, both functions and all alarms', () => {
+    it('has a dashboard with every service metric, both APIs, every function and all alarms', () => {
       const dashboards = ofType('AWS::CloudWatch::Dashboard');
       const body = dashboards[0]![1].Properties.DashboardBody['Fn::Sub'] as string;
       const parsed = JSON.parse(body.replace(/\$\{[^}]+\}/g, 'X')) as { widgets: Json[] };
 
       expect(dashboards).toHaveLength(1);
       for (const name of Object.values(METRIC)) expect(body).toContain(`"${name}"`);
-      for (const ref of ['${HttpApi}', '${InventoryLambdaFunction}', '${ObservationsLambdaFunction}', '${DataTable}', '${AuditTable}']) {
+      for (const ref of ['${HttpApi}', '${InventoryLambdaFunction}', '${ObservationsLambdaFunction}', '${McpLambdaFunction}', '${DataTable}', '${AuditTable}']) {
         expect(body).toContain(ref);
       }
       const alarmWidget = parsed.widgets.find((w) => w.type === 'alarm')!;

@@ -116,6 +116,7 @@ describe('Contract: openapi.json', () => {
         'query:minutes:false',
         'query:limit:false',
         'header:X-Service-Reason:true',
+        'header:X-Service-Reason-Encoding:false',
         'header:X-Service-Ticket-Number:false',
         'header:X-Service-Ticket-System:false',
       ]);
@@ -123,6 +124,7 @@ describe('Contract: openapi.json', () => {
       expect(parameter('minutes').schema).toEqual({ type: 'integer', minimum: 5, maximum: 10080, default: 60 });
       expect(parameter('limit').schema).toEqual({ type: 'integer', minimum: 1, maximum: 500, default: 100 });
       expect(parameter('X-Service-Reason').schema).toEqual({ type: 'string', minLength: 3, maxLength: 500 });
+      expect(parameter('X-Service-Reason-Encoding').schema).toEqual({ type: 'string', const: 'percent' });
       expect(parameter('X-Service-Ticket-Number').schema).toEqual({
         type: 'string',
         minLength: 1,

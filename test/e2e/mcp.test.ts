@@ -1,0 +1,561 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { demoFleet } from '../../infra/local/demo.js';
+import { BROKER_REFUSALS } from '../../lib/auth/broker.js';
+import { config, resetConfig } from '../../lib/config.js';
+import { EndpointList } from '../../lib/contract/mcp-tools.js';
+import { EndpointDashboard } from '../../lib/contract/schemas.js';
+import { logger } from '../../lib/observability/logger.js';
+import { METRIC, metrics } from '../../lib/observability/metrics.js';
+import { listAuditItems } from '../../lib/store/audit.js';
+import { dynamo, setDynamo } from '../../lib/store/client.js';
+import { closedPortEndpoint } from '../helpers/faults.js';
+import { get, startTestStack, type TestStack } from '../helpers/stack.js';
+
+/**
+ * The MCP door end to end: the SDK's own client over HTTP against the local stack (the public
+ * listener, its emulated authorizer, the MCP handler, the token exchange at the local issuer, the
+ * private listener and the observations handler), seeded with the demo fleet `npm start` serves.
+ */
+
+interface ToolResult {
+  isError?: boolean;
+  content: Array<{ type: string; text?: string }>;
+  structuredContent?: Record<string, unknown>;
+}
+
+const ERAS = [
+  ['a 2025-era client (initialize handshake)', undefined, '2025-11-25'],
+  ['a 2026-07-28 client (stateless, no handshake)', { versionNegotiation: { mode: 'auto' as const } }, '2026-07-28'],
+] as const;
+
+let stack: TestStack;
+
+beforeAll(async () => {
+  stack = await startTestStack(demoFleet(new Date()));
+});
+afterAll(async () => {
+  await stack?.stop();
+});
+
+async function connect(token: string, options?: (typeof ERAS)[number][1]): Promise<Client> {
+  const client = new Client({ name: 'mcp-e2e', version: '1.0.0' }, options);
+  await client.connect(new StreamableHTTPClientTransport(new URL(`${stack.publicUrl}/api/mcp`), { requestInit: { headers: { Authorization: `Bearer ${token}` } } }));
+  return client;
+}
+
+async function call(client: Client, name: string, args: Record<string, unknown>): Promise<ToolResult> {
+  return (await client.callTool({ name, arguments: args })) as ToolResult;
+}
+
+const textOf = (result: ToolResult): string => result.content.map((c) => c.text ?? '').join('\n');
+
+/** What the broker reads for the same user and question, straight from the private listener. */
+async function directDashboard(agentId: string, subject: string, query = ''): Promise<Record<string, unknown>> {
+  const res = await get(`${stack.privateUrl}/api/mcp/endpoint?agent_id=${encodeURIComponent(agentId)}${query}`, {
+    Authorization: `Bearer ${await stack.brokerToken({ tenant: 'acme', subject })}`,
+    'X-Service-Reason': 'comparing with the MCP tool',
+  });
+  expect(res.status).toBe(200);
+  return JSON.parse(res.body) as Record<string, unknown>;
+}
+
+const withoutClock = ({ evaluated_at: _at, ...rest }: Record<string, unknown>): Record<string, unknown> => rest;
+
+describe.each(ERAS)('E2E: MCP tools over HTTP with %s', (_era, options, revision) => {
+  let client: Client;
+  const subject = `mcp-user-${revision}`;
+
+  beforeAll(async () => {
+    client = await connect(await stack.mcpToken({ tenant: 'acme', subject }), options);
+  });
+  afterAll(async () => {
+    await client?.close();
+  });
+
+  it(`speaks protocol revision ${revision}`, () => {
+    expect(client.getNegotiatedProtocolVersion()).toBe(revision);
+  });
+
+  it('lists both tools, read-only, with input and output schemas built from the contract', async () => {
+    const { tools } = await client.listTools();
+    const byName = new Map(tools.map((t) => [t.name, t]));
+    const observations = byName.get('observations')!;
+    const list = byName.get('list_endpoints')!;
+
+    expect([...byName.keys()].sort()).toEqual(['list_endpoints', 'observations']);
+    for (const tool of tools) {
+      expect(tool.annotations).toMatchObject({ readOnlyHint: true, idempotentHint: true, openWorldHint: false });
+    }
+    expect(observations.inputSchema).toMatchObject({
+      type: 'object',
+      required: ['agent_id', 'reason'],
+      additionalProperties: false,
+      properties: {
+        agent_id: { type: 'string', minLength: 1, maxLength: 128 },
+        minutes: { type: 'integer', minimum: 5, maximum: 10080 },
+        limit: { type: 'integer', minimum: 1, maximum: 500 },
+        reason: { type: 'string', minLength: 3, maxLength: 500 },
+        ticket: { type: 'object', required: ['number', 'system'], properties: { system: { const: 'servicenow' } } },
+      },
+    });
+    expect(Object.keys((observations.outputSchema as { properties: object }).properties)).toEqual(Object.keys(EndpointDashboard.shape));
+    expect(list.inputSchema).toMatchObject({ type: 'object', properties: { connection_state: { enum: ['connected', 'stale', 'disconnected', 'never_connected'] } } });
+    expect(Object.keys((list.outputSchema as { properties: object }).properties)).toEqual(['endpoints', 'matching', 'total', 'truncated']);
+  });
+
+  it.each([
+    ['ac-001', 'ok'],
+    ['ac-002', 'warning'],
+    ['ac-003', 'critical'],
+    ['ac-004', 'unknown'],
+    ['ac-005', 'unknown'],
+    ['ac-007', 'warning'],
+    ['ac-009', 'unknown'],
+  ])('reads %s (%s) exactly as the private operation returns it', async (agentId, status) => {
+    // Two reads a few milliseconds apart may straddle a sample at the window's edge: read both again once if so.
+    let direct = await directDashboard(agentId, subject, '&limit=30');
+    let result = await call(client, 'observations', { agent_id: agentId, limit: 30, reason: 'routine health check' });
+    if (JSON.stringify(withoutClock(direct)) !== JSON.stringify(withoutClock(result.structuredContent ?? {}))) {
+      direct = await directDashboard(agentId, subject, '&limit=30');
+      result = await call(client, 'observations', { agent_id: agentId, limit: 30, reason: 'routine health check' });
+    }
+
+    expect(result.isError).toBeFalsy();
+    expect(result.structuredContent).toMatchObject({ status });
+    expect(withoutClock(result.structuredContent!)).toEqual(withoutClock(direct));
+    expect(JSON.parse(result.content[1]!.text!)).toEqual(result.structuredContent);
+  });
+
+  it('summarises missing data as unknown, never as healthy or zero', async () => {
+    const neverReported = await call(client, 'observations', { agent_id: 'ac-009', reason: 'why is it silent' });
+    const memoryMissing = await call(client, 'observations', { agent_id: 'ac-004', reason: 'memory check' });
+    const quiet = await call(client, 'observations', { agent_id: 'ac-005', reason: 'gone quiet?' });
+
+    expect(textOf(neverReported)).toMatch(/Metrics: unknown\. The endpoint has never reported/);
+    expect(textOf(memoryMissing)).toContain('Memory usage unknown (not reported)');
+    expect(textOf(quiet)).toMatch(/Metrics: unknown\. No observation in the last 60 minutes/);
+    for (const result of [neverReported, memoryMissing, quiet]) {
+      expect(result.content[0]!.text).toContain('overall status unknown');
+      // "healthy" only ever as "not healthy"; a missing value never as 0%.
+      expect(result.content[0]!.text!.toLowerCase()).not.toMatch(/(?<!not )healthy|\b0%/);
+    }
+  });
+
+  it('leaves an audit item naming the broker from the exchanged token, the user, and the reason in any script unchanged', async () => {
+    const reason = `Kunde meldet volle Platte — 磁盘 ✓ (${revision})\n– second line, 100% meant`;
+
+    const result = await call(client, 'observations', { agent_id: 'ac-002', reason, ticket: { number: 'INC0042', system: 'servicenow' } });
+
+    expect(result.isError).toBeFalsy();
+    const items = (await listAuditItems(dynamo(), config().auditTable, 'acme')).filter((i) => i.reason === reason);
+    expect(items).toEqual([
+      expect.objectContaining({
+        tenant_id: 'acme',
+        subject,
+        broker: 'local-broker',
+        agent_id: 'ac-002',
+        ticket_number: 'INC0042',
+        ticket_system: 'servicenow',
+        outcome: 'allowed',
+        status_code: 200,
+      }),
+    ]);
+  });
+
+  it.each([
+    ['no reason', { agent_id: 'ac-001' }, 'reason is required: say why the endpoint is read, in 3 to 500 characters of text.'],
+    ['a blank reason', { agent_id: 'ac-001', reason: '   ' }, 'reason is required: say why the endpoint is read, in 3 to 500 characters of text.'],
+    [
+      'half a ticket pair',
+      { agent_id: 'ac-001', reason: 'disk alert', ticket: { number: 'INC1' } },
+      'ticket needs both number (up to 100 letters, digits and ._:/#- characters, starting with a letter or digit) and system "servicenow".',
+    ],
+    [
+      'another ticket system',
+      { agent_id: 'ac-001', reason: 'disk alert', ticket: { number: 'INC1', system: 'jira' } },
+      'ticket needs both number (up to 100 letters, digits and ._:/#- characters, starting with a letter or digit) and system "servicenow".',
+    ],
+    ['minutes out of bounds', { agent_id: 'ac-001', reason: 'disk alert', minutes: 4 }, 'minutes must be a whole number from 5 to 10080.'],
+    ['an empty agent_id', { agent_id: '', reason: 'disk alert' }, 'agent_id is required and must be 1 to 128 characters.'],
+    ['an unknown argument', { agent_id: 'ac-001', reason: 'disk alert', tenant: 'globex' }, 'Unknown argument "tenant"; this tool takes agent_id, minutes, limit, reason, ticket.'],
+    ["another tenant's agent", { agent_id: 'gx-001', reason: 'disk alert' }, 'No endpoint with agent_id "gx-001" is visible to you; list_endpoints shows the endpoints you can read.'],
+    ['an unknown agent', { agent_id: 'nope', reason: 'disk alert' }, 'No endpoint with agent_id "nope" is visible to you; list_endpoints shows the endpoints you can read.'],
+  ])('answers %s with an error result of one sentence', async (_what, args, sentence) => {
+    const result = await call(client, 'observations', args);
+
+    expect(result).toEqual({ content: [{ type: 'text', text: sentence }], isError: true, ...('_meta' in result ? { _meta: result._meta } : {}) });
+  });
+
+  it("gives the service's own sentence when the tenant requires a ticket, and the dashboard with one", async () => {
+    const globex = await connect(await stack.mcpToken({ tenant: 'globex', subject }), options);
+    try {
+      const refused = await call(globex, 'observations', { agent_id: 'gx-002', reason: 'disk alert' });
+      const allowed = await call(globex, 'observations', { agent_id: 'gx-002', reason: 'disk alert', ticket: { number: 'CHG0042', system: 'servicenow' } });
+
+      expect(refused.isError).toBe(true);
+      expect(textOf(refused)).toMatch(
+        /^This tenant requires a ticket: send X-Service-Ticket-Number and X-Service-Ticket-System\. \(request id: [0-9a-f-]{36}\)$/,
+      );
+      expect(allowed.isError).toBeFalsy();
+      expect(allowed.structuredContent).toMatchObject({ endpoint: { id: 'gx-002' } });
+    } finally {
+      await globex.close();
+    }
+  });
+
+  it('lists the caller\'s endpoints only, filtered by connection state and hostname, and says how many match', async () => {
+    const all = await call(client, 'list_endpoints', { limit: 500 });
+    const stale = await call(client, 'list_endpoints', { connection_state: 'stale' });
+    const byHost = await call(client, 'list_endpoints', { hostname: 'ACME-DB', limit: 1 });
+    const none = await call(client, 'list_endpoints', { hostname: 'no-such-host' });
+
+    const everything = EndpointList.parse(all.structuredContent);
+    expect(everything.endpoints.every((a) => a.agent_id.startsWith('ac-') || a.agent_id.startsWith('ops/'))).toBe(true);
+    expect(everything).toMatchObject({ total: everything.endpoints.length, matching: everything.endpoints.length, truncated: false });
+    expect(EndpointList.parse(stale.structuredContent).endpoints.map((a) => a.connection_state)).toEqual(['stale', 'stale', 'stale', 'stale', 'stale']);
+    expect(EndpointList.parse(byHost.structuredContent)).toMatchObject({ matching: 2, truncated: true, endpoints: [{ hostname: 'acme-db-1' }] });
+    expect(textOf(byHost)).toMatch(/^2 of \d+ endpoints with hostname containing "ACME-DB"; the first 1 by agent_id:\n- ops\/db #1: acme-db-1/);
+    expect(none).toMatchObject({ structuredContent: { endpoints: [], matching: 0 } });
+    expect(textOf(none)).toMatch(/^No endpoint with hostname containing "no-such-host" \(the tenant has \d+\)\./);
+    expect(none.isError).toBeFalsy();
+  });
+
+  it('answers an unknown tool with a JSON-RPC error, not a result', async () => {
+    await expect(client.callTool({ name: 'delete_endpoint', arguments: {} })).rejects.toMatchObject({ code: -32602 });
+  });
+});
+
+describe('E2E: the MCP door over plain HTTP', () => {
+  const post = (body: unknown, headers: Record<string, string> = {}): Promise<Response> =>
+    fetch(`${stack.publicUrl}/api/mcp`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream', ...headers },
+      body: typeof body === 'string' ? body : JSON.stringify(body),
+    });
+  const initialize = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'curl', version: '1' } } };
+
+  it('answers initialize with JSON and never hands out a session id', async () => {
+    const res = await post(initialize, { Authorization: `Bearer ${await stack.mcpToken()}` });
+
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toMatch(/^application\/json/);
+    expect(res.headers.get('mcp-session-id')).toBeNull();
+    expect(await res.json()).toMatchObject({ jsonrpc: '2.0', id: 1, result: { serverInfo: { name: 'endpoint-read-service' }, capabilities: { tools: { listChanged: false } } } });
+  });
+
+  it.each(['GET', 'DELETE'])('answers %s /api/mcp with 405 and Allow: POST (no stream, no session)', async (method) => {
+    const res = await fetch(`${stack.publicUrl}/api/mcp`, { method, headers: { Authorization: `Bearer ${await stack.mcpToken()}`, Accept: 'text/event-stream' } });
+
+    expect(res.status).toBe(405);
+    expect(res.headers.get('allow')).toBe('POST');
+    expect(res.headers.get('content-type')).toBe('text/plain; charset=utf-8');
+    expect(await res.text()).toMatch(/^This MCP server is stateless: it answers POST only/);
+  });
+
+  it('refuses a request from a browser origin it was not told to serve (403), and admits a listed one', async () => {
+    const token = await stack.mcpToken();
+    const foreign = await post(initialize, { Authorization: `Bearer ${token}`, Origin: 'http://evil.example' });
+    process.env.MCP_ALLOWED_ORIGINS = 'http://localhost:6274';
+    resetConfig();
+    try {
+      const listed = await post(initialize, { Authorization: `Bearer ${token}`, Origin: 'http://localhost:6274' });
+      expect(listed.status).toBe(200);
+    } finally {
+      delete process.env.MCP_ALLOWED_ORIGINS;
+      resetConfig();
+    }
+    expect(foreign.status).toBe(403);
+    expect(await foreign.text()).toMatch(/^Requests from this Origin are not allowed/);
+  });
+
+  it.each(['/.well-known/oauth-protected-resource/api/mcp', '/.well-known/oauth-protected-resource'])(
+    'serves the protected resource metadata at %s without a token, naming the issuer and the resource as tokens carry it',
+    async (path) => {
+      const res = await fetch(`${stack.publicUrl}${path}`);
+
+      expect(res.status).toBe(200);
+      expect(res.headers.get('access-control-allow-origin')).toBe('*');
+      expect(await res.json()).toEqual({
+        resource: config().mcpAudience,
+        authorization_servers: [config().jwtIssuer],
+        bearer_methods_supported: ['header'],
+        resource_name: 'Endpoint read service (MCP)',
+      });
+      expect(config().mcpAudience).toBe(`${stack.publicUrl}/api/mcp`);
+    },
+  );
+
+  it('answers malformed JSON with a JSON-RPC parse error', async () => {
+    const res = await post('{"jsonrpc": "2.0", "id": 1, "method": ', { Authorization: `Bearer ${await stack.mcpToken()}` });
+
+    expect(res.status).toBe(400);
+    expect(await res.json()).toMatchObject({ jsonrpc: '2.0', error: { code: -32700 } });
+  });
+
+  it('refuses a subscription stream it cannot serve with a JSON-RPC error', async () => {
+    const res = await post({ jsonrpc: '2.0', id: 7, method: 'subscriptions/listen', params: {} }, { Authorization: `Bearer ${await stack.mcpToken()}` });
+
+    expect(res.status).toBe(200);
+    expect(await res.json()).toMatchObject({ id: 7, error: { code: -32601 } });
+  });
+
+  it('refuses an expired MCP token with 401 and a Bearer challenge, as the authorizer does', async () => {
+    const res = await post(initialize, { Authorization: `Bearer ${await stack.mcpToken({ expiresInSeconds: -30 })}` });
+
+    expect(res.status).toBe(401);
+    expect(res.headers.get('www-authenticate')).toBe('Bearer');
+    expect(await res.text()).toMatch(/^The bearer token has expired\./);
+  });
+
+  it('refuses a token without a tenant with 403', async () => {
+    const res = await post(initialize, { Authorization: `Bearer ${await stack.mcpToken({ tenant: undefined })}` });
+
+    expect(res.status).toBe(403);
+  });
+
+  it('accepts no token at a door it was not made for: inventory, MCP and observations audiences all differ', async () => {
+    const inventoryToken = await stack.token();
+    const mcpToken = await stack.mcpToken();
+    const exchanged = await stack.brokerToken();
+    const agents = (bearer: string) => get(`${stack.publicUrl}/api/agents`, { Authorization: `Bearer ${bearer}` });
+    const observe = (bearer: string) =>
+      get(`${stack.privateUrl}/api/mcp/endpoint?agent_id=ac-001`, { Authorization: `Bearer ${bearer}`, 'X-Service-Reason': 'door check' });
+
+    expect(new Set([config().jwtAudience, config().mcpAudience, config().observationsAudience]).size).toBe(3);
+    expect([(await agents(inventoryToken)).status, (await agents(mcpToken)).status, (await agents(exchanged)).status]).toEqual([200, 401, 401]);
+    expect([(await post(initialize, { Authorization: `Bearer ${inventoryToken}` })).status, (await post(initialize, { Authorization: `Bearer ${exchanged}` })).status, (await post(initialize, { Authorization: `Bearer ${mcpToken}` })).status]).toEqual([401, 401, 200]);
+    expect([(await observe(inventoryToken)).status, (await observe(mcpToken)).status, (await observe(exchanged)).status]).toEqual([401, 401, 200]);
+  });
+
+  it('keeps the private path a 404 at the public host', async () => {
+    const res = await fetch(`${stack.publicUrl}/api/mcp/endpoint?agent_id=ac-001`, {
+      headers: { Authorization: `Bearer ${await stack.brokerToken()}`, 'X-Service-Reason': 'door check' },
+    });
+
+    expect(res.status).toBe(404);
+  });
+});
+
+describe('E2E: the token exchange at the local issuer', () => {
+  const exchange = (form: Record<string, string>, clientSecret = stack.brokerSecret): Promise<Response> =>
+    fetch(`${stack.publicUrl}/oauth2/token`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/x-www-form-urlencoded', Authorization: `Basic ${Buffer.from(`local-broker:${clientSecret}`).toString('base64')}` },
+      body: new URLSearchParams(form),
+    });
+  const grant = async (subjectToken: string, audience = config().observationsAudience): Promise<Record<string, string>> => ({
+    grant_type: 'urn:ietf:params:oauth:grant-type:token-exchange',
+    subject_token: subjectToken,
+    subject_token_type: 'urn:ietf:params:oauth:token-type:access_token',
+    audience,
+  });
+  const claimsOf = (jwt: string): Record<string, unknown> => JSON.parse(Buffer.from(jwt.split('.')[1]!, 'base64url').toString('utf8')) as Record<string, unknown>;
+
+  it('issues a short-lived token for the observations audience that names the user, the tenant and the broker as actor', async () => {
+    const res = await exchange(await grant(await stack.mcpToken({ tenant: 'acme', subject: 'carol' })));
+    const body = (await res.json()) as { access_token: string; expires_in: number; issued_token_type: string; token_type: string };
+
+    expect(res.status).toBe(200);
+    expect(res.headers.get('cache-control')).toBe('no-store');
+    expect(body).toMatchObject({ token_type: 'Bearer', issued_token_type: 'urn:ietf:params:oauth:token-type:access_token', expires_in: 300 });
+    expect(claimsOf(body.access_token)).toMatchObject({ sub: 'carol', tenant_id: 'acme', aud: config().observationsAudience, act: { sub: 'local-broker' }, iss: config().jwtIssuer });
+  });
+
+  it.each([
+    ['a wrong client secret', async () => exchange(await grant(await stack.mcpToken()), 'wrong'), 401, 'invalid_client'],
+    ['an audience the broker may not ask for', async () => exchange(await grant(await stack.mcpToken(), config().jwtAudience)), 400, 'invalid_target'],
+    ['a subject token for another resource (the inventory)', async () => exchange(await grant(await stack.token())), 400, 'invalid_grant'],
+    ['an expired subject token', async () => exchange(await grant(await stack.mcpToken({ expiresInSeconds: -10 }))), 400, 'invalid_grant'],
+    ['another grant type', async () => exchange({ grant_type: 'client_credentials' }), 400, 'unsupported_grant_type'],
+  ])('refuses %s', async (_what, send, status, error) => {
+    const res = await send();
+
+    expect(res.status).toBe(status);
+    expect(await res.json()).toMatchObject({ error });
+  });
+});
+
+describe('E2E: upstream failures reach the assistant as one sentence, never as an empty success', () => {
+  let client: Client;
+
+  beforeAll(async () => {
+    client = await connect(await stack.mcpToken({ tenant: 'acme', subject: 'dave' }));
+  });
+  afterAll(async () => {
+    await client?.close();
+  });
+
+  /** How often `fn` made the MCP door log and count a broker misconfiguration (the alarm's metric). */
+  async function misconfigurationsDuring<T>(fn: () => Promise<T>): Promise<{ result: T; counted: number; logged: number }> {
+    const counted = vi.spyOn(metrics, 'addMetric');
+    const logged = vi.spyOn(logger, 'error');
+    try {
+      const result = await fn();
+      return {
+        result,
+        counted: counted.mock.calls.filter(([name]) => name === METRIC.brokerMisconfigurations).length,
+        logged: logged.mock.calls.filter(([message]) => message === 'broker misconfiguration').length,
+      };
+    } finally {
+      counted.mockRestore();
+      logged.mockRestore();
+    }
+  }
+
+  /** Runs `fn` with the service's environment changed, then puts it back. */
+  async function withEnv<T>(env: Record<string, string>, fn: () => Promise<T>): Promise<T> {
+    const saved = Object.fromEntries(Object.keys(env).map((key) => [key, process.env[key]]));
+    Object.assign(process.env, env);
+    resetConfig();
+    setDynamo(undefined);
+    try {
+      return await fn();
+    } finally {
+      for (const key of Object.keys(env)) {
+        if (saved[key] === undefined) delete process.env[key];
+        else process.env[key] = saved[key];
+      }
+      resetConfig();
+      setDynamo(undefined);
+    }
+  }
+
+  it('says the services are unavailable, with when to retry, when the data store is down', async () => {
+    const down = { DYNAMODB_ENDPOINT: await closedPortEndpoint(), DYNAMODB_MAX_ATTEMPTS: '1', DYNAMODB_TIMEOUT_MS: '500' };
+
+    const [observations, list] = await withEnv(down, async () => [
+      await call(client, 'observations', { agent_id: 'ac-001', reason: 'store down?' }),
+      await call(client, 'list_endpoints', {}),
+    ]);
+
+    expect(observations).toMatchObject({ isError: true, content: [{ text: 'The observations service is unavailable right now; try again in 5 s.' }] });
+    expect(list).toMatchObject({ isError: true, content: [{ text: 'The inventory is unavailable right now; try again in 5 s.' }] });
+    expect(observations.structuredContent).toBeUndefined();
+  });
+
+  it("gives the service's sentence when it refuses the broker, and logs and counts the misconfiguration", async () => {
+    const { result, counted, logged } = await misconfigurationsDuring(() =>
+      withEnv({ BROKER_ALLOW_LIST: 'some-other-broker' }, () => call(client, 'observations', { agent_id: 'ac-001', reason: 'broker check' })),
+    );
+
+    expect({ counted, logged }).toEqual({ counted: 1, logged: 1 });
+    expect(result.isError).toBe(true);
+    expect(textOf(result)).toMatch(new RegExp(`^${BROKER_REFUSALS.notAllowed.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} \\(request id: [0-9a-f-]{36}\\)$`));
+  });
+
+  it('says the MCP service is misconfigured when the issuer refuses its client secret', async () => {
+    const other = await connect(await stack.mcpToken({ tenant: 'acme', subject: 'erin' }));
+    try {
+      const { result, counted } = await misconfigurationsDuring(() =>
+        withEnv({ BROKER_CLIENT_SECRET: 'not-the-secret' }, () => call(other, 'observations', { agent_id: 'ac-001', reason: 'secret check' })),
+      );
+
+      expect(counted).toBe(1);
+      expect(result).toMatchObject({ isError: true, content: [{ text: expect.stringMatching(/^The MCP service is not set up correctly to read observations for you/) }] });
+    } finally {
+      await other.close();
+    }
+  });
+
+  describe('from a fake gateway in front of the private operation (faults no real service gives on demand)', () => {
+    let gateway: Server;
+    let answer: (res: import('node:http').ServerResponse) => void = () => undefined;
+
+    beforeAll(async () => {
+      gateway = createServer((_req, res) => answer(res));
+      await new Promise<void>((resolve) => gateway.listen(0, '127.0.0.1', resolve));
+    });
+    afterAll(async () => {
+      gateway.closeAllConnections();
+      await new Promise((resolve) => gateway.close(resolve));
+    });
+
+    const viaGateway = async (env: Record<string, string> = {}): Promise<ToolResult> => {
+      const url = `http://127.0.0.1:${(gateway.address() as AddressInfo).port}/api/mcp/endpoint`;
+      const fresh = await connect(await stack.mcpToken({ tenant: 'acme', subject: `gw-${Math.random()}` }));
+      try {
+        return await withEnv({ OBSERVATIONS_URL: url, ...env }, () => call(fresh, 'observations', { agent_id: 'ac-001', reason: 'gateway fault' }));
+      } finally {
+        await fresh.close();
+      }
+    };
+
+    it.each([
+      [
+        'a 403 from the API policy, naming an ARN',
+        (res: import('node:http').ServerResponse) => {
+          res.writeHead(403, { 'Content-Type': 'application/json', 'x-amzn-ErrorType': 'AccessDeniedException' });
+          res.end('{"Message":"User: anonymous is not authorized to perform: execute-api:Invoke on resource: arn:aws:execute-api:eu-west-1:123456789012:abc/prod/GET/api/mcp/endpoint"}');
+        },
+        /^The MCP service is not set up correctly to read observations for you/,
+        1,
+      ],
+      [
+        'a 401 for the exchanged token',
+        (res: import('node:http').ServerResponse) => {
+          res.writeHead(401, { 'Content-Type': 'text/plain; charset=utf-8', 'WWW-Authenticate': 'Bearer' });
+          res.end('The bearer token is not for this service (audience). (request id: 0b0f0e8e-7d47-4f0b-9b1a-5f8c4d1e2a3b)\n');
+        },
+        /^The MCP service is not set up correctly to read observations for you/,
+        1,
+      ],
+      [
+        'a 502 with an HTML page',
+        (res: import('node:http').ServerResponse) => {
+          res.writeHead(502, { 'Content-Type': 'text/html' });
+          res.end('<html><body>Bad Gateway</body></html>');
+        },
+        /^The observations service failed to answer; try again later\.$/,
+        0,
+      ],
+      [
+        'a 503 with Retry-After',
+        (res: import('node:http').ServerResponse) => {
+          res.writeHead(503, { 'Content-Type': 'text/plain; charset=utf-8', 'Retry-After': '7' });
+          res.end('The observations store is unavailable right now; try again later. (request id: 1)\n');
+        },
+        /^The observations service is unavailable right now; try again in 7 s\.$/,
+        0,
+      ],
+      [
+        'a 504',
+        (res: import('node:http').ServerResponse) => {
+          res.writeHead(504, { 'Content-Type': 'application/json' });
+          res.end('{"message": "Endpoint request timed out"}');
+        },
+        /^The observations service did not answer in time; try again in 5 s\.$/,
+        0,
+      ],
+      [
+        'a 200 whose body is not a dashboard',
+        (res: import('node:http').ServerResponse) => {
+          res.writeHead(200, { 'Content-Type': 'application/json' });
+          res.end('{"schema":"endpoint-dashboard/v1","status":"ok"}');
+        },
+        /^The observations service answered with data that could not be read; try again later\.$/,
+        0,
+      ],
+    ])('turns %s into an error result', async (_what, respond, sentence, misconfigurations) => {
+      answer = respond;
+
+      const { result, counted } = await misconfigurationsDuring(() => viaGateway());
+
+      expect(counted).toBe(misconfigurations);
+      expect(result.isError).toBe(true);
+      expect(textOf(result)).toMatch(sentence);
+      expect(textOf(result)).not.toMatch(/arn:|<html|execute-api/);
+      expect(result.structuredContent).toBeUndefined();
+    });
+
+    it('stops waiting at its deadline and says so', async () => {
+      answer = () => undefined; // never answers
+
+      const result = await viaGateway({ UPSTREAM_TIMEOUT_MS: '300' });
+
+      expect(result).toMatchObject({ isError: true, content: [{ text: 'The observations service did not answer in time; try again in 5 s.' }] });
+    });
+  });
+});

@@ -530,13 +530,19 @@ function typeName(type: PropertyType): string {
   }
 }
 
-/** The attribute's type; `A.B` also matches when `A` is a map (AWS::CloudFormation::Stack `Outputs.Name`). */
+/**
+ * The attribute's type. `A.B` also names a key of a map or JSON attribute `A`, and a nested
+ * stack's outputs are `Outputs.<name>` (the specification lists `Outputs` as a list).
+ */
 function attributeType(spec: Resource, attribute: string): PropertyType | undefined {
   const exact = spec.attributes[attribute];
   if (exact) return exact.type;
   const dot = attribute.indexOf('.');
-  const head = dot > 0 ? spec.attributes[attribute.slice(0, dot)] : undefined;
-  return head && (head.type.type === 'map' || head.type.type === 'json') ? { type: 'json' } : undefined;
+  if (dot <= 0) return undefined;
+  const head = attribute.slice(0, dot);
+  if (spec.cloudFormationType === 'AWS::CloudFormation::Stack' && head === 'Outputs') return { type: 'string' };
+  const type = spec.attributes[head]?.type.type;
+  return type === 'map' || type === 'json' ? { type: 'json' } : undefined;
 }
 
 function parseGetAtt(args: unknown): { logicalId: string; attribute: unknown } | undefined {

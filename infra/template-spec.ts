@@ -2,8 +2,9 @@
  * An offline check of a CloudFormation template against AWS's resource specification, as the
  * CDK team publishes it (`@aws-cdk/aws-service-spec`, read through `@aws-cdk/service-spec-types`).
  * It catches before a deploy what CloudFormation would otherwise refuse only during one: an unknown
- * resource type or property, a value of the wrong shape, a missing required property, and a
- * `Ref`, `Fn::GetAtt`, `Fn::Sub` variable, `DependsOn`, condition or mapping that names nothing.
+ * resource type or property, a value of the wrong shape (or not among the values the specification
+ * enumerates), a missing required property, and a `Ref`, `Fn::GetAtt`, `Fn::Sub` variable,
+ * `DependsOn`, condition or mapping that names nothing.
  *
  * Pure: the template and the loaded specification in, a list of problems out. Loading the
  * specification (`loadAwsServiceSpec()`, about half a second) is the caller's business, once.
@@ -13,6 +14,8 @@
  * then (each is accepted where its kind of result, scalar, list or object, could fit); the content
  * of JSON-typed properties (policy documents, dashboard bodies), whose references are still
  * checked; patterns, lengths and ranges; which properties exclude each other; and account limits.
+ * Where the specification allows a property several types (its current and earlier ones, or a
+ * union such as DynamoDB's `KeySchema`, a list or any JSON), a value that fits one of them passes.
  */
 import type { Property, PropertyType, Resource, SpecDatabase, TypeDefinition } from '@aws-cdk/service-spec-types';
 

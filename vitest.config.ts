@@ -1,3 +1,4 @@
+import './infra/local/node-version.js'; // first: the AWS SDK's Node-version notice off on Node 20 (README, Node versions)
 import { defineConfig } from 'vitest/config';
 
 export default defineConfig({

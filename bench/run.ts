@@ -10,6 +10,7 @@
  *  3. GET /api/agents for a 5,000-endpoint tenant through the local stack (token check, Query pages,
  *     merge, JSON) vs GET of the JWKS on the same listener (HTTP floor).
  */
+import '../infra/local/node-version.js'; // first: the AWS SDK's Node-version notice off on Node 20 (README, Node versions)
 import { performance } from 'node:perf_hooks';
 import { generatedFleet, sampleSeries } from '../infra/local/demo.js';
 import { startLocalStack } from '../infra/local/stack.js';

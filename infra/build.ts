@@ -21,7 +21,7 @@
  */
 import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -83,7 +83,7 @@ export async function buildFunction(name: FunctionName, dist = DIST): Promise<Bu
   });
   writeFileSync(join(dist, `${name}.meta.json`), JSON.stringify(result.metafile));
   const zip = join(dist, `${name}.zip`);
-  writeFileSync(zip, zipDirectory(outDir));
+  writeFileAtomically(zip, zipDirectory(outDir));
   return { name, bundle, sourceMap: `${bundle}.map`, zip, metafile: result.metafile };
 }
 
@@ -126,8 +126,19 @@ export function writePrivateApiDeployment(
     },
   };
   mkdirSync(dist, { recursive: true });
-  writeFileSync(join(dist, 'private-api-deployment.json'), `${JSON.stringify(fragment, null, 2)}\n`);
+  writeFileAtomically(join(dist, 'private-api-deployment.json'), `${JSON.stringify(fragment, null, 2)}\n`);
   return logicalId;
+}
+
+/**
+ * Replaces `file` in one step (write aside, then rename), so that osls or a test reading the
+ * artifact or the deployment stamp while a build runs sees the old file or the new one, never a
+ * half-written one.
+ */
+function writeFileAtomically(file: string, data: string | Uint8Array): void {
+  const aside = `${file}.${process.pid}.tmp`;
+  writeFileSync(aside, data);
+  renameSync(aside, file);
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -1,3 +1,4 @@
+import './local/node-version.js'; // first: the AWS SDK's Node-version notice off on Node 20 (README, Node versions)
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';

@@ -3,6 +3,7 @@
  * `--no-tenant` prints the items of authenticated requests whose token carried no tenant.
  * Reads DYNAMODB_ENDPOINT (default: the local engine on DYNAMODB_PORT, 8000) and AUDIT_TABLE.
  */
+import './node-version.js'; // first: the AWS SDK's Node-version notice off on Node 20 (README, Node versions)
 import { parseArgs } from 'node:util';
 import { config } from '../../lib/config.js';
 import { listAuditItems } from '../../lib/store/audit.js';

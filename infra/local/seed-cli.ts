@@ -4,6 +4,7 @@
  * Writes to DYNAMODB_ENDPOINT (default: the local engine on DYNAMODB_PORT, 8000), creating missing
  * tables. Idempotent: the same fleet loaded twice leaves the same records.
  */
+import './node-version.js'; // first: the AWS SDK's Node-version notice off on Node 20 (README, Node versions)
 import { readFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
 import { config } from '../../lib/config.js';

@@ -2,6 +2,7 @@
  * `npm start`: the whole service on this machine, on its embedded defaults (DESIGN §7).
  * Environment: PORT, PRIVATE_PORT, DYNAMODB_PORT, DYNAMODB_ENDPOINT, DATA_DIR, SEED.
  */
+import './node-version.js'; // first: the AWS SDK's Node-version notice off on Node 20 (README, Node versions)
 import { config } from '../../lib/config.js';
 import { DEMO_TENANTS } from './demo.js';
 import { startLocalStack } from './stack.js';

@@ -8,6 +8,7 @@
  * - `--audience A`: any audience.
  * A negative --expires-in gives an expired token; `--tenant ''` gives a token without the tenant claim.
  */
+import './node-version.js'; // first: the AWS SDK's Node-version notice off on Node 20 (README, Node versions)
 import { parseArgs } from 'node:util';
 import { config } from '../../lib/config.js';
 import { localIssuer } from './issuer.js';

@@ -1,0 +1,72 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { loadAwsServiceSpec } from '@aws-cdk/aws-service-spec';
+import type { SpecDatabase } from '@aws-cdk/service-spec-types';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { formatProblem, validateTemplate, type TemplateProblem } from '../../infra/template-spec.js';
+import { packageTemplate, removePackage, type Json, type PackagedTemplate } from '../helpers/package.js';
+
+/**
+ * The template `npm run package` writes, checked offline against AWS's CloudFormation resource
+ * specification (infra/template-spec.ts), and a hand-written template with one mistake per
+ * resource to show that the check does refuse what CloudFormation would.
+ */
+
+const FIXTURE = join(import.meta.dirname, '..', 'fixtures', 'templates', 'one-mistake-per-resource.json');
+
+let spec: SpecDatabase;
+
+beforeAll(async () => {
+  spec = await loadAwsServiceSpec();
+}, 60_000);
+
+describe('Template: checked against AWS resource specification', () => {
+  describe('the template npm run package writes', () => {
+    let packaged: PackagedTemplate | undefined;
+    let template: Json;
+
+    beforeAll(async () => {
+      packaged = await packageTemplate();
+      template = packaged.template;
+    }, 300_000);
+
+    afterAll(() => {
+      removePackage(packaged);
+    });
+
+    it('has only known resource types and properties, every required property, and no reference to anything undeclared', () => {
+      const problems = validateTemplate(template, spec);
+
+      expect(Object.keys(template.Resources as Json).length).toBeGreaterThan(30);
+      expect(problems.map(formatProblem)).toEqual([]);
+    });
+  });
+
+  describe('a hand-written template with one mistake in each resource but one', () => {
+    const template = JSON.parse(readFileSync(FIXTURE, 'utf8')) as Json;
+    let problems: TemplateProblem[];
+
+    beforeAll(() => {
+      problems = validateTemplate(template, spec);
+    });
+
+    it.each([
+      ['a misspelled property, with the likely name', 'MisspelledTable', 'BillingMod', /has no property BillingMod \(did you mean BillingMode\?\)/],
+      ['a missing required property', 'TableWithoutKeys', 'KeySchema', /AWS::DynamoDB::Table requires KeySchema/],
+      ['a Ref to nothing', 'AlarmOnMissingTopic', 'MissingTopic', /Ref names MissingTopic, which is no resource or parameter/],
+      ['a Fn::GetAtt of an attribute the type does not have', 'PublisherRole', 'Arn', /asks Topic \(AWS::SNS::Topic\) for Arn.*\(it has TopicArn, TopicName\)/],
+      ['a DependsOn to nothing', 'TopicAfterNothing', 'NoSuchResource', /DependsOn names "NoSuchResource", which is no resource/],
+      ['a ${Missing} in Fn::Sub', 'LogGroupOfMissingName', 'Missing', /Fn::Sub \$\{Missing\} names Missing/],
+      ['a string where a list is expected', 'AlarmWithOneAction', 'AlarmActions', /AlarmActions must be a list of strings, not the string/],
+      ['an unknown resource type', 'MistypedTable', 'AWS::DynamoDB::Tabel', /AWS::DynamoDB::Tabel is no resource type/],
+    ])('reports %s, naming the resource and the offending name', (_what, logicalId, name, message) => {
+      expect(problems).toContainEqual(expect.objectContaining({ logicalId, name, message: expect.stringMatching(message) }));
+    });
+
+    it('reports each mistake once and nothing about the correct resource', () => {
+      const faulty = Object.keys(template.Resources as Json).filter((id) => id !== 'Topic');
+
+      expect(problems.map((p) => p.logicalId).sort()).toEqual(faulty.sort());
+    });
+  });
+});

@@ -223,6 +223,15 @@ describe.each(ERAS)('E2E: MCP tools over HTTP with %s', (_era, options, revision
     expect(none.isError).toBeFalsy();
   });
 
+  it('cannot connect with an expired MCP token, nor with a token for another door', async () => {
+    // The SDK client gives up on the gateway's 401 (it has no OAuth provider to retry with): the
+    // 2025 client quotes the answer's sentence, the negotiating one its status.
+    const refused = /HTTP 401|The bearer token has expired\.|The bearer token is not for this service \(audience\)\./;
+    await expect(connect(await stack.mcpToken({ tenant: 'acme', subject, expiresInSeconds: -30 }), options)).rejects.toThrow(refused);
+    await expect(connect(await stack.token({ tenant: 'acme', subject }), options)).rejects.toThrow(refused);
+    await expect(connect(await stack.brokerToken({ tenant: 'acme', subject }), options)).rejects.toThrow(refused);
+  });
+
   it('answers an unknown tool with a JSON-RPC error, not a result', async () => {
     await expect(client.callTool({ name: 'delete_endpoint', arguments: {} })).rejects.toMatchObject({ code: -32602 });
   });

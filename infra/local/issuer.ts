@@ -20,6 +20,8 @@ export interface TokenClaims {
   tenantClaim?: string;
   subject?: string;
   expiresInSeconds?: number;
+  /** `iat` in epoch seconds; now when absent (tests sign tokens issued in the future). */
+  issuedAt?: number;
   extra?: Record<string, unknown>;
 }
 
@@ -86,7 +88,7 @@ export async function localIssuer(dir = LOCAL_DIR): Promise<LocalIssuer> {
         .setProtectedHeader({ alg: 'RS256', kid, typ: 'JWT' })
         .setIssuer(c.issuer)
         .setSubject(c.subject ?? 'local-user')
-        .setIssuedAt(now)
+        .setIssuedAt(c.issuedAt ?? now)
         .setExpirationTime(now + (c.expiresInSeconds ?? 3600));
       if (c.audience !== undefined) jwt.setAudience(c.audience);
       return jwt.sign(privateKey);

@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import type { APIGatewayProxyEventV2WithJWTAuthorizer, APIGatewayProxyEvent, Context } from 'aws-lambda';
 import { config, resetConfig } from '../../lib/config.js';
 import { bearerToken, remoteKeys, verifyBearerToken } from '../../lib/auth/verify.js';
-import { HttpError } from '../../lib/errors.js';
+import { HttpError, UnauthorizedError } from '../../lib/errors.js';
 import { RESOURCE_METADATA_PATHS } from '../../lib/mcp/resource-metadata.js';
 import { dynamo, setDynamo } from '../../lib/store/client.js';
 import { ensureTables } from '../../lib/store/tables.js';
@@ -96,6 +96,9 @@ async function readBody(req: IncomingMessage, limit = MAX_BODY_BYTES): Promise<B
  */
 async function authorize(req: IncomingMessage, audience: string): Promise<Record<string, string>> {
   const cfg = config();
+  // Node keeps only the first of two Authorization headers; the raw list shows them all.
+  const authorizations = req.rawHeaders.filter((value, i) => i % 2 === 0 && value.toLowerCase() === 'authorization');
+  if (authorizations.length > 1) throw new UnauthorizedError('The Authorization header was sent more than once.');
   const token = bearerToken(req.headers.authorization);
   const payload = await verifyBearerToken(token, { issuer: cfg.jwtIssuer, audience, keys: remoteKeys(cfg.jwksUrl) });
   return stringifyClaims(payload as Record<string, unknown>);

@@ -140,7 +140,7 @@ export async function answerTokenRequest(
     subject = (await verifyBearerToken(subjectToken, {
       issuer: policy.issuer,
       audience: policy.subjectAudience,
-      keys: createLocalJWKSet(issuer.jwks),
+      keys: { getKey: (header) => createLocalJWKSet(issuer.jwks)(header, undefined as never) },
     })) as Record<string, unknown>;
   } catch (error) {
     return oauthError(400, 'invalid_grant', `The subject token is not acceptable: ${(error as Error).message}`);

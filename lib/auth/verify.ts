@@ -1,25 +1,26 @@
-import { createRemoteJWKSet, decodeProtectedHeader, errors as joseErrors, jwtVerify, type JWTPayload, type JWTVerifyGetKey } from 'jose';
-import { GatewayTimeoutError, ServiceUnavailableError, UnauthorizedError } from '../errors.js';
+import { decodeProtectedHeader, errors as joseErrors, jwtVerify, type JWTPayload } from 'jose';
+import { HttpError, ServiceUnavailableError, UnauthorizedError } from '../errors.js';
+import type { KeySource } from './key-set.js';
+
+export { remoteKeys, type KeySource } from './key-set.js';
 
 /** The algorithms an API Gateway JWT authorizer accepts: RSA signatures only. */
 export const RSA_ALGORITHMS = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512'];
 
+/**
+ * How far in the future `iat` may lie (clocks differ a little). A token issued later than that
+ * is refused, as the API Gateway JWT authorizer refuses it.
+ */
+export const ISSUED_AT_SKEW_SECONDS = 60;
+
 export interface VerifyOptions {
   issuer: string;
   audience: string;
-  keys: JWTVerifyGetKey;
-}
-
-const jwksCache = new Map<string, JWTVerifyGetKey>();
-
-/** A JWKS fetched from its URL and cached (keys and cooldown) across invocations of a warm Lambda. */
-export function remoteKeys(jwksUrl: string): JWTVerifyGetKey {
-  let keys = jwksCache.get(jwksUrl);
-  if (!keys) {
-    keys = createRemoteJWKSet(new URL(jwksUrl), { timeoutDuration: 2000, cooldownDuration: 30_000, cacheMaxAge: 600_000 });
-    jwksCache.set(jwksUrl, keys);
-  }
-  return keys;
+  keys: KeySource;
+  /** The caller's deadline: a key fetch stops with it. */
+  signal?: AbortSignal;
+  /** The clock, in epoch seconds (tests). */
+  now?: () => number;
 }
 
 /** Extracts the token from an `Authorization: Bearer <token>` header value. */
@@ -33,8 +34,9 @@ export function bearerToken(header: string | undefined): string {
 /**
  * Verifies a bearer JWT the way an API Gateway JWT authorizer does: a `kid` in the header, an RSA
  * signature by a key of the issuer's JWKS, `iss` exactly, `aud` containing the audience (or, when
- * the token has no `aud`, `client_id` equal to it), and `exp`/`nbf`/`iat`. Every refusal is a 401
- * whose text never repeats the token; an unreachable JWKS is a 503/504, not a 401.
+ * the token has no `aud`, `client_id` equal to it), `exp` and `nbf`, and an `iat` not later than
+ * now plus ISSUED_AT_SKEW_SECONDS. Every refusal is a 401 whose text never repeats the token; an
+ * unreachable or unreadable JWKS is a 503 (504 when it did not answer in time), never a 401.
  */
 export async function verifyBearerToken(token: string, options: VerifyOptions): Promise<JWTPayload> {
   let kid: unknown;
@@ -45,14 +47,19 @@ export async function verifyBearerToken(token: string, options: VerifyOptions): 
   }
   if (typeof kid !== 'string' || kid === '') throw new UnauthorizedError('The bearer token has no key id.');
   let payload: JWTPayload;
+  const now = options.now?.() ?? Math.floor(Date.now() / 1000);
   try {
-    ({ payload } = await jwtVerify(token, options.keys, {
+    ({ payload } = await jwtVerify(token, (header) => options.keys.getKey(header, options.signal), {
       issuer: options.issuer,
       algorithms: RSA_ALGORITHMS,
       requiredClaims: ['exp'],
+      currentDate: new Date(now * 1000),
     }));
   } catch (cause) {
     throw refusal(cause);
+  }
+  if (typeof payload.iat === 'number' && payload.iat > now + ISSUED_AT_SKEW_SECONDS) {
+    throw new UnauthorizedError('The bearer token was issued in the future.');
   }
   const aud = payload.aud;
   const audiences = aud === undefined ? [] : Array.isArray(aud) ? aud : [aud];
@@ -63,6 +70,8 @@ export async function verifyBearerToken(token: string, options: VerifyOptions): 
 }
 
 function refusal(cause: unknown): Error {
+  // The key source's own answers (an unknown key, an issuer that is down) stand as they are.
+  if (cause instanceof HttpError) return cause;
   if (cause instanceof joseErrors.JWTExpired) return new UnauthorizedError('The bearer token has expired.', cause);
   if (cause instanceof joseErrors.JWTClaimValidationFailed) {
     return new UnauthorizedError(`The bearer token's "${cause.claim}" claim is not acceptable.`, cause);
@@ -72,11 +81,7 @@ function refusal(cause: unknown): Error {
   }
   if (cause instanceof joseErrors.JWKSNoMatchingKey) return new UnauthorizedError('The bearer token was signed by an unknown key.', cause);
   if (cause instanceof joseErrors.JOSEAlgNotAllowed) return new UnauthorizedError('The bearer token uses a refused algorithm.', cause);
-  if (cause instanceof joseErrors.JWKSTimeout) return new GatewayTimeoutError('The token keys could not be fetched in time; try again.', cause);
-  if (cause instanceof joseErrors.JOSEError && cause.code === 'ERR_JWKS_INVALID') {
-    return new ServiceUnavailableError('The token keys are unavailable right now; try again later.', cause);
-  }
   if (cause instanceof joseErrors.JOSEError) return new UnauthorizedError('The bearer token is invalid.', cause);
-  // fetch failures of the JWKS (connection refused, DNS) are not the caller's fault.
+  // Anything else failed on our side of the check, not in the caller's token.
   return new ServiceUnavailableError('The token keys are unavailable right now; try again later.', cause);
 }

@@ -24,6 +24,7 @@ export const METRIC = Object.freeze({
   toolCalls: 'ToolCalls',
   toolErrors: 'ToolErrors',
   brokerMisconfigurations: 'BrokerMisconfigurations',
+  keySetFailures: 'KeySetFailures',
 });
 
 /**
@@ -105,4 +106,13 @@ export function recordToolCall(tool: string, isError: boolean): void {
 export function recordBrokerMisconfiguration(): void {
   ensureOperation('mcp');
   metrics.addMetric(METRIC.brokerMisconfigurations, MetricUnit.Count, 1);
+}
+
+/**
+ * The issuer's key set (JWKS) could not be fetched or read, so tokens could not be checked and the
+ * request was answered 503/504. The `KeySetFailures` alarm watches it: the issuer or the route to
+ * it is down, not the users' tokens.
+ */
+export function recordKeySetFailure(): void {
+  metrics.addMetric(METRIC.keySetFailures, MetricUnit.Count, 1);
 }

@@ -12,6 +12,8 @@ export interface TokenOptions {
   tenant?: string | undefined;
   subject?: string;
   expiresInSeconds?: number;
+  /** `iat` in epoch seconds, when not now. */
+  issuedAt?: number;
   audience?: string | string[] | undefined;
   extra?: Record<string, unknown>;
 }
@@ -62,6 +64,7 @@ export async function startTestStack(fleet: Fleet | 'none', env: Record<string, 
       tenantClaim: cfg.tenantClaim,
       subject: options.subject ?? 'user-1',
       ...(options.expiresInSeconds !== undefined ? { expiresInSeconds: options.expiresInSeconds } : {}),
+      ...(options.issuedAt !== undefined ? { issuedAt: options.issuedAt } : {}),
       ...(options.extra ? { extra: options.extra } : {}),
     });
   };

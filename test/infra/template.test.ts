@@ -440,6 +440,18 @@ describe('Template: npm run package', () => {
         ]);
       });
 
+      it('watches failures to fetch the issuer key set, on the metric the observations function emits', () => {
+        expect(alarms().find((a) => a.MetricName === METRIC.keySetFailures)).toMatchObject({
+          Namespace: METRICS_NAMESPACE,
+          Dimensions: [
+            { Name: 'service', Value: 'endpoint-read-service-example' },
+            { Name: 'operation', Value: 'getEndpointObservations' },
+          ],
+          Statistic: 'Sum',
+          Threshold: 1,
+        });
+      });
+
       it('watches broker misconfigurations, on the metric the MCP door emits', () => {
         expect(alarms().find((a) => a.MetricName === METRIC.brokerMisconfigurations)).toMatchObject({
           Namespace: METRICS_NAMESPACE,
@@ -467,7 +479,7 @@ describe('Template: npm run package', () => {
       });
 
       it('notifies the alarm topic from every alarm', () => {
-        expect(alarms()).toHaveLength(14);
+        expect(alarms()).toHaveLength(15);
         for (const alarm of alarms()) {
           expect(alarm.AlarmActions).toEqual([{ Ref: 'AlarmTopic' }]);
           expect(alarm.TreatMissingData).toBe('notBreaching');

@@ -1,0 +1,184 @@
+import { importJWK, type CryptoKey, type JWK, type JWTHeaderParameters } from 'jose';
+import { GatewayTimeoutError, ServiceUnavailableError, UnauthorizedError } from '../errors.js';
+import { logger } from '../observability/logger.js';
+import { recordKeySetFailure } from '../observability/metrics.js';
+
+/**
+ * The issuer's signing keys, fetched from its JWKS URL and kept across invocations of a warm
+ * Lambda. The rules, so that an issuer outage is never mistaken for the user's fault:
+ * - keys are cached for `maxAgeMs`; an unknown `kid` triggers one refresh, at most once per
+ *   `cooldownMs` (so a flood of tokens with made-up key ids cannot turn into a flood of fetches);
+ * - a key set that cannot be fetched or read (a 5xx, an HTML page, an empty or invalid body, a
+ *   refused connection) is a 503 with `Retry-After` and counts `KeySetFailures`; one that does not
+ *   answer in time is a 504; neither is ever a 401;
+ * - while the issuer is down, keys fetched earlier keep verifying tokens for up to `staleForMs`.
+ */
+
+export interface KeySource {
+  /** The verification key for a token's protected header; `signal` bounds any fetch. */
+  getKey(header: JWTHeaderParameters, signal?: AbortSignal): Promise<CryptoKey | Uint8Array>;
+}
+
+export interface RemoteKeySetOptions {
+  /** How long fetched keys are used before they are fetched again. */
+  maxAgeMs?: number;
+  /** The least time between two fetches for an unknown `kid`. */
+  cooldownMs?: number;
+  /** After a failed fetch, answer 503 at once for this long instead of fetching again. */
+  failureBackoffMs?: number;
+  /** How long old keys still verify while fresh ones cannot be fetched. */
+  staleForMs?: number;
+  /** Bound of one fetch, within the caller's own deadline. */
+  fetchTimeoutMs?: number;
+}
+
+const DEFAULTS = Object.freeze({ maxAgeMs: 600_000, cooldownMs: 30_000, failureBackoffMs: 5_000, staleForMs: 86_400_000, fetchTimeoutMs: 2_000 });
+
+/** Why a fetch failed, in a few words for the log (never the body). */
+class KeySetFetchError extends Error {
+  override name = 'KeySetFetchError';
+  constructor(
+    message: string,
+    readonly timedOut: boolean,
+    options: { cause?: unknown } = {},
+  ) {
+    super(message, options);
+  }
+}
+
+interface Fetched {
+  keys: Map<string, JWK>;
+  at: number;
+}
+
+export class RemoteKeySet implements KeySource {
+  private readonly options: Required<RemoteKeySetOptions>;
+  private fetched: Fetched | undefined;
+  private readonly imported = new Map<string, CryptoKey | Uint8Array>();
+  private inFlight: Promise<Fetched> | undefined;
+  private lastAttemptAt = Number.NEGATIVE_INFINITY;
+  private lastFailure: { at: number; error: KeySetFetchError } | undefined;
+
+  constructor(
+    private readonly url: string,
+    options: RemoteKeySetOptions = {},
+    private readonly now: () => number = Date.now,
+  ) {
+    this.options = { ...DEFAULTS, ...options };
+  }
+
+  async getKey(header: JWTHeaderParameters, signal?: AbortSignal): Promise<CryptoKey | Uint8Array> {
+    const kid = header.kid;
+    if (typeof kid !== 'string' || kid === '') throw new UnauthorizedError('The bearer token has no key id.');
+    const now = this.now();
+    const fresh = this.fetched && now - this.fetched.at < this.options.maxAgeMs;
+    const known = this.fetched?.keys.get(kid);
+    if (fresh && known) return this.importKey(kid, known, header);
+    // An unknown kid with fresh keys: refresh once per cooldown, else it is simply not the issuer's key.
+    if (fresh && !known && now - this.lastAttemptAt < this.options.cooldownMs) {
+      throw new UnauthorizedError('The bearer token was signed by an unknown key.');
+    }
+    let fetched: Fetched;
+    try {
+      fetched = await this.refresh(signal);
+    } catch (error) {
+      const stale = this.fetched && now - this.fetched.at < this.options.staleForMs ? this.fetched.keys.get(kid) : undefined;
+      if (stale) {
+        logger.warn('token keys could not be refreshed; using the keys fetched before', { cause: (error as Error).message });
+        return this.importKey(kid, stale, header);
+      }
+      throw this.failure(error);
+    }
+    const key = fetched.keys.get(kid);
+    if (!key) throw new UnauthorizedError('The bearer token was signed by an unknown key.');
+    return this.importKey(kid, key, header);
+  }
+
+  private failure(error: unknown): Error {
+    recordKeySetFailure();
+    const e = error instanceof KeySetFetchError ? error : new KeySetFetchError('the key set could not be read', false, { cause: error });
+    logger.error('token keys unavailable', { cause: e.message });
+    return e.timedOut
+      ? new GatewayTimeoutError('The token keys could not be fetched in time; try again.', e)
+      : new ServiceUnavailableError('The token keys are unavailable right now; try again later.', e);
+  }
+
+  private async importKey(kid: string, jwk: JWK, header: JWTHeaderParameters): Promise<CryptoKey | Uint8Array> {
+    const alg = header.alg;
+    if (jwk.alg !== undefined && jwk.alg !== alg) throw new UnauthorizedError('The bearer token uses a refused algorithm.');
+    const cacheKey = `${kid}\n${alg}`;
+    let key = this.imported.get(cacheKey);
+    if (!key) {
+      try {
+        key = await importJWK(jwk, alg);
+      } catch (cause) {
+        throw new UnauthorizedError('The bearer token was signed by an unknown key.', cause);
+      }
+      this.imported.set(cacheKey, key);
+    }
+    return key;
+  }
+
+  /** One fetch at a time; a failure is remembered briefly, so an outage is not hammered. */
+  private refresh(signal?: AbortSignal): Promise<Fetched> {
+    const now = this.now();
+    if (this.lastFailure && now - this.lastFailure.at < this.options.failureBackoffMs) return Promise.reject(this.lastFailure.error);
+    this.inFlight ??= this.fetchKeys(signal).then(
+      (fetched) => {
+        this.inFlight = undefined;
+        this.lastFailure = undefined;
+        this.fetched = fetched;
+        this.imported.clear();
+        return fetched;
+      },
+      (error: KeySetFetchError) => {
+        this.inFlight = undefined;
+        // A fetch cut short by this caller's own deadline says nothing about the issuer.
+        if (!signal?.aborted) this.lastFailure = { at: this.now(), error };
+        throw error;
+      },
+    );
+    return this.inFlight;
+  }
+
+  private async fetchKeys(signal?: AbortSignal): Promise<Fetched> {
+    this.lastAttemptAt = this.now();
+    const timeout = AbortSignal.timeout(this.options.fetchTimeoutMs);
+    const bound = signal ? AbortSignal.any([signal, timeout]) : timeout;
+    let body: unknown;
+    try {
+      const response = await fetch(this.url, { headers: { Accept: 'application/json' }, signal: bound });
+      if (response.status !== 200) throw new KeySetFetchError(`the key set answered ${response.status}`, false);
+      const text = await response.text();
+      try {
+        body = JSON.parse(text);
+      } catch {
+        throw new KeySetFetchError('the key set is not JSON', false);
+      }
+    } catch (error) {
+      if (error instanceof KeySetFetchError) throw error;
+      if (bound.aborted) throw new KeySetFetchError('the key set did not answer in time', true, { cause: error });
+      throw new KeySetFetchError('the key set could not be reached', false, { cause: error });
+    }
+    const list = (body as { keys?: unknown } | null)?.keys;
+    if (!Array.isArray(list)) throw new KeySetFetchError('the key set has no keys array', false);
+    const keys = new Map<string, JWK>();
+    for (const jwk of list as JWK[]) {
+      if (jwk && typeof jwk === 'object' && jwk.kty === 'RSA' && typeof jwk.kid === 'string' && jwk.use !== 'enc') keys.set(jwk.kid, jwk);
+    }
+    if (keys.size === 0) throw new KeySetFetchError('the key set holds no RSA signing key', false);
+    return { keys, at: this.now() };
+  }
+}
+
+const keySets = new Map<string, RemoteKeySet>();
+
+/** The key set of a JWKS URL, one per URL per process, kept across invocations of a warm Lambda. */
+export function remoteKeys(jwksUrl: string): RemoteKeySet {
+  let keys = keySets.get(jwksUrl);
+  if (!keys) {
+    keys = new RemoteKeySet(jwksUrl);
+    keySets.set(jwksUrl, keys);
+  }
+  return keys;
+}

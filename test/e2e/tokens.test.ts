@@ -1,0 +1,107 @@
+import { createServer, request, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { resetConfig } from '../../lib/config.js';
+import { get, startTestStack, type TestStack } from '../helpers/stack.js';
+
+/**
+ * Tokens as both doors judge them over HTTP: the local gateway's emulated authorizer
+ * (GET /api/agents) and the observations handler's own check (the private listener).
+ */
+
+const FLEET = { tenants: [{ tenant_id: 'acme', agents: [{ agent_id: 'a-1', hostname: 'h-1', os: 'linux', arch: 'x86_64', version: '1' }] }] };
+
+let stack: TestStack;
+beforeAll(async () => {
+  stack = await startTestStack(FLEET);
+});
+afterAll(async () => {
+  await stack?.stop();
+});
+
+const inventory = (token: string) => get(`${stack.publicUrl}/api/agents`, { Authorization: `Bearer ${token}` });
+const observations = (token: string) =>
+  get(`${stack.privateUrl}/api/mcp/endpoint?agent_id=a-1`, { Authorization: `Bearer ${token}`, 'X-Service-Reason': 'token check' });
+
+describe('E2E: a token issued in the future', () => {
+  it.each([
+    ['an hour', 3_600],
+    ['a day', 86_400],
+  ])('is refused at both doors when it claims to be issued %s ahead', async (_when, seconds) => {
+    const iat = Math.floor(Date.now() / 1000) + seconds;
+    const inventoryToken = await stack.token({ issuedAt: iat, expiresInSeconds: seconds + 3_600 });
+    const brokerToken = await stack.brokerToken({ expiresInSeconds: seconds + 3_600 });
+    // The claims of brokerToken(), issued in the future.
+    const futureBroker = await stack.token({ audience: 'endpoint-observations', issuedAt: iat, extra: { act: { sub: 'local-broker' } }, expiresInSeconds: seconds + 3_600 });
+
+    for (const res of [await inventory(inventoryToken), await observations(futureBroker)]) {
+      expect(res.status).toBe(401);
+      expect(res.body).toMatch(/^The bearer token was issued in the future\./);
+    }
+    expect((await observations(brokerToken)).status).toBe(200);
+  });
+
+  it('accepts a token issued a little ahead, within the documented skew of 60 s', async () => {
+    const iat = Math.floor(Date.now() / 1000) + 30;
+
+    expect((await inventory(await stack.token({ issuedAt: iat }))).status).toBe(200);
+  });
+});
+
+describe('E2E: two Authorization headers', () => {
+  it('are a 401 at the public door, as at the private one', async () => {
+    const token = await stack.token();
+    const status = await new Promise<number>((resolve, reject) => {
+      const req = request(`${stack.publicUrl}/api/agents`, (res) => {
+        res.resume();
+        resolve(res.statusCode ?? 0);
+      });
+      req.setHeader('Authorization', [`Bearer ${token}`, 'Bearer another']);
+      req.on('error', reject);
+      req.end();
+    });
+
+    expect(status).toBe(401);
+  });
+});
+
+describe('E2E: the issuer key set is down (a fake issuer: faults a real one gives only by accident)', () => {
+  let issuer: Server;
+  let answer: (res: ServerResponse) => void = () => undefined;
+  let fakeJwks: string;
+  let realJwks: string | undefined;
+
+  beforeAll(async () => {
+    issuer = createServer((_req, res) => answer(res));
+    await new Promise<void>((resolve) => issuer.listen(0, '127.0.0.1', resolve));
+    realJwks = process.env.JWKS_URL;
+  });
+  afterAll(async () => {
+    process.env.JWKS_URL = realJwks;
+    resetConfig();
+    issuer.closeAllConnections();
+    await new Promise((resolve) => issuer.close(resolve));
+  });
+
+  /** Each case gets a URL of its own, so no key set is cached from an earlier one. */
+  const useFakeJwks = (name: string): void => {
+    fakeJwks = `http://127.0.0.1:${(issuer.address() as AddressInfo).port}/${name}/jwks.json`;
+    process.env.JWKS_URL = fakeJwks;
+    resetConfig();
+  };
+
+  it.each([
+    ['answers 500', (res: ServerResponse) => (res.writeHead(500), res.end('Internal Server Error'))],
+    ['answers an HTML page', (res: ServerResponse) => (res.writeHead(200, { 'Content-Type': 'text/html' }), res.end('<html><body>Sign in</body></html>'))],
+    ['answers an empty body', (res: ServerResponse) => (res.writeHead(200), res.end())],
+  ])('gives 503 with Retry-After at both doors, never a 401, when it %s', async (name, respond) => {
+    answer = respond;
+    useFakeJwks(name.replace(/\W+/g, '-'));
+
+    for (const res of [await inventory(await stack.token()), await observations(await stack.brokerToken())]) {
+      expect(res.status).toBe(503);
+      expect(res.headers.get('retry-after')).toMatch(/^[0-9]+$/);
+      expect(res.body).toMatch(/^The token keys are unavailable right now; try again later\./);
+    }
+  });
+});

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
+import { targetOf } from './http.js';
 import type {
   APIGatewayProxyEvent,
   APIGatewayProxyEventV2WithJWTAuthorizer,
@@ -13,7 +14,7 @@ import type {
 
 /** API Gateway's JWT authorizer hands claims over as strings: numbers as digits, arrays as "[a b]". */
 export function stringifyClaims(payload: Record<string, unknown>): Record<string, string> {
-  const claims: Record<string, string> = {};
+  const claims = nameMap<string>();
   for (const [name, value] of Object.entries(payload)) {
     if (value === undefined || value === null) continue;
     if (Array.isArray(value)) claims[name] = `[${value.map(String).join(' ')}]`;
@@ -24,8 +25,16 @@ export function stringifyClaims(payload: Record<string, unknown>): Record<string
 }
 
 function splitUrl(req: IncomingMessage): { path: string; rawQuery: string; params: URLSearchParams } {
-  const url = new URL(req.url ?? '/', 'http://local');
+  const url = targetOf(req);
   return { path: url.pathname, rawQuery: url.search.replace(/^\?/, ''), params: url.searchParams };
+}
+
+/**
+ * A map of names a client chose (headers, query parameters): no prototype, so `__proto__`,
+ * `constructor` or `toString` are names like any other, as they are in API Gateway's events.
+ */
+function nameMap<T>(): Record<string, T> {
+  return Object.create(null) as Record<string, T>;
 }
 
 function sourceIp(req: IncomingMessage): string {
@@ -49,12 +58,12 @@ export function httpApiEvent(
   body?: Buffer,
 ): APIGatewayProxyEventV2WithJWTAuthorizer {
   const { path, rawQuery, params } = splitUrl(req);
-  const headers: Record<string, string> = {};
+  const headers = nameMap<string>();
   for (const [name, value] of Object.entries(req.headers)) {
     if (value === undefined) continue;
     headers[name.toLowerCase()] = Array.isArray(value) ? value.join(',') : value;
   }
-  const query: Record<string, string> = {};
+  const query = nameMap<string>();
   for (const key of new Set(params.keys())) query[key] = params.getAll(key).join(',');
   const now = new Date();
   const textual = isTextual(headers['content-type']);
@@ -98,8 +107,8 @@ export function httpApiEvent(
  */
 export function restApiEvent(req: IncomingMessage, resource: string): APIGatewayProxyEvent {
   const { path, params } = splitUrl(req);
-  const headers: Record<string, string> = {};
-  const multiValueHeaders: Record<string, string[]> = {};
+  const headers = nameMap<string>();
+  const multiValueHeaders = nameMap<string[]>();
   const raw = req.rawHeaders;
   for (let i = 0; i + 1 < raw.length; i += 2) {
     const name = raw[i] as string;
@@ -108,8 +117,8 @@ export function restApiEvent(req: IncomingMessage, resource: string): APIGateway
     (multiValueHeaders[existing] ??= []).push(value);
     headers[existing] = value;
   }
-  const multiValueQuery: Record<string, string[]> = {};
-  const query: Record<string, string> = {};
+  const multiValueQuery = nameMap<string[]>();
+  const query = nameMap<string>();
   for (const [key, value] of params.entries()) {
     (multiValueQuery[key] ??= []).push(value);
     query[key] = value;

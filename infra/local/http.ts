@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { HttpError } from '../../lib/errors.js';
+import { BadRequestError, HttpError } from '../../lib/errors.js';
 import { failureBody, FAILURE_HEADERS } from '../../lib/http.js';
 
 /** What a Lambda proxy integration returns (payload 1.0 and 2.0 structured results). */
@@ -33,6 +33,20 @@ export function sendHttpError(res: ServerResponse, error: unknown): void {
   else sendGatewayFailure(res, 500, 'The gateway failed to handle the request.');
 }
 
+/**
+ * The request target as API Gateway reads it: an absolute path (which may begin with `//`) with
+ * its query, or an absolute URL. Anything that is neither (`//[`, `http://[::1/…`, `*`) is a 400,
+ * never a crash.
+ */
+export function targetOf(req: IncomingMessage): URL {
+  const target = req.url ?? '/';
+  try {
+    return target.startsWith('/') ? new URL(`http://local${target}`) : new URL(target);
+  } catch {
+    throw new BadRequestError('The request target is not a valid path.');
+  }
+}
+
 export function pathOf(req: IncomingMessage): string {
-  return new URL(req.url ?? '/', 'http://local').pathname;
+  return targetOf(req).pathname;
 }

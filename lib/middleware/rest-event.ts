@@ -27,13 +27,19 @@ export function singleHeader(event: APIGatewayProxyEvent, name: string, display:
   return values[0];
 }
 
+/** A map's own value for a name a client chose (`toString` is a name, not an inherited method). */
+function own<T>(map: Record<string, T | undefined>, name: string): T | undefined {
+  return Object.hasOwn(map, name) ? map[name] : undefined;
+}
+
 /** Every query parameter with its single value; 400 when any is repeated. */
 export function singleQueryValues(event: APIGatewayProxyEvent): Record<string, string> {
   const multi = event.multiValueQueryStringParameters ?? {};
   const single = event.queryStringParameters ?? {};
-  const result: Record<string, string> = {};
+  const result = Object.create(null) as Record<string, string>;
   for (const name of new Set([...Object.keys(multi), ...Object.keys(single)])) {
-    const values = multi[name] ?? (single[name] !== undefined ? [single[name] as string] : []);
+    const one = own(single, name);
+    const values = own(multi, name) ?? (one !== undefined ? [one] : []);
     if (values.length > 1) throw new BadRequestError(`The query parameter ${name} was sent more than once.`);
     if (values[0] !== undefined) result[name] = values[0];
   }

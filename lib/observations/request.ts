@@ -20,7 +20,7 @@ const QUERY_RULES: Record<string, string> = {
 export function parseObservationsQuery(event: APIGatewayProxyEvent): ObservationsQuery {
   const raw = singleQueryValues(event);
   for (const name of Object.keys(raw)) {
-    if (!(name in QUERY_RULES)) throw new BadRequestError(`Unknown query parameter ${JSON.stringify(name.slice(0, 40))}.`);
+    if (!Object.hasOwn(QUERY_RULES, name)) throw new BadRequestError(`Unknown query parameter ${JSON.stringify(name.slice(0, 40))}.`);
   }
   const parsed = ObservationsQuery.safeParse(raw);
   if (!parsed.success) {

@@ -1,6 +1,11 @@
 import { z } from 'zod';
 
-const port = z.coerce.number().int().min(0).max(65535);
+const PORT_RULE = 'must be a port number from 0 to 65535';
+/** A port; an empty variable counts as unset. */
+const port = z.preprocess(
+  (v) => (typeof v === 'string' && v.trim() === '' ? undefined : v),
+  z.coerce.number({ error: PORT_RULE }).int(PORT_RULE).min(0, PORT_RULE).max(65535, PORT_RULE).optional(),
+);
 const positiveInt = z.coerce.number().int().positive();
 /** An empty variable counts as unset, so `FOO= npm start` falls back to the default. */
 const optionalText = z
@@ -20,8 +25,9 @@ function list(value: string): readonly string[] {
 
 const EnvSchema = z
   .object({
-    PORT: port.default(3000),
-    PRIVATE_PORT: port.default(3001),
+    PORT: port.transform((v) => v ?? 3000),
+    PRIVATE_PORT: port.transform((v) => v ?? 3001),
+    DYNAMODB_PORT: port.transform((v) => v ?? 8000),
     AWS_REGION: z.string().min(1).default('us-east-1'),
     DATA_TABLE: z.string().min(3).default('endpoint-data'),
     AUDIT_TABLE: z.string().min(3).default('endpoint-audit'),
@@ -57,6 +63,8 @@ const EnvSchema = z
     return Object.freeze({
       port: env.PORT,
       privatePort: env.PRIVATE_PORT,
+      /** The embedded engine's port (local only). */
+      dynamoPort: env.DYNAMODB_PORT,
       region: env.AWS_REGION,
       dataTable: env.DATA_TABLE,
       auditTable: env.AUDIT_TABLE,

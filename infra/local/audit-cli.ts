@@ -2,20 +2,40 @@
  * `npm run audit -- --tenant T`: prints that tenant's audit items, oldest first, one JSON object a line.
  * `--no-tenant` prints the items of authenticated requests whose token carried no tenant.
  * Reads DYNAMODB_ENDPOINT (default: the local engine on DYNAMODB_PORT, 8000) and AUDIT_TABLE.
+ * Exit 2 with the usage for bad arguments; exit 1 with what to do when the store cannot be read.
  */
 import './node-version.js'; // first: the AWS SDK's Node-version notice off on Node 20 (README, Node versions)
 import { parseArgs } from 'node:util';
-import { config } from '../../lib/config.js';
+import { config, resetConfig } from '../../lib/config.js';
 import { listAuditItems } from '../../lib/store/audit.js';
 import { dynamo } from '../../lib/store/client.js';
 
+const usage = 'usage: npm run audit -- --tenant T   (or --no-tenant)';
+
+let tenant: string | null;
 try {
   const { values } = parseArgs({ options: { tenant: { type: 'string' }, 'no-tenant': { type: 'boolean', default: false } }, strict: true });
   if (values.tenant === undefined && !values['no-tenant']) throw new Error('--tenant T (or --no-tenant) is required');
-  process.env.DYNAMODB_ENDPOINT ||= `http://127.0.0.1:${process.env.DYNAMODB_PORT ?? 8000}`;
-  const items = await listAuditItems(dynamo(), config().auditTable, values['no-tenant'] ? null : (values.tenant as string));
+  tenant = values['no-tenant'] ? null : (values.tenant as string);
+} catch (error) {
+  process.stderr.write(`audit: ${(error as Error).message}\n${usage}\n`);
+  process.exit(2);
+}
+
+const endpoint = process.env.DYNAMODB_ENDPOINT || `http://127.0.0.1:${config().dynamoPort}`;
+process.env.DYNAMODB_ENDPOINT = endpoint;
+resetConfig(); // read again, now with the endpoint
+try {
+  const items = await listAuditItems(dynamo(), config().auditTable, tenant);
   for (const item of items) process.stdout.write(`${JSON.stringify(item)}\n`);
 } catch (error) {
-  process.stderr.write(`audit failed: ${(error as Error).message}\nusage: npm run audit -- --tenant T\n`);
-  process.exit(2);
+  const e = error as Error & { code?: string };
+  const unreachable = e.name === 'TimeoutError' || ['ECONNREFUSED', 'ECONNRESET'].includes(e.code ?? '') || /ECONNREFUSED/.test(e.message);
+  const hint = unreachable
+    ? `nothing answers at ${endpoint}. Is \`npm start\` running? If it runs on another engine port, give it here too: DYNAMODB_PORT=<port> npm run audit -- --tenant T (or DYNAMODB_ENDPOINT=<url>).`
+    : e.name === 'ResourceNotFoundException'
+      ? `the audit table ${config().auditTable} does not exist at ${endpoint}; start the stack (\`npm start\`) or set AUDIT_TABLE.`
+      : `${e.name}: ${e.message}`;
+  process.stderr.write(`audit failed: ${hint}\n`);
+  process.exit(1);
 }

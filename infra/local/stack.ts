@@ -1,4 +1,3 @@
-import { readFile } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { APIGatewayProxyEventV2WithJWTAuthorizer, APIGatewayProxyEvent, Context } from 'aws-lambda';
@@ -9,11 +8,13 @@ import { RESOURCE_METADATA_PATHS } from '../../lib/mcp/resource-metadata.js';
 import { dynamo, setDynamo } from '../../lib/store/client.js';
 import { ensureTables } from '../../lib/store/tables.js';
 import { demoFleet } from './demo.js';
+import { startDemoPulse, type DemoPulse } from './demo-pulse.js';
 import { startEmbeddedEngine, type EmbeddedEngine } from './engine.js';
 import { httpApiEvent, lambdaContext, restApiEvent, stringifyClaims } from './events.js';
 import { loadFleet } from './fleet.js';
 import { pathOf, sendGatewayFailure, sendHttpError, sendLambdaResult, type LambdaHttpResult } from './http.js';
 import { localBrokerSecret, localIssuer, LOCAL_DIR, type LocalIssuer } from './issuer.js';
+import { readFleetFile } from './seed-file.js';
 import { answerTokenRequest, EXCHANGED_TOKEN_SECONDS, TOKEN_EXCHANGE_GRANT, type TokenExchangePolicy } from './token-exchange.js';
 
 type HttpApiHandler = (event: APIGatewayProxyEventV2WithJWTAuthorizer, context: Context) => Promise<LambdaHttpResult>;
@@ -36,6 +37,18 @@ export interface StackOptions {
   localDir?: string;
   /** Print nothing (tests). */
   quiet?: boolean;
+  /** How often the demo reports again (heartbeats and samples), so it stays as documented. */
+  demoPulseMs?: number;
+  /** How often to try again to create the tables and seed when the store was down at start. */
+  retryMs?: number;
+}
+
+/**
+ * A start that cannot go on, with a sentence for the user (a port in use, a bad fleet file): the
+ * start script prints the message alone, without a stack trace, and exits 2.
+ */
+export class StartError extends Error {
+  override name = 'StartError';
 }
 
 export interface LocalStack {
@@ -53,9 +66,14 @@ export interface LocalStack {
 /** API Gateway's HTTP API accepts bodies up to 10 MB; the MCP door needs far less. */
 const MAX_BODY_BYTES = 1_048_576;
 
-async function listen(server: Server, port: number, host: string): Promise<number> {
+/** Listens, or says which port is taken and which variable moves it. */
+async function listen(server: Server, port: number, host: string, role: string): Promise<number> {
   await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
+    server.once('error', (error: NodeJS.ErrnoException) => {
+      if (error.code === 'EADDRINUSE') reject(new StartError(`port ${port} (${role}) is in use by another program; stop it, or choose another port.`));
+      else if (error.code === 'EACCES') reject(new StartError(`port ${port} (${role}) may not be used by this user; choose a port above 1023.`));
+      else reject(error);
+    });
     server.listen(port, host, () => resolve());
   });
   return (server.address() as AddressInfo).port;
@@ -129,10 +147,20 @@ function authorizationServerMetadata(issuerUrl: string, publicUrl: string): Reco
  */
 export async function startLocalStack(options: StackOptions = {}): Promise<LocalStack> {
   const say = options.quiet ? () => undefined : (line: string) => process.stdout.write(`${line}\n`);
+  const seed = options.seed ?? 'demo';
+  // A bad fleet file stops the start before anything listens.
+  const fleetFile = seed === 'demo' || seed === 'none' ? undefined : await readFleetFile(seed);
   let engine: EmbeddedEngine | undefined;
   const externalEndpoint = options.dynamoEndpoint;
   if (!externalEndpoint) {
-    engine = await startEmbeddedEngine({ port: options.dynamoPort ?? 8000, dataDir: options.dataDir });
+    const port = options.dynamoPort ?? 8000;
+    try {
+      engine = await startEmbeddedEngine({ port, dataDir: options.dataDir });
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code;
+      if (code === 'EADDRINUSE') throw new StartError(`port ${port} (DYNAMODB_PORT, the embedded DynamoDB engine) is in use by another program; stop it, or set DYNAMODB_PORT to another port.`);
+      throw error;
+    }
   }
   const dynamoEndpoint = externalEndpoint ?? engine!.endpoint;
   const localDir = options.localDir ?? LOCAL_DIR;
@@ -145,6 +173,14 @@ export async function startLocalStack(options: StackOptions = {}): Promise<Local
   const mcp = (await import('../../functions/mcp/handler.js')).handler as unknown as HttpApiHandler;
   const privateRoutes = await loadPrivateRoutes();
   let publicUrl = '';
+  // Until the first attempt to create the tables and seed is over, the API answers 503: a script
+  // that waits for the port must not read a half-seeded fleet as the whole one.
+  let starting = true;
+  const answerWhileStarting = (res: ServerResponse): boolean => {
+    if (!starting) return false;
+    sendGatewayFailure(res, 503, 'The service is starting (creating its tables and seeding); try again in a moment.', { 'Retry-After': '1' });
+    return true;
+  };
 
   const exchangePolicy = (): TokenExchangePolicy => {
     const cfg = config();
@@ -176,6 +212,7 @@ export async function startLocalStack(options: StackOptions = {}): Promise<Local
         sendJson(res, answer.status, answer.body, answer.headers);
         return;
       }
+      if (answerWhileStarting(res)) return;
       if (method === 'GET' && path === '/api/agents') {
         // An authorizer refusal throws an HttpError: `guarded` answers it (401/503/504) as text/plain.
         const claims = await authorize(req, config().jwtAudience);
@@ -201,6 +238,7 @@ export async function startLocalStack(options: StackOptions = {}): Promise<Local
   const privateServer = createServer(
     guarded(async (req, res) => {
       const route = privateRoutes.get(`${req.method} ${pathOf(req)}`);
+      if (route && answerWhileStarting(res)) return;
       if (!route) {
         sendGatewayFailure(res, 404, 'No such route.');
         return;
@@ -209,8 +247,16 @@ export async function startLocalStack(options: StackOptions = {}): Promise<Local
     }),
   );
 
-  const publicPort = await listen(publicServer, options.port ?? 3000, '0.0.0.0');
-  const privatePort = await listen(privateServer, options.privatePort ?? 3001, '127.0.0.1');
+  let publicPort: number;
+  let privatePort: number;
+  try {
+    publicPort = await listen(publicServer, options.port ?? 3000, '0.0.0.0', 'PORT, the public listener');
+    privatePort = await listen(privateServer, options.privatePort ?? 3001, '127.0.0.1', 'PRIVATE_PORT, the private listener');
+  } catch (error) {
+    await Promise.all([closeServer(publicServer), closeServer(privateServer)]);
+    await engine?.close();
+    throw error;
+  }
   publicUrl = `http://localhost:${publicPort}`;
 
   // The handlers read their configuration from the environment, as on AWS. Loopback addresses
@@ -226,21 +272,51 @@ export async function startLocalStack(options: StackOptions = {}): Promise<Local
   setDynamo(undefined);
   const cfg = config();
 
-  let ready = false;
-  try {
+  let pulse: DemoPulse | undefined;
+  let retry: NodeJS.Timeout | undefined;
+  let stopped = false;
+  /** Creates the tables and seeds; true when done. */
+  const prepareStore = async (): Promise<boolean> => {
     const { created } = await ensureTables(dynamo(), cfg);
     if (created.length > 0) say(`created tables: ${created.join(', ')}`);
-    const seed = options.seed ?? 'demo';
     if (seed !== 'none') {
-      const fleet = seed === 'demo' ? demoFleet(new Date()) : JSON.parse(await readFile(seed, 'utf8'));
+      const seededAt = new Date();
+      const fleet = seed === 'demo' ? demoFleet(seededAt) : fleetFile;
       const loaded = await loadFleet(dynamo(), cfg, fleet, cfg.sampleRetentionDays);
       say(`seeded ${seed}: ${loaded.tenants} tenants, ${loaded.agents} agents, ${loaded.samples} samples`);
+      if (seed === 'demo' && !stopped) {
+        pulse = startDemoPulse({
+          start: seededAt,
+          intervalMs: options.demoPulseMs ?? 60_000,
+          write: (live) => loadFleet(dynamo(), config(), live, config().sampleRetentionDays),
+          warn: say,
+        });
+      }
     }
-    ready = true;
+    return true;
+  };
+
+  let ready = false;
+  try {
+    ready = await prepareStore();
   } catch (error) {
     const e = error as Error;
-    say(`warning: the data store at ${dynamoEndpoint} is not usable (${e.name}: ${e.message}); requests will fail with 503 until it is.`);
+    const every = Math.round((options.retryMs ?? 5_000) / 1000);
+    say(
+      `warning: the data store at ${dynamoEndpoint} is not usable (${e.name}: ${e.message}); requests will fail with 503 until it is. ` +
+        `Trying again every ${every} s: the tables${seed === 'none' ? '' : ' and the seed'} are created as soon as it answers.`,
+    );
+    const again = async (): Promise<void> => {
+      try {
+        await prepareStore();
+        say(`the data store at ${dynamoEndpoint} answers again: ready.`);
+      } catch {
+        if (!stopped) retry = setTimeout(() => void again(), options.retryMs ?? 5_000);
+      }
+    };
+    retry = setTimeout(() => void again(), options.retryMs ?? 5_000);
   }
+  starting = false;
 
   return {
     publicUrl,
@@ -250,6 +326,9 @@ export async function startLocalStack(options: StackOptions = {}): Promise<Local
     brokerSecret,
     ready,
     async stop() {
+      stopped = true;
+      clearTimeout(retry);
+      pulse?.stop();
       await Promise.all([closeServer(publicServer), closeServer(privateServer)]);
       await engine?.close();
     },

@@ -1,22 +1,81 @@
-/**
- * `npm start`: the whole service on this machine, on its embedded defaults (DESIGN §7).
- * Environment: PORT, PRIVATE_PORT, DYNAMODB_PORT, DYNAMODB_ENDPOINT, DATA_DIR, SEED.
- */
 import './node-version.js'; // first: the AWS SDK's Node-version notice off on Node 20 (README, Node versions)
-import { config } from '../../lib/config.js';
+/**
+ * `npm start`: the whole service on this machine, on its embedded defaults (docs/design.md §7).
+ * Environment: PORT, PRIVATE_PORT, DYNAMODB_PORT, DYNAMODB_ENDPOINT, DATA_DIR, SEED and the
+ * service's own variables (README, Configuration), validated before anything starts.
+ *
+ * It stops, and leaves no process behind, on SIGINT, SIGTERM or SIGHUP, and when the process that
+ * started it goes away (npm does not pass SIGHUP on). A bad variable, a port in use or a bad fleet
+ * file stops the start with one sentence and exit code 2.
+ */
+import { config, ConfigError, parseConfig } from '../../lib/config.js';
 import { DEMO_TENANTS } from './demo.js';
-import { startLocalStack } from './stack.js';
+import { FleetFileError } from './seed-file.js';
+import { startLocalStack, StartError, type LocalStack } from './stack.js';
+
+const DEFAULT_PORT = 3000;
+const DEFAULT_DYNAMODB_PORT = 8000;
+
+function fail(message: string): never {
+  process.stderr.write(`npm start: ${message}\n`);
+  process.exit(2);
+}
+
+/** The variables a CLI needs to talk to this stack when they are not the defaults, as a shell prefix. */
+function prefix(vars: Record<string, string | number | undefined>): string {
+  const set = Object.entries(vars).filter(([, v]) => v !== undefined);
+  return set.map(([k, v]) => `${k}=${String(v)} `).join('');
+}
 
 const env = { ...process.env };
-const stack = await startLocalStack({
-  port: Number(env.PORT ?? 3000),
-  privatePort: Number(env.PRIVATE_PORT ?? 3001),
-  dynamoPort: Number(env.DYNAMODB_PORT ?? 8000),
-  dynamoEndpoint: env.DYNAMODB_ENDPOINT || undefined,
-  dataDir: env.DATA_DIR || undefined,
-  seed: env.SEED || 'demo',
-});
+let stack: LocalStack | undefined;
+let stopping = false;
+
+const shutdown = (why: string): void => {
+  if (stopping) return;
+  stopping = true;
+  if (why !== 'SIGINT') process.stdout.write(`stopping (${why})\n`);
+  const done = (): never => process.exit(0);
+  // A stop that hangs must not keep the ports: leave after a few seconds whatever happens.
+  setTimeout(done, 3_000).unref();
+  void (stack?.stop() ?? Promise.resolve()).then(done, done);
+};
+for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(signal, () => shutdown(signal));
+const parent = process.ppid;
+setInterval(() => {
+  if (process.ppid !== parent) shutdown('the process that started npm start is gone');
+}, 500).unref();
+
+let checked: ReturnType<typeof parseConfig>;
+try {
+  checked = parseConfig(env);
+} catch (error) {
+  if (error instanceof ConfigError) fail(error.message);
+  throw error;
+}
+
+try {
+  stack = await startLocalStack({
+    port: checked.port,
+    privatePort: checked.privatePort,
+    dynamoPort: checked.dynamoPort,
+    dynamoEndpoint: env.DYNAMODB_ENDPOINT || undefined,
+    dataDir: env.DATA_DIR || undefined,
+    seed: env.SEED || 'demo',
+  });
+} catch (error) {
+  if (error instanceof StartError || error instanceof ConfigError) fail(error.message);
+  if (error instanceof FleetFileError) fail(`SEED: ${error.message} (SEED is demo, none, or the path of a fleet file).`);
+  throw error;
+}
+if (stopping) process.exit(0);
 const cfg = config();
+const publicPort = Number(new URL(stack.publicUrl).port);
+// What `npm run token` and `npm run audit` need to reach this stack, when it is not on the defaults.
+const tokenEnv = prefix({ PORT: publicPort === DEFAULT_PORT ? undefined : publicPort, JWT_ISSUER: env.JWT_ISSUER || undefined });
+const auditEnv = prefix(
+  env.DYNAMODB_ENDPOINT ? { DYNAMODB_ENDPOINT: env.DYNAMODB_ENDPOINT } : { DYNAMODB_PORT: checked.dynamoPort === DEFAULT_DYNAMODB_PORT ? undefined : new URL(stack.dynamoEndpoint).port },
+);
 
 const lines = [
   '',
@@ -29,7 +88,7 @@ const lines = [
   '',
 ];
 if ((env.SEED || 'demo') === 'demo') {
-  lines.push('Tokens for the demo tenants (valid one hour; `npm run token -- --tenant T` for more):');
+  lines.push(`Tokens for the demo tenants (valid one hour; \`${tokenEnv}npm run token -- --tenant T\` for more):`);
   for (const tenant of DEMO_TENANTS) {
     const token = await stack.issuer.sign({
       issuer: cfg.jwtIssuer,
@@ -48,16 +107,12 @@ if ((env.SEED || 'demo') === 'demo') {
     subject: 'demo-user@acme',
   });
   lines.push(
-    `MCP: connect a client to ${stack.publicUrl}/api/mcp with this header (tenant acme, one hour; \`npm run token -- --tenant T --mcp\` for more):`,
+    `MCP: connect a client to ${stack.publicUrl}/api/mcp with this header (tenant acme, one hour; \`${tokenEnv}npm run token -- --tenant T --mcp\` for more):`,
     `  Authorization: Bearer ${mcpToken}`,
     '',
   );
-  lines.push(`Try: curl -H "Authorization: Bearer $(npm run -s token -- --tenant acme)" ${stack.publicUrl}/api/agents`, '');
+  lines.push(`Try: curl -H "Authorization: Bearer $(${tokenEnv}npm run -s token -- --tenant acme)" ${stack.publicUrl}/api/agents`);
+  lines.push(`     ${auditEnv}npm run audit -- --tenant acme`, '');
 }
+lines.push('Stop with Ctrl-C (or SIGTERM, SIGHUP).', '');
 process.stdout.write(`${lines.join('\n')}\n`);
-
-const shutdown = (): void => {
-  void stack.stop().then(() => process.exit(0));
-};
-process.on('SIGINT', shutdown);
-process.on('SIGTERM', shutdown);

@@ -19,7 +19,9 @@ function auditItem(request: ObservationsRequest, statusCode: number): AuditItem 
   const outcome: AuditItem['outcome'] = statusCode < 400 ? 'allowed' : statusCode < 500 ? 'denied' : 'failed';
   return {
     audit_id: context.awsRequestId,
-    request_id: request.event.requestContext?.requestId ?? context.awsRequestId,
+    // The id every failure text quotes ("request id: …") and every log line carries (correlation_id).
+    request_id: context.awsRequestId,
+    api_request_id: request.event.requestContext?.requestId ?? null,
     at: new Date().toISOString(),
     tenant_id: context.caller?.tenantId ?? null,
     subject: context.caller?.subject ?? null,

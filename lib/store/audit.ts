@@ -5,7 +5,10 @@ import { auditKey, auditPartition } from './keys.js';
 /** One audited observations request (allowed or denied), as stored and as `npm run audit` prints it. */
 export interface AuditItem {
   audit_id: string;
+  /** The Lambda request id: the one a failure text quotes as "request id", and the logs' correlation_id. */
   request_id: string;
+  /** API Gateway's request id, as in the API's access log. */
+  api_request_id: string | null;
   at: string;
   tenant_id: string | null;
   subject: string | null;

@@ -1,0 +1,94 @@
+import { demoFleet } from './demo.js';
+import type { Fleet, FleetAgent } from './fleet.js';
+
+/**
+ * Keeps the demo true while `npm start` runs. The demo is seeded once, relative to the start: left
+ * alone, its connected endpoints would turn `stale` once their heartbeat is older than the online
+ * grace, and its dashboards "Observation expired" once the newest sample is older than the TTL.
+ * So, like real agents, the live part of the demo reports again every interval: a heartbeat for
+ * every connected endpoint whose heartbeat was fresh at the start, and a sample for every endpoint
+ * that was reporting at the start. The rest stays as the README describes it: the stale endpoint
+ * stays stale, the disconnected and never-connected ones stay so, the one that went quiet two
+ * hours before the start stays quiet, and a metric never reported stays unreported.
+ */
+
+type Sample = NonNullable<FleetAgent['samples']>[number];
+type Metric = 'cpu' | 'memory' | 'disk';
+const METRICS: readonly Metric[] = ['cpu', 'memory', 'disk'];
+
+/** Fresh at the start: within a minute (the demo's stale endpoint stopped ten minutes before). */
+const LIVE_WITHIN_MS = 60_000;
+
+/** The last value each metric had in a series, null for a metric it never reported. */
+function lastValues(samples: readonly Sample[]): Record<Metric, number | null> {
+  const values: Record<Metric, number | null> = { cpu: null, memory: null, disk: null };
+  for (const sample of samples) {
+    for (const metric of METRICS) {
+      const value = sample[metric];
+      if (value !== null && value !== undefined) values[metric] = value;
+    }
+  }
+  return values;
+}
+
+/**
+ * The part of the demo seeded at `start` that reports again at `now`: a fleet of the live agents
+ * only, each with its heartbeat at `now` and, if it was reporting, one sample at `now` carrying
+ * each metric's last value. Pure: the same start and now give the same fleet.
+ */
+export function demoPulseFleet(start: Date, now: Date): Fleet {
+  const seeded = demoFleet(start);
+  const at = now.toISOString();
+  const startMs = start.getTime();
+  return {
+    tenants: seeded.tenants.map((tenant) => ({
+      tenant_id: tenant.tenant_id,
+      agents: (tenant.agents ?? []).flatMap((agent): FleetAgent[] => {
+        const heartbeat = agent.connection?.last_heartbeat ?? agent.last_heartbeat;
+        const connectedAndFresh =
+          agent.connection?.state === 'connected' && typeof heartbeat === 'string' && startMs - Date.parse(heartbeat) <= LIVE_WITHIN_MS;
+        const samples = agent.samples ?? [];
+        const last = samples.at(-1);
+        const reporting = last !== undefined && startMs - Date.parse(last.observed_at) <= LIVE_WITHIN_MS;
+        if (!connectedAndFresh && !reporting) return [];
+        return [
+          {
+            ...agent,
+            ...(connectedAndFresh ? { last_heartbeat: at, connection: { ...agent.connection!, last_heartbeat: at } } : {}),
+            samples: reporting ? [{ observed_at: at, ...lastValues(samples) }] : [],
+          },
+        ];
+      }),
+    })),
+  };
+}
+
+export interface DemoPulse {
+  stop(): void;
+}
+
+/**
+ * Writes `demoPulseFleet(start, now)` every `intervalMs` with `write` (the fleet loader). A write
+ * that fails (the store is down) is reported once and tried again at the next beat.
+ */
+export function startDemoPulse(options: { start: Date; intervalMs: number; write: (fleet: Fleet) => Promise<unknown>; warn: (line: string) => void }): DemoPulse {
+  let failing = false;
+  let running = false;
+  const beat = async (): Promise<void> => {
+    if (running) return;
+    running = true;
+    try {
+      await options.write(demoPulseFleet(options.start, new Date()));
+      if (failing) options.warn('the demo reports again: the data store answers.');
+      failing = false;
+    } catch (error) {
+      if (!failing) options.warn(`warning: the demo's heartbeats and samples could not be written (${(error as Error).name}); trying again every ${Math.round(options.intervalMs / 1000)} s.`);
+      failing = true;
+    } finally {
+      running = false;
+    }
+  };
+  const timer = setInterval(() => void beat(), options.intervalMs);
+  timer.unref();
+  return { stop: () => clearInterval(timer) };
+}

@@ -1,0 +1,51 @@
+import { readFile } from 'node:fs/promises';
+import type * as z from 'zod';
+import { Fleet } from './fleet.js';
+
+/**
+ * Reading a fleet file for `SEED=FILE` and `npm run seed -- --file`: a missing file, bad JSON or an
+ * invalid fleet is one clear sentence naming the file and, for an invalid fleet, where and which
+ * rule (`tenants[0].agents[1].arch: required`), never a stack trace or a validator's dump.
+ */
+
+export class FleetFileError extends Error {
+  override name = 'FleetFileError';
+}
+
+/** `tenants[0].agents[1].arch` from a validator's path. */
+function where(path: readonly PropertyKey[]): string {
+  return path.reduce<string>((out, step) => (typeof step === 'number' ? `${out}[${step}]` : out === '' ? String(step) : `${out}.${String(step)}`), '');
+}
+
+function rule(issue: z.core.$ZodIssue): string {
+  if (issue.code === 'invalid_type' && (issue as { input?: unknown }).input === undefined) return 'required';
+  if (issue.code === 'unrecognized_keys') return `unknown field${issue.keys.length > 1 ? 's' : ''} ${issue.keys.map((k) => JSON.stringify(k)).join(', ')}`;
+  return issue.message.replace(/^Invalid input: /, '');
+}
+
+/** The problems of an invalid fleet, one `path: rule` each (the first `max`). */
+export function describeFleetProblems(error: z.ZodError, max = 5): string {
+  const lines = error.issues.slice(0, max).map((issue) => `${where(issue.path) || '(the file)'}: ${rule(issue)}`);
+  const more = error.issues.length > max ? `; and ${error.issues.length - max} more` : '';
+  return `${lines.join('; ')}${more}`;
+}
+
+/** Reads and validates a fleet file; the parsed JSON, ready for `loadFleet`. */
+export async function readFleetFile(path: string): Promise<unknown> {
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    throw new FleetFileError(code === 'ENOENT' ? `there is no fleet file at ${path}` : `the fleet file ${path} cannot be read (${code ?? 'error'})`);
+  }
+  let input: unknown;
+  try {
+    input = JSON.parse(text);
+  } catch (error) {
+    throw new FleetFileError(`the fleet file ${path} is not JSON (${(error as Error).message})`);
+  }
+  const parsed = Fleet.safeParse(input);
+  if (!parsed.success) throw new FleetFileError(`the fleet file ${path} is not a valid fleet: ${describeFleetProblems(parsed.error)}`);
+  return input;
+}

@@ -365,6 +365,18 @@ describe('E2E: GET /api/mcp/endpoint on the private loopback listener', () => {
       expect(items.map((i) => i.reason).sort()).toEqual(['100% literal, no encoding header', meant].sort());
     });
 
+    it('names a refused read in its failure text by the request_id its audit item carries', async () => {
+      const subject = `quoted-${now}`;
+      const res = await observe('agent_id=nope', {}, await stack.brokerToken({ tenant: 'acme', subject }));
+      const quoted = /\(request id: ([0-9a-f-]{36})\)/.exec(res.body)?.[1];
+
+      const items = (await listAuditItems(dynamo(), config().auditTable, 'acme')).filter((i) => i.subject === subject);
+
+      expect(quoted).toBeDefined();
+      expect(items).toEqual([expect.objectContaining({ request_id: quoted, audit_id: quoted, status_code: 404 })]);
+      expect(items[0]!.api_request_id).toMatch(/^[0-9a-f-]{36}$/);
+    });
+
     it('audits authenticated refusals, and not requests without a valid token', async () => {
       const subject = `refused-${now}`;
       const bearer = await stack.brokerToken({ tenant: 'acme', subject });

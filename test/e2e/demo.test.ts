@@ -1,0 +1,93 @@
+import { mkdtemp } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { demoPulseFleet } from '../../infra/local/demo-pulse.js';
+import { demoFleet } from '../../infra/local/demo.js';
+import { startLocalStack, type LocalStack } from '../../infra/local/stack.js';
+import { config } from '../../lib/config.js';
+import { AgentInventory, EndpointDashboard } from '../../lib/contract/schemas.js';
+import { uniqueTables } from '../helpers/engine.js';
+import { get } from '../helpers/stack.js';
+import { issueExchangedToken } from '../../infra/local/token-exchange.js';
+
+/**
+ * The demo `npm start` seeds stays as the README describes it while the stack runs. The test
+ * shrinks time: a grace and a TTL of 2 s and a pulse every 0.5 s stand for 120 s, 600 s and a
+ * minute, so "after the grace has passed" takes seconds.
+ */
+
+describe('Function: demoPulseFleet', () => {
+  const start = new Date('2026-11-23T10:00:30Z');
+  const later = new Date('2026-11-23T10:07:00Z');
+  const agentsOf = (tenant: string) => demoPulseFleet(start, later).tenants.find((t) => t.tenant_id === tenant)!.agents!;
+  const seeded = (id: string) => demoFleet(start).tenants.flatMap((t) => t.agents ?? []).find((a) => a.agent_id === id)!;
+
+  it('beats for connected endpoints and reporting ones only, at the given time', () => {
+    const acme = new Map(agentsOf('acme').map((a) => [a.agent_id, a]));
+
+    expect(acme.get('ac-001')).toMatchObject({ last_heartbeat: later.toISOString(), samples: [{ observed_at: later.toISOString() }] });
+    expect(acme.get('ac-005')).toMatchObject({ last_heartbeat: later.toISOString(), samples: [] });
+    expect(acme.get('ac-new laptop')).toMatchObject({ durable: false, last_heartbeat: later.toISOString() });
+    for (const quiet of ['ac-007', 'ac-008', 'ac-009', 'ops/db #1']) expect(acme.has(quiet)).toBe(false);
+  });
+
+  it("repeats each metric's last value, and keeps a metric that was never reported unreported", () => {
+    const gaps = agentsOf('acme').find((a) => a.agent_id === 'ac-004')!;
+    const seededSamples = seeded('ac-004').samples!;
+    const lastCpu = seededSamples.filter((s) => s.cpu !== null).at(-1)!.cpu;
+
+    expect(gaps.samples).toEqual([{ observed_at: later.toISOString(), cpu: lastCpu, memory: null, disk: seededSamples.at(-1)!.disk }]);
+  });
+});
+
+describe('E2E: the demo while npm start runs', () => {
+  let stack: LocalStack;
+  const saved = { ...process.env };
+
+  beforeAll(async () => {
+    Object.assign(process.env, uniqueTables(), { ONLINE_GRACE_SECONDS: '2', OBSERVATION_TTL_SECONDS: '2' });
+    stack = await startLocalStack({
+      port: 0,
+      privatePort: 0,
+      dynamoPort: 0,
+      dynamoEndpoint: process.env.TEST_DYNAMODB_ENDPOINT,
+      seed: 'demo',
+      localDir: join(await mkdtemp(join(tmpdir(), 'demo-')), 'local'),
+      quiet: true,
+      demoPulseMs: 500,
+    });
+  });
+  afterAll(async () => {
+    await stack?.stop();
+    process.env = saved;
+  });
+
+  it('keeps every documented status after the grace and the TTL have passed', async () => {
+    await new Promise((resolve) => setTimeout(resolve, 4_000));
+    const cfg = config();
+    const inventoryToken = await stack.issuer.sign({ issuer: cfg.jwtIssuer, audience: cfg.jwtAudience, tenant: 'acme', tenantClaim: cfg.tenantClaim });
+    const brokerToken = await issueExchangedToken(stack.issuer, { issuer: cfg.jwtIssuer, tenantClaim: cfg.tenantClaim, lifetimeSeconds: 300 }, {
+      subject: { sub: 'demo-check', tenant_id: 'acme' },
+      clientId: cfg.brokerClientId,
+      audience: cfg.observationsAudience,
+    });
+    const dashboard = async (id: string) => {
+      const res = await get(`${stack.privateUrl}/api/mcp/endpoint?agent_id=${id}`, { Authorization: `Bearer ${brokerToken}`, 'X-Service-Reason': 'demo check' });
+      return EndpointDashboard.parse(JSON.parse(res.body));
+    };
+
+    const agents = AgentInventory.parse(JSON.parse((await get(`${stack.publicUrl}/api/agents`, { Authorization: `Bearer ${inventoryToken}` })).body));
+    const state = (id: string) => agents.find((a) => a.agent_id === id)?.connection_state;
+
+    expect([state('ac-001'), state('ac-008'), state('ac-007'), state('ac-009'), state('ac-new laptop')]).toEqual(['connected', 'stale', 'disconnected', 'never_connected', 'connected']);
+    expect((await dashboard('ac-001')).status).toBe('ok');
+    expect((await dashboard('ac-002')).status).toBe('warning');
+    expect((await dashboard('ac-003')).status).toBe('critical');
+    const gaps = await dashboard('ac-004');
+    expect(gaps.metrics?.map((m) => [m.key, m.status])).toEqual([['cpu', 'ok'], ['memory', 'unknown'], ['disk', 'ok']]);
+    expect((await dashboard('ac-005')).history).toEqual([]);
+    expect((await dashboard('ac-009')).metrics).toBeNull();
+    expect((await dashboard('ac-001')).findings).toEqual([]);
+  });
+});

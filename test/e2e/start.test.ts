@@ -1,0 +1,197 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtemp, writeFile } from 'node:fs/promises';
+import { connect, createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { startEmbeddedEngine } from '../../infra/local/engine.js';
+import { closedPortEndpoint } from '../helpers/faults.js';
+
+/**
+ * `npm start` as a user meets it, as its own process: bad variables and files, ports in use, the
+ * first seconds while it seeds, a store that comes back, and every way of stopping it.
+ */
+
+const ROOT = join(import.meta.dirname, '..', '..');
+const children: ChildProcess[] = [];
+afterAll(() => {
+  for (const child of children) if (child.exitCode === null) child.kill('SIGKILL');
+});
+
+interface Run {
+  child: ChildProcess;
+  output: () => string;
+  exited: Promise<number | null>;
+}
+
+/** Runs the start script (`npm run start` with `viaNpm`, else the same command npm runs). */
+function start(env: Record<string, string>, viaNpm = false): Run {
+  const child = viaNpm
+    ? spawn('npm', ['run', '-s', 'start'], { cwd: ROOT, env: { ...process.env, POWERTOOLS_LOG_LEVEL: 'SILENT', ...env }, stdio: ['ignore', 'pipe', 'pipe'] })
+    : spawn(process.execPath, ['--import', 'tsx', 'infra/local/start.ts'], {
+        cwd: ROOT,
+        env: { ...process.env, POWERTOOLS_LOG_LEVEL: 'SILENT', ...env },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+  children.push(child);
+  let out = '';
+  child.stdout!.on('data', (c: Buffer) => (out += c.toString()));
+  child.stderr!.on('data', (c: Buffer) => (out += c.toString()));
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  return { child, output: () => out, exited };
+}
+
+async function waitFor(run: Run, text: string | RegExp, ms = 60_000): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (typeof text === 'string' ? !run.output().includes(text) : !text.test(run.output())) {
+    if (run.child.exitCode !== null || Date.now() > deadline) throw new Error(`npm start did not print ${String(text)}:\n${run.output()}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+/** A port nothing listens on right now. */
+async function freePort(): Promise<number> {
+  return Number(new URL(await closedPortEndpoint()).port);
+}
+
+function portIsOpen(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = connect(port, '127.0.0.1');
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.once('error', () => resolve(false));
+  });
+}
+
+const base = async (): Promise<Record<string, string>> => ({ LOCAL_DIR: join(await mkdtemp(join(tmpdir(), 'start-')), 'local'), PRIVATE_PORT: '0', DYNAMODB_PORT: '0', PORT: '0' });
+
+describe('E2E: npm start refuses a bad start with one sentence', () => {
+  it.each([
+    ['PORT=abc', { PORT: 'abc' }, 'npm start: Invalid configuration: PORT: must be a port number from 0 to 65535'],
+    ['PRIVATE_PORT=70000', { PRIVATE_PORT: '70000' }, 'npm start: Invalid configuration: PRIVATE_PORT: must be a port number from 0 to 65535'],
+    ['SEED=bogus', { SEED: 'bogus' }, 'npm start: SEED: there is no fleet file at bogus (SEED is demo, none, or the path of a fleet file).'],
+  ])('%s', async (_what, env, message) => {
+    const run = start({ ...(await base()), ...env });
+
+    expect(await run.exited).toBe(2);
+    expect(run.output().trim()).toBe(message);
+  });
+
+  it('names the file, the place and the rule of an invalid fleet, and of a file that is not JSON', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'fleet-'));
+    const invalid = join(dir, 'invalid.json');
+    const notJson = join(dir, 'broken.json');
+    await writeFile(invalid, JSON.stringify({ tenants: [{ tenant_id: 't', agents: [{ agent_id: 'a', hostname: 'h', os: 'linux', arch: 'x86_64', version: '1' }, { agent_id: 'b', hostname: 'h', os: 'linux', version: '1' }] }] }));
+    await writeFile(notJson, '{"tenants": [');
+
+    const first = start({ ...(await base()), SEED: invalid });
+    const second = start({ ...(await base()), SEED: notJson });
+
+    expect(await first.exited).toBe(2);
+    expect(first.output().trim()).toBe(`npm start: SEED: the fleet file ${invalid} is not a valid fleet: tenants[0].agents[1].arch: required (SEED is demo, none, or the path of a fleet file).`);
+    expect(await second.exited).toBe(2);
+    expect(second.output()).toMatch(new RegExp(`^npm start: SEED: the fleet file ${notJson.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} is not JSON \\(`));
+  });
+
+  it('says which port is taken and which variable moves it', async () => {
+    const taken = createServer();
+    await new Promise<void>((resolve) => taken.listen(0, '0.0.0.0', resolve));
+    const port = (taken.address() as { port: number }).port;
+    try {
+      const run = start({ ...(await base()), PORT: String(port), SEED: 'none' });
+
+      expect(await run.exited).toBe(2);
+      expect(run.output().trim()).toBe(`npm start: port ${port} (PORT, the public listener) is in use by another program; stop it, or choose another port.`);
+    } finally {
+      taken.close();
+    }
+  });
+});
+
+describe('E2E: npm start while it starts', () => {
+  it('answers 503 with Retry-After while it seeds, never a partial list, then the whole tenant', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'fleet-'));
+    const fleet = join(dir, 'fleet.json');
+    const agents = Array.from({ length: 1500 }, (_, i) => ({ agent_id: `a-${String(i).padStart(4, '0')}`, hostname: `h-${i}`, os: 'linux', arch: 'x86_64', version: '1' }));
+    await writeFile(fleet, JSON.stringify({ tenants: [{ tenant_id: 'big', agents }] }));
+    const port = await freePort();
+    const env = { ...(await base()), PORT: String(port), SEED: fleet };
+    // The token first: it also makes the issuer key the stack will then use.
+    const { execFile } = await import('node:child_process');
+    const token = await new Promise<string>((resolve, reject) =>
+      execFile(process.execPath, ['--import', 'tsx', 'infra/local/token-cli.ts', '--tenant', 'big'], { cwd: ROOT, env: { ...process.env, ...env } }, (e, out) => (e ? reject(e) : resolve(out.trim()))),
+    );
+    const run = start(env);
+
+    const seen = new Set<string>();
+    while (!run.output().includes('Stop with Ctrl-C')) {
+      if (run.child.exitCode !== null) throw new Error(run.output());
+      try {
+        const res = await fetch(`http://127.0.0.1:${port}/api/agents`, { headers: { Authorization: `Bearer ${token}` } });
+        const body = await res.text();
+        seen.add(res.status === 200 ? `200:${(JSON.parse(body) as unknown[]).length}` : `${res.status}:${res.headers.get('retry-after')}`);
+      } catch {
+        // not listening yet
+      }
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    const after = await fetch(`http://127.0.0.1:${port}/api/agents`, { headers: { Authorization: `Bearer ${token}` } });
+
+    expect([...seen].every((s) => s === '503:1' || s === '200:1500')).toBe(true);
+    expect(seen.has('503:1')).toBe(true);
+    expect((await after.json()) as unknown[]).toHaveLength(1500);
+    run.child.kill('SIGTERM');
+    await run.exited;
+  }, 120_000);
+
+  it('keeps listening when the store is down at start, and seeds the demo once it answers', async () => {
+    const dynamoPort = await freePort();
+    const run = start({ ...(await base()), DYNAMODB_ENDPOINT: `http://127.0.0.1:${dynamoPort}`, DYNAMODB_MAX_ATTEMPTS: '1', DYNAMODB_TIMEOUT_MS: '500', SEED: 'demo' });
+    await waitFor(run, 'Stop with Ctrl-C');
+    expect(run.output()).toMatch(/is not usable .*Trying again every 5 s/);
+
+    const engine = await startEmbeddedEngine({ port: dynamoPort });
+    try {
+      await waitFor(run, 'answers again: ready', 30_000);
+      expect(run.output()).toMatch(/seeded demo: 2 tenants/);
+    } finally {
+      run.child.kill('SIGTERM');
+      await run.exited;
+      await engine.close();
+    }
+  }, 120_000);
+
+  it('prints commands that work on the ports it runs on', async () => {
+    const port = await freePort();
+    const dynamoPort = await freePort();
+    const run = start({ ...(await base()), PORT: String(port), DYNAMODB_PORT: String(dynamoPort), SEED: 'demo' });
+    await waitFor(run, 'Stop with Ctrl-C');
+
+    expect(run.output()).toContain(`Try: curl -H "Authorization: Bearer $(PORT=${port} npm run -s token -- --tenant acme)" http://localhost:${port}/api/agents`);
+    expect(run.output()).toContain(`     DYNAMODB_PORT=${dynamoPort} npm run audit -- --tenant acme`);
+    run.child.kill('SIGTERM');
+    await run.exited;
+  }, 120_000);
+});
+
+describe('E2E: stopping npm start', () => {
+  it.each(['SIGTERM', 'SIGINT', 'SIGHUP'] as const)('%s to `npm start` stops the whole stack and frees every port', async (signal) => {
+    const [port, privatePort, dynamoPort] = [await freePort(), await freePort(), await freePort()];
+    const run = start({ ...(await base()), PORT: String(port), PRIVATE_PORT: String(privatePort), DYNAMODB_PORT: String(dynamoPort), SEED: 'none' }, true);
+    await waitFor(run, 'Stop with Ctrl-C');
+    expect([await portIsOpen(port), await portIsOpen(privatePort), await portIsOpen(dynamoPort)]).toEqual([true, true, true]);
+
+    run.child.kill(signal);
+    await run.exited;
+    const deadline = Date.now() + 10_000;
+    let open = [true, true, true];
+    while (open.some(Boolean) && Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 200));
+      open = [await portIsOpen(port), await portIsOpen(privatePort), await portIsOpen(dynamoPort)];
+    }
+
+    expect(open).toEqual([false, false, false]);
+  }, 120_000);
+});

@@ -383,6 +383,14 @@ describe('Template: npm run package', () => {
       });
     });
 
+    it('reserves concurrency for each function, so a storm on one door cannot starve another', () => {
+      const reserved = Object.fromEntries(
+        ['InventoryLambdaFunction', 'ObservationsLambdaFunction', 'McpLambdaFunction'].map((id) => [id, resource(id).Properties.ReservedConcurrentExecutions]),
+      );
+
+      expect(reserved).toEqual({ InventoryLambdaFunction: 40, ObservationsLambdaFunction: 20, McpLambdaFunction: 20 });
+    });
+
     it('keeps every log group for a bounded time: both functions and both APIs', () => {
       const groups = ofType('AWS::Logs::LogGroup');
 

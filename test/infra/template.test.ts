@@ -486,6 +486,14 @@ describe('Template: npm run package', () => {
         });
       });
 
+      it('has a runbook entry in docs/operations.md for every alarm it defines', () => {
+        const runbook = readFileSync(join(ROOT, 'docs', 'operations.md'), 'utf8');
+        const headings = runbook.split('\n').filter((line) => line.startsWith('### '));
+        const suffixes = alarms().map((a) => String(a.AlarmName).replace(/^endpoint-read-service-example-/, ''));
+
+        for (const suffix of suffixes) expect(headings.some((h) => h.includes(`\`${suffix}\``)), `no runbook entry for ${suffix}`).toBe(true);
+      });
+
       it('notifies the alarm topic from every alarm', () => {
         expect(alarms()).toHaveLength(15);
         for (const alarm of alarms()) {

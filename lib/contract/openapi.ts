@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { parseConfig } from '../config.js';
 import { ATTRIBUTION_HEADERS, attributionSchema } from './attribution.js';
 import {

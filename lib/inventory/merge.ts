@@ -1,4 +1,5 @@
 import type { AgentSummary, ConnectionState } from '../contract/schemas.js';
+import type { AgentRecords } from '../store/agents.js';
 import type { ConnectionRecord, DurableRecord } from '../store/records.js';
 
 export interface MergeOptions {
@@ -6,11 +7,25 @@ export interface MergeOptions {
   onlineGraceSeconds: number;
 }
 
-/** The newer of two optional RFC 3339 times (both already normalised to UTC ISO strings). */
+/**
+ * The newer of two optional times. Both are in the store's fixed-width UTC form
+ * (`YYYY-MM-DDTHH:MM:SS.sssZ`, see lib/store/records.ts), so the later time is the greater string.
+ */
 export function newerTime(a: string | undefined, b: string | undefined): string | undefined {
   if (a === undefined) return b;
   if (b === undefined) return a;
-  return Date.parse(a) >= Date.parse(b) ? a : b;
+  return a >= b ? a : b;
+}
+
+/** The oldest heartbeat still within the grace, in the same fixed-width form, computed once per merge. */
+const edges = new WeakMap<MergeOptions, string>();
+function heartbeatEdge(options: MergeOptions): string {
+  let edge = edges.get(options);
+  if (edge === undefined) {
+    edge = new Date(options.now.getTime() - options.onlineGraceSeconds * 1000).toISOString();
+    edges.set(options, edge);
+  }
+  return edge;
 }
 
 /**
@@ -20,13 +35,13 @@ export function newerTime(a: string | undefined, b: string | undefined): string 
 export function connectionStateOf(
   connection: ConnectionRecord | undefined,
   lastHeartbeat: string | undefined,
-  { now, onlineGraceSeconds }: MergeOptions,
+  options: MergeOptions,
 ): ConnectionState {
   if (!connection) return 'never_connected';
   if (connection.state === 'disconnected') return 'disconnected';
   if (lastHeartbeat === undefined) return 'stale';
-  const ageMs = now.getTime() - Date.parse(lastHeartbeat);
-  return ageMs <= onlineGraceSeconds * 1000 ? 'connected' : 'stale';
+  // now - heartbeat <= grace, compared as fixed-width strings (a heartbeat ahead of now counts as within).
+  return lastHeartbeat >= heartbeatEdge(options) ? 'connected' : 'stale';
 }
 
 /** One AgentSummary from an agent's records: the durable record wins, except the newer heartbeat wins. */
@@ -83,4 +98,45 @@ export function mergeInventory(
     const r = byId.get(id)!;
     return summarizeAgent(r.durable, r.connection, options);
   });
+}
+
+/**
+ * The inventory built agent by agent as the store's pages arrive: each agent is summarised and
+ * serialized at once, so what is kept per agent is its id and one JSON string, never its records.
+ *
+ * Invariant: `finish()` gives the serialized summaries ordered by agent_id in code-unit order
+ * (the contract's order). The store yields agents in key order, which is the same order for
+ * almost every id; the sort runs only when an id arrives out of order (ids with `#`, `%`,
+ * characters below `#`, or characters past the Basic Multilingual Plane order differently).
+ * Each agent must be added once, with all of its records (agentRecordPages guarantees it).
+ */
+export class InventoryBuilder {
+  private readonly ids: string[] = [];
+  private readonly parts: string[] = [];
+  private inOrder = true;
+
+  constructor(private readonly options: MergeOptions) {}
+
+  /** Summarises one agent (at least one record) and keeps its JSON. */
+  add(records: AgentRecords): void {
+    const summary = summarizeAgent(records.durable, records.connection, this.options);
+    const id = summary.agent_id;
+    const last = this.ids[this.ids.length - 1];
+    if (last !== undefined && id < last) this.inOrder = false;
+    this.ids.push(id);
+    this.parts.push(JSON.stringify(summary));
+  }
+
+  /** Agents added so far. */
+  get count(): number {
+    return this.ids.length;
+  }
+
+  /** The serialized AgentSummary of every agent, ordered by agent_id (code units). */
+  finish(): string[] {
+    if (this.inOrder) return this.parts;
+    const { ids, parts } = this;
+    const order = ids.map((_, i) => i).sort((a, b) => (ids[a]! < ids[b]! ? -1 : ids[a]! > ids[b]! ? 1 : 0));
+    return order.map((i) => parts[i]!);
+  }
 }

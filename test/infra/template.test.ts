@@ -425,7 +425,13 @@ describe('Template: npm run package', () => {
       const parsed = JSON.parse(body.replace(/\$\{[^}]+\}/g, 'X')) as { widgets: Json[] };
 
       expect(dashboards).toHaveLength(1);
-      for (const name of Object.values(METRIC)) expect(body).toContain(`"${name}"`);
+      // Issue 9 added these two counts; their widgets and alarms come with the operator's infra change.
+      // Remove a name from this list when infra/dashboard.yml shows it.
+      const awaitingDashboard = new Set<string>([METRIC.unreadableRecords, METRIC.unreadableSamples]);
+      for (const name of Object.values(METRIC)) {
+        if (awaitingDashboard.has(name)) expect(body.includes(`"${name}"`), `${name} is on the dashboard now: remove it from awaitingDashboard`).toBe(false);
+        else expect(body).toContain(`"${name}"`);
+      }
       for (const ref of ['${HttpApi}', '${InventoryLambdaFunction}', '${ObservationsLambdaFunction}', '${DataTable}', '${AuditTable}']) {
         expect(body).toContain(ref);
       }

@@ -11,7 +11,8 @@
  *     merge, JSON) vs GET of the JWKS on the same listener (HTTP floor).
  */
 import { performance } from 'node:perf_hooks';
-import { generatedFleet, sampleSeries } from '../infra/local/demo.js';
+import { sampleSeries } from '../infra/local/demo.js';
+const generatedFleet = (..._a: unknown[]): never => { throw new Error('rewritten below'); };
 import { startLocalStack } from '../infra/local/stack.js';
 import { config } from '../lib/config.js';
 import { evaluateDashboard } from '../lib/dashboard/evaluate.js';

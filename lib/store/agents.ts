@@ -145,14 +145,19 @@ export async function getAgentRecords(
   return { durable, connection, unreadable };
 }
 
-/** The stored item of an agent's durable record: the one place that decides its shape. */
+/**
+ * The stored item of an agent's durable record: the one place that decides its shape (key, kind,
+ * tenant, then the record's fields; undefined fields are left out when written).
+ */
 export function durableRecordItem(tenantId: string, record: DurableRecord): Record<string, unknown> {
-  return { ...durableAgentKey(tenantId, record.agent_id), kind: RECORD_KIND.durable, tenant_id: tenantId, ...record };
+  // Object.assign rather than spread: seeding builds hundreds of thousands of these, and V8's
+  // object spread is an order of magnitude slower here.
+  return Object.assign({} as Record<string, unknown>, durableAgentKey(tenantId, record.agent_id), { kind: RECORD_KIND.durable, tenant_id: tenantId }, record);
 }
 
 /** The stored item of an agent's connection record: the one place that decides its shape. */
 export function connectionRecordItem(tenantId: string, record: ConnectionRecord): Record<string, unknown> {
-  return { ...connectionKey(tenantId, record.agent_id), kind: RECORD_KIND.connection, tenant_id: tenantId, ...record };
+  return Object.assign({} as Record<string, unknown>, connectionKey(tenantId, record.agent_id), { kind: RECORD_KIND.connection, tenant_id: tenantId }, record);
 }
 
 /** Writes (or overwrites) an agent's durable record. */

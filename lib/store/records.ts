@@ -161,8 +161,13 @@ export function readDurableRecord(item: RawItem): DurableRecord | undefined {
   const updateRing = optionalText(item.update_ring);
   const lastHeartbeat = optionalTime(item.last_heartbeat);
   if (clientId === BAD || clientName === BAD || enrolledAt === BAD || updateRing === BAD || lastHeartbeat === BAD) return undefined;
+  // Built property by property: object spread costs microseconds per record in V8, and this runs per stored record.
   return {
-    ...hello,
+    agent_id: hello.agent_id,
+    hostname: hello.hostname,
+    os: hello.os,
+    arch: hello.arch,
+    version: hello.version,
     client_id: clientId,
     client_name: clientName,
     enrolled_at: enrolledAt,
@@ -181,7 +186,17 @@ export function readConnectionRecord(item: RawItem): ConnectionRecord | undefine
   const disconnectedAt = optionalTime(item.disconnected_at);
   const lastHeartbeat = optionalTime(item.last_heartbeat);
   if (connectedAt === BAD || disconnectedAt === BAD || lastHeartbeat === BAD) return undefined;
-  return { ...hello, state, connected_at: connectedAt, disconnected_at: disconnectedAt, last_heartbeat: lastHeartbeat };
+  return {
+    agent_id: hello.agent_id,
+    hostname: hello.hostname,
+    os: hello.os,
+    arch: hello.arch,
+    version: hello.version,
+    state,
+    connected_at: connectedAt,
+    disconnected_at: disconnectedAt,
+    last_heartbeat: lastHeartbeat,
+  };
 }
 
 /** A sample, or undefined when its time is missing or unreadable or a metric is not a number. */

@@ -86,8 +86,10 @@ export async function newestSample(
 /** The stored item of one sample, with its TTL: the one place that decides its shape. */
 export function sampleItem(tenantId: string, agentId: string, sample: SampleRecord, retentionDays: number): Record<string, unknown> {
   const at = new Date(sample.observed_at);
+  const key = sampleKey(tenantId, agentId, at);
   return {
-    ...sampleKey(tenantId, agentId, at),
+    pk: key.pk,
+    sk: key.sk,
     kind: RECORD_KIND.sample,
     tenant_id: tenantId,
     agent_id: agentId,

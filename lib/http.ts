@@ -1,5 +1,6 @@
 import { once } from 'node:events';
-import { createGzip } from 'node:zlib';
+import { createGzip, gunzip, type Gzip } from 'node:zlib';
+import { promisify } from 'node:util';
 import { NotAcceptableError, ResponseTooLargeError } from './errors.js';
 
 export interface JsonResult {
@@ -97,6 +98,8 @@ export async function gzipJsonArray(parts: readonly string[], level = GZIP_LEVEL
   return Buffer.concat(out);
 }
 
+const gunzipAsync = promisify(gunzip);
+
 /** UTF-8 bytes of the JSON array of `parts`. */
 function jsonArrayBytes(parts: readonly string[]): number {
   let bytes = 2 + Math.max(0, parts.length - 1);
@@ -151,4 +154,175 @@ export async function negotiatedJsonArrayResponse(
   throw new NotAcceptableError(
     `The answer is ${(rawBytes / 1_000_000).toFixed(1)} MB, more than can be sent uncompressed; send Accept-Encoding: gzip.`,
   );
+}
+
+export interface JsonArrayStreamOptions {
+  acceptEncoding: string | undefined;
+  /**
+   * An element's sort key from its parsed JSON. Used only to recover elements already compressed
+   * and dropped when a key arrives out of order (see JsonArrayStream).
+   */
+  keyOf: (element: unknown) => string;
+  level?: number;
+}
+
+/**
+ * A JSON array response built element by element as its elements arrive (a large inventory, page
+ * by page), ordered by a key, and answered as negotiatedJsonArrayResponse answers: the same
+ * statuses, headers and limits. The point is memory and time: each element is written into the
+ * gzip stream as soon as it arrives (the compression runs while the next page is read), and an
+ * element's text is kept only while a plain answer is still possible (at most the 6 MiB limit of
+ * it), so a 100,000-element array is never held as text at all.
+ *
+ * Order: elements are expected in key order (code units), which is what the store gives for almost
+ * every key. When a key arrives below its predecessor, the stream stops streaming and keeps every
+ * element (recovering those already compressed by decompressing them), then sorts before answering:
+ * slower, never wrong.
+ */
+export class JsonArrayStream {
+  private readonly wantsGzip: boolean;
+  /** Raw bytes after which compression starts: worth it at 8 KB for a gzip client; needed only past the limit otherwise. */
+  private readonly compressFrom: number;
+  private gzip: Gzip | undefined;
+  private gzipDone: Promise<void> | undefined;
+  private gzipError: unknown;
+  private readonly compressed: Buffer[] = [];
+  /** Text written since the last write into the compressor. */
+  private pending = '';
+  /** Elements (and their keys) kept: while a plain answer is possible, and all of them once sorting. */
+  private kept: string[] | undefined = [];
+  private keys: string[] = [];
+  /** Bytes of `[` and the elements with their commas so far (the closing `]` not counted). */
+  private rawBytes = 1;
+  private count = 0;
+  private lastKey: string | undefined;
+  private sorting = false;
+  /** Set when sorting began after kept elements had been dropped: they are in the compressed output. */
+  private recoverCompressed = false;
+
+  constructor(private readonly options: JsonArrayStreamOptions) {
+    this.wantsGzip = acceptsGzip(options.acceptEncoding);
+    this.compressFrom = this.wantsGzip ? COMPRESS_FROM_BYTES : LAMBDA_RESPONSE_LIMIT_BYTES;
+  }
+
+  /** Elements added so far. */
+  get length(): number {
+    return this.count;
+  }
+
+  /** Adds one element (already serialized JSON) with its sort key. */
+  add(key: string, json: string): void {
+    this.count += 1;
+    if (!this.sorting && this.lastKey !== undefined && key < this.lastKey) this.startSorting();
+    if (this.sorting) {
+      this.kept!.push(json);
+      this.keys.push(key);
+      return;
+    }
+    this.lastKey = key;
+    const first = this.count === 1;
+    this.rawBytes += Buffer.byteLength(json) + (first ? 0 : 1);
+    if (this.gzip) {
+      this.write(first ? json : `,${json}`);
+    } else if (this.rawBytes >= this.compressFrom) {
+      this.startGzip();
+      this.write(this.kept!.length > 0 ? `${this.kept!.join(',')},${json}` : json);
+    }
+    if (this.kept) {
+      if (this.rawBytes + 1 <= LAMBDA_RESPONSE_LIMIT_BYTES) {
+        this.kept.push(json);
+        this.keys.push(key);
+      } else {
+        this.kept = undefined; // no plain answer can hold this much: the compressed stream is the answer
+        this.keys = [];
+      }
+    }
+  }
+
+  /** Resolves when the compressor has taken what it was given (call between pages: backpressure). */
+  async drained(): Promise<void> {
+    if (this.gzip?.writableNeedDrain) await once(this.gzip, 'drain');
+  }
+
+  /** Frees the compressor when the answer will not be made (a failed read). */
+  dispose(): void {
+    this.gzip?.destroy();
+  }
+
+  /**
+   * The response: as negotiatedJsonArrayResponse decides it, from the elements added in key order.
+   * @throws ResponseTooLargeError (507) or NotAcceptableError (406) past Lambda's limit.
+   */
+  async respond(statusCode: number, options: JsonArrayResponseOptions): Promise<JsonResult> {
+    if (this.sorting) return negotiatedJsonArrayResponse(statusCode, await this.sortedElements(), this.options.acceptEncoding, options);
+    if (!this.gzip) return negotiatedJsonArrayResponse(statusCode, this.kept!, this.options.acceptEncoding, options);
+    const rawBytes = this.rawBytes + 1;
+    if (this.kept && (!this.wantsGzip || rawBytes < COMPRESS_FROM_BYTES)) {
+      // A plain answer is wanted and possible; the compressor only ran in case it was not.
+      this.dispose();
+      return negotiatedJsonArrayResponse(statusCode, this.kept, this.options.acceptEncoding, options);
+    }
+    const body = (await this.endGzip(']')).toString('base64');
+    const headers = { ...JSON_HEADERS, ...options.headers, Vary: 'Accept-Encoding' };
+    const compressed: JsonResult = { statusCode, headers: { ...headers, 'Content-Encoding': 'gzip' }, body, isBase64Encoded: true };
+    const compressedBytes = lambdaResponseBytes(compressed);
+    if (compressedBytes > LAMBDA_RESPONSE_LIMIT_BYTES) throw new ResponseTooLargeError(options.tooLarge(compressedBytes));
+    if (this.wantsGzip) return compressed;
+    throw new NotAcceptableError(
+      `The answer is ${(rawBytes / 1_000_000).toFixed(1)} MB, more than can be sent uncompressed; send Accept-Encoding: gzip.`,
+    );
+  }
+
+  private startGzip(): void {
+    const gzip = createGzip({ level: this.options.level ?? GZIP_LEVEL, chunkSize: 128 * 1024 });
+    gzip.on('data', (chunk: Buffer) => this.compressed.push(chunk));
+    this.gzipDone = new Promise<void>((resolve, reject) => {
+      gzip.once('end', resolve);
+      gzip.once('error', reject);
+    });
+    this.gzipDone.catch((error: unknown) => (this.gzipError = error));
+    this.gzip = gzip;
+    this.pending = '[';
+  }
+
+  private write(text: string): void {
+    this.pending += text;
+    if (this.pending.length >= GZIP_WRITE_CHUNK_CHARS) {
+      this.gzip!.write(this.pending);
+      this.pending = '';
+    }
+  }
+
+  private async endGzip(tail: string): Promise<Buffer> {
+    this.gzip!.end(this.pending + tail);
+    this.pending = '';
+    await this.gzipDone;
+    if (this.gzipError) throw this.gzipError;
+    return Buffer.concat(this.compressed);
+  }
+
+  private startSorting(): void {
+    this.sorting = true;
+    if (this.kept) {
+      this.dispose(); // every element so far is kept: the compressed output is not needed
+    } else {
+      this.recoverCompressed = true;
+      this.kept = [];
+      this.keys = [];
+    }
+  }
+
+  /** Every element, ordered by key; elements only in the compressed output are decompressed and re-read first. */
+  private async sortedElements(): Promise<string[]> {
+    let parts = this.kept!;
+    let keys = this.keys;
+    if (this.recoverCompressed) {
+      const text = (await gunzipAsync(await this.endGzip(']'))).toString('utf8');
+      const earlier = JSON.parse(text) as unknown[];
+      parts = earlier.map((e) => JSON.stringify(e)).concat(parts);
+      keys = earlier.map((e) => this.options.keyOf(e)).concat(keys);
+    }
+    const order = keys.map((_, i) => i).sort((a, b) => (keys[a]! < keys[b]! ? -1 : keys[a]! > keys[b]! ? 1 : 0));
+    return order.map((i) => parts[i]!);
+  }
 }

@@ -1,5 +1,4 @@
 import type { AgentSummary, ConnectionState } from '../contract/schemas.js';
-import type { AgentRecords } from '../store/agents.js';
 import type { ConnectionRecord, DurableRecord } from '../store/records.js';
 
 export interface MergeOptions {
@@ -98,45 +97,4 @@ export function mergeInventory(
     const r = byId.get(id)!;
     return summarizeAgent(r.durable, r.connection, options);
   });
-}
-
-/**
- * The inventory built agent by agent as the store's pages arrive: each agent is summarised and
- * serialized at once, so what is kept per agent is its id and one JSON string, never its records.
- *
- * Invariant: `finish()` gives the serialized summaries ordered by agent_id in code-unit order
- * (the contract's order). The store yields agents in key order, which is the same order for
- * almost every id; the sort runs only when an id arrives out of order (ids with `#`, `%`,
- * characters below `#`, or characters past the Basic Multilingual Plane order differently).
- * Each agent must be added once, with all of its records (agentRecordPages guarantees it).
- */
-export class InventoryBuilder {
-  private readonly ids: string[] = [];
-  private readonly parts: string[] = [];
-  private inOrder = true;
-
-  constructor(private readonly options: MergeOptions) {}
-
-  /** Summarises one agent (at least one record) and keeps its JSON. */
-  add(records: AgentRecords): void {
-    const summary = summarizeAgent(records.durable, records.connection, this.options);
-    const id = summary.agent_id;
-    const last = this.ids[this.ids.length - 1];
-    if (last !== undefined && id < last) this.inOrder = false;
-    this.ids.push(id);
-    this.parts.push(JSON.stringify(summary));
-  }
-
-  /** Agents added so far. */
-  get count(): number {
-    return this.ids.length;
-  }
-
-  /** The serialized AgentSummary of every agent, ordered by agent_id (code units). */
-  finish(): string[] {
-    if (this.inOrder) return this.parts;
-    const { ids, parts } = this;
-    const order = ids.map((_, i) => i).sort((a, b) => (ids[a]! < ids[b]! ? -1 : ids[a]! > ids[b]! ? 1 : 0));
-    return order.map((i) => parts[i]!);
-  }
 }

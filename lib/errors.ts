@@ -154,7 +154,8 @@ function causeChain(error: unknown): ErrorFacts[] {
  * nothing more precise is known:
  * - a refused, reset or closed connection, an unreachable host, throttling, a missing table or a
  *   5xx from DynamoDB: 503 with Retry-After (the store is unavailable);
- * - an answer that is not a DynamoDB answer (UnreadableStoreAnswerError): 502 with Retry-After;
+ * - an answer that is not a DynamoDB answer (UnreadableStoreAnswerError, or a body the SDK could
+ *   not parse as JSON): 502 with Retry-After;
  * - a timeout (no answer in time): 504;
  * - anything else: the error itself (which becomes a 500).
  * `what` names the read or write in the client's words.
@@ -166,7 +167,11 @@ export function dependencyFailure(error: unknown, what: string): Error {
   const names = chain.map((e) => (typeof e.name === 'string' ? e.name : ''));
   const unavailable = new ServiceUnavailableError(`The ${what} is unavailable right now; try again later.`, error);
   if (codes.some((c) => NETWORK_CODES.has(c))) return unavailable;
-  if (chain.some((e) => e instanceof UnreadableStoreAnswerError)) {
+  // A body the SDK could not parse as JSON: a SyntaxError it decorated with the response ($metadata, $response).
+  const unparsable = chain.some(
+    (e) => e.name === 'SyntaxError' && ('$metadata' in (e as object) || '$response' in (e as object) || '$responseBodyText' in (e as object)),
+  );
+  if (unparsable || chain.some((e) => e instanceof UnreadableStoreAnswerError)) {
     return new BadGatewayError(`The ${what} gave an answer that cannot be read; try again later.`, error);
   }
   if (codes.some((c) => TIMEOUT_CODES.has(c)) || names.some((n) => TIMEOUT_NAMES.has(n))) {

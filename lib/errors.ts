@@ -110,6 +110,8 @@ const THROTTLE_OR_UNAVAILABLE = new Set([
   'ServiceUnavailable',
   'ResourceNotFoundException',
   'LimitExceededException',
+  // lib/store/batch-get.ts: DynamoDB kept returning keys unprocessed (it throttles a batch that way).
+  'UnprocessedKeysError',
 ]);
 /** The connection was refused, reset or closed, or the host is unreachable: the store is unavailable, whatever the error is named. */
 const NETWORK_CODES = new Set([

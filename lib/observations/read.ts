@@ -3,9 +3,8 @@ import { config } from '../config.js';
 import { evaluateDashboard } from '../dashboard/evaluate.js';
 import { dependencyFailure, ForbiddenError, NotFoundError } from '../errors.js';
 import { connectionStateOf, newerTime } from '../inventory/merge.js';
-import { getAgentRecords } from '../store/agents.js';
+import { getAgentRecordsAndPolicy } from '../store/agents.js';
 import { dynamo } from '../store/client.js';
-import { getTenantPolicy } from '../store/policy.js';
 import type { SampleRecord } from '../store/records.js';
 import { newestSample, querySamples } from '../store/samples.js';
 import { logger } from '../observability/logger.js';
@@ -32,9 +31,10 @@ async function store<T>(read: Promise<T>): Promise<T> {
 
 /**
  * getEndpointObservations: the dashboard of one endpoint of the caller's tenant at `now`.
- * Reads: the tenant policy, the agent's records and one paginated Query over the window, all three
- * at once (the window's samples are only used once the policy and the agent allow it, so the
- * order of checks stays: ticket policy 403, then agent 404); and only when the window holds no
+ * Reads, both at once: one BatchGetItem for the tenant policy and the agent's two records, and one
+ * paginated Query over the window (the window's samples are only used once the policy and the
+ * agent allow it, so the order of checks stays: ticket policy 403, then agent 404); and only when
+ * the window holds no
  * readable sample, a one-item Query for the newest sample within retention and not after `now`.
  * A failed read throws (502/503/504); it never becomes an empty dashboard. Samples that cannot be
  * read are counted in the `UnreadableSamples` metric and named in a finding, never dropped silently.
@@ -45,11 +45,11 @@ export async function readEndpointObservations({ tenantId, query, attribution, n
   // Samples past retention may linger until TTL deletion catches up: never read them.
   const retentionStart = new Date(now.getTime() - cfg.sampleRetentionDays * 86_400_000);
   const windowStart = new Date(Math.max(now.getTime() - query.minutes * 60_000, retentionStart.getTime()));
-  const [policy, records, window] = await Promise.all([
-    store(getTenantPolicy(db, cfg.dataTable, tenantId)),
-    store(getAgentRecords(db, cfg.dataTable, tenantId, query.agent_id)),
+  const [records, window] = await Promise.all([
+    store(getAgentRecordsAndPolicy(db, cfg.dataTable, tenantId, query.agent_id)),
     store(querySamples(db, cfg.dataTable, tenantId, query.agent_id, windowStart, now)),
   ]);
+  const { policy } = records;
   if (policy.ticket === 'required' && attribution.ticketNumber === undefined) {
     throw new ForbiddenError('This tenant requires a ticket: send X-Service-Ticket-Number and X-Service-Ticket-System.');
   }

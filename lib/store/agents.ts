@@ -1,6 +1,8 @@
 import type { QueryCommandInput } from '@aws-sdk/client-dynamodb';
 import { PutCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { agentsPartition, connectionKey, durableAgentKey, escapeId } from './keys.js';
+import { batchGetItems } from './batch-get.js';
+import { agentsPartition, connectionKey, durableAgentKey, escapeId, policyKey } from './keys.js';
+import { policyFromItem } from './policy.js';
 import { queryPages, type RawItem } from './query.js';
 import {
   RECORD_KIND,
@@ -8,6 +10,7 @@ import {
   readDurableRecord,
   type ConnectionRecord,
   type DurableRecord,
+  type TenantPolicy,
 } from './records.js';
 
 /** One agent's records as the store holds them: at least one of the two. */
@@ -143,6 +146,36 @@ export async function getAgentRecords(
     }
   }
   return { durable, connection, unreadable };
+}
+
+/**
+ * Everything a dashboard read needs besides samples, in one BatchGetItem: the tenant's policy (or
+ * the default) and the agent's durable and connection records by their exact keys, with how many
+ * of those records could not be read.
+ */
+export async function getAgentRecordsAndPolicy(
+  db: DynamoDBDocumentClient,
+  table: string,
+  tenantId: string,
+  agentId: string,
+): Promise<{ policy: TenantPolicy; durable: DurableRecord | undefined; connection: ConnectionRecord | undefined; unreadable: number }> {
+  const policyAt = policyKey(tenantId);
+  const items = await batchGetItems(db, table, [policyAt, durableAgentKey(tenantId, agentId), connectionKey(tenantId, agentId)]);
+  let policyItem: RawItem | undefined;
+  let durable: DurableRecord | undefined;
+  let connection: ConnectionRecord | undefined;
+  let unreadable = 0;
+  for (const item of items) {
+    if ((item.pk as { S?: unknown } | undefined)?.S === policyAt.pk) {
+      policyItem = item;
+      continue;
+    }
+    const read = readAgentItem(item);
+    if (!read || read.agentId !== agentId) unreadable += 1;
+    else if (read.durable) durable = read.durable;
+    else connection = read.connection;
+  }
+  return { policy: policyFromItem(policyItem), durable, connection, unreadable };
 }
 
 /**

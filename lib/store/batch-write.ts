@@ -1,5 +1,6 @@
-import { BatchWriteItemCommand, type AttributeValue, type BatchWriteItemCommandOutput, type WriteRequest } from '@aws-sdk/client-dynamodb';
+import { BatchWriteItemCommand, type BatchWriteItemCommandOutput, type WriteRequest } from '@aws-sdk/client-dynamodb';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { toItem } from './attribute-values.js';
 import { sendLowLevel } from './query.js';
 
 /** DynamoDB's most put requests per BatchWriteItem. */
@@ -22,43 +23,6 @@ export class UnprocessedItemsError extends Error {
 }
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
-
-/**
- * A native value in DynamoDB's wire form: strings, finite numbers, booleans, null, lists and maps
- * (undefined members are left out, as the document client's removeUndefinedValues does). Written
- * here because seeding marshals hundreds of thousands of flat items, and the document client's
- * general marshaller cost a third of the seeding CPU.
- */
-export function toAttributeValue(value: unknown): AttributeValue | undefined {
-  switch (typeof value) {
-    case 'string':
-      return { S: value };
-    case 'number':
-      if (!Number.isFinite(value)) throw new TypeError(`cannot store the number ${value}`);
-      return { N: String(value) };
-    case 'boolean':
-      return { BOOL: value };
-    case 'undefined':
-      return undefined;
-    case 'object': {
-      if (value === null) return { NULL: true };
-      if (Array.isArray(value)) return { L: value.map((v) => toAttributeValue(v) ?? { NULL: true }) };
-      return { M: toItem(value as Record<string, unknown>) };
-    }
-    default:
-      throw new TypeError(`cannot store a ${typeof value}`);
-  }
-}
-
-/** A native item in DynamoDB's wire form (see toAttributeValue). */
-export function toItem(item: Record<string, unknown>): Record<string, AttributeValue> {
-  const out: Record<string, AttributeValue> = {};
-  for (const key in item) {
-    const av = toAttributeValue(item[key]);
-    if (av !== undefined) out[key] = av;
-  }
-  return out;
-}
 
 /**
  * Writes (puts) `items` into `table` in BatchWriteItems of 25, several in flight. Items DynamoDB

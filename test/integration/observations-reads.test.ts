@@ -71,12 +71,12 @@ describe('Function: readEndpointObservations against a real DynamoDB API', () =>
     await engine.close();
   });
 
-  it('reads policy, agent and the window with one Query, and no newest-sample Query when the window has samples', async () => {
+  it('reads policy and agent in one BatchGetItem and the window with one Query, and no newest-sample Query when the window has samples', async () => {
     log.length = 0;
 
     const dashboard = EndpointDashboard.parse(await read('busy', 300));
 
-    expect(log.map((c) => c.name).sort()).toEqual(['GetItemCommand', 'QueryCommand', 'QueryCommand']);
+    expect(log.map((c) => c.name).sort()).toEqual(['BatchGetItemCommand', 'QueryCommand']);
     expect(log.some((c) => c.input.Limit === 1)).toBe(false);
     expect(dashboard.history).toHaveLength(100);
   });

@@ -72,10 +72,10 @@ const mb = (bytes: number): string => `${(bytes / 1_000_000).toFixed(2)} MB`;
  * HTTP). Hand-written SVG, no dependency; readable without a browser's help (labels on points).
  */
 export function chartSvg(r: BenchResults): string {
-  const W = 760;
+  const W = 880;
   const H = 440;
   const left = 80;
-  const right = 190;
+  const right = 270;
   const top = 50;
   const bottom = 60;
   const rows = r.inventory;
@@ -126,9 +126,13 @@ export function chartSvg(r: BenchResults): string {
     out.push(`<text x="${W - right + 44}" y="${ly + 4}">${first}${second ? ':' : ''}</text>`);
     if (second) out.push(`<text x="${W - right + 44}" y="${ly + 18}" fill="#555">${second}</text>`);
   });
-  rows.forEach((row) => {
-    const label = `${x(row.handlerRatio)} / ${x(row.httpRatio)}${row.handlerStatus !== 200 ? ` (${row.handlerStatus})` : ''}`;
-    out.push(`<text x="${(px(row.agents) + 6).toFixed(1)}" y="${(py(row.handlerMs) + 16).toFixed(1)}" fill="#1f77b4">${label}</text>`);
+  rows.forEach((row, index) => {
+    const label = `${x(row.handlerRatio)} / ${x(row.httpRatio)}${row.handlerStatus !== 200 ? ` (answer ${row.handlerStatus})` : ''}`;
+    // The last point's label goes to its left, clear of the legend.
+    const last = index === rows.length - 1;
+    out.push(
+      `<text x="${(px(row.agents) + (last ? -8 : 8)).toFixed(1)}" y="${(py(row.handlerMs) + 18).toFixed(1)}" text-anchor="${last ? 'end' : 'start'}" fill="#1f77b4">${label}</text>`,
+    );
   });
   out.push(`<text x="${W - right + 14}" y="${top + 130}" fill="#555">labels: handler / HTTP</text>`);
   out.push(`<text x="${W - right + 14}" y="${top + 146}" fill="#555">as ratios to the floor</text>`);
@@ -193,7 +197,7 @@ export function performanceSection(r: BenchResults): string {
   if (r.memory) {
     const m = r.memory;
     lines.push(
-      `**Memory size.** Lambda gives a function CPU in proportion to its memory (one vCPU at 1,769 MB). For ${m.basis} the inventory needs ${(m.cpuSeconds).toFixed(1)} s of CPU and ${n(m.maxRssMiB)} MiB: about ${m.secondsAt512.toFixed(1)} s of CPU time at 512 MB, ${m.secondsAtRecommended.toFixed(1)} s at ${n(m.mb)} MB. Recommended: **${n(m.mb)} MB** (its CPU within a third of the 15 s timeout, peak RSS under half the memory).`,
+      `**Memory size.** Lambda gives a function CPU in proportion to its memory (one vCPU at 1,769 MB). For ${m.basis} the inventory needs ${(m.cpuSeconds).toFixed(1)} s of CPU and ${n(m.maxRssMiB)} MiB: about ${m.secondsAt512.toFixed(1)} s of CPU time at 512 MB, ${m.secondsAtRecommended.toFixed(1)} s at ${n(m.mb)} MB. Recommended: **${n(m.mb)} MB**: its CPU within a quarter of the 15 s timeout (the rest is for DynamoDB's pages, Graviton cores slower than this machine's and garbage collection), its peak RSS under half the memory. At 512 MB the largest tenants would run close to the timeout.`,
     );
     lines.push('');
   }

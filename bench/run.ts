@@ -23,7 +23,7 @@
  * "Performance" section (a quick run writes bench/results.quick.json and .svg only). Exits 1 when
  * a target is missed.
  */
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import type { IncomingMessage } from 'node:http';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -117,9 +117,7 @@ async function main(): Promise<number> {
   const samplesNeeded = Math.max(...WINDOWS) + 60;
   const [observed] = [...realisticAgents('bench-obs', 1, { now, samples: samplesNeeded })];
   await writeTenantAgents(db, { dataTable: DATA_TABLE }, 'bench-obs', [observed], 8);
-  const [cold] = [...realisticAgents('bench-cold', 25, { now })];
   await writeTenantAgents(db, { dataTable: DATA_TABLE }, 'bench-cold', realisticAgents('bench-cold', 25, { now }), 8);
-  void cold;
 
   // The handlers as deployed: the bundles, called in this process as Lambda calls them.
   const inventoryHandler = (await import(bundleOf('inventory'))).handler as (e: unknown, c: unknown) => Promise<{ statusCode: number; headers: Record<string, string>; body: string; isBase64Encoded?: boolean }>;

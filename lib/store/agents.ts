@@ -66,24 +66,17 @@ function readAgentItem(item: RawItem): { durable?: DurableRecord; connection?: C
  * escaped id holds no `#`, so no other key sorts between them), and a record whose sort key is
  * not its own is unreadable, so pairing neighbours is enough; an agent whose records straddle a
  * page boundary is held back and yielded with the next page.
- *
- * @param agentId when given, only that agent's records (a Query on its key prefix).
  */
 export async function* agentRecordPages(
   db: DynamoDBDocumentClient,
   table: string,
   tenantId: string,
-  agentId?: string,
 ): AsyncGenerator<AgentRecordsPage, void, undefined> {
-  const pk = agentsPartition(tenantId);
-  const input: QueryCommandInput =
-    agentId === undefined
-      ? { TableName: table, KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': { S: pk } } }
-      : {
-          TableName: table,
-          KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
-          ExpressionAttributeValues: { ':pk': { S: pk }, ':prefix': { S: `A#${escapeId(agentId)}#` } },
-        };
+  const input: QueryCommandInput = {
+    TableName: table,
+    KeyConditionExpression: 'pk = :pk',
+    ExpressionAttributeValues: { ':pk': { S: agentsPartition(tenantId) } },
+  };
   let held: (AgentRecords & { agentId: string }) | undefined;
   for await (const items of queryPages(db, input)) {
     const agents: AgentRecords[] = [];
@@ -120,32 +113,6 @@ export async function listTenantAgentRecords(
     for (const agent of page.agents) agents.push(agent);
   }
   return { agents, unreadable, pages };
-}
-
-/**
- * The durable and connection records of one agent of one tenant (one Query on the agent's key
- * prefix), and how many of its stored records could not be read.
- */
-export async function getAgentRecords(
-  db: DynamoDBDocumentClient,
-  table: string,
-  tenantId: string,
-  agentId: string,
-): Promise<{ durable: DurableRecord | undefined; connection: ConnectionRecord | undefined; unreadable: number }> {
-  let durable: DurableRecord | undefined;
-  let connection: ConnectionRecord | undefined;
-  let unreadable = 0;
-  for await (const page of agentRecordPages(db, table, tenantId, agentId)) {
-    unreadable += page.unreadable;
-    for (const agent of page.agents) {
-      // The prefix also matches nothing else: an escaped id holds no `#`, so `A#<id>#` is this agent's alone.
-      if (agent.durable?.agent_id === agentId || agent.connection?.agent_id === agentId) {
-        durable = agent.durable ?? durable;
-        connection = agent.connection ?? connection;
-      }
-    }
-  }
-  return { durable, connection, unreadable };
 }
 
 /**

@@ -1,4 +1,4 @@
-import { GetCommand, PutCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { PutCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { fromAttributeValue } from './attribute-values.js';
 import { policyKey } from './keys.js';
 import { RECORD_KIND, TenantPolicy, type RawItem } from './records.js';
@@ -7,18 +7,8 @@ import { RECORD_KIND, TenantPolicy, type RawItem } from './records.js';
 export const DEFAULT_POLICY: TenantPolicy = Object.freeze({ ticket: 'optional', thresholds: {} }) as TenantPolicy;
 
 /**
- * A tenant's policy, or the default when it has none. A stored policy that does not parse is an
- * error (a broken policy must not silently relax a ticket requirement).
- */
-export async function getTenantPolicy(db: DynamoDBDocumentClient, table: string, tenantId: string): Promise<TenantPolicy> {
-  const { Item } = await db.send(new GetCommand({ TableName: table, Key: policyKey(tenantId) }));
-  if (!Item) return DEFAULT_POLICY;
-  return TenantPolicy.parse({ ticket: Item.ticket, thresholds: Item.thresholds });
-}
-
-/**
- * A tenant's policy from its stored item in wire form, or the default when there is none; as
- * getTenantPolicy, a stored policy that does not parse throws (it must not relax a ticket rule).
+ * A tenant's policy from its stored item in wire form, or the default when there is none. A stored
+ * policy that does not parse is an error (a broken policy must not silently relax a ticket rule).
  */
 export function policyFromItem(item: RawItem | undefined): TenantPolicy {
   if (!item) return DEFAULT_POLICY;

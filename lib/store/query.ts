@@ -56,17 +56,6 @@ export async function* queryPages(db: DynamoDBDocumentClient, input: QueryComman
   }
 }
 
-/** Every item of one Query, in order (for small collections: audit trails, one agent's records). */
-export async function queryAll(db: DynamoDBDocumentClient, input: QueryCommandInput): Promise<{ items: RawItem[]; pages: number }> {
-  const items: RawItem[] = [];
-  let pages = 0;
-  for await (const page of queryPages(db, input)) {
-    pages += 1;
-    for (const item of page) items.push(item);
-  }
-  return { items, pages };
-}
-
 /**
  * Every item of one Query through the document client (native values), in order, checked page by
  * page as queryPages does. For small collections read by the operators' CLIs (audit trails).

@@ -19,9 +19,9 @@ export const LAMBDA_RESPONSE_LIMIT_BYTES = 6_291_456;
 const COMPRESS_FROM_BYTES = 8_192;
 /**
  * The gzip level of large answers, chosen by measurement (`npm run bench` prints the sizes and
- * times of levels 1, 4, 6 and 9 on a realistic tenant; README "Performance"): level 6 compresses
- * within 2% of level 9 at well under half its CPU, and level 1 is 20-30% larger, which would
- * lower the largest tenant that fits under the limit by as much.
+ * times of levels 1, 4, 6 and 9 on a realistic tenant; README "Performance"): level 6 is 4% larger
+ * than level 9 at about half its CPU; level 1 is 18% larger, which would lower the largest tenant
+ * that fits under the limit by as much.
  */
 export const GZIP_LEVEL = 6;
 /** Text handed to the compressor at a time: large enough to keep its overhead small. */

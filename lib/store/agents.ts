@@ -1,7 +1,7 @@
 import type { QueryCommandInput } from '@aws-sdk/client-dynamodb';
 import { PutCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { batchGetItems } from './batch-get.js';
-import { agentsPartition, connectionKey, durableAgentKey, escapeId, policyKey } from './keys.js';
+import { agentSortKey, agentsPartition, connectionKey, durableAgentKey, policyKey } from './keys.js';
 import { policyFromItem } from './policy.js';
 import { queryPages, type RawItem } from './query.js';
 import {
@@ -28,14 +28,6 @@ export interface AgentRecordsPage {
   queryPages: number;
 }
 
-/** Sort-key suffix of each record kind (keys.ts builds them: `A#<escaped id>#D` and `…#C`). */
-const SUFFIX = { [RECORD_KIND.durable]: 'D', [RECORD_KIND.connection]: 'C' } as const;
-
-/** `A#<escaped id>#` without escaping ids that need none (almost all). */
-function agentKeyPrefix(agentId: string): string {
-  return agentId.includes('%') || agentId.includes('#') ? `A#${escapeId(agentId)}#` : `A#${agentId}#`;
-}
-
 /**
  * One stored item as an agent record, or undefined when it cannot be read: a kind other than the
  * two agent kinds, a record that does not read (see records.ts), or a sort key that is not the
@@ -46,12 +38,12 @@ function readAgentItem(item: RawItem): { durable?: DurableRecord; connection?: C
   const sk = (item.sk as { S?: unknown } | undefined)?.S;
   if (kind === RECORD_KIND.durable) {
     const durable = readDurableRecord(item);
-    if (!durable || sk !== agentKeyPrefix(durable.agent_id) + SUFFIX[RECORD_KIND.durable]) return undefined;
+    if (!durable || sk !== agentSortKey(durable.agent_id, 'D')) return undefined;
     return { durable, agentId: durable.agent_id };
   }
   if (kind === RECORD_KIND.connection) {
     const connection = readConnectionRecord(item);
-    if (!connection || sk !== agentKeyPrefix(connection.agent_id) + SUFFIX[RECORD_KIND.connection]) return undefined;
+    if (!connection || sk !== agentSortKey(connection.agent_id, 'C')) return undefined;
     return { connection, agentId: connection.agent_id };
   }
   return undefined;

@@ -16,6 +16,13 @@
  *   faster on a cold start than the runtime's full copy from disk, and the version we test is the
  *   version we run (the runtime's copy changes under us without notice).
  * - Target node20: the machines that build and test run Node 20; nodejs22.x runs that syntax too.
+ * - Size (each bundle must stay under 400 KiB; `npm run bench` prints the sizes): zod is imported
+ *   as a namespace (`import * as z from 'zod'`), so esbuild keeps only what is used (`import { z }`
+ *   pulls in all of zod, 261 KiB of it locales); the SDK's credential chain is replaced by the
+ *   environment's credentials (infra/bundle/credential-provider-env-only.ts), which is all a Lambda
+ *   function has, dropping the SSO, STS and sign-in clients the chain brings; and the SDK's
+ *   event-stream support, which no DynamoDB operation uses, is left out the same way
+ *   (infra/bundle/no-event-streams.ts).
  * - Source maps are external with no sources inside; Lambda runs with
  *   NODE_OPTIONS=--enable-source-maps, so stack traces point at the TypeScript lines.
  */
@@ -26,7 +33,7 @@ import { createRequire } from 'node:module';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { deflateRawSync } from 'node:zlib';
-import { build, type Metafile } from 'esbuild';
+import { build, type BuildOptions, type Metafile, type Plugin } from 'esbuild';
 
 export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 export const DIST = join(ROOT, 'dist');
@@ -56,16 +63,26 @@ export interface BuiltFunction {
  */
 const REQUIRE_SHIM = "import{createRequire as __createRequire}from'node:module';const require=__createRequire(import.meta.url);";
 
-/** Bundles one function into <dist>/<name>/ and zips it as <dist>/<name>.zip. */
-export async function buildFunction(name: FunctionName, dist = DIST): Promise<BuiltFunction> {
-  const entry = join(ROOT, FUNCTIONS[name]);
-  if (!existsSync(entry)) throw new Error(`Missing entry module for "${name}": ${FUNCTIONS[name]}`);
-  const outDir = join(dist, name);
-  rmSync(outDir, { recursive: true, force: true });
-  const bundle = join(outDir, 'index.mjs');
-  const result = await build({
+/** Modules replaced in the bundles by a smaller one with the same exports (see the file header). */
+export const BUNDLE_REPLACEMENTS: Readonly<Record<string, string>> = Object.freeze({
+  '@aws-sdk/credential-provider-node': join(ROOT, 'infra', 'bundle', 'credential-provider-env-only.ts'),
+  '@smithy/core/event-streams': join(ROOT, 'infra', 'bundle', 'no-event-streams.ts'),
+  '@modelcontextprotocol/server/_shims': join(ROOT, 'infra', 'bundle', 'mcp-server-shims.ts'),
+});
+
+const replaceModules: Plugin = {
+  name: 'replace-modules',
+  setup(b) {
+    const names = Object.keys(BUNDLE_REPLACEMENTS).map((n) => n.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&'));
+    b.onResolve({ filter: new RegExp(`^(${names.join('|')})$`) }, (args) => ({ path: BUNDLE_REPLACEMENTS[args.path]! }));
+  },
+};
+
+/** The esbuild options of every function bundle (the bench builds its floor bundle with them too). */
+export function bundleOptions(entry: string, outfile: string): BuildOptions & { metafile: true } {
+  return {
     entryPoints: [entry],
-    outfile: bundle,
+    outfile,
     bundle: true,
     platform: 'node',
     target: 'node20',
@@ -80,7 +97,18 @@ export async function buildFunction(name: FunctionName, dist = DIST): Promise<Bu
     banner: { js: REQUIRE_SHIM },
     metafile: true,
     logLevel: 'warning',
-  });
+    plugins: [replaceModules],
+  };
+}
+
+/** Bundles one function into <dist>/<name>/ and zips it as <dist>/<name>.zip. */
+export async function buildFunction(name: FunctionName, dist = DIST): Promise<BuiltFunction> {
+  const entry = join(ROOT, FUNCTIONS[name]);
+  if (!existsSync(entry)) throw new Error(`Missing entry module for "${name}": ${FUNCTIONS[name]}`);
+  const outDir = join(dist, name);
+  rmSync(outDir, { recursive: true, force: true });
+  const bundle = join(outDir, 'index.mjs');
+  const result = await build(bundleOptions(entry, bundle));
   writeFileSync(join(dist, `${name}.meta.json`), JSON.stringify(result.metafile));
   const zip = join(dist, `${name}.zip`);
   writeFileAtomically(zip, zipDirectory(outDir));

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 
 const PORT_RULE = 'must be a port number from 0 to 65535';
 /** A port; an empty variable counts as unset. */

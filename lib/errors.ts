@@ -63,6 +63,17 @@ export class NotAcceptableError extends HttpError {
   }
 }
 
+/**
+ * 502: a dependency answered something that cannot be read (a page without `Items`, an item that
+ * is not an object). A failed read, never an empty one; the client may retry later.
+ */
+export class BadGatewayError extends HttpError {
+  override name = 'BadGatewayError';
+  constructor(message: string, cause?: unknown, retryAfterSeconds = 5) {
+    super(502, message, { cause, headers: { 'Retry-After': String(retryAfterSeconds) } });
+  }
+}
+
 /** 503: a dependency is throttled or down after bounded retries; the client may retry later. */
 export class ServiceUnavailableError extends HttpError {
   override name = 'ServiceUnavailableError';
@@ -79,6 +90,26 @@ export class GatewayTimeoutError extends HttpError {
   }
 }
 
+/**
+ * 507: the answer exists but is larger than a Lambda function may return (6 MB, compressed),
+ * so it cannot be sent at all. Retrying does not help; the sentence says what to do instead.
+ */
+export class ResponseTooLargeError extends HttpError {
+  override name = 'ResponseTooLargeError';
+  constructor(message: string) {
+    super(507, message);
+  }
+}
+
+/**
+ * Thrown by the store when DynamoDB (or whatever answers in its place) gives an answer that is not
+ * a DynamoDB answer: a Query without `Items`, an item that is not an object. dependencyFailure
+ * makes it a 502; it must never be read as an empty page.
+ */
+export class UnreadableStoreAnswerError extends Error {
+  override name = 'UnreadableStoreAnswerError';
+}
+
 const THROTTLE_OR_UNAVAILABLE = new Set([
   'ProvisionedThroughputExceededException',
   'ThrottlingException',
@@ -87,26 +118,76 @@ const THROTTLE_OR_UNAVAILABLE = new Set([
   'ServiceUnavailable',
   'ResourceNotFoundException',
   'LimitExceededException',
+  // lib/store/batch-get.ts: DynamoDB kept returning keys unprocessed (it throttles a batch that way).
+  'UnprocessedKeysError',
 ]);
-const NETWORK_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'EHOSTUNREACH', 'ENOTFOUND', 'EAI_AGAIN', 'ENETUNREACH']);
+/** The connection was refused, reset or closed, or the host is unreachable: the store is unavailable, whatever the error is named. */
+const NETWORK_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ECONNABORTED',
+  'EPIPE',
+  'EHOSTUNREACH',
+  'EHOSTDOWN',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'ENETUNREACH',
+  'ENETDOWN',
+  'UND_ERR_SOCKET',
+  'UND_ERR_CLOSED',
+]);
+const TIMEOUT_CODES = new Set(['ETIMEDOUT', 'ESOCKETTIMEDOUT', 'UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT']);
 const TIMEOUT_NAMES = new Set(['TimeoutError', 'RequestTimeout', 'RequestTimeoutException', 'AbortError']);
 
+interface ErrorFacts {
+  name?: unknown;
+  code?: unknown;
+  cause?: unknown;
+  $metadata?: { httpStatusCode?: number };
+}
+
+/** The error and its causes, outermost first (a bounded walk: cause chains may loop). */
+function causeChain(error: unknown): ErrorFacts[] {
+  const chain: ErrorFacts[] = [];
+  let current: unknown = error;
+  while (current !== null && typeof current === 'object' && chain.length < 8 && !chain.includes(current as ErrorFacts)) {
+    chain.push(current as ErrorFacts);
+    current = (current as ErrorFacts).cause;
+  }
+  return chain;
+}
+
 /**
- * Maps a failed DynamoDB call to the failure a client sees: 504 when it timed out, 503 when it
- * was throttled, unavailable or unreachable (including a missing table), and the error itself
- * otherwise (which becomes a 500). `what` names the read or write in the client's words.
+ * Maps a failed DynamoDB call to the failure a client sees. The SDK names a reset or closed
+ * connection (ECONNRESET, EPIPE) a `TimeoutError`, so errors are classified by what happened (the
+ * system error code anywhere in the cause chain, the SDK's `$metadata`), and by name only when
+ * nothing more precise is known:
+ * - a refused, reset or closed connection, an unreachable host, throttling, a missing table or a
+ *   5xx from DynamoDB: 503 with Retry-After (the store is unavailable);
+ * - an answer that is not a DynamoDB answer (UnreadableStoreAnswerError, or a body the SDK could
+ *   not parse as JSON): 502 with Retry-After;
+ * - a timeout (no answer in time): 504;
+ * - anything else: the error itself (which becomes a 500).
+ * `what` names the read or write in the client's words.
  */
 export function dependencyFailure(error: unknown, what: string): Error {
   if (error instanceof HttpError) return error;
-  const e = error as { name?: string; code?: string; $metadata?: { httpStatusCode?: number } } | undefined;
-  const name = e?.name ?? '';
-  const code = e?.code ?? '';
-  if (TIMEOUT_NAMES.has(name) || code === 'ETIMEDOUT' || code === 'ESOCKETTIMEDOUT') {
+  const chain = causeChain(error);
+  const codes = chain.map((e) => (typeof e.code === 'string' ? e.code : ''));
+  const names = chain.map((e) => (typeof e.name === 'string' ? e.name : ''));
+  const unavailable = new ServiceUnavailableError(`The ${what} is unavailable right now; try again later.`, error);
+  if (codes.some((c) => NETWORK_CODES.has(c))) return unavailable;
+  // A body the SDK could not parse as JSON: a SyntaxError it decorated with the response ($metadata, $response).
+  const unparsable = chain.some(
+    (e) => e.name === 'SyntaxError' && ('$metadata' in (e as object) || '$response' in (e as object) || '$responseBodyText' in (e as object)),
+  );
+  if (unparsable || chain.some((e) => e instanceof UnreadableStoreAnswerError)) {
+    return new BadGatewayError(`The ${what} gave an answer that cannot be read; try again later.`, error);
+  }
+  if (codes.some((c) => TIMEOUT_CODES.has(c)) || names.some((n) => TIMEOUT_NAMES.has(n))) {
     return new GatewayTimeoutError(`The ${what} timed out; try again.`, error);
   }
-  const status = e?.$metadata?.httpStatusCode ?? 0;
-  if (THROTTLE_OR_UNAVAILABLE.has(name) || NETWORK_CODES.has(code) || status >= 500) {
-    return new ServiceUnavailableError(`The ${what} is unavailable right now; try again later.`, error);
-  }
+  const status = chain.reduce((s, e) => Math.max(s, e.$metadata?.httpStatusCode ?? 0), 0);
+  if (names.some((n) => THROTTLE_OR_UNAVAILABLE.has(n)) || status >= 500) return unavailable;
   return error instanceof Error ? error : new Error(String(error));
 }

@@ -2,8 +2,7 @@ import middy from '@middy/core';
 import type { APIGatewayProxyEventV2WithJWTAuthorizer, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import { identityFromClaims } from '../../lib/auth/identity.js';
 import { config } from '../../lib/config.js';
-import { negotiatedJsonResponse } from '../../lib/http.js';
-import { listInventory } from '../../lib/inventory/list.js';
+import { listInventoryResponse } from '../../lib/inventory/list.js';
 import { failureHandling, HANDLER_OPTIONS } from '../../lib/middleware/failures.js';
 import { observability } from '../../lib/middleware/observability.js';
 import { logger } from '../../lib/observability/logger.js';
@@ -12,7 +11,7 @@ import { logger } from '../../lib/observability/logger.js';
 const listEndpointInventory = async (event: APIGatewayProxyEventV2WithJWTAuthorizer): Promise<APIGatewayProxyStructuredResultV2> => {
   const caller = identityFromClaims(event.requestContext.authorizer?.jwt?.claims, config().tenantClaim);
   logger.appendKeys({ tenant: caller.tenantId, subject: caller.subject });
-  return negotiatedJsonResponse(200, await listInventory(caller.tenantId, new Date()), event.headers?.['accept-encoding']);
+  return listInventoryResponse(caller.tenantId, new Date(), event.headers?.['accept-encoding']);
 };
 
 export const handler = middy<APIGatewayProxyEventV2WithJWTAuthorizer, APIGatewayProxyStructuredResultV2>(HANDLER_OPTIONS)

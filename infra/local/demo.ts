@@ -147,29 +147,3 @@ export function demoFleet(now: Date): Fleet {
     ],
   };
 }
-
-/** `npm run seed -- --generate`: a tenant of `count` agents, `samples` 1-minute samples each, ending at `now`'s minute. */
-export function generatedFleet(tenant: string, count: number, samples: number, now: Date): Fleet {
-  const rnd = random(count * 31 + samples);
-  const end = minuteFloor(now);
-  const agents: FleetAgent[] = [];
-  const width = String(count).length;
-  for (let n = 1; n <= count; n++) {
-    const [os, arch] = OSES[n % OSES.length] as (typeof OSES)[number];
-    agents.push({
-      agent_id: `agent-${String(n).padStart(width, '0')}`,
-      hostname: `${tenant}-host-${n}`,
-      os,
-      arch,
-      version: '2.4.1',
-      client_id: `client-${n % 7}`,
-      client_name: `Client ${n % 7}`,
-      enrolled_at: iso(end - 86_400_000 * 30),
-      update_ring: 'stable',
-      last_heartbeat: iso(end - 20_000),
-      connection: n % 4 === 0 ? { state: 'disconnected', disconnected_at: iso(end - 3_600_000) } : { state: 'connected', connected_at: iso(end - 7_200_000) },
-      samples: samples > 0 ? sampleSeries(end, samples, 'ok', rnd) : [],
-    });
-  }
-  return { tenants: [{ tenant_id: tenant, agents }] };
-}

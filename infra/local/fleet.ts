@@ -1,10 +1,11 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { putConnectionRecord, putDurableRecord } from '../../lib/store/agents.js';
+import { connectionRecordItem, durableRecordItem } from '../../lib/store/agents.js';
+import { batchWriteItems } from '../../lib/store/batch-write.js';
 import { putTenantPolicy } from '../../lib/store/policy.js';
 import { AgentId } from '../../lib/contract/schemas.js';
 import { TenantPolicy } from '../../lib/store/records.js';
-import { putSamples } from '../../lib/store/samples.js';
+import { sampleItem } from '../../lib/store/samples.js';
 
 /** The fleet file of DESIGN §7: tenants, their optional policy, agents, their records and samples. */
 const time = z.iso.datetime({ offset: true });
@@ -38,28 +39,108 @@ export const FleetAgent = z
   })
   .refine((a) => a.durable || a.connection, { message: 'an agent with durable: false must have a connection' });
 export type FleetAgent = z.input<typeof FleetAgent>;
+type ParsedAgent = z.output<typeof FleetAgent>;
 
 export const Fleet = z.strictObject({
   tenants: z.array(
-    z.strictObject({
-      tenant_id: z.string().min(1),
-      policy: TenantPolicy.nullish(),
-      agents: z.array(FleetAgent).default([]),
-    }),
+    z
+      .strictObject({
+        tenant_id: z.string().min(1),
+        policy: TenantPolicy.nullish(),
+        agents: z.array(FleetAgent).default([]),
+      })
+      .refine((t) => new Set(t.agents.map((a) => a.agent_id)).size === t.agents.length, {
+        message: 'an agent_id appears twice in one tenant',
+      }),
   ),
 });
 export type Fleet = z.input<typeof Fleet>;
 
-/** Runs `fn` over `items` with at most `limit` in flight: fast, and gentle on a local engine. */
-async function eachLimited<T>(items: readonly T[], limit: number, fn: (item: T) => Promise<void>): Promise<void> {
-  let next = 0;
-  const worker = async (): Promise<void> => {
-    while (next < items.length) await fn(items[next++] as T);
-  };
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+const opt = (v: string | null | undefined): string | undefined => (v === null || v === undefined ? undefined : v);
+
+/** The items of one agent: its durable record, its connection record and its samples, as the service stores them. */
+function* agentItems(tenantId: string, a: ParsedAgent, retentionDays: number): Generator<Record<string, unknown>> {
+  if (a.durable) {
+    yield durableRecordItem(tenantId, {
+      agent_id: a.agent_id,
+      hostname: a.hostname,
+      os: a.os,
+      arch: a.arch,
+      version: a.version,
+      client_id: opt(a.client_id),
+      client_name: opt(a.client_name),
+      enrolled_at: opt(a.enrolled_at),
+      update_ring: opt(a.update_ring),
+      last_heartbeat: opt(a.last_heartbeat),
+    });
+  }
+  if (a.connection) {
+    yield connectionRecordItem(tenantId, {
+      agent_id: a.agent_id,
+      hostname: a.hostname,
+      os: a.os,
+      arch: a.arch,
+      version: a.version,
+      state: a.connection.state,
+      connected_at: opt(a.connection.connected_at),
+      disconnected_at: opt(a.connection.disconnected_at),
+      last_heartbeat: opt(a.connection.last_heartbeat ?? a.last_heartbeat),
+    });
+  }
+  for (const s of a.samples) {
+    yield sampleItem(tenantId, a.agent_id, { observed_at: s.observed_at, cpu: s.cpu ?? null, memory: s.memory ?? null, disk: s.disk ?? null }, retentionDays);
+  }
 }
 
-const opt = (v: string | null | undefined): string | undefined => (v === null || v === undefined ? undefined : v);
+export interface WriteOptions {
+  /** BatchWriteItem requests in flight (default 8). */
+  concurrency?: number;
+  /** Called after each batch with the items written so far. */
+  onProgress?: (itemsWritten: number) => void;
+}
+
+/**
+ * Writes one tenant's agents (fleet-file agents, each validated as it is taken, so a generated
+ * tenant of any size streams through) in BatchWriteItems of 25, several in flight, retrying
+ * unprocessed items with backoff. Every item has a fixed key, so writing twice is idempotent.
+ */
+export async function writeTenantAgents(
+  db: DynamoDBDocumentClient,
+  tables: { dataTable: string },
+  tenantId: string,
+  agents: Iterable<unknown>,
+  retentionDays: number,
+  options: WriteOptions = {},
+): Promise<{ agents: number; samples: number; items: number }> {
+  let agentCount = 0;
+  let sampleCount = 0;
+  function* items(): Generator<Record<string, unknown>> {
+    for (const input of agents) {
+      const agent = FleetAgent.parse(input);
+      agentCount += 1;
+      sampleCount += agent.samples.length;
+      yield* agentItems(tenantId, agent, retentionDays);
+    }
+  }
+  let written = 0;
+  await batchWriteItems(db, tables.dataTable, items(), {
+    concurrency: options.concurrency ?? 8,
+    onWritten: (count) => {
+      written += count;
+      options.onProgress?.(written);
+    },
+  });
+  return { agents: agentCount, samples: sampleCount, items: written };
+}
+
+/** Items a parsed fleet writes (for progress lines). */
+export function fleetItemCount(fleet: z.output<typeof Fleet>): number {
+  let items = 0;
+  for (const t of fleet.tenants) {
+    for (const a of t.agents) items += (a.durable ? 1 : 0) + (a.connection ? 1 : 0) + a.samples.length;
+  }
+  return items;
+}
 
 /** Writes a fleet to the data table. Every write is a put of a fixed key, so loading twice is idempotent. */
 export async function loadFleet(
@@ -67,45 +148,21 @@ export async function loadFleet(
   tables: { dataTable: string },
   input: unknown,
   retentionDays: number,
+  options: WriteOptions = {},
 ): Promise<{ tenants: number; agents: number; samples: number }> {
   const fleet = Fleet.parse(input);
   let agents = 0;
   let samples = 0;
+  let before = 0;
   for (const tenant of fleet.tenants) {
     if (tenant.policy) await putTenantPolicy(db, tables.dataTable, tenant.tenant_id, tenant.policy);
-    await eachLimited(tenant.agents, 8, async (a) => {
-      const hello = { agent_id: a.agent_id, hostname: a.hostname, os: a.os, arch: a.arch, version: a.version };
-      if (a.durable) {
-        await putDurableRecord(db, tables.dataTable, tenant.tenant_id, {
-          ...hello,
-          client_id: opt(a.client_id),
-          client_name: opt(a.client_name),
-          enrolled_at: opt(a.enrolled_at),
-          update_ring: opt(a.update_ring),
-          last_heartbeat: opt(a.last_heartbeat),
-        });
-      }
-      if (a.connection) {
-        await putConnectionRecord(db, tables.dataTable, tenant.tenant_id, {
-          ...hello,
-          state: a.connection.state,
-          connected_at: opt(a.connection.connected_at),
-          disconnected_at: opt(a.connection.disconnected_at),
-          last_heartbeat: opt(a.connection.last_heartbeat ?? a.last_heartbeat),
-        });
-      }
-      if (a.samples.length > 0) {
-        const rows = a.samples.map((s) => ({
-          observed_at: s.observed_at,
-          cpu: s.cpu ?? null,
-          memory: s.memory ?? null,
-          disk: s.disk ?? null,
-        }));
-        await putSamples(db, tables.dataTable, tenant.tenant_id, a.agent_id, rows, retentionDays);
-      }
-      agents += 1;
-      samples += a.samples.length;
+    const written = await writeTenantAgents(db, tables, tenant.tenant_id, tenant.agents, retentionDays, {
+      ...options,
+      onProgress: (n) => options.onProgress?.(before + n),
     });
+    before += written.items;
+    agents += written.agents;
+    samples += written.samples;
   }
   return { tenants: fleet.tenants.length, agents, samples };
 }

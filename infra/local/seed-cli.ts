@@ -2,7 +2,9 @@
  * `npm run seed -- --file FLEET.json`
  * `npm run seed -- --generate --tenant T --agents N [--samples M]`
  * Writes to DYNAMODB_ENDPOINT (default: the local engine on DYNAMODB_PORT, 8000), creating missing
- * tables. Idempotent: the same fleet loaded twice leaves the same records.
+ * tables, in BatchWriteItems of 25 (several in flight, unprocessed items retried with backoff),
+ * with a progress line on stderr. Idempotent: the same fleet loaded twice leaves the same records.
+ * `--generate` writes a realistic tenant (infra/local/generator.ts: the data `npm run bench` uses).
  */
 import './node-version.js'; // first: the AWS SDK's Node-version notice off on Node 20 (README, Node versions)
 import { readFile } from 'node:fs/promises';
@@ -10,8 +12,8 @@ import { parseArgs } from 'node:util';
 import { config } from '../../lib/config.js';
 import { dynamo } from '../../lib/store/client.js';
 import { ensureTables } from '../../lib/store/tables.js';
-import { generatedFleet } from './demo.js';
-import { loadFleet } from './fleet.js';
+import { Fleet, fleetItemCount, loadFleet, writeTenantAgents } from './fleet.js';
+import { realisticAgents } from './generator.js';
 
 const usage = [
   'usage: npm run seed -- --file FLEET.json',
@@ -22,6 +24,33 @@ function wholeNumber(value: string | undefined, name: string, fallback?: number)
   if (value === undefined && fallback !== undefined) return fallback;
   if (value === undefined || !/^[0-9]+$/.test(value)) throw new Error(`${name} must be a whole number`);
   return Number(value);
+}
+
+/**
+ * A progress line on stderr: rewritten in place on a terminal, a line every few seconds
+ * otherwise (logs, CI), and always a last line with the total and the rate.
+ */
+function progress(total: number): { update(written: number): void; done(written: number): void } {
+  const started = performance.now();
+  const tty = process.stderr.isTTY === true;
+  let lastPrinted = 0;
+  const line = (written: number): string => {
+    const seconds = (performance.now() - started) / 1000;
+    const rate = seconds > 0 ? Math.round(written / seconds) : 0;
+    const share = total > 0 ? ` (${Math.floor((written / total) * 100)}%)` : '';
+    return `seeding: ${written.toLocaleString('en')} of ${total.toLocaleString('en')} items${share}, ${rate.toLocaleString('en')} items/s, ${seconds.toFixed(1)} s`;
+  };
+  return {
+    update(written) {
+      const now = performance.now();
+      if (now - lastPrinted < (tty ? 200 : 5_000)) return;
+      lastPrinted = now;
+      process.stderr.write(tty ? `\r${line(written)}\u001b[K` : `${line(written)}\n`);
+    },
+    done(written) {
+      process.stderr.write(tty ? `\r${line(written)}\u001b[K\n` : `${line(written)}\n`);
+    },
+  };
 }
 
 try {
@@ -36,19 +65,33 @@ try {
     strict: true,
   });
   process.env.DYNAMODB_ENDPOINT ||= `http://127.0.0.1:${process.env.DYNAMODB_PORT ?? 8000}`;
-  let fleet: unknown;
+  const cfg = config();
+  let summary: { tenants: number; agents: number; samples: number };
   if (values.file && !values.generate) {
-    fleet = JSON.parse(await readFile(values.file, 'utf8'));
+    const fleet = Fleet.parse(JSON.parse(await readFile(values.file, 'utf8')));
+    await ensureTables(dynamo(), cfg);
+    const bar = progress(fleetItemCount(fleet));
+    let written = 0;
+    summary = await loadFleet(dynamo(), cfg, fleet, cfg.sampleRetentionDays, { onProgress: (n) => bar.update((written = n)) });
+    bar.done(written);
   } else if (values.generate && !values.file) {
     if (!values.tenant) throw new Error('--generate needs --tenant');
-    fleet = generatedFleet(values.tenant, wholeNumber(values.agents, '--agents'), wholeNumber(values.samples, '--samples', 0), new Date());
+    const agents = wholeNumber(values.agents, '--agents');
+    const samples = wholeNumber(values.samples, '--samples', 0);
+    await ensureTables(dynamo(), cfg);
+    // The same agents without samples, to count the records before writing (a fast pass).
+    let records = 0;
+    for (const a of realisticAgents(values.tenant, agents, { now: new Date() })) records += (a.durable === false ? 0 : 1) + (a.connection ? 1 : 0);
+    const bar = progress(records + agents * samples);
+    const written = await writeTenantAgents(dynamo(), cfg, values.tenant, realisticAgents(values.tenant, agents, { now: new Date(), samples }), cfg.sampleRetentionDays, {
+      onProgress: (n) => bar.update(n),
+    });
+    bar.done(written.items);
+    summary = { tenants: 1, agents: written.agents, samples: written.samples };
   } else {
     throw new Error('give either --file or --generate');
   }
-  const cfg = config();
-  await ensureTables(dynamo(), cfg);
-  const loaded = await loadFleet(dynamo(), cfg, fleet, cfg.sampleRetentionDays);
-  process.stdout.write(`seeded ${loaded.tenants} tenant(s), ${loaded.agents} agent(s), ${loaded.samples} sample(s) into ${cfg.dynamoEndpoint}\n`);
+  process.stdout.write(`seeded ${summary.tenants} tenant(s), ${summary.agents} agent(s), ${summary.samples} sample(s) into ${cfg.dynamoEndpoint}\n`);
 } catch (error) {
   const e = error as Error;
   process.stderr.write(`seed failed: ${e.name === 'ZodError' ? 'the fleet file is not valid: ' : ''}${e.message}\n${usage}\n`);

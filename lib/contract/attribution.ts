@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { OBSERVATION_BOUNDS, TICKET_NUMBER_PATTERN } from './schemas.js';
 
 /** The attribution headers of getEndpointObservations, by their lower-case names. */

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { parseConfig } from '../config.js';
 import { ATTRIBUTION_HEADERS, attributionSchema, REASON_ENCODING } from './attribution.js';
 import {
@@ -192,17 +192,26 @@ function failureResponse(statusLines: string[]): JsonObject {
   };
 }
 
-function successResponse(description: string, schema: JsonObject): JsonObject {
+function successResponse(description: string, schema: JsonObject, headers: Record<string, JsonObject> = {}): JsonObject {
   return {
     description,
-    headers: { 'Cache-Control': NO_STORE_HEADER },
+    headers: { 'Cache-Control': NO_STORE_HEADER, ...headers },
     content: { 'application/json': { schema } },
   };
 }
 
+/** The inventory's count of stored records left out because they cannot be read (lib/inventory/list.ts). */
+const UNREADABLE_RECORDS_HEADER: JsonObject = {
+  description:
+    'How many stored endpoint records of the tenant could not be read (a required field missing or empty, an unreadable time, an `agent_id` over 128 characters) and are therefore left out of the list; `0` when none. Never guessed at and never silent: a non-zero count means the list is incomplete.',
+  required: true,
+  schema: { type: 'integer', minimum: 0 },
+};
+
 const STATUS_401 =
   '401 with `WWW-Authenticate: Bearer`: the bearer token is missing, malformed, badly signed, of the wrong issuer or audience, expired, or uses `alg: none`.';
-const STATUS_503 = '503 with `Retry-After`: DynamoDB is throttled or unavailable after the SDK\'s bounded retries';
+const STATUS_502 = '502 with `Retry-After`: DynamoDB (or what answered in its place) gave an answer that cannot be read, such as a page without items; never read as an empty result.';
+const STATUS_503 = '503 with `Retry-After`: DynamoDB is throttled, unavailable, or reset the connection after the SDK\'s bounded retries';
 const STATUS_504 = '504: DynamoDB or another dependency timed out.';
 const STATUS_500 = '500: anything unexpected.';
 
@@ -220,14 +229,21 @@ function inventoryOperation(): JsonObject {
       '- optional fields are omitted when unknown (never `null`, never `""`); no undeclared property ever appears;',
       '- order: by `agent_id` ascending (code-unit order). The whole tenant is returned in one array, without pagination.',
       '',
-      'A failed read is a failure response, never `200 []`.',
+      'A failed read is a failure response, never `200 []`. Stored records that cannot be read are left out and counted in `X-Unreadable-Records`.',
+      '',
+      'Size: Lambda returns at most 6 MiB, measured on the whole serialized response. Large lists are gzip-compressed (`Content-Encoding: gzip`) for clients that send `Accept-Encoding: gzip`; a client that does not gets 406 when only the compressed list would fit, and every client gets 507 when not even that fits (see the README for the largest tenant measured).',
     ].join('\n'),
     security: [{ [BEARER_SCHEME]: [] }],
     responses: {
-      '200': successResponse("The caller's whole tenant, one AgentSummary per endpoint.", componentRef('AgentInventory')),
+      '200': successResponse("The caller's whole tenant, one AgentSummary per endpoint.", componentRef('AgentInventory'), {
+        'X-Unreadable-Records': UNREADABLE_RECORDS_HEADER,
+      }),
       default: failureResponse([
         STATUS_401,
         '403: the token is valid but carries no tenant claim (never a default tenant).',
+        '406: the list is larger than 6 MiB uncompressed and the client does not accept gzip; send `Accept-Encoding: gzip`.',
+        '507: the list is larger than a response may carry even compressed; the text gives the size and what to do.',
+        STATUS_502,
         `${STATUS_503}.`,
         STATUS_504,
         STATUS_500,
@@ -253,7 +269,7 @@ function observationsOperation(ticketSystem: string): JsonObject {
       '- `metrics`: exactly three, in this order: `cpu` ("CPU usage"), `memory` ("Memory usage"), `disk` ("Disk usage"), valued from the newest sample in the window; a `null` value has status `unknown`; `detail` states the value and the thresholds. `metrics` is `null` only when the endpoint never reported a sample within retention (8 days); when samples exist but none in the window, the three metrics are present with `value: null` and status `unknown`;',
       '- `history`: the samples in the window, oldest first, at most `limit` of them (see `limit`); `[]` when the window holds no sample; `null` exactly when `metrics` is `null`;',
       '- statuses everywhere are `ok`, `warning`, `critical` or `unknown`, ranked critical > warning > unknown > ok. Default thresholds for all three metrics: warning at 85 or more, critical at 95 or more (a tenant policy may override them);',
-      '- `findings` (never `null` in practice): one per problem, sorted by status rank then scope: the endpoint is not connected (scope `connectivity`: `warning` when `disconnected` or `stale`, `unknown` when `never_connected`); no sample in the window, or never any (scope `observation`, `unknown`); the newest sample expired at evaluation time (scope `observation`, `unknown`); each metric at warning or critical (scope `metric`, its status); each metric not reported (scope `metric`, `unknown`). `[]` when nothing is wrong;',
+      '- `findings` (never `null` in practice): one per problem, sorted by status rank then scope: the endpoint is not connected (scope `connectivity`: `warning` when `disconnected` or `stale`, `unknown` when `never_connected`); no sample in the window, or never any (scope `observation`, `unknown`); the newest sample expired at evaluation time (scope `observation`, `unknown`); stored samples that could not be read, with their count (scope `observation`, `unknown`: they are left out of `metrics` and `history`, and an endpoint whose samples all cannot be read is never called never-reported); each metric at warning or critical (scope `metric`, its status); each metric not reported (scope `metric`, `unknown`). `[]` when nothing is wrong;',
       '- `status`: the worst of all metric and finding statuses, `ok` when there is nothing worse;',
       '- `policy_description`: the thresholds, units, TTL and online grace in force, in plain words;',
       '- `endpoint`: `id`, `hostname`, `os`, `client_name` (`null` when unknown), `last_heartbeat` (`null` when none).',
@@ -277,6 +293,7 @@ function observationsOperation(ticketSystem: string): JsonObject {
         STATUS_401,
         '403: the token is valid but carries no tenant claim; it names no broker (a user\'s token passed through) or a broker not on the allow-list; or the tenant policy requires a ticket and none was sent.',
         "404: the agent is not in the caller's tenant (unknown or another tenant's: the same answer); or this path was asked at the public host.",
+        STATUS_502,
         `${STATUS_503}, or the audit write failed.`,
         STATUS_504,
         STATUS_500,

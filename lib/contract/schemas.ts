@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 
 /**
  * The wire types of the contract: the single source of truth for what leaves the service.

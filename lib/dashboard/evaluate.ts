@@ -20,6 +20,8 @@ export interface DashboardInput {
   windowSamples: readonly SampleRecord[];
   /** The newest sample within retention; passed only when `windowSamples` is empty, else null. */
   newestEver: SampleRecord | null;
+  /** Stored samples the read left out because they cannot be read (default 0); named in a finding. */
+  unreadableSamples?: number;
   policy: TenantPolicy;
   /** Window length in minutes. */
   minutes: number;
@@ -31,11 +33,14 @@ export interface DashboardInput {
   onlineGraceSeconds: number;
 }
 
-/** The newest sample by `observed_at`; on a tie the later one in input (oldest-first) order. */
+/**
+ * The newest sample by `observed_at`; on a tie the later one in input (oldest-first) order. Times
+ * are in the store's fixed-width UTC form, so the newest is the greatest string.
+ */
 function newestOf(samples: readonly SampleRecord[]): SampleRecord | null {
   let newest: SampleRecord | null = null;
   for (const sample of samples) {
-    if (newest === null || Date.parse(sample.observed_at) >= Date.parse(newest.observed_at)) newest = sample;
+    if (newest === null || sample.observed_at >= newest.observed_at) newest = sample;
   }
   return newest;
 }
@@ -45,15 +50,18 @@ function newestOf(samples: readonly SampleRecord[]): SampleRecord | null {
  *
  * Invariants: the result passes `EndpointDashboard.parse`; a missing observation is `unknown`,
  * never `ok`, and a missing value is `null`, never `0`; `metrics` and `history` are null exactly
- * when the endpoint never reported within retention; `findings` is never null (`[]` when nothing
- * is wrong); `status` is the worst of every metric and finding status.
+ * when the endpoint never reported within retention (a stored sample that cannot be read is a
+ * report: never "Never reported"); unreadable samples always give a finding that counts them;
+ * `findings` is never null (`[]` when nothing is wrong); `status` is the worst of every metric and
+ * finding status.
  */
 export function evaluateDashboard(input: DashboardInput): EndpointDashboard {
   const { endpoint, connectionState, windowSamples, policy, minutes, limit, now } = input;
   const newestInWindow = newestOf(windowSamples);
   // The caller passes newestEver only for an empty window; a window sample is newer anyway.
   const newestEver = newestInWindow ?? input.newestEver;
-  const neverReported = newestEver === null;
+  const unreadableSamples = input.unreadableSamples ?? 0;
+  const neverReported = newestEver === null && unreadableSamples === 0;
 
   const observedAt = newestInWindow?.observed_at ?? null;
   const expiresAt =
@@ -67,7 +75,7 @@ export function evaluateDashboard(input: DashboardInput): EndpointDashboard {
   const connectivity = connectivityFinding(connectionState, endpoint.last_heartbeat, input.onlineGraceSeconds);
   const findings = sortFindings([
     ...(connectivity ? [connectivity] : []),
-    ...observationFindings({ newestInWindow, newestEver, expiresAt, windowMinutes: minutes, now }),
+    ...observationFindings({ newestInWindow, newestEver, expiresAt, windowMinutes: minutes, now, unreadableSamples }),
     ...(metrics ? metricFindings(metrics, thresholds, newestInWindow) : []),
   ]);
 

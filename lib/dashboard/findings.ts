@@ -59,16 +59,35 @@ export interface ObservationFacts {
   expiresAt: string | null;
   windowMinutes: number;
   now: Date;
+  /** Stored samples left out because they cannot be read (0 when none). */
+  unreadableSamples?: number;
 }
 
 /**
  * What is wrong with the evidence itself, all `unknown`: no sample in the window (saying when the
  * newest ever was), never any sample within retention, or a newest sample already expired
- * (strictly: expired when `expires_at` is before `now`; a sample expiring exactly now still holds).
+ * (strictly: expired when `expires_at` is before `now`; a sample expiring exactly now still holds);
+ * and, besides any of these, stored samples that could not be read, with their count. An endpoint
+ * whose only samples cannot be read did report: it gets the unreadable finding, not "Never reported".
  */
 export function observationFindings(facts: ObservationFacts): DashboardFinding[] {
+  const unreadable = facts.unreadableSamples ?? 0;
+  const findings = evidenceFindings(facts, unreadable);
+  if (unreadable > 0) {
+    findings.push({
+      scope: 'observation',
+      label: 'Unreadable samples',
+      detail: `${unreadable} stored sample${unreadable === 1 ? '' : 's'} of this endpoint could not be read (corrupt records) and ${unreadable === 1 ? 'is' : 'are'} left out of the metrics and the history, so its health may be incomplete.`,
+      status: 'unknown',
+    });
+  }
+  return findings;
+}
+
+function evidenceFindings(facts: ObservationFacts, unreadable: number): DashboardFinding[] {
   const { newestInWindow, newestEver, expiresAt, windowMinutes, now } = facts;
   if (!newestInWindow && !newestEver) {
+    if (unreadable > 0) return [];
     return [
       {
         scope: 'observation',

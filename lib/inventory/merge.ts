@@ -6,11 +6,25 @@ export interface MergeOptions {
   onlineGraceSeconds: number;
 }
 
-/** The newer of two optional RFC 3339 times (both already normalised to UTC ISO strings). */
+/**
+ * The newer of two optional times. Both are in the store's fixed-width UTC form
+ * (`YYYY-MM-DDTHH:MM:SS.sssZ`, see lib/store/records.ts), so the later time is the greater string.
+ */
 export function newerTime(a: string | undefined, b: string | undefined): string | undefined {
   if (a === undefined) return b;
   if (b === undefined) return a;
-  return Date.parse(a) >= Date.parse(b) ? a : b;
+  return a >= b ? a : b;
+}
+
+/** The oldest heartbeat still within the grace, in the same fixed-width form, computed once per merge. */
+const edges = new WeakMap<MergeOptions, string>();
+function heartbeatEdge(options: MergeOptions): string {
+  let edge = edges.get(options);
+  if (edge === undefined) {
+    edge = new Date(options.now.getTime() - options.onlineGraceSeconds * 1000).toISOString();
+    edges.set(options, edge);
+  }
+  return edge;
 }
 
 /**
@@ -20,13 +34,13 @@ export function newerTime(a: string | undefined, b: string | undefined): string 
 export function connectionStateOf(
   connection: ConnectionRecord | undefined,
   lastHeartbeat: string | undefined,
-  { now, onlineGraceSeconds }: MergeOptions,
+  options: MergeOptions,
 ): ConnectionState {
   if (!connection) return 'never_connected';
   if (connection.state === 'disconnected') return 'disconnected';
   if (lastHeartbeat === undefined) return 'stale';
-  const ageMs = now.getTime() - Date.parse(lastHeartbeat);
-  return ageMs <= onlineGraceSeconds * 1000 ? 'connected' : 'stale';
+  // now - heartbeat <= grace, compared as fixed-width strings (a heartbeat ahead of now counts as within).
+  return lastHeartbeat >= heartbeatEdge(options) ? 'connected' : 'stale';
 }
 
 /** One AgentSummary from an agent's records: the durable record wins, except the newer heartbeat wins. */

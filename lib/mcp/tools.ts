@@ -11,9 +11,9 @@ import {
   READ_ONLY_TOOL,
   TOOL_NAMES,
 } from '../contract/mcp-tools.js';
-import { OBSERVATION_BOUNDS } from '../contract/schemas.js';
+import { OBSERVATION_BOUNDS, type AgentSummary } from '../contract/schemas.js';
 import { HttpError } from '../errors.js';
-import { listInventory } from '../inventory/list.js';
+import { forEachInventoryAgent } from '../inventory/list.js';
 import { logger } from '../observability/logger.js';
 import { recordItemsReturned, recordToolCall } from '../observability/metrics.js';
 import { readDashboardForUser } from './observations-client.js';
@@ -147,16 +147,21 @@ function registerListEndpoints(server: McpServer, caller: ToolCaller): void {
         const parsed = schema.safeParse(raw ?? {});
         if (!parsed.success) return failed(argumentSentence(parsed.error, sentences, Object.keys(schema.shape)));
         const filters = parsed.data;
-        const inventory = await readInventory(caller.tenantId);
         const needle = filters.hostname?.toLowerCase();
-        const matching = inventory.filter(
-          (a) => (!filters.connection_state || a.connection_state === filters.connection_state) && (needle === undefined || a.hostname.toLowerCase().includes(needle)),
-        );
+        const matching: AgentSummary[] = [];
+        // Only the matching endpoints are kept; the tenant itself is read page by page.
+        const { agents: total } = await readInventory(caller.tenantId, (a) => {
+          if ((!filters.connection_state || a.connection_state === filters.connection_state) && (needle === undefined || a.hostname.toLowerCase().includes(needle))) {
+            matching.push(a);
+          }
+        });
+        // Code-unit order, as the inventory lists them (pages may bring escaped ids in another order).
+        matching.sort((a, b) => (a.agent_id < b.agent_id ? -1 : a.agent_id > b.agent_id ? 1 : 0));
         const limit = filters.limit ?? LIST_LIMIT.default;
         const list: EndpointList = {
           endpoints: matching.slice(0, limit),
           matching: matching.length,
-          total: inventory.length,
+          total,
           truncated: matching.length > limit,
         };
         recordItemsReturned('mcp', list.endpoints.length);
@@ -169,11 +174,11 @@ function registerListEndpoints(server: McpServer, caller: ToolCaller): void {
 }
 
 /** The tenant's inventory as listEndpointInventory reads it; its store failures become tool sentences. */
-async function readInventory(tenantId: string) {
+async function readInventory(tenantId: string, visit: (agent: AgentSummary) => void): Promise<{ agents: number }> {
   try {
-    return await listInventory(tenantId, new Date());
+    return await forEachInventoryAgent(tenantId, new Date(), visit);
   } catch (error) {
-    if (error instanceof HttpError && error.statusCode === 503) {
+    if (error instanceof HttpError && (error.statusCode === 503 || error.statusCode === 502)) {
       throw new ToolFailure(TOOL_SENTENCES.unavailable('inventory', retryAfterSeconds(error.headers['Retry-After'])));
     }
     if (error instanceof HttpError && error.statusCode === 504) throw new ToolFailure(TOOL_SENTENCES.timedOut('inventory', 5));

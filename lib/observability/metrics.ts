@@ -25,6 +25,10 @@ export const METRIC = Object.freeze({
   toolErrors: 'ToolErrors',
   brokerMisconfigurations: 'BrokerMisconfigurations',
   keySetFailures: 'KeySetFailures',
+  /** Stored agent records a read left out because they cannot be read (corrupt writes). */
+  unreadableRecords: 'UnreadableRecords',
+  /** Stored samples a dashboard read left out because they cannot be read (corrupt writes). */
+  unreadableSamples: 'UnreadableSamples',
 });
 
 /**
@@ -115,4 +119,23 @@ export function recordBrokerMisconfiguration(): void {
  */
 export function recordKeySetFailure(): void {
   metrics.addMetric(METRIC.keySetFailures, MetricUnit.Count, 1);
+}
+
+/**
+ * Stored agent records a successful read left out because they cannot be read; recorded on every
+ * read (0 included), so an alarm on its sum sees data. The inventory also says so in
+ * `X-Unreadable-Records`.
+ */
+export function recordUnreadableRecords(operation: Operation, count: number): void {
+  ensureOperation(operation);
+  metrics.addMetric(METRIC.unreadableRecords, MetricUnit.Count, Math.max(0, count));
+}
+
+/**
+ * Stored samples a dashboard read left out because they cannot be read; recorded on every read
+ * (0 included). The dashboard also says so in a finding.
+ */
+export function recordUnreadableSamples(count: number): void {
+  ensureOperation('getEndpointObservations');
+  metrics.addMetric(METRIC.unreadableSamples, MetricUnit.Count, Math.max(0, count));
 }

@@ -3,10 +3,12 @@ import { config } from '../config.js';
 import { evaluateDashboard } from '../dashboard/evaluate.js';
 import { dependencyFailure, ForbiddenError, NotFoundError } from '../errors.js';
 import { connectionStateOf, newerTime } from '../inventory/merge.js';
-import { getAgentRecords } from '../store/agents.js';
+import { getAgentRecordsAndPolicy } from '../store/agents.js';
 import { dynamo } from '../store/client.js';
-import { getTenantPolicy } from '../store/policy.js';
+import type { SampleRecord } from '../store/records.js';
 import { newestSample, querySamples } from '../store/samples.js';
+import { logger } from '../observability/logger.js';
+import { recordUnreadableRecords, recordUnreadableSamples } from '../observability/metrics.js';
 import type { Attribution } from './request.js';
 
 /** The same sentence for an unknown agent and another tenant's agent: existence never leaks. */
@@ -29,29 +31,44 @@ async function store<T>(read: Promise<T>): Promise<T> {
 
 /**
  * getEndpointObservations: the dashboard of one endpoint of the caller's tenant at `now`.
- * Reads: the tenant policy and the agent's records (in parallel), then one paginated Query over the
- * window, and only when the window is empty a one-item Query for the newest sample within retention.
- * A failed read throws (503/504); it never becomes an empty dashboard.
+ * Reads, both at once: one BatchGetItem for the tenant policy and the agent's two records, and one
+ * paginated Query over the window (the window's samples are only used once the policy and the
+ * agent allow it, so the order of checks stays: ticket policy 403, then agent 404); and only when
+ * the window holds no
+ * readable sample, a one-item Query for the newest sample within retention and not after `now`.
+ * A failed read throws (502/503/504); it never becomes an empty dashboard. Samples that cannot be
+ * read are counted in the `UnreadableSamples` metric and named in a finding, never dropped silently.
  */
 export async function readEndpointObservations({ tenantId, query, attribution, now }: ObservationsRead): Promise<EndpointDashboard> {
   const cfg = config();
   const db = dynamo();
-  const [policy, records] = await Promise.all([
-    store(getTenantPolicy(db, cfg.dataTable, tenantId)),
-    store(getAgentRecords(db, cfg.dataTable, tenantId, query.agent_id)),
+  // Samples past retention may linger until TTL deletion catches up: never read them.
+  const retentionStart = new Date(now.getTime() - cfg.sampleRetentionDays * 86_400_000);
+  const windowStart = new Date(Math.max(now.getTime() - query.minutes * 60_000, retentionStart.getTime()));
+  const [records, window] = await Promise.all([
+    store(getAgentRecordsAndPolicy(db, cfg.dataTable, tenantId, query.agent_id)),
+    store(querySamples(db, cfg.dataTable, tenantId, query.agent_id, windowStart, now)),
   ]);
+  const { policy } = records;
   if (policy.ticket === 'required' && attribution.ticketNumber === undefined) {
     throw new ForbiddenError('This tenant requires a ticket: send X-Service-Ticket-Number and X-Service-Ticket-System.');
   }
   const base = records.durable ?? records.connection;
   if (!base) throw new NotFoundError(AGENT_NOT_FOUND);
+  if (records.unreadable > 0) logger.warn('left out stored agent records that cannot be read', { unreadableRecords: records.unreadable });
+  recordUnreadableRecords('getEndpointObservations', records.unreadable);
 
-  // Samples past retention may linger until TTL deletion catches up: never read them.
-  const retentionStart = new Date(now.getTime() - cfg.sampleRetentionDays * 86_400_000);
-  const windowStart = new Date(Math.max(now.getTime() - query.minutes * 60_000, retentionStart.getTime()));
-  const windowSamples = await store(querySamples(db, cfg.dataTable, tenantId, query.agent_id, windowStart, now));
-  const newestEver =
-    windowSamples.length > 0 ? null : ((await store(newestSample(db, cfg.dataTable, tenantId, query.agent_id, retentionStart))) ?? null);
+  const windowSamples = window.samples;
+  let unreadableSamples = window.unreadable;
+  let newestEver: SampleRecord | null = null;
+  if (windowSamples.length === 0) {
+    const newest = await store(newestSample(db, cfg.dataTable, tenantId, query.agent_id, retentionStart, now));
+    newestEver = newest.sample ?? null;
+    // The newest sample is in the window when the window reaches it; count it once.
+    if (newest.unreadable > 0 && window.unreadable === 0) unreadableSamples += newest.unreadable;
+  }
+  if (unreadableSamples > 0) logger.warn('left out stored samples that cannot be read', { unreadableSamples });
+  recordUnreadableSamples(unreadableSamples);
 
   const lastHeartbeat = newerTime(records.durable?.last_heartbeat, records.connection?.last_heartbeat);
   return evaluateDashboard({
@@ -65,6 +82,7 @@ export async function readEndpointObservations({ tenantId, query, attribution, n
     connectionState: connectionStateOf(records.connection, lastHeartbeat, { now, onlineGraceSeconds: cfg.onlineGraceSeconds }),
     windowSamples,
     newestEver,
+    unreadableSamples,
     policy,
     minutes: query.minutes,
     limit: query.limit,

@@ -1,74 +1,163 @@
-import { PutCommand } from '@aws-sdk/lib-dynamodb';
-import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { agentsPartition, connectionKey, durableAgentKey, escapeId } from './keys.js';
-import { queryAll, type Item } from './query.js';
-import { ConnectionRecord, DurableRecord, RECORD_KIND } from './records.js';
+import type { QueryCommandInput } from '@aws-sdk/client-dynamodb';
+import { PutCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { batchGetItems } from './batch-get.js';
+import { agentSortKey, agentsPartition, connectionKey, durableAgentKey, policyKey } from './keys.js';
+import { policyFromItem } from './policy.js';
+import { queryPages, type RawItem } from './query.js';
+import {
+  RECORD_KIND,
+  readConnectionRecord,
+  readDurableRecord,
+  type ConnectionRecord,
+  type DurableRecord,
+  type TenantPolicy,
+} from './records.js';
 
-export interface TenantAgentRecords {
-  durable: DurableRecord[];
-  connections: ConnectionRecord[];
-  /** Items that did not parse as a record (corrupt writes); they are logged by the caller, never guessed at. */
-  invalid: number;
-  /** Query pages read, for metrics and for the pagination test. */
-  pages: number;
+/** One agent's records as the store holds them: at least one of the two. */
+export interface AgentRecords {
+  durable?: DurableRecord | undefined;
+  connection?: ConnectionRecord | undefined;
 }
 
-function sortRecords(items: Item[], pages: number): TenantAgentRecords {
-  const result: TenantAgentRecords = { durable: [], connections: [], invalid: 0, pages };
-  for (const item of items) {
-    if (item.kind === RECORD_KIND.durable) {
-      const parsed = DurableRecord.safeParse(item);
-      if (parsed.success) result.durable.push(parsed.data);
-      else result.invalid += 1;
-    } else if (item.kind === RECORD_KIND.connection) {
-      const parsed = ConnectionRecord.safeParse(item);
-      if (parsed.success) result.connections.push(parsed.data);
-      else result.invalid += 1;
-    }
+/** One Query page of a tenant's agents, read and paired; the raw items are already dropped. */
+export interface AgentRecordsPage {
+  agents: AgentRecords[];
+  /** Items of this page that are not a readable agent record (counted, never guessed at). */
+  unreadable: number;
+  /** 1 for a Query page; 0 for the last yield, which only hands over the agent held back from the last page. */
+  queryPages: number;
+}
+
+/**
+ * One stored item as an agent record, or undefined when it cannot be read: a kind other than the
+ * two agent kinds, a record that does not read (see records.ts), or a sort key that is not the
+ * key of its own `agent_id` and kind (a record filed under another agent's key).
+ */
+function readAgentItem(item: RawItem): { durable?: DurableRecord; connection?: ConnectionRecord; agentId: string } | undefined {
+  const kind = (item.kind as { S?: unknown } | undefined)?.S;
+  const sk = (item.sk as { S?: unknown } | undefined)?.S;
+  if (kind === RECORD_KIND.durable) {
+    const durable = readDurableRecord(item);
+    if (!durable || sk !== agentSortKey(durable.agent_id, 'D')) return undefined;
+    return { durable, agentId: durable.agent_id };
   }
-  return result;
+  if (kind === RECORD_KIND.connection) {
+    const connection = readConnectionRecord(item);
+    if (!connection || sk !== agentSortKey(connection.agent_id, 'C')) return undefined;
+    return { connection, agentId: connection.agent_id };
+  }
+  return undefined;
 }
 
-/** Every durable and connection record of a tenant: one paginated Query (never a Scan) to the last page. */
+/**
+ * A tenant's agents, page by page, in sort-key order: one paginated Query (never a Scan) to the
+ * last page. Each page's items are read, checked and dropped before the next page is read.
+ *
+ * Invariant: every agent appears in exactly one entry, with both of its records when both are
+ * readable. The two records of an agent have adjacent sort keys (`A#<id>#C`, `A#<id>#D`; an
+ * escaped id holds no `#`, so no other key sorts between them), and a record whose sort key is
+ * not its own is unreadable, so pairing neighbours is enough; an agent whose records straddle a
+ * page boundary is held back and yielded with the next page.
+ */
+export async function* agentRecordPages(
+  db: DynamoDBDocumentClient,
+  table: string,
+  tenantId: string,
+): AsyncGenerator<AgentRecordsPage, void, undefined> {
+  const input: QueryCommandInput = {
+    TableName: table,
+    KeyConditionExpression: 'pk = :pk',
+    ExpressionAttributeValues: { ':pk': { S: agentsPartition(tenantId) } },
+  };
+  let held: (AgentRecords & { agentId: string }) | undefined;
+  for await (const items of queryPages(db, input)) {
+    const agents: AgentRecords[] = [];
+    let unreadable = 0;
+    for (const item of items) {
+      const read = readAgentItem(item);
+      if (!read) {
+        unreadable += 1;
+      } else if (held && held.agentId === read.agentId) {
+        if (read.durable) held.durable = read.durable;
+        else held.connection = read.connection;
+      } else {
+        if (held) agents.push({ durable: held.durable, connection: held.connection });
+        held = read;
+      }
+    }
+    yield { agents, unreadable, queryPages: 1 };
+  }
+  if (held) yield { agents: [{ durable: held.durable, connection: held.connection }], unreadable: 0, queryPages: 0 };
+}
+
+/** Every agent of a tenant, collected (tests and small tenants; the inventory streams the pages). */
 export async function listTenantAgentRecords(
   db: DynamoDBDocumentClient,
   table: string,
   tenantId: string,
-): Promise<TenantAgentRecords> {
-  const { items, pages } = await queryAll(db, {
-    TableName: table,
-    KeyConditionExpression: 'pk = :pk',
-    ExpressionAttributeValues: { ':pk': agentsPartition(tenantId) },
-  });
-  return sortRecords(items, pages);
+): Promise<{ agents: AgentRecords[]; unreadable: number; pages: number }> {
+  const agents: AgentRecords[] = [];
+  let unreadable = 0;
+  let pages = 0;
+  for await (const page of agentRecordPages(db, table, tenantId)) {
+    pages += page.queryPages;
+    unreadable += page.unreadable;
+    for (const agent of page.agents) agents.push(agent);
+  }
+  return { agents, unreadable, pages };
 }
 
-/** The durable and connection records of one agent of one tenant (one Query on the agent's key prefix). */
-export async function getAgentRecords(
+/**
+ * Everything a dashboard read needs besides samples, in one BatchGetItem: the tenant's policy (or
+ * the default) and the agent's durable and connection records by their exact keys, with how many
+ * of those records could not be read.
+ */
+export async function getAgentRecordsAndPolicy(
   db: DynamoDBDocumentClient,
   table: string,
   tenantId: string,
   agentId: string,
-): Promise<{ durable: DurableRecord | undefined; connection: ConnectionRecord | undefined; invalid: number }> {
-  const { items, pages } = await queryAll(db, {
-    TableName: table,
-    KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
-    ExpressionAttributeValues: { ':pk': agentsPartition(tenantId), ':prefix': `A#${escapeId(agentId)}#` },
-  });
-  const records = sortRecords(items, pages);
-  return { durable: records.durable[0], connection: records.connections[0], invalid: records.invalid };
+): Promise<{ policy: TenantPolicy; durable: DurableRecord | undefined; connection: ConnectionRecord | undefined; unreadable: number }> {
+  const policyAt = policyKey(tenantId);
+  const items = await batchGetItems(db, table, [policyAt, durableAgentKey(tenantId, agentId), connectionKey(tenantId, agentId)]);
+  let policyItem: RawItem | undefined;
+  let durable: DurableRecord | undefined;
+  let connection: ConnectionRecord | undefined;
+  let unreadable = 0;
+  for (const item of items) {
+    if ((item.pk as { S?: unknown } | undefined)?.S === policyAt.pk) {
+      policyItem = item;
+      continue;
+    }
+    const read = readAgentItem(item);
+    if (!read || read.agentId !== agentId) unreadable += 1;
+    else if (read.durable) durable = read.durable;
+    else connection = read.connection;
+  }
+  return { policy: policyFromItem(policyItem), durable, connection, unreadable };
+}
+
+/**
+ * The stored item of an agent's durable record: the one place that decides its shape (key, kind,
+ * tenant, then the record's fields; undefined fields are left out when written).
+ */
+export function durableRecordItem(tenantId: string, record: DurableRecord): Record<string, unknown> {
+  // Object.assign rather than spread: seeding builds hundreds of thousands of these, and V8's
+  // object spread is an order of magnitude slower here.
+  return Object.assign({} as Record<string, unknown>, durableAgentKey(tenantId, record.agent_id), { kind: RECORD_KIND.durable, tenant_id: tenantId }, record);
+}
+
+/** The stored item of an agent's connection record: the one place that decides its shape. */
+export function connectionRecordItem(tenantId: string, record: ConnectionRecord): Record<string, unknown> {
+  return Object.assign({} as Record<string, unknown>, connectionKey(tenantId, record.agent_id), { kind: RECORD_KIND.connection, tenant_id: tenantId }, record);
 }
 
 /** Writes (or overwrites) an agent's durable record. */
-export function putDurableRecord(db: DynamoDBDocumentClient, table: string, tenantId: string, record: DurableRecord): Promise<void> {
-  return putAgentItem(db, table, { ...durableAgentKey(tenantId, record.agent_id), kind: RECORD_KIND.durable, tenant_id: tenantId, ...record });
+export async function putDurableRecord(db: DynamoDBDocumentClient, table: string, tenantId: string, record: DurableRecord): Promise<void> {
+  await db.send(new PutCommand({ TableName: table, Item: durableRecordItem(tenantId, record) }));
 }
 
 /** Writes (or overwrites) an agent's connection record. */
-export function putConnectionRecord(db: DynamoDBDocumentClient, table: string, tenantId: string, record: ConnectionRecord): Promise<void> {
-  return putAgentItem(db, table, { ...connectionKey(tenantId, record.agent_id), kind: RECORD_KIND.connection, tenant_id: tenantId, ...record });
-}
-
-async function putAgentItem(db: DynamoDBDocumentClient, table: string, item: Item): Promise<void> {
-  await db.send(new PutCommand({ TableName: table, Item: item }));
+export async function putConnectionRecord(db: DynamoDBDocumentClient, table: string, tenantId: string, record: ConnectionRecord): Promise<void> {
+  await db.send(new PutCommand({ TableName: table, Item: connectionRecordItem(tenantId, record) }));
 }

@@ -1,5 +1,5 @@
 import { PutCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { queryAll } from './query.js';
+import { queryAllDocuments } from './query.js';
 import { auditKey, auditPartition } from './keys.js';
 
 /** One audited observations request (allowed or denied), as stored and as `npm run audit` prints it. */
@@ -40,7 +40,7 @@ export async function putAuditItem(db: DynamoDBDocumentClient, table: string, it
 
 /** A tenant's audit items, oldest first (operators' CLI; the functions themselves may only put). */
 export async function listAuditItems(db: DynamoDBDocumentClient, table: string, tenantId: string | null): Promise<AuditItem[]> {
-  const { items } = await queryAll(db, {
+  const items = await queryAllDocuments(db, {
     TableName: table,
     KeyConditionExpression: 'pk = :pk',
     ExpressionAttributeValues: { ':pk': auditPartition(tenantId) },

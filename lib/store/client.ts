@@ -13,8 +13,14 @@ export interface ClientOptions {
 
 /**
  * A DynamoDB document client with bounded attempts and timeouts (the SDK only warns on a request
- * timeout unless told to throw). Local engines get static dummy credentials. Every client of the
- * project, the service's, the CLIs' and the tests', is made here.
+ * timeout unless told to throw). Local engines get static dummy credentials; elsewhere the SDK's
+ * provider applies, which the Lambda bundles narrow to the environment's credentials (see
+ * infra/build.ts). Every client of the project, the service's, the CLIs' and the tests', is made
+ * here.
+ *
+ * The SDK's logger middleware is removed: with no logger configured it still builds a filtered
+ * deep copy of every answer (every item of every Query page) for a logger that discards it, which
+ * cost as much CPU as reading the page itself. The service logs its own reads.
  */
 export function createDocumentClient(options: ClientOptions): DynamoDBDocumentClient {
   const base = new DynamoDBClient({
@@ -23,8 +29,12 @@ export function createDocumentClient(options: ClientOptions): DynamoDBDocumentCl
     requestHandler: { connectionTimeout: options.timeoutMs, requestTimeout: options.timeoutMs, throwOnRequestTimeout: true },
     ...(options.endpoint ? { endpoint: options.endpoint, credentials: { accessKeyId: 'local', secretAccessKey: 'local' } } : {}),
   });
+  base.middlewareStack.remove(SDK_LOGGER_MIDDLEWARE);
   return DynamoDBDocumentClient.from(base, { marshallOptions: { removeUndefinedValues: true } });
 }
+
+/** The name under which the SDK registers its logger middleware. */
+export const SDK_LOGGER_MIDDLEWARE = 'loggerMiddleware';
 
 let client: DynamoDBDocumentClient | undefined;
 

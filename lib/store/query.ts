@@ -1,20 +1,72 @@
-import { QueryCommand, type DynamoDBDocumentClient, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
+import { QueryCommand, type DynamoDBClient, type QueryCommandInput, type QueryCommandOutput } from '@aws-sdk/client-dynamodb';
+import { QueryCommand as DocumentQueryCommand, type DynamoDBDocumentClient, type QueryCommandInput as DocumentQueryInput } from '@aws-sdk/lib-dynamodb';
+import { UnreadableStoreAnswerError } from '../errors.js';
+import type { RawItem } from './records.js';
 
-export type Item = Record<string, unknown>;
+export type { RawItem };
 
 /**
- * Runs one Query and follows it to its last page (DynamoDB stops a page at 1 MB). Every read of
- * a collection goes through here, so none can stop at its first page.
+ * Sends a low-level command through a document client. A document client shares its base
+ * client's configuration and middleware stack, so a low-level command runs exactly as it would on
+ * the base client; reads that check their own items skip the document client's translation.
  */
-export async function queryAll(db: DynamoDBDocumentClient, input: QueryCommandInput): Promise<{ items: Item[]; pages: number }> {
-  const items: Item[] = [];
-  let pages = 0;
+export function sendLowLevel<O>(db: DynamoDBDocumentClient, command: { input: unknown }): Promise<O> {
+  return (db as unknown as DynamoDBClient).send(command as QueryCommand) as unknown as Promise<O>;
+}
+
+/**
+ * Checks one Query answer: `Items` must be a list of items (objects) and `LastEvaluatedKey`, when
+ * present, an item key. Anything else is an answer the store should never give (a broken engine or
+ * proxy answering `{}`): a failed read, never an empty page.
+ */
+function checkedPage<T extends object>(page: { Items?: unknown; LastEvaluatedKey?: unknown } | undefined): { items: T[]; next: T | undefined } {
+  const items = page?.Items;
+  if (!Array.isArray(items)) throw new UnreadableStoreAnswerError('a Query answer without Items');
+  for (const item of items) {
+    if (item === null || typeof item !== 'object' || Array.isArray(item)) throw new UnreadableStoreAnswerError('a Query answer with an item that is not an object');
+  }
+  const next = page?.LastEvaluatedKey;
+  if (next !== undefined && (next === null || typeof next !== 'object')) throw new UnreadableStoreAnswerError('a Query answer with a malformed LastEvaluatedKey');
+  return { items: items as T[], next: next as T | undefined };
+}
+
+/**
+ * The pages of one Query, followed to the last one (DynamoDB stops a page at 1 MB), as the store
+ * sends them: items in their wire form, page by page, so a caller can read and drop each page
+ * before the next. The next page is requested as soon as the current one arrives (one request in
+ * flight at a time, as a plain loop), so the caller's work on a page overlaps the wait for the
+ * next. Every read of a collection goes through here, so none can stop at its first page.
+ *
+ * @throws UnreadableStoreAnswerError when a page is not a list of items (see checkedPage).
+ */
+export async function* queryPages(db: DynamoDBDocumentClient, input: QueryCommandInput): AsyncGenerator<RawItem[], void, undefined> {
+  const fetchPage = (startKey: RawItem | undefined): Promise<QueryCommandOutput> =>
+    sendLowLevel<QueryCommandOutput>(db, new QueryCommand({ ...input, ExclusiveStartKey: startKey }));
+  let pending: Promise<QueryCommandOutput> | undefined = fetchPage(undefined);
+  try {
+    while (pending) {
+      const page: { items: RawItem[]; next: RawItem | undefined } = checkedPage<RawItem>(await pending);
+      const { items, next } = page;
+      pending = next ? fetchPage(next) : undefined;
+      yield items;
+    }
+  } finally {
+    // A caller that stops early (or fails) leaves a prefetched page behind: never let it become an unhandled rejection.
+    pending?.catch(() => undefined);
+  }
+}
+
+/**
+ * Every item of one Query through the document client (native values), in order, checked page by
+ * page as queryPages does. For small collections read by the operators' CLIs (audit trails).
+ */
+export async function queryAllDocuments(db: DynamoDBDocumentClient, input: DocumentQueryInput): Promise<Record<string, unknown>[]> {
+  const items: Record<string, unknown>[] = [];
   let startKey: Record<string, unknown> | undefined;
   do {
-    const page = await db.send(new QueryCommand({ ...input, ExclusiveStartKey: startKey }));
-    pages += 1;
-    items.push(...((page.Items ?? []) as Item[]));
-    startKey = page.LastEvaluatedKey;
+    const page = checkedPage<Record<string, unknown>>(await db.send(new DocumentQueryCommand({ ...input, ExclusiveStartKey: startKey })));
+    for (const item of page.items) items.push(item);
+    startKey = page.next;
   } while (startKey);
-  return { items, pages };
+  return items;
 }

@@ -1,19 +1,22 @@
-import { BatchWriteCommand, QueryCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { queryAll } from './query.js';
+import { QueryCommand, type QueryCommandOutput } from '@aws-sdk/client-dynamodb';
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { UnreadableStoreAnswerError } from '../errors.js';
+import { batchWriteItems, type BatchWriteOptions } from './batch-write.js';
 import { sampleKey, sampleSortKey, samplesPartition } from './keys.js';
-import { RECORD_KIND, SampleRecord } from './records.js';
+import { queryPages, sendLowLevel } from './query.js';
+import { RECORD_KIND, readSampleRecord, type SampleRecord } from './records.js';
 import { TTL_ATTRIBUTE } from './tables.js';
 
-function parseSamples(items: Record<string, unknown>[]): SampleRecord[] {
-  const samples: SampleRecord[] = [];
-  for (const item of items) {
-    const parsed = SampleRecord.safeParse(item);
-    if (parsed.success) samples.push(parsed.data);
-  }
-  return samples;
+/** Samples read from the store, and how many stored samples could not be read (never silently dropped). */
+export interface SamplesRead {
+  samples: SampleRecord[];
+  unreadable: number;
 }
 
-/** Samples of one agent with from <= observed_at <= to, oldest first: one paginated Query. */
+/**
+ * Samples of one agent with from <= observed_at <= to, oldest first: one paginated Query, each page
+ * read and dropped before the next. A sample that cannot be read is counted, not returned.
+ */
 export async function querySamples(
   db: DynamoDBDocumentClient,
   table: string,
@@ -21,40 +24,84 @@ export async function querySamples(
   agentId: string,
   from: Date,
   to: Date,
-): Promise<SampleRecord[]> {
-  const { items } = await queryAll(db, {
+): Promise<SamplesRead> {
+  const samples: SampleRecord[] = [];
+  let unreadable = 0;
+  const pages = queryPages(db, {
     TableName: table,
     KeyConditionExpression: 'pk = :pk AND sk BETWEEN :from AND :to',
     ExpressionAttributeValues: {
-      ':pk': samplesPartition(tenantId, agentId),
-      ':from': sampleSortKey(from),
-      ':to': sampleSortKey(to),
+      ':pk': { S: samplesPartition(tenantId, agentId) },
+      ':from': { S: sampleSortKey(from) },
+      ':to': { S: sampleSortKey(to) },
     },
   });
-  return parseSamples(items);
+  for await (const items of pages) {
+    for (const item of items) {
+      const sample = readSampleRecord(item);
+      if (sample) samples.push(sample);
+      else unreadable += 1;
+    }
+  }
+  return { samples, unreadable };
 }
 
-/** The newest sample at or after `notBefore` (the retention edge), or undefined: a one-item Query. */
+/**
+ * The newest sample with notBefore <= observed_at <= notAfter (the retention edge and `now`, as
+ * the window is bounded), or undefined: a one-item Query from the newest end. A sample stamped
+ * after `notAfter` (a clock running ahead) is never the newest. When the newest stored sample
+ * cannot be read, the answer says so (`unreadable: 1`) rather than looking like no sample at all.
+ */
 export async function newestSample(
   db: DynamoDBDocumentClient,
   table: string,
   tenantId: string,
   agentId: string,
   notBefore: Date,
-): Promise<SampleRecord | undefined> {
-  const page = await db.send(
+  notAfter: Date,
+): Promise<{ sample: SampleRecord | undefined; unreadable: number }> {
+  const page = await sendLowLevel<QueryCommandOutput>(
+    db,
     new QueryCommand({
       TableName: table,
-      KeyConditionExpression: 'pk = :pk AND sk >= :from',
-      ExpressionAttributeValues: { ':pk': samplesPartition(tenantId, agentId), ':from': sampleSortKey(notBefore) },
+      KeyConditionExpression: 'pk = :pk AND sk BETWEEN :from AND :to',
+      ExpressionAttributeValues: {
+        ':pk': { S: samplesPartition(tenantId, agentId) },
+        ':from': { S: sampleSortKey(notBefore) },
+        ':to': { S: sampleSortKey(notAfter) },
+      },
       ScanIndexForward: false,
       Limit: 1,
     }),
   );
-  return parseSamples((page.Items ?? []) as Record<string, unknown>[])[0];
+  const items = page?.Items;
+  if (!Array.isArray(items)) throw new UnreadableStoreAnswerError('a Query answer without Items');
+  const item = items[0];
+  if (item === undefined) return { sample: undefined, unreadable: 0 };
+  if (item === null || typeof item !== 'object') throw new UnreadableStoreAnswerError('a Query answer with an item that is not an object');
+  const sample = readSampleRecord(item);
+  return sample ? { sample, unreadable: 0 } : { sample: undefined, unreadable: 1 };
 }
 
-/** Writes samples in batches of 25, retrying unprocessed items; each carries its TTL. Idempotent by time. */
+/** The stored item of one sample, with its TTL: the one place that decides its shape. */
+export function sampleItem(tenantId: string, agentId: string, sample: SampleRecord, retentionDays: number): Record<string, unknown> {
+  const at = new Date(sample.observed_at);
+  const key = sampleKey(tenantId, agentId, at);
+  return {
+    pk: key.pk,
+    sk: key.sk,
+    kind: RECORD_KIND.sample,
+    tenant_id: tenantId,
+    agent_id: agentId,
+    observed_at: at.toISOString(),
+    cpu: sample.cpu,
+    memory: sample.memory,
+    disk: sample.disk,
+    [TTL_ATTRIBUTE]: Math.floor(at.getTime() / 1000) + retentionDays * 86_400,
+  };
+}
+
+/** Writes samples in batches of 25, retrying unprocessed items with backoff; each carries its TTL. Idempotent by time. */
 export async function putSamples(
   db: DynamoDBDocumentClient,
   table: string,
@@ -62,32 +109,12 @@ export async function putSamples(
   agentId: string,
   samples: SampleRecord[],
   retentionDays: number,
+  options: BatchWriteOptions = {},
 ): Promise<void> {
-  const requests = samples.map((s) => {
-    const at = new Date(s.observed_at);
-    return {
-      PutRequest: {
-        Item: {
-          ...sampleKey(tenantId, agentId, at),
-          kind: RECORD_KIND.sample,
-          tenant_id: tenantId,
-          agent_id: agentId,
-          observed_at: at.toISOString(),
-          cpu: s.cpu,
-          memory: s.memory,
-          disk: s.disk,
-          [TTL_ATTRIBUTE]: Math.floor(at.getTime() / 1000) + retentionDays * 86_400,
-        },
-      },
-    };
-  });
-  for (let i = 0; i < requests.length; i += 25) {
-    let pending: Record<string, (typeof requests)[number][]> | undefined = { [table]: requests.slice(i, i + 25) };
-    for (let attempt = 0; pending && Object.keys(pending).length > 0; attempt++) {
-      if (attempt > 8) throw new Error('sample batch write kept returning unprocessed items');
-      if (attempt > 0) await new Promise((r) => setTimeout(r, 50 * 2 ** attempt));
-      const out = await db.send(new BatchWriteCommand({ RequestItems: pending }));
-      pending = out.UnprocessedItems as typeof pending;
-    }
-  }
+  await batchWriteItems(
+    db,
+    table,
+    samples.map((s) => sampleItem(tenantId, agentId, s, retentionDays)),
+    options,
+  );
 }

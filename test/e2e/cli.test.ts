@@ -1,10 +1,11 @@
 import { spawn, execFile, type ChildProcess } from 'node:child_process';
-import { mkdtemp } from 'node:fs/promises';
+import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import { realisticAgents } from '../../infra/local/generator.js';
 import { AgentInventory } from '../../lib/contract/schemas.js';
 import { closedPortEndpoint } from '../helpers/faults.js';
 import { get } from '../helpers/stack.js';
@@ -45,9 +46,18 @@ async function startProcess(env: Record<string, string>): Promise<Started> {
   };
 }
 
+/** The agent ids `npm run seed -- --generate` writes for a tenant (they depend on its name and size only), in listing order. */
+function generatedIds(tenant: string, count: number): string[] {
+  return [...realisticAgents(tenant, count, { now: new Date() })].map((a) => a.agent_id).sort();
+}
+
 async function cli(script: string, args: string[], env: Record<string, string>): Promise<string> {
-  const { stdout } = await run(TSX, [`infra/local/${script}`, ...args], { cwd: ROOT, env: { ...process.env, ...env } });
-  return stdout;
+  return (await cliOutput(script, args, env)).stdout;
+}
+
+async function cliOutput(script: string, args: string[], env: Record<string, string>): Promise<{ stdout: string; stderr: string }> {
+  const { stdout, stderr } = await run(TSX, [`infra/local/${script}`, ...args], { cwd: ROOT, env: { ...process.env, ...env } });
+  return { stdout, stderr };
 }
 
 describe('E2E: the local stack and its CLIs as separate processes', () => {
@@ -119,14 +129,23 @@ describe('E2E: the local stack and its CLIs as separate processes', () => {
     children.push(stack.child);
     const seedEnv = { ...env, DYNAMODB_ENDPOINT: stack.dynamo };
 
-    const first = await cli('seed-cli.ts', ['--generate', '--tenant', 'gen', '--agents', '25', '--samples', '3'], seedEnv);
+    const { stdout: first, stderr: progress } = await cliOutput('seed-cli.ts', ['--generate', '--tenant', 'gen', '--agents', '25', '--samples', '3'], seedEnv);
     await cli('seed-cli.ts', ['--generate', '--tenant', 'gen', '--agents', '25', '--samples', '3'], seedEnv);
+    const dir2 = await mkdtemp(join(tmpdir(), 'fleet-'));
+    const fleetFile = join(dir2, 'fleet.json');
+    await writeFile(fleetFile, JSON.stringify({ tenants: [{ tenant_id: 'filed', agents: [{ agent_id: 'f-1', hostname: 'h1', os: 'linux', arch: 'x86_64', version: '1', samples: [{ observed_at: new Date().toISOString(), cpu: 1 }] }] }] }));
+    const fromFile = await cliOutput('seed-cli.ts', ['--file', fleetFile], seedEnv);
     const token = (await cli('token-cli.ts', ['--tenant', 'gen'], env)).trim();
     const agents = AgentInventory.parse(JSON.parse((await get(`${stack.publicUrl}/api/agents`, { Authorization: `Bearer ${token}` })).body));
 
     expect(first).toContain('seeded 1 tenant(s), 25 agent(s), 75 sample(s)');
-    expect(agents).toHaveLength(25);
-    expect(agents[0]?.agent_id).toBe('agent-01');
+    // Every record and sample counted on the progress line (stderr), and the file path still works.
+    expect(progress).toMatch(/^seeding: (\d+) of \1 items \(100%\), [\d,]+ items\/s, [\d.]+ s$/m);
+    expect(fromFile.stdout).toContain('seeded 1 tenant(s), 1 agent(s), 1 sample(s)');
+    expect(fromFile.stderr).toMatch(/seeding: 2 of 2 items \(100%\)/);
+    expect(agents.map((a) => a.agent_id)).toEqual(generatedIds('gen', 25));
+    expect(new Set(agents.map((a) => a.connection_state))).toEqual(new Set(['connected', 'stale', 'disconnected', 'never_connected']));
+    expect(new Set(agents.map((a) => a.hostname)).size).toBe(25);
   }, 120_000);
 
   it('keeps the embedded engine\'s data across restarts with DATA_DIR', async () => {
@@ -143,7 +162,7 @@ describe('E2E: the local stack and its CLIs as separate processes', () => {
     const token = (await cli('token-cli.ts', ['--tenant', 'kept'], env)).trim();
     const res = await get(`${second.publicUrl}/api/agents`, { Authorization: `Bearer ${token}` });
 
-    expect(AgentInventory.parse(JSON.parse(res.body)).map((a) => a.agent_id)).toEqual(['agent-1', 'agent-2', 'agent-3']);
+    expect(AgentInventory.parse(JSON.parse(res.body)).map((a) => a.agent_id)).toEqual(generatedIds('kept', 3));
   }, 120_000);
 
   it('keeps listening when DynamoDB is down at start, and answers 503 rather than an empty list', async () => {

@@ -1,9 +1,14 @@
+import { createServer as createHttpServer } from 'node:http';
 import { createServer, type Server } from 'node:net';
 import type { AddressInfo } from 'node:net';
 
 /**
  * Real network faults, for what a real engine cannot produce on demand: an address where nothing
- * listens (connection refused) and a listener that accepts connections and never answers (timeout).
+ * listens (connection refused), a listener that accepts connections and never answers (timeout),
+ * and one that resets every connection once the request arrives (a TCP RST: ECONNRESET).
+ * answeringEndpoint is a fault injector of another kind: a real HTTP server that answers every
+ * request with the same 200 body, for answers no DynamoDB engine gives (`{}`, items that are not
+ * objects); tests that use it say so in their names.
  */
 export async function closedPortEndpoint(): Promise<string> {
   const server = createServer();
@@ -26,6 +31,49 @@ export async function silentEndpoint(): Promise<{ endpoint: string; close(): Pro
     close: () =>
       new Promise<void>((r) => {
         for (const s of sockets) s.destroy();
+        server.close(() => r());
+      }),
+  };
+}
+
+/** A listener that reads the start of each request and then resets the connection (RST, not FIN). */
+export async function resettingEndpoint(): Promise<{ endpoint: string; resets: () => number; close(): Promise<void> }> {
+  let resets = 0;
+  const server: Server = createServer((socket) => {
+    socket.once('data', () => {
+      resets += 1;
+      socket.resetAndDestroy();
+    });
+    socket.on('error', () => undefined);
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const { port } = server.address() as AddressInfo;
+  return {
+    endpoint: `http://127.0.0.1:${port}`,
+    resets: () => resets,
+    close: () => new Promise<void>((r) => server.close(() => r())),
+  };
+}
+
+/** An HTTP server answering every request `200` with `body` as DynamoDB's JSON (a fault injector). */
+export async function answeringEndpoint(body: string): Promise<{ endpoint: string; requests: () => number; close(): Promise<void> }> {
+  let requests = 0;
+  const server = createHttpServer((req, res) => {
+    requests += 1;
+    req.resume();
+    req.on('end', () => {
+      res.writeHead(200, { 'Content-Type': 'application/x-amz-json-1.0' });
+      res.end(body);
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const { port } = server.address() as AddressInfo;
+  return {
+    endpoint: `http://127.0.0.1:${port}`,
+    requests: () => requests,
+    close: () =>
+      new Promise<void>((r) => {
+        server.closeAllConnections();
         server.close(() => r());
       }),
   };

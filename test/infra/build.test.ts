@@ -1,5 +1,7 @@
-import { spawnSync } from 'node:child_process';
-import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { spawn, spawnSync } from 'node:child_process';
+import { createServer, type IncomingHttpHeaders } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { builtinModules } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -20,6 +22,47 @@ function runIsolated(cwd: string, script: string): { status: number | null; stdo
     env: { PATH: process.env.PATH ?? '', AWS_REGION: 'eu-west-1', POWERTOOLS_LOG_LEVEL: 'SILENT' },
   });
   return { status: run.status, stdout: run.stdout, stderr: run.stderr };
+}
+
+/** runIsolated without blocking this process (a test server here must answer the bundle). */
+function runIsolatedAsync(cwd: string, script: string, env: Record<string, string>): Promise<{ status: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, ['--enable-source-maps', '--input-type=module', '-e', script], {
+      cwd,
+      env: { PATH: process.env.PATH ?? '', AWS_REGION: 'eu-west-1', POWERTOOLS_LOG_LEVEL: 'SILENT', POWERTOOLS_METRICS_DISABLED: 'true', ...env },
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
+    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
+    const timer = setTimeout(() => child.kill('SIGKILL'), 30_000);
+    child.on('close', (status) => {
+      clearTimeout(timer);
+      resolve({ status, stdout, stderr });
+    });
+  });
+}
+
+/**
+ * A stand-in for DynamoDB that records the headers of every request and answers each with an
+ * empty Query page: it shows which credentials a bundle signs with (no engine reports that).
+ */
+async function recordingDynamo(): Promise<{ endpoint: string; requests: IncomingHttpHeaders[]; close(): Promise<void> }> {
+  const requests: IncomingHttpHeaders[] = [];
+  const server = createServer((req, res) => {
+    requests.push(req.headers);
+    req.resume();
+    req.on('end', () => {
+      res.writeHead(200, { 'Content-Type': 'application/x-amz-json-1.0' });
+      res.end('{"Items":[],"Count":0,"ScannedCount":0}');
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  return {
+    endpoint: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    requests,
+    close: () => new Promise<void>((r) => server.close(() => r())),
+  };
 }
 
 describe('Script: infra/build.ts (npm run build)', () => {
@@ -108,6 +151,48 @@ describe('Script: infra/build.ts (npm run build)', () => {
       expect(run.status).toBe(0);
       expect(run.stdout.trim()).toBe('function');
     });
+  });
+
+  it('leaves the SDK credential chain and event-stream support out of every bundle', () => {
+    for (const name of NAMES) {
+      const inputs = Object.keys(built.get(name)!.metafile.inputs);
+
+      expect(inputs.filter((i) => /credential-provider-(node|ini|sso|process|web-identity|login)|nested-clients|token-providers|event-streams\//.test(i))).toEqual([]);
+      expect(inputs.some((i) => i.endsWith('infra/bundle/credential-provider-env-only.ts'))).toBe(true);
+    }
+  });
+
+  it("signs DynamoDB requests with the environment's credentials, and never looks for others (fake DynamoDB that records headers)", async () => {
+    const dynamo = await recordingDynamo();
+    const alone = mkdtempSync(join(tmpdir(), 'bundle-creds-'));
+    cpSync(join(dist, 'inventory'), alone, { recursive: true });
+    // A shared credentials file the full chain would read: the bundle must not.
+    const home = mkdtempSync(join(tmpdir(), 'bundle-home-'));
+    mkdirSync(join(home, '.aws'));
+    writeFileSync(join(home, '.aws', 'credentials'), '[default]\naws_access_key_id = AKIAFROMSHAREDFILE\naws_secret_access_key = file-secret\n');
+    const script = `
+      const { handler } = await import('./index.mjs');
+      const context = { awsRequestId: 'req-creds', functionName: 'inventory', getRemainingTimeInMillis: () => 10000 };
+      const event = { version: '2.0', routeKey: 'GET /api/agents', rawPath: '/api/agents', headers: {},
+        requestContext: { requestId: 'api-1', http: { method: 'GET', path: '/api/agents' }, authorizer: { jwt: { claims: { tenant_id: 'acme', sub: 'u' }, scopes: null } } } };
+      const response = await handler(event, context);
+      process.stdout.write(JSON.stringify({ statusCode: response.statusCode, body: response.body }));`;
+    const env = { HOME: home, AWS_ENDPOINT_URL_DYNAMODB: dynamo.endpoint, DYNAMODB_MAX_ATTEMPTS: '1' };
+
+    const withEnv = await runIsolatedAsync(alone, script, { ...env, AWS_ACCESS_KEY_ID: 'AKIAFROMENVIRONMENT', AWS_SECRET_ACCESS_KEY: 'env-secret', AWS_SESSION_TOKEN: 'env-session' });
+    const signed = dynamo.requests.splice(0);
+    const withoutEnv = await runIsolatedAsync(alone, script, env);
+
+    await dynamo.close();
+    rmSync(alone, { recursive: true, force: true });
+    rmSync(home, { recursive: true, force: true });
+    expect(JSON.parse(withEnv.stdout)).toEqual({ statusCode: 200, body: '[]' });
+    expect(signed).toHaveLength(1);
+    expect(signed[0]!.authorization).toMatch(/Credential=AKIAFROMENVIRONMENT\//);
+    expect(signed[0]!['x-amz-security-token']).toBe('env-session');
+    // Without them the read fails (a 5xx answer); the shared file is never used.
+    expect(JSON.parse(withoutEnv.stdout).statusCode).toBeGreaterThanOrEqual(500);
+    expect(dynamo.requests).toEqual([]);
   });
 
   it('gives the same zip for the same files (no timestamps), so an unchanged function is not redeployed', () => {

@@ -150,6 +150,25 @@ describe('Middleware: observability', () => {
     expect(emfLines()[0]!._aws.CloudWatchMetrics[0]!.Dimensions).toEqual([['service', 'operation']]);
   });
 
+  it('puts the counts of unreadable stored records and samples into the same line, 0 included (alarms need data points)', async () => {
+    const handler = handlerThat(async () => {
+      metricsModule.recordUnreadableRecords('listEndpointInventory', 3);
+      return { statusCode: 200, body: '[]' };
+    });
+    const clean = handlerThat(async () => {
+      metricsModule.recordUnreadableRecords('listEndpointInventory', 0);
+      metricsModule.recordUnreadableSamples(2);
+      return { statusCode: 200, body: '[]' };
+    });
+
+    await handler(event, context('req-unreadable'));
+    await clean(event, context('req-clean'));
+
+    expect(emfLines()).toHaveLength(2);
+    expect(emfLines()[0]).toMatchObject({ UnreadableRecords: 3, Requests: 1 });
+    expect(emfLines()[1]).toMatchObject({ UnreadableRecords: 0, UnreadableSamples: 2 });
+  });
+
   it('logs with the Lambda request id as correlation id and the API request id, then forgets both', async () => {
     const handler = handlerThat(async () => {
       logger.appendKeys({ tenant: 'acme', subject: 'user-1' });

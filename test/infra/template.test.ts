@@ -383,6 +383,12 @@ describe('Template: npm run package', () => {
       });
     });
 
+    it('gives the inventory the memory (and so the CPU) its largest answer needs', () => {
+      expect(resource('InventoryLambdaFunction').Properties.MemorySize).toBe(1024);
+      expect(resource('ObservationsLambdaFunction').Properties.MemorySize).toBe(512);
+      expect(resource('McpLambdaFunction').Properties.MemorySize).toBe(512);
+    });
+
     it('reserves concurrency for each function, so a storm on one door cannot starve another', () => {
       const reserved = Object.fromEntries(
         ['InventoryLambdaFunction', 'ObservationsLambdaFunction', 'McpLambdaFunction'].map((id) => [id, resource(id).Properties.ReservedConcurrentExecutions]),
@@ -419,7 +425,7 @@ describe('Template: npm run package', () => {
       });
 
       it('watches the 5xx rate of the inventory route, the MCP route and the private API as a share of requests', () => {
-        const rateAlarms = alarms().filter((a) => Array.isArray(a.Metrics));
+        const rateAlarms = alarms().filter((a) => Array.isArray(a.Metrics) && String(a.AlarmName).endsWith('-5xx-rate'));
         const metricOf = (a: Json, id: string): Json => (a.Metrics as Json[]).find((m) => m.Id === id)!.MetricStat.Metric;
         const route = (method: string, path: string): Json[] => [
           { Name: 'ApiId', Value: { Ref: 'HttpApi' } },
@@ -460,6 +466,19 @@ describe('Template: npm run package', () => {
         });
       });
 
+      it('watches stored items left out because they cannot be read, across every operation that reads them', () => {
+        const alarm = alarms().find((a) => String(a.AlarmName).endsWith('-unreadable-records'))!;
+        const watched = (alarm.Metrics as Json[]).filter((m) => m.MetricStat).map((m) => [m.MetricStat.Metric.MetricName, m.MetricStat.Metric.Dimensions[1].Value]);
+
+        expect(watched).toEqual([
+          [METRIC.unreadableRecords, 'listEndpointInventory'],
+          [METRIC.unreadableRecords, 'mcp'],
+          [METRIC.unreadableRecords, 'getEndpointObservations'],
+          [METRIC.unreadableSamples, 'getEndpointObservations'],
+        ]);
+        expect(alarm).toMatchObject({ Threshold: 1, ComparisonOperator: 'GreaterThanOrEqualToThreshold' });
+      });
+
       it('watches broker misconfigurations, on the metric the MCP door emits', () => {
         expect(alarms().find((a) => a.MetricName === METRIC.brokerMisconfigurations)).toMatchObject({
           Namespace: METRICS_NAMESPACE,
@@ -495,7 +514,7 @@ describe('Template: npm run package', () => {
       });
 
       it('notifies the alarm topic from every alarm', () => {
-        expect(alarms()).toHaveLength(15);
+        expect(alarms()).toHaveLength(16);
         for (const alarm of alarms()) {
           expect(alarm.AlarmActions).toEqual([{ Ref: 'AlarmTopic' }]);
           expect(alarm.TreatMissingData).toBe('notBreaching');

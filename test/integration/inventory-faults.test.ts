@@ -4,9 +4,9 @@ import { handler } from '../../functions/inventory/handler.js';
 import { resetConfig } from '../../lib/config.js';
 import { setDynamo } from '../../lib/store/client.js';
 import { eventFixture, testContext } from '../helpers/events.js';
-import { closedPortEndpoint, silentEndpoint } from '../helpers/faults.js';
+import { answeringEndpoint, closedPortEndpoint, resettingEndpoint, silentEndpoint } from '../helpers/faults.js';
 
-type Result = { statusCode: number; headers: Record<string, string>; body: string };
+type Result = { statusCode: number; headers: Record<string, string>; body: string; isBase64Encoded?: boolean };
 
 function pointAt(endpoint: string): void {
   Object.assign(process.env, { DYNAMODB_ENDPOINT: endpoint, DYNAMODB_TIMEOUT_MS: '300', DYNAMODB_MAX_ATTEMPTS: '2' });
@@ -45,5 +45,41 @@ describe('Handler: inventory when DynamoDB fails (real network faults)', () => {
     expect(response.headers['Content-Type']).toBe('text/plain; charset=utf-8');
     expect(response.body).toMatch(/^The inventory store timed out; try again\. \(request id: [0-9a-f-]{36}\)\n$/);
     expect(response.body).not.toMatch(/127\.0\.0\.1|Error|at /);
+  });
+
+  it('returns 503 with Retry-After, not a 504 "timed out", when DynamoDB resets the connection (real socket reset)', async () => {
+    const resetting = await resettingEndpoint();
+    cleanups.push(resetting.close);
+    pointAt(resetting.endpoint);
+    const started = performance.now();
+
+    const response = await list();
+
+    expect(resetting.resets()).toBe(2); // both bounded attempts were reset
+    expect(response.statusCode).toBe(503);
+    expect(response.headers['Retry-After']).toMatch(/^[0-9]+$/);
+    expect(response.body).toMatch(/^The inventory store is unavailable right now; try again later\. \(request id: [0-9a-f-]{36}\)\n$/);
+    // A reset is known at once: the answer does not wait for the 300 ms timeout per attempt.
+    expect(performance.now() - started).toBeLessThan(2_000);
+  });
+
+  it.each([
+    ['a page without Items', '{}'],
+    ['Items that is not a list', '{"Items":"none"}'],
+    ['items that are not objects', '{"Items":[1,2],"Count":2}'],
+    ['a LastEvaluatedKey that is not a key', '{"Items":[],"LastEvaluatedKey":5}'],
+    ['a body that is not JSON', 'Service Unavailable'],
+  ])('returns 502, never 200 [], when the store answers %s (fault injector: a server answering 200 with it)', async (_what, body) => {
+    const injector = await answeringEndpoint(body);
+    cleanups.push(injector.close);
+    pointAt(injector.endpoint);
+
+    const response = await list();
+
+    expect(injector.requests()).toBeGreaterThan(0);
+    expect(response.statusCode).toBe(502);
+    expect(response.headers['Content-Type']).toBe('text/plain; charset=utf-8');
+    expect(response.headers['Retry-After']).toMatch(/^[0-9]+$/);
+    expect(response.body).toMatch(/^The inventory store gave an answer that cannot be read; try again later\. \(request id: [0-9a-f-]{36}\)\n$/);
   });
 });

@@ -1,16 +1,19 @@
 import { gunzipSync } from 'node:zlib';
+import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import type { APIGatewayProxyEventV2WithJWTAuthorizer } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { handler } from '../../functions/inventory/handler.js';
 import { loadFleet, type FleetAgent } from '../../infra/local/fleet.js';
 import { AgentInventory } from '../../lib/contract/schemas.js';
 import { listTenantAgentRecords } from '../../lib/store/agents.js';
+import { connectionKey, durableAgentKey } from '../../lib/store/keys.js';
+import { expectResponseMatchesContract } from '../helpers/contract.js';
 import { startTestEngine, type TestEngine } from '../helpers/engine.js';
 import { useEngine } from '../helpers/env.js';
 import { eventFixture, testContext } from '../helpers/events.js';
 
 type Event = APIGatewayProxyEventV2WithJWTAuthorizer;
-type Result = { statusCode: number; headers: Record<string, string>; body: string };
+type Result = { statusCode: number; headers: Record<string, string>; body: string; isBase64Encoded?: boolean };
 
 const recent = (): string => new Date(Date.now() - 5_000).toISOString();
 
@@ -76,6 +79,30 @@ describe('Handler: inventory against a real DynamoDB API', () => {
       ['ops/db %231', 'never_connected'],
       ['shared-id', 'never_connected'],
     ]);
+  });
+
+  it('says how many stored records it could not read (X-Unreadable-Records), lists the rest, and stays within the contract', async () => {
+    const put = (item: Record<string, unknown>) => engine.db.send(new PutCommand({ TableName: engine.tables.dataTable, Item: item }));
+    const hello = { os: 'linux', arch: 'x86_64', version: '1', tenant_id: 'dirty' };
+    await loadFleet(engine.db, engine.tables, { tenants: [{ tenant_id: 'dirty', agents: [agent('good-1'), agent('good-2', { connection: { state: 'connected' } })] }] }, 8);
+    const longId = 'x'.repeat(129);
+    await put({ ...durableAgentKey('dirty', 'empty-arch'), kind: 'agent', agent_id: 'empty-arch', hostname: 'h', ...hello, arch: '' });
+    await put({ ...durableAgentKey('dirty', longId), kind: 'agent', agent_id: longId, hostname: 'h', ...hello });
+    await put({ ...connectionKey('dirty', 'bad-state'), kind: 'connection', agent_id: 'bad-state', hostname: 'h', ...hello, state: 'online' });
+    await put({ ...durableAgentKey('dirty', 'someone-else'), kind: 'agent', agent_id: 'good-1', hostname: 'impostor', ...hello });
+    await put({ ...durableAgentKey('dirty', 'no-kind'), agent_id: 'no-kind', hostname: 'h', ...hello });
+
+    const response = await listAs('dirty');
+    const clean = await listAs('acme');
+
+    expectResponseMatchesContract('listEndpointInventory', { status: response.statusCode, headers: response.headers, body: response.body });
+    expect(response.statusCode).toBe(200);
+    expect(response.headers['X-Unreadable-Records']).toBe('5');
+    expect(AgentInventory.parse(JSON.parse(response.body)).map((a) => [a.agent_id, a.hostname])).toEqual([
+      ['good-1', 'host-good-1'],
+      ['good-2', 'host-good-2'],
+    ]);
+    expect(clean.headers['X-Unreadable-Records']).toBe('0');
   });
 
   it('treats the same agent_id in two tenants as two different endpoints', async () => {

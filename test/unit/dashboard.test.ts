@@ -705,3 +705,34 @@ describe('Function: downsample', () => {
     });
   });
 });
+
+describe('Function: evaluateDashboard with samples that could not be read', () => {
+  it('names how many samples were left out, and does not call the endpoint healthy', () => {
+    const dashboard = evaluate({ unreadableSamples: 3 });
+
+    expect(dashboard.findings).toContainEqual({
+      scope: 'observation',
+      label: 'Unreadable samples',
+      detail: '3 stored samples of this endpoint could not be read (corrupt records) and are left out of the metrics and the history, so its health may be incomplete.',
+      status: 'unknown',
+    });
+    expect(dashboard.status).toBe('unknown');
+    expect(dashboard.history).toHaveLength(2);
+  });
+
+  it('never says "Never reported" when the only samples could not be read: metrics unknown, history empty', () => {
+    const dashboard = evaluate({ windowSamples: [], newestEver: null, unreadableSamples: 1 });
+
+    expect(dashboard.findings?.map((f) => f.label)).toEqual(['Unreadable samples']);
+    expect(dashboard.metrics?.map((m) => [m.value, m.status])).toEqual([
+      [null, 'unknown'],
+      [null, 'unknown'],
+      [null, 'unknown'],
+    ]);
+    expect(dashboard.history).toEqual([]);
+  });
+
+  it('gives no such finding when every sample was read', () => {
+    expect(evaluate({ unreadableSamples: 0 }).findings?.map((f) => f.label)).not.toContain('Unreadable samples');
+  });
+});

@@ -32,8 +32,22 @@ describe('Function: dependencyFailure (SDK exceptions built by hand: throttling 
 
   it('maps a timeout to 504', () => {
     const timeout = Object.assign(new Error('socket timed out'), { name: 'TimeoutError', code: 'ETIMEDOUT' });
+    const noConnection = Object.assign(new Error('the request socket did not establish a connection'), { name: 'TimeoutError' });
 
     expect(dependencyFailure(timeout, 'observations store')).toMatchObject({ statusCode: 504, message: 'The observations store timed out; try again.' });
+    expect(dependencyFailure(noConnection, 'observations store')).toMatchObject({ statusCode: 504 });
+  });
+
+  it.each([
+    ['a reset connection the SDK names TimeoutError', Object.assign(new Error('read ECONNRESET'), { name: 'TimeoutError', code: 'ECONNRESET' })],
+    ['a closed pipe the SDK names TimeoutError', Object.assign(new Error('write EPIPE'), { name: 'TimeoutError', code: 'EPIPE' })],
+    ['a reset found in the cause chain', Object.assign(new Error('request failed'), { name: 'TimeoutError', cause: Object.assign(new Error('socket hang up'), { code: 'ECONNRESET' }) })],
+  ])('maps %s to 503 with Retry-After (the store is unavailable; nothing timed out)', (_what, error) => {
+    expect(dependencyFailure(error, 'inventory store')).toMatchObject({
+      statusCode: 503,
+      message: 'The inventory store is unavailable right now; try again later.',
+      headers: { 'Retry-After': '5' },
+    });
   });
 
   it('leaves anything else to become a 500 with the generic sentence', () => {

@@ -275,7 +275,17 @@ describe('Helper: expectResponseMatchesContract', () => {
     const body = JSON.stringify([
       { agent_id: 'a-1', hostname: 'web-1', os: 'linux', arch: 'x86_64', version: '2.4.1', is_online: false, connection_state: 'never_connected' },
     ]);
-    expect(() => expectResponseMatchesContract('listEndpointInventory', { status: 200, headers: new Headers(JSON_HEADERS), body })).not.toThrow();
+    const headers = new Headers({ ...JSON_HEADERS, 'X-Unreadable-Records': '0' });
+    expect(() => expectResponseMatchesContract('listEndpointInventory', { status: 200, headers, body })).not.toThrow();
+  });
+
+  it('requires the inventory to say how many stored records it could not read (X-Unreadable-Records, a count)', () => {
+    expect(() => expectResponseMatchesContract('listEndpointInventory', { status: 200, headers: JSON_HEADERS, body: '[]' })).toThrow(
+      /header x-unreadable-records is missing/,
+    );
+    expect(() =>
+      expectResponseMatchesContract('listEndpointInventory', { status: 200, headers: { ...JSON_HEADERS, 'X-Unreadable-Records': '-1' }, body: '[]' }),
+    ).toThrow(/header x-unreadable-records/);
   });
 
   it('rejects an undeclared property and names it', () => {

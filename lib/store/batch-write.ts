@@ -1,0 +1,85 @@
+import { BatchWriteItemCommand, type BatchWriteItemCommandOutput, type WriteRequest } from '@aws-sdk/client-dynamodb';
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { toItem } from './attribute-values.js';
+import { sendLowLevel } from './query.js';
+
+/** DynamoDB's most put requests per BatchWriteItem. */
+export const BATCH_WRITE_MAX_ITEMS = 25;
+
+export interface BatchWriteOptions {
+  /** BatchWriteItem requests in flight at once (default 8). */
+  concurrency?: number;
+  /** Rounds of retrying a batch's unprocessed items before giving up (default 10). */
+  maxRetries?: number;
+  /** Backoff of the first retry in ms, doubled each round with full jitter, capped at 5 s (default 50). */
+  baseDelayMs?: number;
+  /** Called after each batch is fully written, with the number of items it held. */
+  onWritten?: (count: number) => void;
+}
+
+/** Thrown when DynamoDB keeps returning a batch's items unprocessed past the retries. */
+export class UnprocessedItemsError extends Error {
+  override name = 'UnprocessedItemsError';
+}
+
+const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
+ * Writes (puts) `items` into `table` in BatchWriteItems of 25, several in flight. Items DynamoDB
+ * returns unprocessed (throttling, a busy partition) are sent again, with exponential backoff and
+ * full jitter, until none are left; a batch still unprocessed after `maxRetries` rounds fails the
+ * whole write. Items are taken from the iterable as batches are sent, so a generator of items is
+ * never held in memory at once. Puts of the same key overwrite, so writing twice is idempotent.
+ *
+ * @returns the number of items written.
+ */
+export async function batchWriteItems(
+  db: DynamoDBDocumentClient,
+  table: string,
+  items: Iterable<Record<string, unknown>>,
+  options: BatchWriteOptions = {},
+): Promise<number> {
+  const concurrency = options.concurrency ?? 8;
+  const maxRetries = options.maxRetries ?? 10;
+  const baseDelayMs = options.baseDelayMs ?? 50;
+  const source = items[Symbol.iterator]();
+  let written = 0;
+  let failed = false;
+
+  const nextBatch = (): Record<string, unknown>[] => {
+    const batch: Record<string, unknown>[] = [];
+    while (batch.length < BATCH_WRITE_MAX_ITEMS) {
+      const next = source.next();
+      if (next.done) break;
+      batch.push(next.value);
+    }
+    return batch;
+  };
+
+  const writeBatch = async (batch: Record<string, unknown>[]): Promise<void> => {
+    let pending: WriteRequest[] = batch.map((item) => ({ PutRequest: { Item: toItem(item) } }));
+    for (let round = 0; pending.length > 0; round++) {
+      if (round > maxRetries) {
+        throw new UnprocessedItemsError(`DynamoDB left ${pending.length} item(s) unprocessed after ${maxRetries} retries; try again later.`);
+      }
+      if (round > 0) await sleep(Math.random() * Math.min(5_000, baseDelayMs * 2 ** (round - 1)));
+      const out = await sendLowLevel<BatchWriteItemCommandOutput>(db, new BatchWriteItemCommand({ RequestItems: { [table]: pending } }));
+      pending = out.UnprocessedItems?.[table] ?? [];
+    }
+    written += batch.length;
+    options.onWritten?.(batch.length);
+  };
+
+  const worker = async (): Promise<void> => {
+    for (let batch = nextBatch(); batch.length > 0 && !failed; batch = nextBatch()) {
+      try {
+        await writeBatch(batch);
+      } catch (error) {
+        failed = true;
+        throw error;
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: Math.max(1, concurrency) }, worker));
+  return written;
+}

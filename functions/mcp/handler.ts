@@ -1,6 +1,7 @@
 import middy from '@middy/core';
-import type { APIGatewayProxyEventV2WithJWTAuthorizer, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
-import { requestDeadline, serveMcpDoor } from '../../lib/mcp/door.js';
+import type { APIGatewayProxyEventV2WithJWTAuthorizer, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
+import { upstreamDeadline, serveMcpDoor } from '../../lib/mcp/door.js';
+import { deadlineOf, invocationDeadline, type DeadlineContext } from '../../lib/middleware/deadline.js';
 import { failureHandling, HANDLER_OPTIONS } from '../../lib/middleware/failures.js';
 import { observability } from '../../lib/middleware/observability.js';
 
@@ -8,10 +9,11 @@ import { observability } from '../../lib/middleware/observability.js';
  * POST /api/mcp (the MCP service: tools `observations` and `list_endpoints`) and its RFC 9728
  * metadata, on the public HTTP API, payload 2.0. The broker of the observations read.
  */
-const serveMcp = async (event: APIGatewayProxyEventV2WithJWTAuthorizer, context: Context): Promise<APIGatewayProxyStructuredResultV2> =>
-  serveMcpDoor(event, requestDeadline(context));
+const serveMcp = async (event: APIGatewayProxyEventV2WithJWTAuthorizer, context: DeadlineContext): Promise<APIGatewayProxyStructuredResultV2> =>
+  serveMcpDoor(event, upstreamDeadline(context.deadline ?? deadlineOf(context)));
 
-export const handler = middy<APIGatewayProxyEventV2WithJWTAuthorizer, APIGatewayProxyStructuredResultV2>(HANDLER_OPTIONS)
+export const handler = middy<APIGatewayProxyEventV2WithJWTAuthorizer, APIGatewayProxyStructuredResultV2, Error, DeadlineContext>(HANDLER_OPTIONS)
+  .use(invocationDeadline())
   .use(observability({ operation: 'mcp' }))
   .use(failureHandling())
   .handler(serveMcp);

@@ -3,6 +3,7 @@ import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import { jsonResponse } from '../../lib/http.js';
 import { auditTrail } from '../../lib/middleware/audit-trail.js';
 import { brokeredCaller } from '../../lib/middleware/brokered-caller.js';
+import { invocationDeadline } from '../../lib/middleware/deadline.js';
 import { failureHandling, HANDLER_OPTIONS } from '../../lib/middleware/failures.js';
 import { observability } from '../../lib/middleware/observability.js';
 import { observationsRequest } from '../../lib/middleware/observations-request.js';
@@ -18,13 +19,14 @@ import { recordItemsReturned } from '../../lib/observability/metrics.js';
 const getEndpointObservations = async (_event: APIGatewayProxyEvent, context: ObservationsContext): Promise<APIGatewayProxyResult> => {
   const { caller, query, attribution } = context;
   if (!caller?.tenantId || !query || !attribution) throw new Error('observations middlewares did not run');
-  const dashboard = await readEndpointObservations({ tenantId: caller.tenantId, query, attribution, now: new Date() });
+  const dashboard = await readEndpointObservations({ tenantId: caller.tenantId, query, attribution, now: new Date(), signal: context.deadline });
   recordItemsReturned('getEndpointObservations', dashboard.history?.length ?? 0);
   logger.info('dashboard read', { status: dashboard.status, historyLength: dashboard.history?.length ?? null, findings: dashboard.findings?.length ?? 0 });
   return jsonResponse(200, dashboard);
 };
 
 export const handler = middy<APIGatewayProxyEvent, APIGatewayProxyResult, Error, ObservationsContext>(HANDLER_OPTIONS)
+  .use(invocationDeadline())
   .use(observability({ operation: 'getEndpointObservations' }))
   .use(auditTrail())
   .use(brokeredCaller())

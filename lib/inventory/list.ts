@@ -25,14 +25,14 @@ export const UNREADABLE_RECORDS_HEADER = 'X-Unreadable-Records';
  * 507 naming the size and what to do, never a cut list; unreadable records are never silent
  * (header, warning log, `UnreadableRecords` metric).
  */
-export async function listInventoryResponse(tenantId: string, now: Date, acceptEncoding: string | undefined): Promise<JsonResult> {
+export async function listInventoryResponse(tenantId: string, now: Date, acceptEncoding: string | undefined, signal?: AbortSignal): Promise<JsonResult> {
   const cfg = config();
   const options = { now, onlineGraceSeconds: cfg.onlineGraceSeconds };
   const array = new JsonArrayStream({ acceptEncoding, keyOf: (element) => (element as AgentSummary).agent_id });
   let unreadable = 0;
   let pages = 0;
   try {
-    for await (const page of agentRecordPages(dynamo(), cfg.dataTable, tenantId)) {
+    for await (const page of agentRecordPages(dynamo(), cfg.dataTable, tenantId, signal)) {
       pages += page.queryPages;
       unreadable += page.unreadable;
       for (const agent of page.agents) {
@@ -70,13 +70,18 @@ export async function listInventoryResponse(tenantId: string, now: Date, acceptE
  * A failed read throws (502/503/504) before `visit` has seen a partial tenant as whole; unreadable
  * records are counted, logged and in the metric, as for the inventory.
  */
-export async function forEachInventoryAgent(tenantId: string, now: Date, visit: (agent: AgentSummary) => void): Promise<{ agents: number; unreadable: number }> {
+export async function forEachInventoryAgent(
+  tenantId: string,
+  now: Date,
+  visit: (agent: AgentSummary) => void,
+  signal?: AbortSignal,
+): Promise<{ agents: number; unreadable: number }> {
   const cfg = config();
   const options = { now, onlineGraceSeconds: cfg.onlineGraceSeconds };
   let agents = 0;
   let unreadable = 0;
   try {
-    for await (const page of agentRecordPages(dynamo(), cfg.dataTable, tenantId)) {
+    for await (const page of agentRecordPages(dynamo(), cfg.dataTable, tenantId, signal)) {
       unreadable += page.unreadable;
       for (const agent of page.agents) {
         visit(summarizeAgent(agent.durable, agent.connection, options));

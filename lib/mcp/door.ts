@@ -1,4 +1,4 @@
-import type { APIGatewayProxyEventV2WithJWTAuthorizer, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
+import type { APIGatewayProxyEventV2WithJWTAuthorizer, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import { identityFromClaims } from '../auth/identity.js';
 import { bearerToken } from '../auth/verify.js';
 import { config } from '../config.js';
@@ -15,19 +15,16 @@ import { serveMcpRequest } from './server.js';
  */
 
 export const MCP_PATH = '/api/mcp';
-/** Left to the request after its deadline: room to answer before Lambda (and middy's early timeout) cut it. */
-const DEADLINE_MARGIN_MS = 1_000;
 /** Headers that describe the original connection, not the message; the Request recomputes what it needs. */
 const HOP_HEADERS = new Set(['host', 'content-length', 'transfer-encoding', 'connection', 'keep-alive']);
 
 /**
- * The deadline of one request: the configured upstream bound or, when sooner, the Lambda's
- * remaining time less a margin. Every upstream call of the request (token exchange, the private
- * operation, the store) stops with it and becomes a tool error, not a gateway timeout.
+ * The deadline of one MCP request's upstream calls (token exchange, the private operation, the
+ * store): the invocation's deadline or, when sooner, `UPSTREAM_TIMEOUT_MS`. One that passes is a
+ * tool error ("did not answer in time"), never a gateway timeout.
  */
-export function requestDeadline(context: Pick<Context, 'getRemainingTimeInMillis'>): AbortSignal {
-  const remaining = context.getRemainingTimeInMillis() - DEADLINE_MARGIN_MS;
-  return AbortSignal.timeout(Math.max(100, Math.min(config().upstreamTimeoutMs, remaining)));
+export function upstreamDeadline(invocation: AbortSignal): AbortSignal {
+  return AbortSignal.any([invocation, AbortSignal.timeout(config().upstreamTimeoutMs)]);
 }
 
 function bodyOf(event: APIGatewayProxyEventV2WithJWTAuthorizer): string {

@@ -150,7 +150,7 @@ function registerListEndpoints(server: McpServer, caller: ToolCaller): void {
         const needle = filters.hostname?.toLowerCase();
         const matching: AgentSummary[] = [];
         // Only the matching endpoints are kept; the tenant itself is read page by page.
-        const { agents: total } = await readInventory(caller.tenantId, (a) => {
+        const { agents: total } = await readInventory(caller.tenantId, caller.signal, (a) => {
           if ((!filters.connection_state || a.connection_state === filters.connection_state) && (needle === undefined || a.hostname.toLowerCase().includes(needle))) {
             matching.push(a);
           }
@@ -174,9 +174,9 @@ function registerListEndpoints(server: McpServer, caller: ToolCaller): void {
 }
 
 /** The tenant's inventory as listEndpointInventory reads it; its store failures become tool sentences. */
-async function readInventory(tenantId: string, visit: (agent: AgentSummary) => void): Promise<{ agents: number }> {
+async function readInventory(tenantId: string, signal: AbortSignal, visit: (agent: AgentSummary) => void): Promise<{ agents: number }> {
   try {
-    return await forEachInventoryAgent(tenantId, new Date(), visit);
+    return await forEachInventoryAgent(tenantId, new Date(), visit, signal);
   } catch (error) {
     if (error instanceof HttpError && (error.statusCode === 503 || error.statusCode === 502)) {
       throw new ToolFailure(TOOL_SENTENCES.unavailable('inventory', retryAfterSeconds(error.headers['Retry-After'])));

@@ -7,6 +7,7 @@ import { logger } from '../observability/logger.js';
 import { recordAuditWrite } from '../observability/metrics.js';
 import { putAuditItem, type AuditItem } from '../store/audit.js';
 import { dynamo } from '../store/client.js';
+import { deadlineOf } from './deadline.js';
 
 type ObservationsRequest = Request<APIGatewayProxyEvent, unknown, Error, ObservationsContext>;
 interface Response {
@@ -37,9 +38,12 @@ function auditItem(request: ObservationsRequest, statusCode: number): AuditItem 
   };
 }
 
-async function write(item: AuditItem): Promise<void> {
+/** A refusal's audit item may still use the time before Lambda's own cut (and middy's early answer). */
+const REFUSAL_AUDIT_MARGIN_MS = 600;
+
+async function write(item: AuditItem, signal: AbortSignal | undefined): Promise<void> {
   try {
-    await putAuditItem(dynamo(), config().auditTable, item);
+    await putAuditItem(dynamo(), config().auditTable, item, signal);
   } catch (error) {
     recordAuditWrite('failed');
     throw error;
@@ -59,7 +63,8 @@ export function auditTrail(): MiddlewareObj<APIGatewayProxyEvent, unknown, Error
     const item = auditItem(request, response.statusCode);
     request.context.auditSettled = true;
     try {
-      await write(item);
+      // Within the invocation's deadline: a slow audit table is a 503 with no data, not a cut run.
+      await write(item, request.context.deadline);
     } catch (cause) {
       logger.error('audit write failed; the read was refused', { auditId: item.audit_id, error: (cause as Error).name });
       throw new ServiceUnavailableError('The read could not be audited, so no data was returned; try again later.', cause);
@@ -73,7 +78,7 @@ export function auditTrail(): MiddlewareObj<APIGatewayProxyEvent, unknown, Error
     const item = auditItem(request, response?.statusCode ?? 500);
     request.context.auditSettled = true;
     try {
-      await write(item);
+      await write(item, deadlineOf(request.context, REFUSAL_AUDIT_MARGIN_MS));
       if (response) response.headers = { ...response.headers, 'X-Audit-Id': item.audit_id };
     } catch (cause) {
       logger.error('audit write failed for a refused request', { auditId: item.audit_id, status: item.status_code, error: (cause as Error).name });

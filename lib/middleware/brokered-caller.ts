@@ -24,6 +24,7 @@ export function brokeredCaller(): MiddlewareObj<APIGatewayProxyEvent, unknown, E
       issuer: cfg.jwtIssuer,
       audience: cfg.observationsAudience,
       keys: remoteKeys(cfg.jwksUrl),
+      ...(context.deadline ? { signal: context.deadline } : {}),
     })) as Record<string, unknown>;
     // Read the tenant before judging the broker, so a refused broker is audited under the tenant.
     let tenantId: string | null = null;

@@ -1,4 +1,4 @@
-import type { Context } from 'aws-lambda';
+import type { DeadlineContext } from '../middleware/deadline.js';
 import type { ObservationsQuery } from '../contract/schemas.js';
 import type { Attribution } from './request.js';
 
@@ -15,7 +15,7 @@ export interface BrokeredCaller {
  * order: the caller (bearer, broker, tenant), then the query and attribution. The audit trail reads
  * whatever is there when the request ends.
  */
-export interface ObservationsContext extends Context {
+export interface ObservationsContext extends DeadlineContext {
   caller?: BrokeredCaller;
   query?: ObservationsQuery;
   attribution?: Attribution;

@@ -19,6 +19,8 @@ export interface ObservationsRead {
   query: ObservationsQuery;
   attribution: Attribution;
   now: Date;
+  /** The invocation's deadline: every read stops with it (a 504). */
+  signal?: AbortSignal;
 }
 
 async function store<T>(read: Promise<T>): Promise<T> {
@@ -39,15 +41,15 @@ async function store<T>(read: Promise<T>): Promise<T> {
  * A failed read throws (502/503/504); it never becomes an empty dashboard. Samples that cannot be
  * read are counted in the `UnreadableSamples` metric and named in a finding, never dropped silently.
  */
-export async function readEndpointObservations({ tenantId, query, attribution, now }: ObservationsRead): Promise<EndpointDashboard> {
+export async function readEndpointObservations({ tenantId, query, attribution, now, signal }: ObservationsRead): Promise<EndpointDashboard> {
   const cfg = config();
   const db = dynamo();
   // Samples past retention may linger until TTL deletion catches up: never read them.
   const retentionStart = new Date(now.getTime() - cfg.sampleRetentionDays * 86_400_000);
   const windowStart = new Date(Math.max(now.getTime() - query.minutes * 60_000, retentionStart.getTime()));
   const [records, window] = await Promise.all([
-    store(getAgentRecordsAndPolicy(db, cfg.dataTable, tenantId, query.agent_id)),
-    store(querySamples(db, cfg.dataTable, tenantId, query.agent_id, windowStart, now)),
+    store(getAgentRecordsAndPolicy(db, cfg.dataTable, tenantId, query.agent_id, signal)),
+    store(querySamples(db, cfg.dataTable, tenantId, query.agent_id, windowStart, now, signal)),
   ]);
   const { policy } = records;
   if (policy.ticket === 'required' && attribution.ticketNumber === undefined) {
@@ -62,7 +64,7 @@ export async function readEndpointObservations({ tenantId, query, attribution, n
   let unreadableSamples = window.unreadable;
   let newestEver: SampleRecord | null = null;
   if (windowSamples.length === 0) {
-    const newest = await store(newestSample(db, cfg.dataTable, tenantId, query.agent_id, retentionStart, now));
+    const newest = await store(newestSample(db, cfg.dataTable, tenantId, query.agent_id, retentionStart, now, signal));
     newestEver = newest.sample ?? null;
     // The newest sample is in the window when the window reaches it; count it once.
     if (newest.unreadable > 0 && window.unreadable === 0) unreadableSamples += newest.unreadable;

@@ -63,6 +63,7 @@ export async function* agentRecordPages(
   db: DynamoDBDocumentClient,
   table: string,
   tenantId: string,
+  signal?: AbortSignal,
 ): AsyncGenerator<AgentRecordsPage, void, undefined> {
   const input: QueryCommandInput = {
     TableName: table,
@@ -70,7 +71,7 @@ export async function* agentRecordPages(
     ExpressionAttributeValues: { ':pk': { S: agentsPartition(tenantId) } },
   };
   let held: (AgentRecords & { agentId: string }) | undefined;
-  for await (const items of queryPages(db, input)) {
+  for await (const items of queryPages(db, input, signal)) {
     const agents: AgentRecords[] = [];
     let unreadable = 0;
     for (const item of items) {
@@ -117,9 +118,10 @@ export async function getAgentRecordsAndPolicy(
   table: string,
   tenantId: string,
   agentId: string,
+  signal?: AbortSignal,
 ): Promise<{ policy: TenantPolicy; durable: DurableRecord | undefined; connection: ConnectionRecord | undefined; unreadable: number }> {
   const policyAt = policyKey(tenantId);
-  const items = await batchGetItems(db, table, [policyAt, durableAgentKey(tenantId, agentId), connectionKey(tenantId, agentId)]);
+  const items = await batchGetItems(db, table, [policyAt, durableAgentKey(tenantId, agentId), connectionKey(tenantId, agentId)], undefined, signal);
   let policyItem: RawItem | undefined;
   let durable: DurableRecord | undefined;
   let connection: ConnectionRecord | undefined;

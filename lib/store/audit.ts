@@ -28,13 +28,14 @@ export interface AuditItem {
  * Writes one audit item; never overwrites (the put is conditional on the key not existing), so an
  * audit trail cannot be rewritten through this path.
  */
-export async function putAuditItem(db: DynamoDBDocumentClient, table: string, item: AuditItem): Promise<void> {
+export async function putAuditItem(db: DynamoDBDocumentClient, table: string, item: AuditItem, signal?: AbortSignal): Promise<void> {
   await db.send(
     new PutCommand({
       TableName: table,
       Item: { ...auditKey(item.tenant_id, new Date(item.at), item.audit_id), ...item },
       ConditionExpression: 'attribute_not_exists(pk)',
     }),
+    signal ? { abortSignal: signal } : {},
   );
 }
 

@@ -10,8 +10,8 @@ export type { RawItem };
  * client's configuration and middleware stack, so a low-level command runs exactly as it would on
  * the base client; reads that check their own items skip the document client's translation.
  */
-export function sendLowLevel<O>(db: DynamoDBDocumentClient, command: { input: unknown }): Promise<O> {
-  return (db as unknown as DynamoDBClient).send(command as QueryCommand) as unknown as Promise<O>;
+export function sendLowLevel<O>(db: DynamoDBDocumentClient, command: { input: unknown }, signal?: AbortSignal): Promise<O> {
+  return (db as unknown as DynamoDBClient).send(command as QueryCommand, signal ? { abortSignal: signal } : {}) as unknown as Promise<O>;
 }
 
 /**
@@ -36,12 +36,13 @@ function checkedPage<T extends object>(page: { Items?: unknown; LastEvaluatedKey
  * before the next. The next page is requested as soon as the current one arrives (one request in
  * flight at a time, as a plain loop), so the caller's work on a page overlaps the wait for the
  * next. Every read of a collection goes through here, so none can stop at its first page.
+ * `signal` (the invocation's deadline) ends every page request, retries included.
  *
  * @throws UnreadableStoreAnswerError when a page is not a list of items (see checkedPage).
  */
-export async function* queryPages(db: DynamoDBDocumentClient, input: QueryCommandInput): AsyncGenerator<RawItem[], void, undefined> {
+export async function* queryPages(db: DynamoDBDocumentClient, input: QueryCommandInput, signal?: AbortSignal): AsyncGenerator<RawItem[], void, undefined> {
   const fetchPage = (startKey: RawItem | undefined): Promise<QueryCommandOutput> =>
-    sendLowLevel<QueryCommandOutput>(db, new QueryCommand({ ...input, ExclusiveStartKey: startKey }));
+    sendLowLevel<QueryCommandOutput>(db, new QueryCommand({ ...input, ExclusiveStartKey: startKey }), signal);
   let pending: Promise<QueryCommandOutput> | undefined = fetchPage(undefined);
   try {
     while (pending) {

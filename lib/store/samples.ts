@@ -24,6 +24,7 @@ export async function querySamples(
   agentId: string,
   from: Date,
   to: Date,
+  signal?: AbortSignal,
 ): Promise<SamplesRead> {
   const samples: SampleRecord[] = [];
   let unreadable = 0;
@@ -35,7 +36,7 @@ export async function querySamples(
       ':from': { S: sampleSortKey(from) },
       ':to': { S: sampleSortKey(to) },
     },
-  });
+  }, signal);
   for await (const items of pages) {
     for (const item of items) {
       const sample = readSampleRecord(item);
@@ -59,6 +60,7 @@ export async function newestSample(
   agentId: string,
   notBefore: Date,
   notAfter: Date,
+  signal?: AbortSignal,
 ): Promise<{ sample: SampleRecord | undefined; unreadable: number }> {
   const page = await sendLowLevel<QueryCommandOutput>(
     db,
@@ -73,6 +75,7 @@ export async function newestSample(
       ScanIndexForward: false,
       Limit: 1,
     }),
+    signal,
   );
   const items = page?.Items;
   if (!Array.isArray(items)) throw new UnreadableStoreAnswerError('a Query answer without Items');

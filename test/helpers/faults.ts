@@ -78,3 +78,42 @@ export async function answeringEndpoint(body: string): Promise<{ endpoint: strin
       }),
   };
 }
+
+/**
+ * A proxy in front of a real engine that forwards every request but holds, unanswered, those whose
+ * DynamoDB operation `holds` names (`X-Amz-Target`): a fault injector for "the audit table hangs
+ * while the data table answers", which no engine does on demand.
+ */
+export async function holdingProxy(target: string, holds: (operation: string) => boolean): Promise<{ endpoint: string; held: () => number; close(): Promise<void> }> {
+  const { request } = await import('node:http');
+  let held = 0;
+  const upstream = new URL(target);
+  const server = createHttpServer((req, res) => {
+    const operation = String(req.headers['x-amz-target'] ?? '').split('.').pop() ?? '';
+    if (holds(operation)) {
+      held += 1;
+      req.resume();
+      return;
+    }
+    const forward = request(
+      { host: upstream.hostname, port: upstream.port, method: req.method, path: req.url, headers: req.headers },
+      (answer) => {
+        res.writeHead(answer.statusCode ?? 502, answer.headers);
+        answer.pipe(res);
+      },
+    );
+    forward.on('error', () => res.destroy());
+    req.pipe(forward);
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const { port } = server.address() as AddressInfo;
+  return {
+    endpoint: `http://127.0.0.1:${port}`,
+    held: () => held,
+    close: () =>
+      new Promise<void>((r) => {
+        server.closeAllConnections();
+        server.close(() => r());
+      }),
+  };
+}

@@ -7,12 +7,12 @@
  * `--generate` writes a realistic tenant (infra/local/generator.ts: the data `npm run bench` uses).
  */
 import './node-version.js'; // first: the AWS SDK's Node-version notice off on Node 20 (README, Node versions)
-import { readFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
 import { config } from '../../lib/config.js';
 import { dynamo } from '../../lib/store/client.js';
 import { ensureTables } from '../../lib/store/tables.js';
 import { Fleet, fleetItemCount, loadFleet, writeTenantAgents } from './fleet.js';
+import { readFleetFile } from './seed-file.js';
 import { realisticAgents } from './generator.js';
 
 const usage = [
@@ -68,7 +68,7 @@ try {
   const cfg = config();
   let summary: { tenants: number; agents: number; samples: number };
   if (values.file && !values.generate) {
-    const fleet = Fleet.parse(JSON.parse(await readFile(values.file, 'utf8')));
+    const fleet = Fleet.parse(await readFleetFile(values.file));
     await ensureTables(dynamo(), cfg);
     const bar = progress(fleetItemCount(fleet));
     let written = 0;
@@ -94,6 +94,8 @@ try {
   process.stdout.write(`seeded ${summary.tenants} tenant(s), ${summary.agents} agent(s), ${summary.samples} sample(s) into ${cfg.dynamoEndpoint}\n`);
 } catch (error) {
   const e = error as Error;
-  process.stderr.write(`seed failed: ${e.name === 'ZodError' ? 'the fleet file is not valid: ' : ''}${e.message}\n${usage}\n`);
+  // The usage line only when the arguments were wrong, not when the file or the store was.
+  const aboutArguments = e instanceof TypeError || /^(give either|--)/.test(e.message) || (e as { code?: string }).code?.startsWith('ERR_PARSE_ARGS');
+  process.stderr.write(`seed failed: ${e.message}\n${aboutArguments ? `${usage}\n` : ''}`);
   process.exit(2);
 }

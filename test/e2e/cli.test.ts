@@ -187,6 +187,24 @@ describe('E2E: the local stack and its CLIs as separate processes', () => {
     expect(res.body).toMatch(/^The inventory store is unavailable right now; try again later\./);
   }, 120_000);
 
+  it('says where a fleet file is invalid, and prints the usage only for bad arguments', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'cli-'));
+    const file = join(dir, 'fleet.json');
+    const { writeFile } = await import('node:fs/promises');
+    await writeFile(file, JSON.stringify({ tenants: [{ tenant_id: 't', agents: [{ agent_id: 'a', hostname: 'h', os: 'linux', version: '1' }] }] }));
+    const env = { DYNAMODB_ENDPOINT: await closedPortEndpoint() };
+
+    await expect(cli('seed-cli.ts', ['--file', file], env)).rejects.toMatchObject({
+      code: 2,
+      stderr: `seed failed: the fleet file ${file} is not a valid fleet: tenants[0].agents[0].arch: required\n`,
+    });
+    await expect(cli('seed-cli.ts', ['--file', join(dir, 'missing.json')], env)).rejects.toMatchObject({
+      code: 2,
+      stderr: `seed failed: there is no fleet file at ${join(dir, 'missing.json')}\n`,
+    });
+    await expect(cli('seed-cli.ts', ['--generate'], env)).rejects.toMatchObject({ code: 2, stderr: expect.stringContaining('usage: npm run seed') });
+  });
+
   it('prints nothing but a usage line and exits 2 when `npm run token` is called without a tenant', async () => {
     await expect(cli('token-cli.ts', [], {})).rejects.toMatchObject({ code: 2, stdout: '' });
   });

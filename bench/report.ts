@@ -37,6 +37,10 @@ export interface BenchResults {
     httpRatio: number;
     handlerStatus: number;
   }[];
+  /** TENANT_FENCING=iam against off, on the same tenant (credentials cached) and on a tenant read for the first time (one AssumeRole). */
+  fencing:
+    | { agents: number; offMs: number; fencedMs: number; ratio: number; firstReadOffMs: number; firstReadFencedMs: number; firstReadRatio: number; stsCalls: number }
+    | undefined;
   bundles: { name: string; bytes: number }[];
   coldStart: { name: string; ms: number; importMs: number; ratio: number }[];
   gzipLevels: { level: number; agents: number; bytes: number; ms: number }[];
@@ -172,6 +176,13 @@ export function performanceSection(r: BenchResults): string {
     lines.push(`| ${n(o.minutes)} min | ${n(o.samples)} | ${ms(o.floorMs)} ms | ${ms(o.handlerMs)} ms | ${x(o.handlerRatio)} | ${ms(o.httpMs)} ms | ${x(o.httpRatio)} |`);
   }
   lines.push('');
+  if (r.fencing) {
+    const f = r.fencing;
+    lines.push(
+      `**Tenant fencing by IAM** (\`TENANT_FENCING=iam\`, on on AWS): the inventory handler with fenced credentials against the same handler without, interleaved. On a ${n(f.agents)}-agent tenant whose credentials are cached: ${ms(f.offMs)} ms against ${ms(f.fencedMs)} ms, **${x(f.ratio)}**. The first read of a tenant (one \`sts:AssumeRole\`, a new client and connection; an empty tenant, so the read itself is small): ${ms(f.firstReadOffMs)} ms against ${ms(f.firstReadFencedMs)} ms, ${x(f.firstReadRatio)} (${n(f.stsCalls)} AssumeRole calls for ${n(f.stsCalls)} tenants). STS here is a local stand-in that answers at once; on AWS add one STS round trip (typically tens of milliseconds) per tenant per warm instance per hour.`,
+    );
+    lines.push('');
+  }
   lines.push('**Bundles and cold start.** Cold start: from spawning `node` to the first answer (import, initialisation, one invocation against the engine), medians of interleaved fresh processes. Floor: a bundle of the bare SDK doing one `Query`, built with the same esbuild options.');
   lines.push('');
   lines.push('| bundle | size | cold start | of which import | ratio |');

@@ -29,6 +29,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import type { IncomingMessage } from 'node:http';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { gunzipSync } from 'node:zlib';
 import { build } from 'esbuild';
 import { bundleOptions, buildAll, ROOT } from '../infra/build.js';
@@ -78,6 +79,7 @@ async function main(): Promise<number> {
     gzipLevels: [],
     largestTenant: undefined,
     seeding: [],
+    fencing: undefined,
     targets: [],
     memory: undefined,
     durationSeconds: 0,
@@ -179,6 +181,48 @@ async function main(): Promise<number> {
     const r = results.inventory.at(-1)!;
     say(`  floor ${n(r.floorMs)} ms, handler ${n(r.handlerMs)} ms (${r.handlerRatio.toFixed(2)}x, ${r.handlerStatus}), HTTP ${n(r.httpMs)} ms (${r.httpRatio.toFixed(2)}x, ${r.httpStatus}), fresh process ${n(r.fresh.maxRssMiB)} MiB, ${n(r.fresh.cpuMs)} ms CPU`);
   }
+
+  // Tenant fencing: a second copy of the inventory bundle (its own configuration) with TENANT_FENCING=iam,
+  // against an STS stand-in on loopback that answers AssumeRole at once.
+  say('tenant fencing: fenced against unfenced inventory handler, cached credentials and first reads');
+  const sts = await stsStandIn();
+  const fencedEnv = { TENANT_FENCING: 'iam', TENANT_READ_ROLE_ARN: 'arn:aws:iam::123456789012:role/bench-tenant-read', STS_ENDPOINT: sts.endpoint };
+  Object.assign(process.env, fencedEnv);
+  const fencedHandler = (await import(`${pathToFileURL(bundleOf('inventory')).href}?fenced`)).handler as typeof inventoryHandler;
+  await fencedHandler(inventoryEvent(tenantOf(TENANT_SIZES[0]!)), lambdaContext('inventory')); // reads its configuration now, with fencing on
+  for (const key of Object.keys(fencedEnv)) delete process.env[key];
+  {
+    const tenant = tenantOf(TENANT_SIZES[0]!);
+    const warm = await interleaved(
+      {
+        off: async () => void (await inventoryHandler(inventoryEvent(tenant), lambdaContext('inventory'))),
+        fenced: async () => void (await fencedHandler(inventoryEvent(tenant), lambdaContext('inventory'))),
+      },
+      quick ? 9 : 21,
+    );
+    let fresh = 0;
+    const callsBefore = sts.calls();
+    const first = await interleaved(
+      {
+        off: async () => void (await inventoryHandler(inventoryEvent(`bench-first-${fresh++}`), lambdaContext('inventory'))),
+        fenced: async () => void (await fencedHandler(inventoryEvent(`bench-first-${fresh++}`), lambdaContext('inventory'))),
+      },
+      quick ? 9 : 21,
+    );
+    results.fencing = {
+      agents: TENANT_SIZES[0]!,
+      offMs: median(warm.off!),
+      fencedMs: median(warm.fenced!),
+      ratio: median(warm.fenced!) / median(warm.off!),
+      firstReadOffMs: median(first.off!),
+      firstReadFencedMs: median(first.fenced!),
+      firstReadRatio: median(first.fenced!) / median(first.off!),
+      stsCalls: sts.calls() - callsBefore,
+    };
+    const f = results.fencing;
+    say(`  cached: ${f.offMs.toFixed(1)} ms off, ${f.fencedMs.toFixed(1)} ms fenced (${f.ratio.toFixed(2)}x); first read of a tenant: ${f.firstReadOffMs.toFixed(1)} ms off, ${f.firstReadFencedMs.toFixed(1)} ms fenced (${f.firstReadRatio.toFixed(2)}x, ${f.stsCalls} AssumeRole)`);
+  }
+  await sts.close();
 
   // Observations.
   // What the MCP broker sends: a token from the token exchange, naming the broker as actor.
@@ -414,3 +458,29 @@ main().then(
     process.exit(2);
   },
 );
+
+/** A stand-in for STS on loopback: answers every AssumeRole at once with credentials valid an hour, and counts them. */
+async function stsStandIn(): Promise<{ endpoint: string; calls: () => number; close(): Promise<void> }> {
+  const { createServer } = await import('node:http');
+  let calls = 0;
+  const server = createServer((req, res) => {
+    req.resume();
+    req.on('end', () => {
+      calls += 1;
+      res.writeHead(200, { 'Content-Type': 'text/xml' });
+      res.end(
+        `<AssumeRoleResponse xmlns="https://sts.amazonaws.com/doc/2011-06-15/"><AssumeRoleResult><Credentials><AccessKeyId>ASIABENCH${calls}</AccessKeyId>` +
+          `<SecretAccessKey>s</SecretAccessKey><SessionToken>t</SessionToken><Expiration>${new Date(Date.now() + 3_600_000).toISOString()}</Expiration></Credentials>` +
+          `<AssumedRoleUser><AssumedRoleId>AROABENCH:s</AssumedRoleId><Arn>arn:aws:sts::123456789012:assumed-role/bench-tenant-read/s</Arn></AssumedRoleUser></AssumeRoleResult>` +
+          `<ResponseMetadata><RequestId>r${calls}</RequestId></ResponseMetadata></AssumeRoleResponse>`,
+      );
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as import('node:net').AddressInfo;
+  return {
+    endpoint: `http://127.0.0.1:${port}`,
+    calls: () => calls,
+    close: () => new Promise<void>((resolve) => (server.closeAllConnections(), server.close(() => resolve()))),
+  };
+}

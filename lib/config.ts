@@ -56,6 +56,13 @@ const EnvSchema = z
     OBSERVATIONS_URL: optionalText.pipe(z.url().optional()),
     MCP_ALLOWED_ORIGINS: z.string().default(''),
     UPSTREAM_TIMEOUT_MS: positiveInt.default(16_000),
+    TENANT_FENCING: z.enum(['off', 'iam'], { error: 'must be off or iam' }).default('off'),
+    TENANT_READ_ROLE_ARN: optionalText.pipe(z.string().regex(/^arn:aws[a-z-]*:iam::[0-9]{12}:role\//, 'must be an IAM role ARN').optional()),
+    STS_ENDPOINT: optionalText.pipe(z.url().optional()),
+  })
+  .refine((env) => env.TENANT_FENCING !== 'iam' || env.TENANT_READ_ROLE_ARN !== undefined, {
+    path: ['TENANT_READ_ROLE_ARN'],
+    message: 'is required when TENANT_FENCING is iam',
   })
   .transform((env) => {
     const issuer = env.JWT_ISSUER ?? `http://localhost:${env.PORT}`;
@@ -93,6 +100,11 @@ const EnvSchema = z
       observationsUrl: env.OBSERVATIONS_URL ?? `http://127.0.0.1:${env.PRIVATE_PORT}/api/mcp/endpoint`,
       mcpAllowedOrigins: list(env.MCP_ALLOWED_ORIGINS),
       upstreamTimeoutMs: env.UPSTREAM_TIMEOUT_MS,
+      /** `iam`: data-table reads use credentials fenced to the caller's tenant (lib/store/tenant-client.ts). */
+      tenantFencing: env.TENANT_FENCING,
+      tenantReadRoleArn: env.TENANT_READ_ROLE_ARN,
+      /** STS at another address (tests); AWS's regional endpoint when absent. */
+      stsEndpoint: env.STS_ENDPOINT,
     });
   });
 

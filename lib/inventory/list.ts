@@ -5,7 +5,7 @@ import { JsonArrayStream, LAMBDA_RESPONSE_LIMIT_BYTES, type JsonResult } from '.
 import { logger } from '../observability/logger.js';
 import { recordItemsReturned, recordUnreadableRecords } from '../observability/metrics.js';
 import { agentRecordPages } from '../store/agents.js';
-import { dynamo } from '../store/client.js';
+import { tenantDynamo } from '../store/tenant-client.js';
 import { summarizeAgent } from './merge.js';
 
 /** The response header that counts the tenant's stored agent records that could not be read. */
@@ -32,7 +32,7 @@ export async function listInventoryResponse(tenantId: string, now: Date, acceptE
   let unreadable = 0;
   let pages = 0;
   try {
-    for await (const page of agentRecordPages(dynamo(), cfg.dataTable, tenantId, signal)) {
+    for await (const page of agentRecordPages(await tenantDynamo(tenantId, signal), cfg.dataTable, tenantId, signal)) {
       pages += page.queryPages;
       unreadable += page.unreadable;
       for (const agent of page.agents) {
@@ -81,7 +81,7 @@ export async function forEachInventoryAgent(
   let agents = 0;
   let unreadable = 0;
   try {
-    for await (const page of agentRecordPages(dynamo(), cfg.dataTable, tenantId, signal)) {
+    for await (const page of agentRecordPages(await tenantDynamo(tenantId, signal), cfg.dataTable, tenantId, signal)) {
       unreadable += page.unreadable;
       for (const agent of page.agents) {
         visit(summarizeAgent(agent.durable, agent.connection, options));

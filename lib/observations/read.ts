@@ -4,7 +4,7 @@ import { evaluateDashboard } from '../dashboard/evaluate.js';
 import { dependencyFailure, ForbiddenError, NotFoundError } from '../errors.js';
 import { connectionStateOf, newerTime } from '../inventory/merge.js';
 import { getAgentRecordsAndPolicy } from '../store/agents.js';
-import { dynamo } from '../store/client.js';
+import { tenantDynamo } from '../store/tenant-client.js';
 import type { SampleRecord } from '../store/records.js';
 import { newestSample, querySamples } from '../store/samples.js';
 import { logger } from '../observability/logger.js';
@@ -43,7 +43,8 @@ async function store<T>(read: Promise<T>): Promise<T> {
  */
 export async function readEndpointObservations({ tenantId, query, attribution, now, signal }: ObservationsRead): Promise<EndpointDashboard> {
   const cfg = config();
-  const db = dynamo();
+  // The tenant's reads, fenced to its partitions when TENANT_FENCING is iam.
+  const db = await store(tenantDynamo(tenantId, signal));
   // Samples past retention may linger until TTL deletion catches up: never read them.
   const retentionStart = new Date(now.getTime() - cfg.sampleRetentionDays * 86_400_000);
   const windowStart = new Date(Math.max(now.getTime() - query.minutes * 60_000, retentionStart.getTime()));

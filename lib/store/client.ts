@@ -9,6 +9,8 @@ export interface ClientOptions {
   maxAttempts: number;
   /** Per attempt, for connecting and for the answer; past it the attempt fails with a TimeoutError. */
   timeoutMs: number;
+  /** Credentials of this client's own (a tenant-fenced session); else local dummies or the SDK's provider. */
+  credentials?: { accessKeyId: string; secretAccessKey: string; sessionToken?: string; expiration?: Date };
 }
 
 /**
@@ -28,6 +30,7 @@ export function createDocumentClient(options: ClientOptions): DynamoDBDocumentCl
     maxAttempts: options.maxAttempts,
     requestHandler: { connectionTimeout: options.timeoutMs, requestTimeout: options.timeoutMs, throwOnRequestTimeout: true },
     ...(options.endpoint ? { endpoint: options.endpoint, credentials: { accessKeyId: 'local', secretAccessKey: 'local' } } : {}),
+    ...(options.credentials ? { credentials: options.credentials } : {}),
   });
   base.middlewareStack.remove(SDK_LOGGER_MIDDLEWARE);
   return DynamoDBDocumentClient.from(base, { marshallOptions: { removeUndefinedValues: true } });

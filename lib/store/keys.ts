@@ -19,9 +19,18 @@ export interface Key {
   sk: string;
 }
 
+/**
+ * What every data-table partition key of a tenant begins with, and nothing of another tenant's
+ * does: `T#<escaped tenant>#`. An escaped id holds no `#`, so the prefix of one tenant is never a
+ * prefix of another's. The IAM tenant fence (lib/store/tenant-fence.ts) allows exactly this prefix.
+ */
+export function tenantKeyPrefix(tenantId: string): string {
+  return `T${SEP}${escapeId(tenantId)}${SEP}`;
+}
+
 /** Partition holding every agent record (durable and connection) of one tenant. */
 export function agentsPartition(tenantId: string): string {
-  return ['T', escapeId(tenantId), 'AGENTS'].join(SEP);
+  return `${tenantKeyPrefix(tenantId)}AGENTS`;
 }
 
 /** Sort key of an agent's record within its tenant's partition: `D` durable, `C` connection. */
@@ -41,7 +50,7 @@ export function connectionKey(tenantId: string, agentId: string): Key {
 
 /** Partition holding the samples of one agent of one tenant, sorted by time. */
 export function samplesPartition(tenantId: string, agentId: string): string {
-  return ['T', escapeId(tenantId), 'S', escapeId(agentId)].join(SEP);
+  return `${tenantKeyPrefix(tenantId)}S${SEP}${escapeId(agentId)}`;
 }
 
 /** Sort key of a sample: its RFC 3339 UTC time (fixed width, so it sorts by time). */
@@ -55,7 +64,7 @@ export function sampleKey(tenantId: string, agentId: string, observedAt: Date): 
 
 /** Key of a tenant's optional policy. */
 export function policyKey(tenantId: string): Key {
-  return { pk: ['T', escapeId(tenantId), 'POLICY'].join(SEP), sk: 'POLICY' };
+  return { pk: `${tenantKeyPrefix(tenantId)}POLICY`, sk: 'POLICY' };
 }
 
 /** Partition of a tenant's audit items; `null` (no tenant claim) has a partition of its own. */

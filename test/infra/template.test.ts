@@ -285,8 +285,13 @@ describe('Template: npm run package', () => {
       'ec2:UnassignPrivateIpAddresses',
     ]);
 
-    it('gives each function its own role, and creates no other', () => {
-      expect(ofType('AWS::IAM::Role').map(([id]) => id).sort()).toEqual(['InventoryRole', 'McpRole', 'ObservationsRole']);
+    const TENANT_READ_ROLE_ARN = { 'Fn::Sub': 'arn:${AWS::Partition}:iam::${AWS::AccountId}:role/endpoint-read-service-example-tenant-read' };
+    const assumeTenantRead = { Sid: 'AssumeTenantReadRole', Effect: 'Allow', Action: ['sts:AssumeRole', 'sts:TagSession'], Resource: TENANT_READ_ROLE_ARN };
+    const dynamoOf = (role: string): Statement[] => statementsOf(role).filter((s) => asList(s.Action).some((a) => a.startsWith('dynamodb:')));
+    const stsOf = (role: string): Statement[] => statementsOf(role).filter((s) => asList(s.Action).some((a) => a.startsWith('sts:')));
+
+    it('gives each function its own role, plus the tenant-read role, and creates no other', () => {
+      expect(ofType('AWS::IAM::Role').map(([id]) => id).sort()).toEqual(['InventoryRole', 'McpRole', 'ObservationsRole', 'TenantReadRole']);
       expect(resource('InventoryLambdaFunction').Properties.Role).toEqual(getAtt('InventoryRole'));
       expect(resource('ObservationsLambdaFunction').Properties.Role).toEqual(getAtt('ObservationsRole'));
       expect(resource('McpLambdaFunction').Properties.Role).toEqual(getAtt('McpRole'));
@@ -298,31 +303,51 @@ describe('Template: npm run package', () => {
       }
     });
 
-    it('lets inventory Query and GetItem on the data table, and nothing else on DynamoDB', () => {
-      const dynamo = statementsOf('InventoryRole').filter((s) => asList(s.Action).some((a) => a.startsWith('dynamodb:')));
+    it('fences data-table reads by IAM: no function reads it with its own role; each assumes the tenant-read role', () => {
+      for (const role of ['InventoryRole', 'ObservationsRole', 'McpRole']) {
+        expect(dynamoOf(role).filter((s) => JSON.stringify(s.Resource).includes('DataTable'))).toEqual([]);
+        expect(stsOf(role)).toEqual([assumeTenantRead]);
+      }
+      for (const id of ['InventoryLambdaFunction', 'ObservationsLambdaFunction', 'McpLambdaFunction']) {
+        expect(resource(id).Properties.Environment.Variables).toMatchObject({ TENANT_FENCING: 'iam', TENANT_READ_ROLE_ARN: TENANT_READ_ROLE_ARN });
+      }
+    });
 
-      expect(dynamo).toEqual([
-        { Sid: 'ReadDataTable', Effect: 'Allow', Action: ['dynamodb:Query', 'dynamodb:GetItem'], Resource: getAtt('DataTable') },
+    it('lets the tenant-read role read only the data table\'s tenant partitions, assumed only by the functions with a tenant tag', () => {
+      const role = resource('TenantReadRole').Properties;
+
+      expect(role.RoleName).toBe('endpoint-read-service-example-tenant-read');
+      expect(role.MaxSessionDuration).toBe(3600);
+      expect(role.AssumeRolePolicyDocument.Statement).toEqual([
+        {
+          Sid: 'TheFunctionsWithATenantTag',
+          Effect: 'Allow',
+          Principal: { AWS: [getAtt('InventoryRole'), getAtt('ObservationsRole'), getAtt('McpRole')] },
+          Action: ['sts:AssumeRole', 'sts:TagSession'],
+          Condition: { Null: { 'aws:RequestTag/tenant': 'false' } },
+        },
+      ]);
+      expect(statementsOf('TenantReadRole')).toEqual([
+        {
+          Sid: 'ReadTenantPartitions',
+          Effect: 'Allow',
+          Action: ['dynamodb:Query', 'dynamodb:GetItem', 'dynamodb:BatchGetItem'],
+          Resource: getAtt('DataTable'),
+          Condition: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['T#*'] } },
+        },
       ]);
     });
 
-    it('lets observations Query and GetItem on the data table and only PutItem on the audit table', () => {
-      const dynamo = statementsOf('ObservationsRole').filter((s) => asList(s.Action).some((a) => a.startsWith('dynamodb:')));
-
-      expect(dynamo).toEqual([
-        { Sid: 'ReadDataTable', Effect: 'Allow', Action: ['dynamodb:Query', 'dynamodb:GetItem'], Resource: getAtt('DataTable') },
-        { Sid: 'WriteAuditItems', Effect: 'Allow', Action: ['dynamodb:PutItem'], Resource: getAtt('AuditTable') },
-      ]);
+    it('lets observations only PutItem on the audit table', () => {
+      expect(dynamoOf('ObservationsRole')).toEqual([{ Sid: 'WriteAuditItems', Effect: 'Allow', Action: ['dynamodb:PutItem'], Resource: getAtt('AuditTable') }]);
+      expect(dynamoOf('InventoryRole')).toEqual([]);
     });
 
-    it('lets mcp Query and GetItem on the data table (list_endpoints), read its one secret, and nothing on the audit table', () => {
+    it('lets mcp read its one secret, and nothing on the audit table', () => {
       const statements = statementsOf('McpRole');
-      const dynamo = statements.filter((s) => asList(s.Action).some((a) => a.startsWith('dynamodb:')));
       const secrets = statements.filter((s) => asList(s.Action).some((a) => a.startsWith('secretsmanager:')));
 
-      expect(dynamo).toEqual([
-        { Sid: 'ReadDataTable', Effect: 'Allow', Action: ['dynamodb:Query', 'dynamodb:GetItem'], Resource: getAtt('DataTable') },
-      ]);
+      expect(dynamoOf('McpRole')).toEqual([]);
       expect(secrets).toEqual([
         { Sid: 'ReadBrokerClientSecret', Effect: 'Allow', Action: ['secretsmanager:GetSecretValue'], Resource: EXAMPLE.brokerSecretArn },
       ]);
@@ -343,7 +368,7 @@ describe('Template: npm run package', () => {
     });
 
     it('has no wildcard action, and "*" resources only for actions AWS grants on nothing narrower', () => {
-      const all = [...statementsOf('InventoryRole'), ...statementsOf('ObservationsRole'), ...statementsOf('McpRole')];
+      const all = [...statementsOf('InventoryRole'), ...statementsOf('ObservationsRole'), ...statementsOf('McpRole'), ...statementsOf('TenantReadRole')];
 
       for (const statement of all) {
         expect(statement.Effect).toBe('Allow');

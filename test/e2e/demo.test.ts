@@ -32,6 +32,14 @@ describe('Function: demoPulseFleet', () => {
     for (const quiet of ['ac-007', 'ac-008', 'ac-009', 'ops/db #1']) expect(acme.has(quiet)).toBe(false);
   });
 
+  it.each([0, 1, 30, 59])('finds the live endpoints whatever the second of the minute the stack starts at (:%s)', (second) => {
+    const at = new Date(`2026-11-23T10:00:${String(second).padStart(2, '0')}.900Z`);
+    const live = demoPulseFleet(at, later).tenants.flatMap((t) => t.agents ?? []).map((a) => a.agent_id);
+
+    expect(live).toEqual(expect.arrayContaining(['ac-001', 'ac-002', 'ac-003', 'ac-004', 'ac-005', 'ac-new laptop', 'gx-001']));
+    expect(live).not.toEqual(expect.arrayContaining(['ac-008']));
+  });
+
   it("repeats each metric's last value, and keeps a metric that was never reported unreported", () => {
     const gaps = agentsOf('acme').find((a) => a.agent_id === 'ac-004')!;
     const seededSamples = seeded('ac-004').samples!;

@@ -92,7 +92,7 @@ async function main(): Promise<number> {
   const bareBundle = join(dist, 'bare-sdk', 'index.mjs');
   await build({ ...bundleOptions(join(ROOT, 'bench', 'bare-sdk-handler.ts'), bareBundle), sourcemap: false });
   const bundleOf = (name: string): string => (name === 'bare-sdk' ? bareBundle : built.find((b) => b.name === name)!.bundle);
-  for (const name of ['inventory', 'observations', 'bare-sdk']) {
+  for (const name of ['inventory', 'observations', 'mcp', 'bare-sdk']) {
     results.bundles.push({ name, bytes: readFileSync(bundleOf(name)).length });
   }
 

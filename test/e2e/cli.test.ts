@@ -205,6 +205,16 @@ describe('E2E: the local stack and its CLIs as separate processes', () => {
     await expect(cli('seed-cli.ts', ['--generate'], env)).rejects.toMatchObject({ code: 2, stderr: expect.stringContaining('usage: npm run seed') });
   });
 
+  it('tells `npm run audit` users where it looked and how to point it at another engine port, without a usage line', async () => {
+    const endpoint = await closedPortEndpoint();
+
+    await expect(cli('audit-cli.ts', ['--tenant', 'acme'], { DYNAMODB_ENDPOINT: endpoint, DYNAMODB_MAX_ATTEMPTS: '1', DYNAMODB_TIMEOUT_MS: '500' })).rejects.toMatchObject({
+      code: 1,
+      stderr: `audit failed: nothing answers at ${endpoint}. Is \`npm start\` running? If it runs on another engine port, give it here too: DYNAMODB_PORT=<port> npm run audit -- --tenant T (or DYNAMODB_ENDPOINT=<url>).\n`,
+    });
+    await expect(cli('audit-cli.ts', [], {})).rejects.toMatchObject({ code: 2, stderr: expect.stringContaining('usage: npm run audit') });
+  });
+
   it('prints nothing but a usage line and exits 2 when `npm run token` is called without a tenant', async () => {
     await expect(cli('token-cli.ts', [], {})).rejects.toMatchObject({ code: 2, stdout: '' });
   });

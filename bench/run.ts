@@ -37,7 +37,7 @@ import { httpApiEvent, lambdaContext, restApiEvent } from '../infra/local/events
 import { writeTenantAgents } from '../infra/local/fleet.js';
 import { realisticAgents, seedOf } from '../infra/local/generator.js';
 import { localIssuer } from '../infra/local/issuer.js';
-import { issueExchangedToken } from '../infra/local/token-exchange.js';
+import { brokerTokenFor } from '../infra/local/token-exchange.js';
 import type { AgentSummary } from '../lib/contract/schemas.js';
 import { GZIP_LEVEL, gzipJsonArray, JsonArrayStream, LAMBDA_RESPONSE_LIMIT_BYTES, lambdaResponseBytes } from '../lib/http.js';
 import { summarizeAgent } from '../lib/inventory/merge.js';
@@ -227,11 +227,11 @@ async function main(): Promise<number> {
   // Observations.
   // What the MCP broker sends: a token from the token exchange, naming the broker as actor.
   const brokerToken = (): Promise<string> =>
-    issueExchangedToken(issuer, { issuer: ISSUER, tenantClaim: 'tenant_id', lifetimeSeconds: 3_600 }, {
-      subject: { sub: 'bench', tenant_id: 'bench-obs' },
-      clientId: 'local-broker',
-      audience: 'endpoint-observations',
-    });
+    brokerTokenFor(
+      issuer,
+      { issuer: ISSUER, tenantClaim: 'tenant_id', clientId: 'local-broker', audience: 'endpoint-observations', lifetimeSeconds: 3_600 },
+      { subject: 'bench', tenant: 'bench-obs' },
+    );
   const obsToken = await brokerToken();
   const obsHeaders = { Authorization: `Bearer ${obsToken}`, 'X-Service-Reason': 'bench: dashboard read' };
   for (const minutes of WINDOWS) {

@@ -35,6 +35,14 @@ export function failureBody(sentence: string, requestId: string): string {
   return `${sentence} (request id: ${requestId})\n`;
 }
 
+const FAILURE_BODY = /^(.+?) \(request id: ([^)\s]+)\)\s*$/s;
+
+/** The sentence and request id of a body `failureBody` wrote, or undefined for any other text. */
+export function parseFailureBody(body: string): { sentence: string; requestId: string } | undefined {
+  const match = FAILURE_BODY.exec(body);
+  return match ? { sentence: match[1]!, requestId: match[2]! } : undefined;
+}
+
 const JSON_HEADERS = Object.freeze({ 'Content-Type': 'application/json; charset=utf-8', 'Cache-Control': 'no-store' });
 
 /** A JSON success response; tenant data is never cached by intermediaries. */

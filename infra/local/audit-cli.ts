@@ -6,9 +6,10 @@
  */
 import './node-version.js'; // first: the AWS SDK's Node-version notice off on Node 20 (README, Node versions)
 import { parseArgs } from 'node:util';
-import { config, resetConfig } from '../../lib/config.js';
+import { config } from '../../lib/config.js';
 import { listAuditItems } from '../../lib/store/audit.js';
 import { dynamo } from '../../lib/store/client.js';
+import { cliStoreEndpoint } from './engine.js';
 
 const usage = 'usage: npm run audit -- --tenant T   (or --no-tenant)';
 
@@ -22,9 +23,7 @@ try {
   process.exit(2);
 }
 
-const endpoint = process.env.DYNAMODB_ENDPOINT || `http://127.0.0.1:${config().dynamoPort}`;
-process.env.DYNAMODB_ENDPOINT = endpoint;
-resetConfig(); // read again, now with the endpoint
+const endpoint = cliStoreEndpoint();
 try {
   const items = await listAuditItems(dynamo(), config().auditTable, tenant);
   for (const item of items) process.stdout.write(`${JSON.stringify(item)}\n`);

@@ -1,4 +1,5 @@
 import type { Fleet, FleetAgent } from './fleet.js';
+import { seededRandom as random } from './generator.js';
 
 /**
  * The demo fleet `npm start` seeds: two tenants of 50 agents each, every connection_state present,
@@ -8,18 +9,6 @@ import type { Fleet, FleetAgent } from './fleet.js';
  */
 
 export const DEMO_TENANTS = ['acme', 'globex'] as const;
-
-/** A small deterministic generator (mulberry32), so the demo is the same at every start. */
-function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const iso = (ms: number): string => new Date(ms).toISOString();
 const minuteFloor = (d: Date): number => Math.floor(d.getTime() / 60_000) * 60_000;

@@ -2,6 +2,7 @@ import { createRequire } from 'node:module';
 import { mkdir } from 'node:fs/promises';
 import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
+import { config, resetConfig } from '../../lib/config.js';
 
 const require = createRequire(import.meta.url);
 
@@ -37,4 +38,15 @@ export async function startEmbeddedEngine(options: { port: number; host?: string
         server.close(() => resolve());
       }),
   };
+}
+
+/**
+ * The engine a CLI talks to: DYNAMODB_ENDPOINT, else the embedded engine of `npm start` on
+ * DYNAMODB_PORT (default 8000); set as the service's configuration, which it reads again.
+ */
+export function cliStoreEndpoint(): string {
+  const endpoint = process.env.DYNAMODB_ENDPOINT || `http://127.0.0.1:${config().dynamoPort}`;
+  process.env.DYNAMODB_ENDPOINT = endpoint;
+  resetConfig();
+  return endpoint;
 }

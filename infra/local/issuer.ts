@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { exportJWK, generateKeyPair, importJWK, SignJWT, type JWK } from 'jose';
+import { createLocalJWKSet, exportJWK, generateKeyPair, importJWK, SignJWT, type JWK } from 'jose';
+import type { KeySource } from '../../lib/auth/key-set.js';
 
 /**
  * The local JWT issuer: one RSA key pair kept under `.local/` so that `npm start`, `npm run token`
@@ -10,6 +11,8 @@ import { exportJWK, generateKeyPair, importJWK, SignJWT, type JWK } from 'jose';
 export interface LocalIssuer {
   kid: string;
   jwks: { keys: JWK[] };
+  /** Its own keys as a key source, for checking the tokens it signed (the token exchange). */
+  keys: KeySource;
   sign(claims: TokenClaims): Promise<string>;
 }
 
@@ -77,9 +80,11 @@ export async function localIssuer(dir = LOCAL_DIR): Promise<LocalIssuer> {
   const privateKey = await importJWK(jwk, 'RS256');
   const { n, e } = jwk;
   const publicJwk: JWK = { kty: 'RSA', n, e, kid, alg: 'RS256', use: 'sig' };
+  const localKeys = createLocalJWKSet({ keys: [publicJwk] });
   return {
     kid,
     jwks: { keys: [publicJwk] },
+    keys: { getKey: (header) => localKeys(header, undefined as never) },
     async sign(c: TokenClaims): Promise<string> {
       const payload: Record<string, unknown> = { ...c.extra };
       if (c.tenant !== undefined) payload[c.tenantClaim ?? 'tenant_id'] = c.tenant;

@@ -12,6 +12,7 @@ import { config } from '../../lib/config.js';
 import { dynamo } from '../../lib/store/client.js';
 import { ensureTables } from '../../lib/store/tables.js';
 import { Fleet, fleetItemCount, loadFleet, writeTenantAgents } from './fleet.js';
+import { cliStoreEndpoint } from './engine.js';
 import { readFleetFile } from './seed-file.js';
 import { realisticAgents } from './generator.js';
 
@@ -64,7 +65,7 @@ try {
     },
     strict: true,
   });
-  process.env.DYNAMODB_ENDPOINT ||= `http://127.0.0.1:${process.env.DYNAMODB_PORT ?? 8000}`;
+  cliStoreEndpoint();
   const cfg = config();
   let summary: { tenants: number; agents: number; samples: number };
   if (values.file && !values.generate) {

@@ -24,7 +24,7 @@ function rule(issue: z.core.$ZodIssue): string {
 }
 
 /** The problems of an invalid fleet, one `path: rule` each (the first `max`). */
-export function describeFleetProblems(error: z.ZodError, max = 5): string {
+function describeFleetProblems(error: z.ZodError, max = 5): string {
   const lines = error.issues.slice(0, max).map((issue) => `${where(issue.path) || '(the file)'}: ${rule(issue)}`);
   const more = error.issues.length > max ? `; and ${error.issues.length - max} more` : '';
   return `${lines.join('; ')}${more}`;

@@ -2,6 +2,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import type { APIGatewayProxyEventV2WithJWTAuthorizer, APIGatewayProxyEvent, Context } from 'aws-lambda';
 import { config, resetConfig } from '../../lib/config.js';
+import { TOKEN_EXCHANGE_GRANT } from '../../lib/auth/token-exchange.js';
 import { bearerToken, remoteKeys, verifyBearerToken } from '../../lib/auth/verify.js';
 import { HttpError, UnauthorizedError } from '../../lib/errors.js';
 import { RESOURCE_METADATA_PATHS } from '../../lib/mcp/resource-metadata.js';
@@ -15,7 +16,7 @@ import { loadFleet } from './fleet.js';
 import { pathOf, sendGatewayFailure, sendHttpError, sendLambdaResult, type LambdaHttpResult } from './http.js';
 import { localBrokerSecret, localIssuer, LOCAL_DIR, type LocalIssuer } from './issuer.js';
 import { readFleetFile } from './seed-file.js';
-import { answerTokenRequest, EXCHANGED_TOKEN_SECONDS, TOKEN_EXCHANGE_GRANT, type TokenExchangePolicy } from './token-exchange.js';
+import { answerTokenRequest, EXCHANGED_TOKEN_SECONDS, type TokenExchangePolicy } from './token-exchange.js';
 
 type HttpApiHandler = (event: APIGatewayProxyEventV2WithJWTAuthorizer, context: Context) => Promise<LambdaHttpResult>;
 type RestApiHandler = (event: APIGatewayProxyEvent, context: Context) => Promise<LambdaHttpResult>;

@@ -13,8 +13,8 @@ import { DEMO_TENANTS } from './demo.js';
 import { FleetFileError } from './seed-file.js';
 import { startLocalStack, StartError, type LocalStack } from './stack.js';
 
-const DEFAULT_PORT = 3000;
-const DEFAULT_DYNAMODB_PORT = 8000;
+/** The configuration's own defaults, against which the printed commands say what differs. */
+const defaults = parseConfig({});
 
 function fail(message: string): never {
   process.stderr.write(`npm start: ${message}\n`);
@@ -72,9 +72,9 @@ if (stopping) process.exit(0);
 const cfg = config();
 const publicPort = Number(new URL(stack.publicUrl).port);
 // What `npm run token` and `npm run audit` need to reach this stack, when it is not on the defaults.
-const tokenEnv = prefix({ PORT: publicPort === DEFAULT_PORT ? undefined : publicPort, JWT_ISSUER: env.JWT_ISSUER || undefined });
+const tokenEnv = prefix({ PORT: publicPort === defaults.port ? undefined : publicPort, JWT_ISSUER: env.JWT_ISSUER || undefined });
 const auditEnv = prefix(
-  env.DYNAMODB_ENDPOINT ? { DYNAMODB_ENDPOINT: env.DYNAMODB_ENDPOINT } : { DYNAMODB_PORT: checked.dynamoPort === DEFAULT_DYNAMODB_PORT ? undefined : new URL(stack.dynamoEndpoint).port },
+  env.DYNAMODB_ENDPOINT ? { DYNAMODB_ENDPOINT: env.DYNAMODB_ENDPOINT } : { DYNAMODB_PORT: checked.dynamoPort === defaults.dynamoPort ? undefined : new URL(stack.dynamoEndpoint).port },
 );
 
 const lines = [

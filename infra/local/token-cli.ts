@@ -12,7 +12,7 @@ import './node-version.js'; // first: the AWS SDK's Node-version notice off on N
 import { parseArgs } from 'node:util';
 import { config } from '../../lib/config.js';
 import { localIssuer } from './issuer.js';
-import { EXCHANGED_TOKEN_SECONDS, issueExchangedToken } from './token-exchange.js';
+import { brokerTokenFor, EXCHANGED_TOKEN_SECONDS } from './token-exchange.js';
 
 const usage = 'usage: npm run token -- --tenant T [--sub S] [--expires-in SECONDS] [--audience A | --mcp | --as-broker]';
 
@@ -45,11 +45,10 @@ try {
   let token: string;
   if (values['as-broker']) {
     // Exactly what the token endpoint issues to the local broker for this user (infra/local/token-exchange.ts).
-    const subject: Record<string, unknown> = { sub: values.sub, ...(tenant !== undefined ? { [cfg.tenantClaim]: tenant } : {}) };
-    token = await issueExchangedToken(
+    token = await brokerTokenFor(
       issuer,
-      { issuer: cfg.jwtIssuer, tenantClaim: cfg.tenantClaim, lifetimeSeconds: expiresIn },
-      { subject, clientId: cfg.brokerClientId, audience: cfg.observationsAudience },
+      { issuer: cfg.jwtIssuer, tenantClaim: cfg.tenantClaim, clientId: cfg.brokerClientId, audience: cfg.observationsAudience, lifetimeSeconds: expiresIn },
+      { subject: values.sub, tenant },
     );
   } else {
     token = await issuer.sign({

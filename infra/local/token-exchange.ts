@@ -1,5 +1,5 @@
 import { randomUUID, timingSafeEqual } from 'node:crypto';
-import { createLocalJWKSet } from 'jose';
+import { ACCESS_TOKEN_TYPE, TOKEN_EXCHANGE_GRANT } from '../../lib/auth/token-exchange.js';
 import { verifyBearerToken } from '../../lib/auth/verify.js';
 import type { LocalIssuer } from './issuer.js';
 
@@ -10,8 +10,6 @@ import type { LocalIssuer } from './issuer.js';
  * actor (`act.sub`, RFC 8693 §4.1). Errors are RFC 6749 §5.2 JSON bodies.
  */
 
-export const TOKEN_EXCHANGE_GRANT = 'urn:ietf:params:oauth:grant-type:token-exchange';
-export const ACCESS_TOKEN_TYPE = 'urn:ietf:params:oauth:token-type:access_token';
 const JWT_TOKEN_TYPE = 'urn:ietf:params:oauth:token-type:jwt';
 /** Lifetime of an exchanged token: short, the broker exchanges again when it needs to. */
 export const EXCHANGED_TOKEN_SECONDS = 300;
@@ -96,6 +94,33 @@ export async function issueExchangedToken(issuer: LocalIssuer, policy: Pick<Toke
   });
 }
 
+export interface BrokerTokenFor {
+  /** The issuer's `iss`, tenant claim and the broker's client id and target audience, as configured. */
+  issuer: string;
+  tenantClaim: string;
+  clientId: string;
+  audience: string;
+  /** Default EXCHANGED_TOKEN_SECONDS. */
+  lifetimeSeconds?: number;
+}
+
+/**
+ * The token the token endpoint would issue to the broker for this user (`tenant` undefined: a
+ * token without the tenant claim), signed directly: for `npm run token -- --as-broker`, the tests
+ * and the bench, which need the token without a user token and an HTTP round trip first.
+ */
+export function brokerTokenFor(issuer: LocalIssuer, broker: BrokerTokenFor, user: { subject: string; tenant?: string | undefined }): Promise<string> {
+  return issueExchangedToken(
+    issuer,
+    { issuer: broker.issuer, tenantClaim: broker.tenantClaim, lifetimeSeconds: broker.lifetimeSeconds ?? EXCHANGED_TOKEN_SECONDS },
+    {
+      subject: { sub: user.subject, ...(user.tenant !== undefined ? { [broker.tenantClaim]: user.tenant } : {}) },
+      clientId: broker.clientId,
+      audience: broker.audience,
+    },
+  );
+}
+
 /**
  * Answers one `POST /oauth2/token` (form already parsed). Refuses, in this order: an unknown grant
  * (`unsupported_grant_type`), a client that does not authenticate (`invalid_client`, 401), missing
@@ -140,7 +165,7 @@ export async function answerTokenRequest(
     subject = (await verifyBearerToken(subjectToken, {
       issuer: policy.issuer,
       audience: policy.subjectAudience,
-      keys: { getKey: (header) => createLocalJWKSet(issuer.jwks)(header, undefined as never) },
+      keys: issuer.keys,
     })) as Record<string, unknown>;
   } catch (error) {
     return oauthError(400, 'invalid_grant', `The subject token is not acceptable: ${(error as Error).message}`);

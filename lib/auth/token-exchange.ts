@@ -7,8 +7,9 @@ import { createHash } from 'node:crypto';
  * passthrough is forbidden by the MCP authorization rules).
  */
 
-const GRANT = 'urn:ietf:params:oauth:grant-type:token-exchange';
-const ACCESS_TOKEN_TYPE = 'urn:ietf:params:oauth:token-type:access_token';
+/** RFC 8693's grant type and its token type for an access token. */
+export const TOKEN_EXCHANGE_GRANT = 'urn:ietf:params:oauth:grant-type:token-exchange';
+export const ACCESS_TOKEN_TYPE = 'urn:ietf:params:oauth:token-type:access_token';
 
 /**
  * Why an exchange failed, in the terms the caller acts on: the issuer is down or slow (retry), it
@@ -65,7 +66,7 @@ export async function exchangeToken(request: ExchangeRequest): Promise<Exchanged
         Authorization: basicCredentials(request.clientId, request.clientSecret),
       },
       body: new URLSearchParams({
-        grant_type: GRANT,
+        grant_type: TOKEN_EXCHANGE_GRANT,
         subject_token: request.subjectToken,
         subject_token_type: ACCESS_TOKEN_TYPE,
         requested_token_type: ACCESS_TOKEN_TYPE,

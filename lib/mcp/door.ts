@@ -14,7 +14,7 @@ import { serveMcpRequest } from './server.js';
  * event stays here.
  */
 
-export const MCP_PATH = '/api/mcp';
+const MCP_PATH = '/api/mcp';
 /** Headers that describe the original connection, not the message; the Request recomputes what it needs. */
 const HOP_HEADERS = new Set(['host', 'content-length', 'transfer-encoding', 'connection', 'keep-alive']);
 

@@ -4,6 +4,7 @@ import { config } from '../config.js';
 import { ATTRIBUTION_HEADERS, encodedReasonHeaders } from '../contract/attribution.js';
 import type { ObservationsToolInput } from '../contract/mcp-tools.js';
 import { EndpointDashboard } from '../contract/schemas.js';
+import { parseFailureBody } from '../http.js';
 import { logger } from '../observability/logger.js';
 import { BrokerSecretError, brokerClientSecret, forgetBrokerSecret } from './broker-secret.js';
 import { misconfiguration, retryAfterSeconds, TOOL_SENTENCES, ToolFailure } from './tool-failure.js';
@@ -18,8 +19,6 @@ import { misconfiguration, retryAfterSeconds, TOOL_SENTENCES, ToolFailure } from
 
 const SERVICE = 'observations service';
 const SIGN_IN = 'sign-in service';
-/** The service's own failure texts: one sentence, then the request id (lib/http.ts failureBody). */
-const SERVICE_FAILURE = /^(.+?) \(request id: ([^)\s]+)\)\s*$/s;
 
 const exchangedTokens = new ExchangedTokenCache();
 
@@ -101,8 +100,8 @@ function attributionHeaders(args: ObservationsToolInput): Record<string, string>
 /** The sentence of a failure the service itself wrote, or undefined for anything else (a gateway's body). */
 function serviceSentence(response: Response, body: string): string | undefined {
   if (!(response.headers.get('content-type') ?? '').toLowerCase().startsWith('text/plain')) return undefined;
-  const match = SERVICE_FAILURE.exec(body);
-  return match ? `${match[1]} (request id: ${match[2]})` : undefined;
+  const failure = parseFailureBody(body);
+  return failure ? `${failure.sentence} (request id: ${failure.requestId})` : undefined;
 }
 
 /** One upstream answer that is not a 200, as the sentence the user reads. */

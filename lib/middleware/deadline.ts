@@ -2,7 +2,7 @@ import type { MiddlewareObj, Request } from '@middy/core';
 import type { Context } from 'aws-lambda';
 
 /** Left to an invocation after its deadline: room to answer, and to write a refusal's audit item. */
-export const DEADLINE_MARGIN_MS = 1_000;
+const DEADLINE_MARGIN_MS = 1_000;
 
 /** A Lambda context that carries the invocation's deadline, set by `invocationDeadline()`. */
 export interface DeadlineContext extends Context {

@@ -19,7 +19,7 @@ import { SESSION_POLICY_MAX_CHARS, tenantSessionName, tenantSessionPolicy, tenan
 
 const LIFETIME_SECONDS = 3_600;
 const RENEW_BEFORE_MS = 5 * 60_000;
-export const MAX_TENANTS = 256;
+const MAX_TENANTS = 256;
 
 interface Fenced {
   client: DynamoDBDocumentClient;

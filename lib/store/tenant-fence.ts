@@ -32,7 +32,7 @@ export function tenantLeadingKeysPattern(tenantId: string): string {
 }
 
 /** The data-table reads a fenced session may make. */
-export const FENCED_READ_ACTIONS = Object.freeze(['dynamodb:Query', 'dynamodb:GetItem', 'dynamodb:BatchGetItem']);
+const FENCED_READ_ACTIONS = Object.freeze(['dynamodb:Query', 'dynamodb:GetItem', 'dynamodb:BatchGetItem']);
 
 /** The inline session policy that fences a session to one tenant's partitions. */
 export function tenantSessionPolicy(tenantId: string): Record<string, unknown> {

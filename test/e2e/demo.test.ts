@@ -9,7 +9,7 @@ import { config } from '../../lib/config.js';
 import { AgentInventory, EndpointDashboard } from '../../lib/contract/schemas.js';
 import { uniqueTables } from '../helpers/engine.js';
 import { get } from '../helpers/stack.js';
-import { issueExchangedToken } from '../../infra/local/token-exchange.js';
+import { brokerTokenFor } from '../../infra/local/token-exchange.js';
 
 /**
  * The demo `npm start` seeds stays as the README describes it while the stack runs. The test
@@ -75,11 +75,11 @@ describe('E2E: the demo while npm start runs', () => {
     await new Promise((resolve) => setTimeout(resolve, 7_000));
     const cfg = config();
     const inventoryToken = await stack.issuer.sign({ issuer: cfg.jwtIssuer, audience: cfg.jwtAudience, tenant: 'acme', tenantClaim: cfg.tenantClaim });
-    const brokerToken = await issueExchangedToken(stack.issuer, { issuer: cfg.jwtIssuer, tenantClaim: cfg.tenantClaim, lifetimeSeconds: 300 }, {
-      subject: { sub: 'demo-check', tenant_id: 'acme' },
-      clientId: cfg.brokerClientId,
-      audience: cfg.observationsAudience,
-    });
+    const brokerToken = await brokerTokenFor(
+      stack.issuer,
+      { issuer: cfg.jwtIssuer, tenantClaim: cfg.tenantClaim, clientId: cfg.brokerClientId, audience: cfg.observationsAudience },
+      { subject: 'demo-check', tenant: 'acme' },
+    );
     const dashboard = async (id: string) => {
       const res = await get(`${stack.privateUrl}/api/mcp/endpoint?agent_id=${id}`, { Authorization: `Bearer ${brokerToken}`, 'X-Service-Reason': 'demo check' });
       return EndpointDashboard.parse(JSON.parse(res.body));

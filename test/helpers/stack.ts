@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { config } from '../../lib/config.js';
 import type { Fleet } from '../../infra/local/fleet.js';
 import { startLocalStack, type LocalStack } from '../../infra/local/stack.js';
-import { EXCHANGED_TOKEN_SECONDS, issueExchangedToken } from '../../infra/local/token-exchange.js';
+import { brokerTokenFor } from '../../infra/local/token-exchange.js';
 import { expectResponseMatchesContract } from './contract.js';
 import { uniqueTables } from './engine.js';
 
@@ -74,15 +74,16 @@ export async function startTestStack(fleet: Fleet | 'none', env: Record<string, 
     mcpToken: (options = {}) => token({ ...options, audience: config().mcpAudience }),
     brokerToken(options = {}) {
       const cfg = config();
-      const tenant = 'tenant' in options ? options.tenant : 'acme';
-      return issueExchangedToken(
+      return brokerTokenFor(
         stack.issuer,
-        { issuer: cfg.jwtIssuer, tenantClaim: cfg.tenantClaim, lifetimeSeconds: options.expiresInSeconds ?? EXCHANGED_TOKEN_SECONDS },
         {
-          subject: { sub: options.subject ?? 'user-1', ...(tenant !== undefined ? { [cfg.tenantClaim]: tenant } : {}) },
+          issuer: cfg.jwtIssuer,
+          tenantClaim: cfg.tenantClaim,
           clientId: options.client ?? cfg.brokerClientId,
           audience: cfg.observationsAudience,
+          ...(options.expiresInSeconds !== undefined ? { lifetimeSeconds: options.expiresInSeconds } : {}),
         },
+        { subject: options.subject ?? 'user-1', tenant: 'tenant' in options ? options.tenant : 'acme' },
       );
     },
   };

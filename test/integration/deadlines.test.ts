@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import type { APIGatewayProxyEvent, APIGatewayProxyEventV2WithJWTAuthorizer, Context } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { localIssuer, type LocalIssuer } from '../../infra/local/issuer.js';
-import { issueExchangedToken } from '../../infra/local/token-exchange.js';
+import { brokerTokenFor } from '../../infra/local/token-exchange.js';
 import { loadFleet } from '../../infra/local/fleet.js';
 import { config } from '../../lib/config.js';
 import { listAuditItems } from '../../lib/store/audit.js';
@@ -78,11 +78,7 @@ afterAll(async () => {
 });
 
 const brokerToken = () =>
-  issueExchangedToken(issuer, { issuer: ISSUER, tenantClaim: 'tenant_id', lifetimeSeconds: 300 }, {
-    subject: { sub: 'alice', tenant_id: 'acme' },
-    clientId: 'local-broker',
-    audience: config().observationsAudience,
-  });
+  brokerTokenFor(issuer, { issuer: ISSUER, tenantClaim: 'tenant_id', clientId: 'local-broker', audience: config().observationsAudience }, { subject: 'alice', tenant: 'acme' });
 
 async function observationsEvent(): Promise<APIGatewayProxyEvent> {
   const token = await brokerToken();

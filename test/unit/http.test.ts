@@ -1,11 +1,14 @@
 import { gunzipSync } from 'node:zlib';
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import {
   acceptsGzip,
+  failureBody,
   gzipJsonArray,
   LAMBDA_RESPONSE_LIMIT_BYTES,
   lambdaResponseBytes,
   negotiatedJsonArrayResponse,
+  parseFailureBody,
   type JsonResult,
 } from '../../lib/http.js';
 
@@ -137,4 +140,18 @@ describe('Function: negotiatedJsonArrayResponse', () => {
     expect(larger).toMatchObject({ statusCode: 507 });
     expect(Number(/^too large: (\d+) bytes$/.exec((larger as Error).message)?.[1])).toBeGreaterThan(LAMBDA_RESPONSE_LIMIT_BYTES);
   }, 60_000);
+});
+
+describe('Functions: failureBody, parseFailureBody', () => {
+  it('reads back the sentence and the request id of every failure body', () => {
+    fc.assert(
+      fc.property(fc.string({ minLength: 1 }).filter((t) => !t.includes('(request id:')), fc.uuid(), (sentence, requestId) => {
+        expect(parseFailureBody(failureBody(sentence, requestId))).toEqual({ sentence, requestId });
+      }),
+    );
+  });
+
+  it.each(['{"message":"Forbidden"}', '<html>Bad Gateway</html>', '', 'No request id here.'])('reads nothing from %j, which the service did not write', (body) => {
+    expect(parseFailureBody(body)).toBeUndefined();
+  });
 });

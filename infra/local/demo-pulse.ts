@@ -35,36 +35,56 @@ function lastValues(samples: readonly Sample[]): Record<Metric, number | null> {
   return values;
 }
 
+/** A live agent of the demo: what it reports at every beat. */
+interface LiveAgent {
+  agent: FleetAgent;
+  heartbeats: boolean;
+  /** Each metric's last value, for an agent that was reporting; undefined for one that was not. */
+  values: Record<Metric, number | null> | undefined;
+}
+
+/** The live part of the demo seeded at `start`, per tenant: worked out once, stamped at every beat. */
+type LiveDemo = { tenant_id: string; agents: LiveAgent[] }[];
+
+function liveDemo(start: Date): LiveDemo {
+  const startMs = start.getTime();
+  return demoFleet(start).tenants.map((tenant) => ({
+    tenant_id: tenant.tenant_id,
+    agents: (tenant.agents ?? []).flatMap((agent): LiveAgent[] => {
+      const heartbeat = agent.connection?.last_heartbeat ?? agent.last_heartbeat;
+      const heartbeats =
+        agent.connection?.state === 'connected' && typeof heartbeat === 'string' && startMs - Date.parse(heartbeat) <= LIVE_WITHIN_MS;
+      const samples = agent.samples ?? [];
+      const last = samples.at(-1);
+      const reporting = last !== undefined && startMs - Date.parse(last.observed_at) <= LIVE_WITHIN_MS;
+      if (!heartbeats && !reporting) return [];
+      return [{ agent, heartbeats, values: reporting ? lastValues(samples) : undefined }];
+    }),
+  }));
+}
+
+/** The live agents, each with its heartbeat at `now` and, if it was reporting, one sample at `now`. */
+function pulseAt(live: LiveDemo, now: Date): Fleet {
+  const at = now.toISOString();
+  return {
+    tenants: live.map((tenant) => ({
+      tenant_id: tenant.tenant_id,
+      agents: tenant.agents.map(({ agent, heartbeats, values }) => ({
+        ...agent,
+        ...(heartbeats ? { last_heartbeat: at, connection: { ...agent.connection!, last_heartbeat: at } } : {}),
+        samples: values ? [{ observed_at: at, ...values }] : [],
+      })),
+    })),
+  };
+}
+
 /**
  * The part of the demo seeded at `start` that reports again at `now`: a fleet of the live agents
  * only, each with its heartbeat at `now` and, if it was reporting, one sample at `now` carrying
  * each metric's last value. Pure: the same start and now give the same fleet.
  */
 export function demoPulseFleet(start: Date, now: Date): Fleet {
-  const seeded = demoFleet(start);
-  const at = now.toISOString();
-  const startMs = start.getTime();
-  return {
-    tenants: seeded.tenants.map((tenant) => ({
-      tenant_id: tenant.tenant_id,
-      agents: (tenant.agents ?? []).flatMap((agent): FleetAgent[] => {
-        const heartbeat = agent.connection?.last_heartbeat ?? agent.last_heartbeat;
-        const connectedAndFresh =
-          agent.connection?.state === 'connected' && typeof heartbeat === 'string' && startMs - Date.parse(heartbeat) <= LIVE_WITHIN_MS;
-        const samples = agent.samples ?? [];
-        const last = samples.at(-1);
-        const reporting = last !== undefined && startMs - Date.parse(last.observed_at) <= LIVE_WITHIN_MS;
-        if (!connectedAndFresh && !reporting) return [];
-        return [
-          {
-            ...agent,
-            ...(connectedAndFresh ? { last_heartbeat: at, connection: { ...agent.connection!, last_heartbeat: at } } : {}),
-            samples: reporting ? [{ observed_at: at, ...lastValues(samples) }] : [],
-          },
-        ];
-      }),
-    })),
-  };
+  return pulseAt(liveDemo(start), now);
 }
 
 export interface DemoPulse {
@@ -72,17 +92,19 @@ export interface DemoPulse {
 }
 
 /**
- * Writes `demoPulseFleet(start, now)` every `intervalMs` with `write` (the fleet loader). A write
- * that fails (the store is down) is reported once and tried again at the next beat.
+ * Writes `demoPulseFleet(start, now)` every `intervalMs` with `write` (the fleet loader); the live
+ * agents are worked out once, not per beat. A write that fails (the store is down) is reported once
+ * and tried again at the next beat.
  */
 export function startDemoPulse(options: { start: Date; intervalMs: number; write: (fleet: Fleet) => Promise<unknown>; warn: (line: string) => void }): DemoPulse {
+  const live = liveDemo(options.start);
   let failing = false;
   let running = false;
   const beat = async (): Promise<void> => {
     if (running) return;
     running = true;
     try {
-      await options.write(demoPulseFleet(options.start, new Date()));
+      await options.write(pulseAt(live, new Date()));
       if (failing) options.warn('the demo reports again: the data store answers.');
       failing = false;
     } catch (error) {

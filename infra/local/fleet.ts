@@ -112,11 +112,25 @@ export async function writeTenantAgents(
   retentionDays: number,
   options: WriteOptions = {},
 ): Promise<{ agents: number; samples: number; items: number }> {
+  function* parsed(): Generator<ParsedAgent> {
+    for (const input of agents) yield FleetAgent.parse(input);
+  }
+  return writeParsedAgents(db, tables, tenantId, parsed(), retentionDays, options);
+}
+
+/** writeTenantAgents for agents already validated (a parsed fleet): each is read once. */
+async function writeParsedAgents(
+  db: DynamoDBDocumentClient,
+  tables: { dataTable: string },
+  tenantId: string,
+  agents: Iterable<ParsedAgent>,
+  retentionDays: number,
+  options: WriteOptions,
+): Promise<{ agents: number; samples: number; items: number }> {
   let agentCount = 0;
   let sampleCount = 0;
   function* items(): Generator<Record<string, unknown>> {
-    for (const input of agents) {
-      const agent = FleetAgent.parse(input);
+    for (const agent of agents) {
       agentCount += 1;
       sampleCount += agent.samples.length;
       yield* agentItems(tenantId, agent, retentionDays);
@@ -134,7 +148,7 @@ export async function writeTenantAgents(
 }
 
 /** Items a parsed fleet writes (for progress lines). */
-export function fleetItemCount(fleet: z.output<typeof Fleet>): number {
+export function fleetItemCount(fleet: ParsedFleet): number {
   let items = 0;
   for (const t of fleet.tenants) {
     for (const a of t.agents) items += (a.durable ? 1 : 0) + (a.connection ? 1 : 0) + a.samples.length;
@@ -142,7 +156,10 @@ export function fleetItemCount(fleet: z.output<typeof Fleet>): number {
   return items;
 }
 
-/** Writes a fleet to the data table. Every write is a put of a fixed key, so loading twice is idempotent. */
+/** A fleet as validation gives it (defaults applied), ready for writeFleet. */
+export type ParsedFleet = z.output<typeof Fleet>;
+
+/** Validates a fleet and writes it to the data table (writeFleet). */
 export async function loadFleet(
   db: DynamoDBDocumentClient,
   tables: { dataTable: string },
@@ -150,13 +167,26 @@ export async function loadFleet(
   retentionDays: number,
   options: WriteOptions = {},
 ): Promise<{ tenants: number; agents: number; samples: number }> {
-  const fleet = Fleet.parse(input);
+  return writeFleet(db, tables, Fleet.parse(input), retentionDays, options);
+}
+
+/**
+ * Writes a validated fleet to the data table, without validating it again. Every write is a put
+ * of a fixed key, so writing twice is idempotent.
+ */
+export async function writeFleet(
+  db: DynamoDBDocumentClient,
+  tables: { dataTable: string },
+  fleet: ParsedFleet,
+  retentionDays: number,
+  options: WriteOptions = {},
+): Promise<{ tenants: number; agents: number; samples: number }> {
   let agents = 0;
   let samples = 0;
   let before = 0;
   for (const tenant of fleet.tenants) {
     if (tenant.policy) await putTenantPolicy(db, tables.dataTable, tenant.tenant_id, tenant.policy);
-    const written = await writeTenantAgents(db, tables, tenant.tenant_id, tenant.agents, retentionDays, {
+    const written = await writeParsedAgents(db, tables, tenant.tenant_id, tenant.agents, retentionDays, {
       ...options,
       onProgress: (n) => options.onProgress?.(before + n),
     });

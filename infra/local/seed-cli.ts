@@ -11,7 +11,7 @@ import { parseArgs } from 'node:util';
 import { config } from '../../lib/config.js';
 import { dynamo } from '../../lib/store/client.js';
 import { ensureTables } from '../../lib/store/tables.js';
-import { Fleet, fleetItemCount, loadFleet, writeTenantAgents } from './fleet.js';
+import { fleetItemCount, writeFleet, writeTenantAgents } from './fleet.js';
 import { cliStoreEndpoint } from './engine.js';
 import { readFleetFile } from './seed-file.js';
 import { realisticAgents } from './generator.js';
@@ -69,11 +69,11 @@ try {
   const cfg = config();
   let summary: { tenants: number; agents: number; samples: number };
   if (values.file && !values.generate) {
-    const fleet = Fleet.parse(await readFleetFile(values.file));
+    const fleet = await readFleetFile(values.file);
     await ensureTables(dynamo(), cfg);
     const bar = progress(fleetItemCount(fleet));
     let written = 0;
-    summary = await loadFleet(dynamo(), cfg, fleet, cfg.sampleRetentionDays, { onProgress: (n) => bar.update((written = n)) });
+    summary = await writeFleet(dynamo(), cfg, fleet, cfg.sampleRetentionDays, { onProgress: (n) => bar.update((written = n)) });
     bar.done(written);
   } else if (values.generate && !values.file) {
     if (!values.tenant) throw new Error('--generate needs --tenant');

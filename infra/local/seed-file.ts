@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import type * as z from 'zod';
-import { Fleet } from './fleet.js';
+import { Fleet, type ParsedFleet } from './fleet.js';
 
 /**
  * Reading a fleet file for `SEED=FILE` and `npm run seed -- --file`: a missing file, bad JSON or an
@@ -30,8 +30,8 @@ function describeFleetProblems(error: z.ZodError, max = 5): string {
   return `${lines.join('; ')}${more}`;
 }
 
-/** Reads and validates a fleet file; the parsed JSON, ready for `loadFleet`. */
-export async function readFleetFile(path: string): Promise<unknown> {
+/** Reads and validates a fleet file: the fleet, ready for `writeFleet` (validated here, once). */
+export async function readFleetFile(path: string): Promise<ParsedFleet> {
   let text: string;
   try {
     text = await readFile(path, 'utf8');
@@ -47,5 +47,5 @@ export async function readFleetFile(path: string): Promise<unknown> {
   }
   const parsed = Fleet.safeParse(input);
   if (!parsed.success) throw new FleetFileError(`the fleet file ${path} is not a valid fleet: ${describeFleetProblems(parsed.error)}`);
-  return input;
+  return parsed.data;
 }

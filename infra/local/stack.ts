@@ -12,7 +12,7 @@ import { demoFleet } from './demo.js';
 import { startDemoPulse, type DemoPulse } from './demo-pulse.js';
 import { startEmbeddedEngine, type EmbeddedEngine } from './engine.js';
 import { httpApiEvent, lambdaContext, restApiEvent, stringifyClaims } from './events.js';
-import { loadFleet } from './fleet.js';
+import { loadFleet, writeFleet } from './fleet.js';
 import { pathOf, sendGatewayFailure, sendHttpError, sendLambdaResult, type LambdaHttpResult } from './http.js';
 import { localBrokerSecret, localIssuer, LOCAL_DIR, type LocalIssuer } from './issuer.js';
 import { readFleetFile } from './seed-file.js';
@@ -282,8 +282,10 @@ export async function startLocalStack(options: StackOptions = {}): Promise<Local
     if (created.length > 0) say(`created tables: ${created.join(', ')}`);
     if (seed !== 'none') {
       const seededAt = new Date();
-      const fleet = seed === 'demo' ? demoFleet(seededAt) : fleetFile;
-      const loaded = await loadFleet(dynamo(), cfg, fleet, cfg.sampleRetentionDays);
+      // A fleet file was validated when it was read; the demo is validated as it is written.
+      const loaded = fleetFile
+        ? await writeFleet(dynamo(), cfg, fleetFile, cfg.sampleRetentionDays)
+        : await loadFleet(dynamo(), cfg, demoFleet(seededAt), cfg.sampleRetentionDays);
       say(`seeded ${seed}: ${loaded.tenants} tenants, ${loaded.agents} agents, ${loaded.samples} samples`);
       if (seed === 'demo' && !stopped) {
         pulse = startDemoPulse({

@@ -479,12 +479,16 @@ describe('Template: npm run package', () => {
         ]);
       });
 
-      it('watches failures to fetch the issuer key set, on the metric the observations function emits', () => {
-        expect(alarms().find((a) => a.MetricName === METRIC.keySetFailures)).toMatchObject({
+      it.each([
+        ['failures to fetch the issuer key set', METRIC.keySetFailures, 'getEndpointObservations'],
+        ['broker misconfigurations', METRIC.brokerMisconfigurations, 'mcp'],
+        ['audit write failures', METRIC.auditWriteFailures, 'getEndpointObservations'],
+      ])('watches %s, on the metric %s that the operation %s emits', (_what, metric, operation) => {
+        expect(alarms().find((a) => a.MetricName === metric)).toMatchObject({
           Namespace: METRICS_NAMESPACE,
           Dimensions: [
             { Name: 'service', Value: 'endpoint-read-service-example' },
-            { Name: 'operation', Value: 'getEndpointObservations' },
+            { Name: 'operation', Value: operation },
           ],
           Statistic: 'Sum',
           Threshold: 1,
@@ -502,32 +506,6 @@ describe('Template: npm run package', () => {
           [METRIC.unreadableSamples, 'getEndpointObservations'],
         ]);
         expect(alarm).toMatchObject({ Threshold: 1, ComparisonOperator: 'GreaterThanOrEqualToThreshold' });
-      });
-
-      it('watches broker misconfigurations, on the metric the MCP door emits', () => {
-        expect(alarms().find((a) => a.MetricName === METRIC.brokerMisconfigurations)).toMatchObject({
-          Namespace: METRICS_NAMESPACE,
-          Dimensions: [
-            { Name: 'service', Value: 'endpoint-read-service-example' },
-            { Name: 'operation', Value: 'mcp' },
-          ],
-          Statistic: 'Sum',
-          Threshold: 1,
-        });
-      });
-
-      it('watches audit write failures, on the metric the code emits', () => {
-        const audit = alarms().find((a) => a.MetricName === METRIC.auditWriteFailures);
-
-        expect(audit).toMatchObject({
-          Namespace: METRICS_NAMESPACE,
-          Dimensions: [
-            { Name: 'service', Value: 'endpoint-read-service-example' },
-            { Name: 'operation', Value: 'getEndpointObservations' },
-          ],
-          Statistic: 'Sum',
-          Threshold: 1,
-        });
       });
 
       it('has a runbook entry in docs/operations.md for every alarm it defines', () => {

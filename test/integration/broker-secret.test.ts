@@ -1,0 +1,174 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { resetConfig } from '../../lib/config.js';
+import { BrokerSecretError, brokerClientSecret, forgetBrokerSecret, setSecretsClient } from '../../lib/mcp/broker-secret.js';
+
+/**
+ * The broker's client secret on AWS comes from Secrets Manager (BROKER_CLIENT_SECRET_ARN). No
+ * Secrets Manager engine runs on these machines, so the real SDK client talks real HTTP to a small
+ * stand-in that answers GetSecretValue in the service's JSON protocol: the secret it is told to
+ * hold, or the error it is told to give. What is under test is ours: the secret's two shapes, the
+ * cache, and which failures are a misconfiguration and which an outage.
+ */
+
+const ARN = 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:mcp-broker-AbCdEf';
+
+type Answer = { status: 200; secret: string } | { status: 400 | 500 | 503; type: string };
+
+let server: Server;
+let answer: Answer;
+let requests: { target: string | undefined; secretId: unknown }[];
+
+beforeAll(async () => {
+  server = createServer((req, res) => {
+    let body = '';
+    req.on('data', (chunk: Buffer) => (body += chunk.toString()));
+    req.on('end', () => {
+      requests.push({ target: req.headers['x-amz-target'] as string | undefined, secretId: (JSON.parse(body) as { SecretId?: unknown }).SecretId });
+      const json = answer.status === 200 ? { ARN, Name: 'mcp-broker', SecretString: answer.secret } : { __type: answer.type, message: 'stand-in failure' };
+      res.writeHead(answer.status, {
+        'content-type': 'application/x-amz-json-1.1',
+        ...(answer.status === 200 ? {} : { 'x-amzn-errortype': answer.type }),
+      });
+      res.end(JSON.stringify(json));
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+});
+
+afterAll(async () => {
+  setSecretsClient(undefined);
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+});
+
+const saved = { secret: process.env.BROKER_CLIENT_SECRET, arn: process.env.BROKER_CLIENT_SECRET_ARN };
+
+beforeEach(() => {
+  delete process.env.BROKER_CLIENT_SECRET;
+  process.env.BROKER_CLIENT_SECRET_ARN = ARN;
+  resetConfig();
+  requests = [];
+  const { port } = server.address() as AddressInfo;
+  setSecretsClient(
+    new SecretsManagerClient({
+      region: 'eu-west-1',
+      endpoint: `http://127.0.0.1:${port}`,
+      credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+      maxAttempts: 1,
+    }),
+  );
+});
+
+afterEach(() => {
+  for (const [name, value] of [['BROKER_CLIENT_SECRET', saved.secret], ['BROKER_CLIENT_SECRET_ARN', saved.arn]] as const) {
+    if (value === undefined) delete process.env[name];
+    else process.env[name] = value;
+  }
+  resetConfig();
+});
+
+const read = (now?: number): Promise<string> => brokerClientSecret(new AbortController().signal, now);
+const failure = async (): Promise<BrokerSecretError> => {
+  const error = await read().then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  expect(error).toBeInstanceOf(BrokerSecretError);
+  return error as BrokerSecretError;
+};
+
+describe('Function: brokerClientSecret, from a stand-in Secrets Manager', () => {
+  it('reads the secret named by BROKER_CLIENT_SECRET_ARN with GetSecretValue', async () => {
+    answer = { status: 200, secret: 'plain-broker-secret' };
+
+    expect(await read()).toBe('plain-broker-secret');
+    expect(requests).toEqual([{ target: 'secretsmanager.GetSecretValue', secretId: ARN }]);
+  });
+
+  it('takes client_secret from a secret stored as a JSON object', async () => {
+    answer = { status: 200, secret: JSON.stringify({ client_id: 'mcp-broker', client_secret: 'json-broker-secret' }) };
+
+    expect(await read()).toBe('json-broker-secret');
+  });
+
+  it.each([
+    ['an empty secret', ''],
+    ['a JSON object without client_secret', JSON.stringify({ client_id: 'mcp-broker' })],
+    ['a JSON object with an empty client_secret', JSON.stringify({ client_secret: '' })],
+    ['a broken JSON object', '{"client_secret": '],
+  ])('calls %s a misconfiguration, without echoing what it holds', async (_what, secret) => {
+    answer = { status: 200, secret };
+
+    const error = await failure();
+    expect(error.kind).toBe('misconfigured');
+    expect(error.message).toBe('The broker secret holds no usable client secret.');
+  });
+
+  it('reads Secrets Manager once for many exchanges within the cache time, and again after it', async () => {
+    answer = { status: 200, secret: 'first' };
+    const now = Date.now();
+
+    expect(await read(now)).toBe('first');
+    answer = { status: 200, secret: 'rotated' };
+    expect(await read(now + 60_000)).toBe('first');
+    expect(requests).toHaveLength(1);
+    expect(await read(now + 5 * 60_000 + 1)).toBe('rotated');
+    expect(requests).toHaveLength(2);
+  });
+
+  it('reads it again at once when the issuer refused it (forgetBrokerSecret), so a rotated secret is picked up', async () => {
+    answer = { status: 200, secret: 'before-rotation' };
+    expect(await read()).toBe('before-rotation');
+
+    answer = { status: 200, secret: 'after-rotation' };
+    forgetBrokerSecret();
+    expect(await read()).toBe('after-rotation');
+    expect(requests).toHaveLength(2);
+  });
+
+  it.each(['AccessDeniedException', 'ResourceNotFoundException', 'DecryptionFailure'])('calls %s a misconfiguration and names it', async (type) => {
+    answer = { status: 400, type };
+
+    const error = await failure();
+    expect(error.kind).toBe('misconfigured');
+    expect(error.message).toBe(`The broker's client secret could not be read (${type}).`);
+  });
+
+  it.each([
+    [500, 'InternalServiceError'],
+    [503, 'ServiceUnavailable'],
+  ] as const)('calls a %i %s an outage (unavailable), not a misconfiguration', async (status, type) => {
+    answer = { status, type };
+
+    const error = await failure();
+    expect(error.kind).toBe('unavailable');
+    expect(error.message).toContain("The broker's client secret could not be read");
+  });
+
+  it('does not cache a failure: the next read after an outage succeeds', async () => {
+    answer = { status: 500, type: 'InternalServiceError' };
+    expect((await failure()).kind).toBe('unavailable');
+
+    answer = { status: 200, secret: 'back' };
+    expect(await read()).toBe('back');
+  });
+
+  it('prefers BROKER_CLIENT_SECRET when it is set (the local stack) and does not call Secrets Manager', async () => {
+    process.env.BROKER_CLIENT_SECRET = 'local-secret';
+    resetConfig();
+
+    expect(await read()).toBe('local-secret');
+    expect(requests).toEqual([]);
+  });
+
+  it('calls neither variable set a misconfiguration', async () => {
+    delete process.env.BROKER_CLIENT_SECRET_ARN;
+    resetConfig();
+
+    const error = await failure();
+    expect(error.kind).toBe('misconfigured');
+    expect(requests).toEqual([]);
+  });
+});

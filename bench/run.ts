@@ -186,7 +186,12 @@ async function main(): Promise<number> {
   // against an STS stand-in on loopback that answers AssumeRole at once.
   say('tenant fencing: fenced against unfenced inventory handler, cached credentials and first reads');
   const sts = await stsStandIn();
-  const fencedEnv = { TENANT_FENCING: 'iam', TENANT_READ_ROLE_ARN: 'arn:aws:iam::123456789012:role/bench-tenant-read', STS_ENDPOINT: sts.endpoint };
+  const fencedEnv = {
+    TENANT_FENCING: 'iam',
+    TENANT_READ_ROLE_ARN: 'arn:aws:iam::123456789012:role/bench-tenant-read',
+    TENANT_AUDIT_ROLE_ARN: 'arn:aws:iam::123456789012:role/bench-tenant-audit',
+    STS_ENDPOINT: sts.endpoint,
+  };
   Object.assign(process.env, fencedEnv);
   const fencedHandler = (await import(`${pathToFileURL(bundleOf('inventory')).href}?fenced`)).handler as typeof inventoryHandler;
   await fencedHandler(inventoryEvent(tenantOf(TENANT_SIZES[0]!)), lambdaContext('inventory')); // reads its configuration now, with fencing on

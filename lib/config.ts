@@ -58,10 +58,15 @@ const EnvSchema = z
     UPSTREAM_TIMEOUT_MS: positiveInt.default(16_000),
     TENANT_FENCING: z.enum(['off', 'iam'], { error: 'must be off or iam' }).default('off'),
     TENANT_READ_ROLE_ARN: optionalText.pipe(z.string().regex(/^arn:aws[a-z-]*:iam::[0-9]{12}:role\//, 'must be an IAM role ARN').optional()),
+    TENANT_AUDIT_ROLE_ARN: optionalText.pipe(z.string().regex(/^arn:aws[a-z-]*:iam::[0-9]{12}:role\//, 'must be an IAM role ARN').optional()),
     STS_ENDPOINT: optionalText.pipe(z.url().optional()),
   })
   .refine((env) => env.TENANT_FENCING !== 'iam' || env.TENANT_READ_ROLE_ARN !== undefined, {
     path: ['TENANT_READ_ROLE_ARN'],
+    message: 'is required when TENANT_FENCING is iam',
+  })
+  .refine((env) => env.TENANT_FENCING !== 'iam' || env.TENANT_AUDIT_ROLE_ARN !== undefined, {
+    path: ['TENANT_AUDIT_ROLE_ARN'],
     message: 'is required when TENANT_FENCING is iam',
   })
   .transform((env) => {
@@ -100,9 +105,10 @@ const EnvSchema = z
       observationsUrl: env.OBSERVATIONS_URL ?? `http://127.0.0.1:${env.PRIVATE_PORT}/api/mcp/endpoint`,
       mcpAllowedOrigins: list(env.MCP_ALLOWED_ORIGINS),
       upstreamTimeoutMs: env.UPSTREAM_TIMEOUT_MS,
-      /** `iam`: data-table reads use credentials fenced to the caller's tenant (lib/store/tenant-client.ts). */
+      /** `iam`: data-table reads and audit puts use credentials fenced to the caller's tenant (lib/store/tenant-client.ts). */
       tenantFencing: env.TENANT_FENCING,
       tenantReadRoleArn: env.TENANT_READ_ROLE_ARN,
+      tenantAuditRoleArn: env.TENANT_AUDIT_ROLE_ARN,
       /** STS at another address (tests); AWS's regional endpoint when absent. */
       stsEndpoint: env.STS_ENDPOINT,
     });

@@ -6,7 +6,7 @@ import type { ObservationsContext } from '../observations/context.js';
 import { logger } from '../observability/logger.js';
 import { recordAuditWrite } from '../observability/metrics.js';
 import { putAuditItem, type AuditItem } from '../store/audit.js';
-import { dynamo } from '../store/client.js';
+import { tenantAuditDynamo } from '../store/tenant-client.js';
 import { deadlineOf } from './deadline.js';
 
 type ObservationsRequest = Request<APIGatewayProxyEvent, unknown, Error, ObservationsContext>;
@@ -41,9 +41,10 @@ function auditItem(request: ObservationsRequest, statusCode: number): AuditItem 
 /** A refusal's audit item may still use the time before Lambda's own cut (and middy's early answer). */
 const REFUSAL_AUDIT_MARGIN_MS = 600;
 
+/** Puts the item with a client that may put only into its tenant's audit partition (when fencing is on). */
 async function write(item: AuditItem, signal: AbortSignal | undefined): Promise<void> {
   try {
-    await putAuditItem(dynamo(), config().auditTable, item, signal);
+    await putAuditItem(await tenantAuditDynamo(item.tenant_id, signal), config().auditTable, item, signal);
   } catch (error) {
     recordAuditWrite('failed');
     throw error;

@@ -1,40 +1,50 @@
 import { AssumeRoleCommand, STSClient } from '@aws-sdk/client-sts';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { config } from '../config.js';
+import { config, type Config } from '../config.js';
 import { ForbiddenError, ServiceUnavailableError } from '../errors.js';
 import { logger } from '../observability/logger.js';
 import { createDocumentClient, dynamo } from './client.js';
-import { SESSION_POLICY_MAX_CHARS, tenantSessionName, tenantSessionPolicy, tenantTagValue } from './tenant-fence.js';
+import { tenantSessionRequest, type FenceKind } from './tenant-fence.js';
 
 /**
- * The DynamoDB client that reads one tenant's data. With `TENANT_FENCING=off` (the local stack)
- * it is the service's one client. With `iam` (on AWS) it is a client of its own for the tenant,
- * signing with the credentials of a session of the tenant-read role that the session policy of
- * lib/store/tenant-fence.ts fences to the tenant's partitions.
+ * The DynamoDB clients that work on one tenant's items. With `TENANT_FENCING=off` (the local stack)
+ * each is the service's one client. With `iam` (on AWS) each is a client of its own for the
+ * tenant, signing with the credentials of a session of a tenant role, assumed with the tenant's
+ * `tenant` session tag (which the role's own policy fences to) and session policy
+ * (lib/store/tenant-fence.ts): the tenant-read role for data-table reads, the tenant-audit role
+ * for audit puts.
  *
- * Cost: one `sts:AssumeRole` per tenant per credential lifetime (an hour, the most a chained role
- * allows) per warm function instance; the session and its client are kept until five minutes
- * before the credentials expire, for at most MAX_TENANTS tenants (the least recently used leaves).
+ * Cost: one `sts:AssumeRole` per tenant and fence per credential lifetime (an hour, the most a
+ * chained role allows) per warm function instance; the session and its client are kept until five
+ * minutes before the credentials expire, for at most MAX_TENANTS tenants per fence (the least
+ * recently used leaves).
  */
 
 const LIFETIME_SECONDS = 3_600;
 const RENEW_BEFORE_MS = 5 * 60_000;
 const MAX_TENANTS = 256;
 
+const ROLE_ARN: Readonly<Record<FenceKind, (cfg: Config) => string | undefined>> = Object.freeze({
+  read: (cfg) => cfg.tenantReadRoleArn,
+  audit: (cfg) => cfg.tenantAuditRoleArn,
+});
+
 interface Fenced {
   client: DynamoDBDocumentClient;
   renewAt: number;
 }
 
-const sessions = new Map<string, Fenced>();
-const pending = new Map<string, Promise<Fenced>>();
+const sessions: Record<FenceKind, Map<string, Fenced>> = { read: new Map(), audit: new Map() };
+const pending: Record<FenceKind, Map<string, Promise<Fenced>>> = { read: new Map(), audit: new Map() };
 let sts: STSClient | undefined;
 
 /** Forgets every fenced session (tests, and a configuration reset). */
 export function resetTenantClients(): void {
-  for (const { client } of sessions.values()) client.destroy();
-  sessions.clear();
-  pending.clear();
+  for (const kind of ['read', 'audit'] as const) {
+    for (const { client } of sessions[kind].values()) client.destroy();
+    sessions[kind].clear();
+    pending[kind].clear();
+  }
   sts = undefined;
 }
 
@@ -48,22 +58,12 @@ function stsClient(): STSClient {
   return sts;
 }
 
-async function assumeTenantRole(tenantId: string, signal: AbortSignal | undefined): Promise<Fenced> {
+async function assumeTenantRole(kind: FenceKind, tenantId: string, signal: AbortSignal | undefined): Promise<Fenced> {
   const cfg = config();
-  const policy = JSON.stringify(tenantSessionPolicy(tenantId));
-  if (policy.length > SESSION_POLICY_MAX_CHARS) {
-    throw new ForbiddenError('The tenant named by the token cannot be served: its id is too long.');
-  }
   let answer;
   try {
     answer = await stsClient().send(
-      new AssumeRoleCommand({
-        RoleArn: cfg.tenantReadRoleArn,
-        RoleSessionName: tenantSessionName(tenantId),
-        Policy: policy,
-        DurationSeconds: LIFETIME_SECONDS,
-        Tags: [{ Key: 'tenant', Value: tenantTagValue(tenantId) }],
-      }),
+      new AssumeRoleCommand({ RoleArn: ROLE_ARN[kind](cfg), DurationSeconds: LIFETIME_SECONDS, ...tenantSessionRequest(tenantId, kind) }),
       signal ? { abortSignal: signal } : {},
     );
   } catch (error) {
@@ -73,7 +73,7 @@ async function assumeTenantRole(tenantId: string, signal: AbortSignal | undefine
       throw new ServiceUnavailableError('The tenant credentials are unavailable right now; try again later.', error);
     }
     // AccessDenied and the like: the function may not assume the role as configured.
-    logger.error('tenant credentials refused', { error: e.name });
+    logger.error('tenant credentials refused', { error: e.name, fence: kind });
     throw error;
   }
   const c = answer.Credentials;
@@ -90,35 +90,51 @@ async function assumeTenantRole(tenantId: string, signal: AbortSignal | undefine
   };
 }
 
+async function fencedClient(kind: FenceKind, tenantId: string, signal: AbortSignal | undefined, now: number): Promise<DynamoDBDocumentClient> {
+  // The token's tenant claim is never empty (lib/auth/identity.ts); an empty tag would name no tenant.
+  if (tenantId === '') throw new ForbiddenError('The token names no tenant.');
+  const kept = sessions[kind].get(tenantId);
+  if (kept && kept.renewAt > now) {
+    // Least recently used leaves first: a hit moves the tenant to the end.
+    sessions[kind].delete(tenantId);
+    sessions[kind].set(tenantId, kept);
+    return kept.client;
+  }
+  let fencing = pending[kind].get(tenantId);
+  if (!fencing) {
+    fencing = assumeTenantRole(kind, tenantId, signal).finally(() => pending[kind].delete(tenantId));
+    pending[kind].set(tenantId, fencing);
+  }
+  const fenced = await fencing;
+  const previous = sessions[kind].get(tenantId);
+  if (previous && previous !== fenced) retire(previous);
+  sessions[kind].delete(tenantId);
+  sessions[kind].set(tenantId, fenced);
+  while (sessions[kind].size > MAX_TENANTS) {
+    const [oldest, session] = sessions[kind].entries().next().value as [string, Fenced];
+    retire(session);
+    sessions[kind].delete(oldest);
+  }
+  return fenced.client;
+}
+
 /**
  * The client to read `tenantId`'s data with: fenced to it when fencing is on. `signal` bounds the
  * STS call as it bounds the reads.
  */
 export async function tenantDynamo(tenantId: string, signal?: AbortSignal, now = Date.now()): Promise<DynamoDBDocumentClient> {
   if (config().tenantFencing !== 'iam') return dynamo();
-  const kept = sessions.get(tenantId);
-  if (kept && kept.renewAt > now) {
-    // Least recently used leaves first: a hit moves the tenant to the end.
-    sessions.delete(tenantId);
-    sessions.set(tenantId, kept);
-    return kept.client;
-  }
-  let fencing = pending.get(tenantId);
-  if (!fencing) {
-    fencing = assumeTenantRole(tenantId, signal).finally(() => pending.delete(tenantId));
-    pending.set(tenantId, fencing);
-  }
-  const fenced = await fencing;
-  const previous = sessions.get(tenantId);
-  if (previous && previous !== fenced) retire(previous);
-  sessions.delete(tenantId);
-  sessions.set(tenantId, fenced);
-  while (sessions.size > MAX_TENANTS) {
-    const [oldest, session] = sessions.entries().next().value as [string, Fenced];
-    retire(session);
-    sessions.delete(oldest);
-  }
-  return fenced.client;
+  return fencedClient('read', tenantId, signal, now);
+}
+
+/**
+ * The client to put `tenantId`'s audit items with: when fencing is on, a session that may put
+ * only into that tenant's audit partition. The items of a token that named no tenant (`null`) are
+ * put with the function's own role, which may put only into their partition (NO_TENANT).
+ */
+export async function tenantAuditDynamo(tenantId: string | null, signal?: AbortSignal, now = Date.now()): Promise<DynamoDBDocumentClient> {
+  if (config().tenantFencing !== 'iam' || tenantId === null) return dynamo();
+  return fencedClient('audit', tenantId, signal, now);
 }
 
 /** Closes a replaced client's connections once reads still using it have had time to finish. */

@@ -286,12 +286,34 @@ describe('Template: npm run package', () => {
     ]);
 
     const TENANT_READ_ROLE_ARN = { 'Fn::Sub': 'arn:${AWS::Partition}:iam::${AWS::AccountId}:role/endpoint-read-service-example-tenant-read' };
+    const TENANT_AUDIT_ROLE_ARN = { 'Fn::Sub': 'arn:${AWS::Partition}:iam::${AWS::AccountId}:role/endpoint-read-service-example-tenant-audit' };
     const assumeTenantRead = { Sid: 'AssumeTenantReadRole', Effect: 'Allow', Action: ['sts:AssumeRole', 'sts:TagSession'], Resource: TENANT_READ_ROLE_ARN };
+    const assumeTenantAudit = { Sid: 'AssumeTenantAuditRole', Effect: 'Allow', Action: ['sts:AssumeRole', 'sts:TagSession'], Resource: TENANT_AUDIT_ROLE_ARN };
+    const neverRewriteAudit = {
+      Sid: 'NeverRewriteAuditItems',
+      Effect: 'Deny',
+      Action: ['dynamodb:UpdateItem', 'dynamodb:DeleteItem', 'dynamodb:BatchWriteItem'],
+      Resource: getAtt('AuditTable'),
+    };
+    /** A tenant role's trust: only these callers, only with one non-empty `tenant` tag and no other. */
+    const tenantTrust = (sid: string, callers: string[]) => [
+      {
+        Sid: sid,
+        Effect: 'Allow',
+        Principal: { AWS: callers.map((id) => getAtt(id)) },
+        Action: ['sts:AssumeRole', 'sts:TagSession'],
+        Condition: {
+          Null: { 'aws:RequestTag/tenant': 'false' },
+          StringLike: { 'aws:RequestTag/tenant': '?*' },
+          'ForAllValues:StringEquals': { 'aws:TagKeys': ['tenant'] },
+        },
+      },
+    ];
     const dynamoOf = (role: string): Statement[] => statementsOf(role).filter((s) => asList(s.Action).some((a) => a.startsWith('dynamodb:')));
     const stsOf = (role: string): Statement[] => statementsOf(role).filter((s) => asList(s.Action).some((a) => a.startsWith('sts:')));
 
-    it('gives each function its own role, plus the tenant-read role, and creates no other', () => {
-      expect(ofType('AWS::IAM::Role').map(([id]) => id).sort()).toEqual(['InventoryRole', 'McpRole', 'ObservationsRole', 'TenantReadRole']);
+    it('gives each function its own role, plus the tenant-read and tenant-audit roles, and creates no other', () => {
+      expect(ofType('AWS::IAM::Role').map(([id]) => id).sort()).toEqual(['InventoryRole', 'McpRole', 'ObservationsRole', 'TenantAuditRole', 'TenantReadRole']);
       expect(resource('InventoryLambdaFunction').Properties.Role).toEqual(getAtt('InventoryRole'));
       expect(resource('ObservationsLambdaFunction').Properties.Role).toEqual(getAtt('ObservationsRole'));
       expect(resource('McpLambdaFunction').Properties.Role).toEqual(getAtt('McpRole'));
@@ -303,55 +325,89 @@ describe('Template: npm run package', () => {
       }
     });
 
-    it('fences data-table reads by IAM: no function reads it with its own role; each assumes the tenant-read role', () => {
+    it('fences data-table reads by IAM: no function reads it with its own role; each assumes the tenant-read role, observations the tenant-audit role too', () => {
       for (const role of ['InventoryRole', 'ObservationsRole', 'McpRole']) {
         expect(dynamoOf(role).filter((s) => JSON.stringify(s.Resource).includes('DataTable'))).toEqual([]);
-        expect(stsOf(role)).toEqual([assumeTenantRead]);
       }
+      expect(stsOf('InventoryRole')).toEqual([assumeTenantRead]);
+      expect(stsOf('McpRole')).toEqual([assumeTenantRead]);
+      expect(stsOf('ObservationsRole')).toEqual([assumeTenantRead, assumeTenantAudit]);
       for (const id of ['InventoryLambdaFunction', 'ObservationsLambdaFunction', 'McpLambdaFunction']) {
-        expect(resource(id).Properties.Environment.Variables).toMatchObject({ TENANT_FENCING: 'iam', TENANT_READ_ROLE_ARN: TENANT_READ_ROLE_ARN });
+        expect(resource(id).Properties.Environment.Variables).toMatchObject({
+          TENANT_FENCING: 'iam',
+          TENANT_READ_ROLE_ARN: TENANT_READ_ROLE_ARN,
+          TENANT_AUDIT_ROLE_ARN: TENANT_AUDIT_ROLE_ARN,
+        });
       }
     });
 
-    it('lets the tenant-read role read only the data table\'s tenant partitions, assumed only by the functions with a tenant tag', () => {
+    // What these policies allow and refuse, tenant by tenant, is judged by an IAM evaluator:
+    // test/infra/tenant-fence-iam.test.ts. Here: that the template says it in these words.
+    it("fences the tenant-read role to the keys of the tenant named by the session's tag, assumed only by the functions with that tag", () => {
       const role = resource('TenantReadRole').Properties;
 
       expect(role.RoleName).toBe('endpoint-read-service-example-tenant-read');
       expect(role.MaxSessionDuration).toBe(3600);
-      expect(role.AssumeRolePolicyDocument.Statement).toEqual([
-        {
-          Sid: 'TheFunctionsWithATenantTag',
-          Effect: 'Allow',
-          Principal: { AWS: [getAtt('InventoryRole'), getAtt('ObservationsRole'), getAtt('McpRole')] },
-          Action: ['sts:AssumeRole', 'sts:TagSession'],
-          Condition: { Null: { 'aws:RequestTag/tenant': 'false' } },
-        },
-      ]);
+      expect(role.AssumeRolePolicyDocument.Statement).toEqual(tenantTrust('TheFunctionsWithATenantTag', ['InventoryRole', 'ObservationsRole', 'McpRole']));
       expect(statementsOf('TenantReadRole')).toEqual([
         {
-          Sid: 'ReadTenantPartitions',
+          Sid: 'ReadOwnTenantsPartitions',
           Effect: 'Allow',
           Action: ['dynamodb:Query', 'dynamodb:GetItem', 'dynamodb:BatchGetItem'],
           Resource: getAtt('DataTable'),
-          Condition: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['T#*'] } },
+          Condition: {
+            'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['T#${aws:PrincipalTag/tenant}#*'] },
+            Null: { 'dynamodb:LeadingKeys': 'false', 'aws:PrincipalTag/tenant': 'false' },
+          },
         },
+        neverRewriteAudit,
       ]);
     });
 
-    it('lets observations only PutItem on the audit table', () => {
-      expect(dynamoOf('ObservationsRole')).toEqual([{ Sid: 'WriteAuditItems', Effect: 'Allow', Action: ['dynamodb:PutItem'], Resource: getAtt('AuditTable') }]);
-      expect(dynamoOf('InventoryRole')).toEqual([]);
+    it("fences the tenant-audit role to PutItem into the audit partition of the tenant named by the session's tag, assumed only by observations", () => {
+      const role = resource('TenantAuditRole').Properties;
+
+      expect(role.RoleName).toBe('endpoint-read-service-example-tenant-audit');
+      expect(role.MaxSessionDuration).toBe(3600);
+      expect(role.AssumeRolePolicyDocument.Statement).toEqual(tenantTrust('ObservationsWithATenantTag', ['ObservationsRole']));
+      expect(statementsOf('TenantAuditRole')).toEqual([
+        {
+          Sid: 'PutOwnTenantsAuditItems',
+          Effect: 'Allow',
+          Action: ['dynamodb:PutItem'],
+          Resource: getAtt('AuditTable'),
+          Condition: {
+            'ForAllValues:StringEquals': { 'dynamodb:LeadingKeys': ['T#${aws:PrincipalTag/tenant}'] },
+            Null: { 'dynamodb:LeadingKeys': 'false', 'aws:PrincipalTag/tenant': 'false' },
+          },
+        },
+        neverRewriteAudit,
+      ]);
+    });
+
+    it('lets observations itself put only the audit items of tokens with no tenant, and no function role rewrite one', () => {
+      expect(dynamoOf('ObservationsRole')).toEqual([
+        {
+          Sid: 'PutNoTenantAuditItems',
+          Effect: 'Allow',
+          Action: ['dynamodb:PutItem'],
+          Resource: getAtt('AuditTable'),
+          Condition: { 'ForAllValues:StringEquals': { 'dynamodb:LeadingKeys': ['NO_TENANT'] }, Null: { 'dynamodb:LeadingKeys': 'false' } },
+        },
+        neverRewriteAudit,
+      ]);
+      expect(dynamoOf('InventoryRole')).toEqual([neverRewriteAudit]);
     });
 
     it('lets mcp read its one secret, and nothing on the audit table', () => {
       const statements = statementsOf('McpRole');
       const secrets = statements.filter((s) => asList(s.Action).some((a) => a.startsWith('secretsmanager:')));
 
-      expect(dynamoOf('McpRole')).toEqual([]);
+      expect(dynamoOf('McpRole')).toEqual([neverRewriteAudit]);
       expect(secrets).toEqual([
         { Sid: 'ReadBrokerClientSecret', Effect: 'Allow', Action: ['secretsmanager:GetSecretValue'], Resource: EXAMPLE.brokerSecretArn },
       ]);
-      expect(JSON.stringify(statements)).not.toContain('AuditTable');
+      expect(JSON.stringify(statements.filter((s) => s.Effect === 'Allow'))).not.toContain('AuditTable');
     });
 
     it('lets each function write only its own log group', () => {
@@ -368,9 +424,14 @@ describe('Template: npm run package', () => {
     });
 
     it('has no wildcard action, and "*" resources only for actions AWS grants on nothing narrower', () => {
-      const all = [...statementsOf('InventoryRole'), ...statementsOf('ObservationsRole'), ...statementsOf('McpRole'), ...statementsOf('TenantReadRole')];
+      const all = ofType('AWS::IAM::Role').flatMap(([id]) => statementsOf(id));
 
       for (const statement of all) {
+        // The one Deny: rewriting audit items, refused outright.
+        if (statement.Effect === 'Deny') {
+          expect(statement).toEqual(neverRewriteAudit);
+          continue;
+        }
         expect(statement.Effect).toBe('Allow');
         for (const action of asList(statement.Action)) expect(action).not.toContain('*');
         if (JSON.stringify(statement.Resource).includes('*')) {

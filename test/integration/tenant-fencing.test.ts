@@ -1,81 +1,43 @@
-import { createServer, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import type { APIGatewayProxyEventV2WithJWTAuthorizer, Context } from 'aws-lambda';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { loadFleet } from '../../infra/local/fleet.js';
-import { resetTenantClients, tenantDynamo } from '../../lib/store/tenant-client.js';
-import { tenantLeadingKeysPattern, tenantSessionName } from '../../lib/store/tenant-fence.js';
+import { config } from '../../lib/config.js';
+import { listAuditItems, putAuditItem, type AuditItem } from '../../lib/store/audit.js';
+import { resetTenantClients, tenantAuditDynamo, tenantDynamo } from '../../lib/store/tenant-client.js';
+import { tenantAuditSessionPolicy, tenantSessionName, tenantSessionPolicy } from '../../lib/store/tenant-fence.js';
 import { startTestEngine, type TestEngine } from '../helpers/engine.js';
 import { useEngine } from '../helpers/env.js';
 import { eventFixture, testContext } from '../helpers/events.js';
+import { startStsStandIn, type StsStandIn } from '../helpers/sts.js';
 
 /**
- * Tenant fencing by IAM, as the functions run it: each tenant's reads sign with the credentials of
- * a session of the tenant-read role, obtained by `sts:AssumeRole` with the tenant's session policy
- * and tag. STS is a stand-in here (a local HTTP server speaking its query protocol: AWS's STS is
- * not reachable from a test), which records what it is asked; DynamoDB is the real local engine.
+ * Tenant fencing by IAM, as the functions run it: each tenant's reads and audit puts sign with the
+ * credentials of a session of a tenant role, obtained by `sts:AssumeRole` with the tenant's session
+ * policy and `tenant` tag. STS is a stand-in here (a local HTTP server speaking its query protocol,
+ * test/helpers/sts.ts), which records what it is asked; DynamoDB is the real local engine.
  */
 
-interface AssumeRoleCall {
-  RoleArn: string;
-  RoleSessionName: string;
-  DurationSeconds: string;
-  Policy: string;
-  tag: string;
-}
-
 let engine: TestEngine;
-let sts: Server;
-let calls: AssumeRoleCall[] = [];
-let answer: (res: ServerResponse) => void;
-let expiresInMs = 3_600_000;
+let sts: StsStandIn;
 let inventory: (event: APIGatewayProxyEventV2WithJWTAuthorizer, context: Context) => Promise<{ statusCode: number; headers?: Record<string, unknown>; body?: string }>;
-const ROLE = 'arn:aws:iam::123456789012:role/endpoint-read-service-test-tenant-read';
-
-const credentials = (res: ServerResponse): void => {
-  res.writeHead(200, { 'Content-Type': 'text/xml' });
-  res.end(`<AssumeRoleResponse xmlns="https://sts.amazonaws.com/doc/2011-06-15/"><AssumeRoleResult><Credentials>
-<AccessKeyId>ASIATESTKEY${calls.length}</AccessKeyId><SecretAccessKey>secret</SecretAccessKey><SessionToken>token</SessionToken>
-<Expiration>${new Date(Date.now() + expiresInMs).toISOString()}</Expiration></Credentials>
-<AssumedRoleUser><AssumedRoleId>AROATEST:s</AssumedRoleId><Arn>${ROLE}/s</Arn></AssumedRoleUser><PackedPolicySize>12</PackedPolicySize>
-</AssumeRoleResult><ResponseMetadata><RequestId>r-${calls.length}</RequestId></ResponseMetadata></AssumeRoleResponse>`);
-};
+const READ_ROLE = 'arn:aws:iam::123456789012:role/endpoint-read-service-test-tenant-read';
+const AUDIT_ROLE = 'arn:aws:iam::123456789012:role/endpoint-read-service-test-tenant-audit';
 
 beforeAll(async () => {
   engine = await startTestEngine();
-  sts = createServer((req, res) => {
-    let body = '';
-    req.on('data', (c: Buffer) => (body += c.toString()));
-    req.on('end', () => {
-      const form = new URLSearchParams(body);
-      if (form.get('Action') === 'AssumeRole') {
-        calls.push({
-          RoleArn: form.get('RoleArn') ?? '',
-          RoleSessionName: form.get('RoleSessionName') ?? '',
-          DurationSeconds: form.get('DurationSeconds') ?? '',
-          Policy: form.get('Policy') ?? '',
-          tag: `${form.get('Tags.member.1.Key')}=${form.get('Tags.member.1.Value')}`,
-        });
-      }
-      answer(res);
-    });
-  });
-  await new Promise<void>((resolve) => sts.listen(0, '127.0.0.1', resolve));
+  sts = await startStsStandIn(READ_ROLE);
   const tenants = ['acme', 'a*b'];
   await loadFleet(engine.db, engine.tables, { tenants: tenants.map((t) => ({ tenant_id: t, agents: [{ agent_id: `${t}-1`, hostname: 'h', os: 'linux', arch: 'x86_64', version: '1' }] })) }, 8);
   inventory = (await import('../../functions/inventory/handler.js')).handler as never;
 });
 afterAll(async () => {
   resetTenantClients();
-  sts?.closeAllConnections();
-  await new Promise((resolve) => sts?.close(resolve));
+  await sts?.close();
   await engine?.close();
 });
 beforeEach(() => {
-  calls = [];
-  answer = credentials;
-  expiresInMs = 3_600_000;
-  useEngine(engine, { TENANT_FENCING: 'iam', TENANT_READ_ROLE_ARN: ROLE, STS_ENDPOINT: `http://127.0.0.1:${(sts.address() as AddressInfo).port}` });
+  sts.reset();
+  useEngine(engine, { TENANT_FENCING: 'iam', TENANT_READ_ROLE_ARN: READ_ROLE, TENANT_AUDIT_ROLE_ARN: AUDIT_ROLE, STS_ENDPOINT: sts.endpoint });
   resetTenantClients();
 });
 
@@ -87,42 +49,61 @@ const listFor = (tenant: string) =>
     testContext('inventory'),
   );
 
-describe('Tenant fencing by IAM (an STS stand-in, the real local engine)', () => {
-  it("reads a tenant's inventory with a session fenced to that tenant's key prefix, named and tagged for it", async () => {
+const auditItem = (tenant: string | null, id: string): AuditItem => ({
+  audit_id: id,
+  request_id: id,
+  api_request_id: null,
+  at: new Date().toISOString(),
+  tenant_id: tenant,
+  subject: 'alice',
+  broker: 'local-broker',
+  agent_id: 'a-1',
+  reason: 'checking',
+  ticket_number: null,
+  ticket_system: null,
+  minutes: 60,
+  limit: 100,
+  outcome: 'denied',
+  status_code: 403,
+});
+
+describe('Tenant fencing by IAM: reads (an STS stand-in, the real local engine)', () => {
+  it("reads a tenant's inventory with a session of the tenant-read role, tagged with the tenant and fenced to its key prefix", async () => {
     const res = await listFor('acme');
 
     expect(res.statusCode).toBe(200);
     expect(JSON.parse(res.body!)).toMatchObject([{ agent_id: 'acme-1' }]);
-    expect(calls).toHaveLength(1);
-    expect(calls[0]).toMatchObject({ RoleArn: ROLE, RoleSessionName: tenantSessionName('acme'), DurationSeconds: '3600', tag: 'tenant=acme' });
-    expect(JSON.parse(calls[0]!.Policy).Statement[0].Condition).toEqual({ 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['T#acme#*'] } });
+    expect(sts.calls).toHaveLength(1);
+    expect(sts.calls[0]).toMatchObject({ RoleArn: READ_ROLE, RoleSessionName: tenantSessionName('acme'), DurationSeconds: '3600', tags: ['tenant=acme'] });
+    expect(JSON.parse(sts.calls[0]!.Policy)).toEqual(tenantSessionPolicy('acme'));
+    expect(JSON.parse(sts.calls[0]!.Policy).Statement[0].Condition['ForAllValues:StringLike']).toEqual({ 'dynamodb:LeadingKeys': ['T#acme#*'] });
   });
 
-  it('writes the wildcards of a tenant id literally in its fence, and tags it by digest', async () => {
+  it('tags a tenant with characters a tag cannot carry by the encoding its keys hold, and fences it to that prefix', async () => {
     const res = await listFor('a*b');
 
     expect(res.statusCode).toBe(200);
-    expect(JSON.parse(calls[0]!.Policy).Statement[0].Condition['ForAllValues:StringLike']['dynamodb:LeadingKeys']).toEqual([tenantLeadingKeysPattern('a*b')]);
-    expect(tenantLeadingKeysPattern('a*b')).toBe('T#a${*}b#*');
-    expect(calls[0]!.tag).toMatch(/^tenant=sha256:/);
+    expect(JSON.parse(res.body!)).toMatchObject([{ agent_id: 'a*b-1' }]);
+    expect(sts.calls[0]!.tags).toEqual(['tenant=a=002Ab']);
+    expect(JSON.parse(sts.calls[0]!.Policy).Statement[0].Condition['ForAllValues:StringLike']).toEqual({ 'dynamodb:LeadingKeys': ['T#a=002Ab#*'] });
   });
 
   it('assumes the role once per tenant while its credentials last, and again shortly before they expire', async () => {
     await listFor('acme');
     await listFor('acme');
     await listFor('a*b');
-    expect(calls.map((c) => c.RoleSessionName)).toEqual([tenantSessionName('acme'), tenantSessionName('a*b')]);
+    expect(sts.calls.map((c) => c.RoleSessionName)).toEqual([tenantSessionName('acme'), tenantSessionName('a*b')]);
 
     resetTenantClients();
-    calls = [];
-    expiresInMs = 4 * 60_000; // inside the five minutes before expiry: renewed at the next read
+    sts.calls = [];
+    sts.expiresInMs = 4 * 60_000; // inside the five minutes before expiry: renewed at the next read
     await listFor('acme');
     await listFor('acme');
-    expect(calls).toHaveLength(2);
+    expect(sts.calls).toHaveLength(2);
   });
 
   it('answers 503 with Retry-After, never an empty list, when STS is unavailable', async () => {
-    answer = (res) => {
+    sts.respond = (res) => {
       res.writeHead(503, { 'Content-Type': 'text/xml' });
       res.end('<ErrorResponse><Error><Type>Receiver</Type><Code>ServiceUnavailable</Code><Message>down</Message></Error></ErrorResponse>');
     };
@@ -140,7 +121,43 @@ describe('Tenant fencing by IAM (an STS stand-in, the real local engine)', () =>
     const res = await listFor('acme');
 
     expect(res.statusCode).toBe(200);
-    expect(calls).toHaveLength(0);
+    expect(sts.calls).toHaveLength(0);
     expect(await tenantDynamo('acme')).toBe(await tenantDynamo('globex'));
+  });
+});
+
+describe('Tenant fencing by IAM: audit puts (an STS stand-in, the real local engine)', () => {
+  it("puts a tenant's audit item with a session of the tenant-audit role that may put only into its partition", async () => {
+    const db = await tenantAuditDynamo('a b');
+    await putAuditItem(db, config().auditTable, auditItem('a b', 'audit-fenced-1'));
+
+    expect(sts.calls).toHaveLength(1);
+    expect(sts.calls[0]).toMatchObject({ RoleArn: AUDIT_ROLE, RoleSessionName: tenantSessionName('a b', 'audit'), tags: ['tenant=a=0020b'] });
+    expect(JSON.parse(sts.calls[0]!.Policy)).toEqual(tenantAuditSessionPolicy('a b'));
+    expect((await listAuditItems(engine.db, config().auditTable, 'a b')).map((i) => i.audit_id)).toEqual(['audit-fenced-1']);
+  });
+
+  it('keeps audit sessions apart from read sessions, and each for the hour its credentials last', async () => {
+    await tenantDynamo('acme');
+    await tenantAuditDynamo('acme');
+    await tenantAuditDynamo('acme');
+    await tenantDynamo('acme');
+
+    expect(sts.calls.map((c) => c.RoleArn)).toEqual([READ_ROLE, AUDIT_ROLE]);
+    expect(await tenantAuditDynamo('acme')).not.toBe(await tenantDynamo('acme'));
+  });
+
+  it("puts the audit item of a token that named no tenant with the function's own client, asking STS nothing", async () => {
+    const db = await tenantAuditDynamo(null);
+    await putAuditItem(db, config().auditTable, auditItem(null, 'audit-no-tenant-1'));
+
+    expect(sts.calls).toHaveLength(0);
+    expect((await listAuditItems(engine.db, config().auditTable, null)).map((i) => i.audit_id)).toContain('audit-no-tenant-1');
+  });
+
+  it('refuses a tenant that is the empty string rather than tag a session with it', async () => {
+    await expect(tenantAuditDynamo('')).rejects.toMatchObject({ statusCode: 403 });
+    await expect(tenantDynamo('')).rejects.toMatchObject({ statusCode: 403 });
+    expect(sts.calls).toHaveLength(0);
   });
 });

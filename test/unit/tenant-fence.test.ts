@@ -1,93 +1,33 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { agentsPartition, policyKey, samplesPartition } from '../../lib/store/keys.js';
+import { auditPartition, tenantKeyPart, tenantKeyPrefix } from '../../lib/store/keys.js';
 import {
-  iamLiteral,
   SESSION_POLICY_MAX_CHARS,
+  tenantAuditSessionPolicy,
   tenantLeadingKeysPattern,
   tenantSessionName,
   tenantSessionPolicy,
-  tenantTagValue,
+  tenantSessionRequest,
 } from '../../lib/store/tenant-fence.js';
 
 /**
- * IAM's `StringLike`, as its documentation defines it: `*` matches any run of characters, `?`
- * exactly one, and `${*}`, `${?}`, `${$}` the characters themselves; everything else literally.
- * Case-sensitive, whole value.
+ * The shapes of what the code asks STS for. Whether those policies admit a tenant's own keys and
+ * refuse every other tenant's is judged by an IAM evaluator, together with the role policies of
+ * the packaged template: test/infra/tenant-fence-iam.test.ts.
  */
-function stringLike(pattern: string, value: string): boolean {
-  let source = '';
-  for (let i = 0; i < pattern.length; ) {
-    const literal = /^\$\{([*?$])\}/.exec(pattern.slice(i));
-    if (literal) {
-      source += `\\${literal[1]}`;
-      i += literal[0].length;
-      continue;
-    }
-    const c = pattern[i]!;
-    source += c === '*' ? '[\\s\\S]*' : c === '?' ? '[\\s\\S]' : c.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-    i += 1;
-  }
-  return new RegExp(`^${source}$`, 'u').test(value);
-}
 
-/** Ids as tenants and agents name themselves, the awkward characters favoured. */
+/** Ids as tenants name themselves, the awkward characters favoured, up to long enough for the digest form. */
 const id = fc.string({
-  unit: fc.oneof(fc.constantFrom('*', '?', '#', '%', ' ', '$', '{', '}', '/', 'a', 'b', 'ü', '漢', '🙂', '%23', '${*}'), fc.string({ unit: 'grapheme', minLength: 1, maxLength: 2 })),
+  unit: fc.oneof(fc.constantFrom('*', '?', '#', '%', ' ', '$', '{', '}', '/', '\\', '"', "'", '=', 'a', 'b', 'ü', '漢', '🙂', '${*}'), fc.string({ unit: 'grapheme', minLength: 1, maxLength: 2 })),
   minLength: 1,
-  maxLength: 12,
+  maxLength: 300,
 });
 
-/** Every data-table partition key the store builds for a tenant (agents, samples of an agent, policy). */
-const keysOf = (tenant: string, agent: string): string[] => [agentsPartition(tenant), samplesPartition(tenant, agent), policyKey(tenant).pk];
-
-describe('Function: tenantLeadingKeysPattern', () => {
-  it('allows every partition key the store builds for the tenant (property)', () => {
-    fc.assert(
-      fc.property(id, id, (tenant, agent) => {
-        const pattern = tenantLeadingKeysPattern(tenant);
-        for (const key of keysOf(tenant, agent)) expect(stringLike(pattern, key), `${pattern} !~ ${key}`).toBe(true);
-      }),
-      { numRuns: 2_000 },
-    );
-  });
-
-  it("never allows a partition key of another tenant (property)", () => {
-    fc.assert(
-      fc.property(id, id, id, (tenant, other, agent) => {
-        fc.pre(tenant !== other);
-        const pattern = tenantLeadingKeysPattern(tenant);
-        for (const key of keysOf(other, agent)) expect(stringLike(pattern, key), `${pattern} ~ ${key}`).toBe(false);
-      }),
-      { numRuns: 2_000 },
-    );
-  });
-
-  it.each([
-    ['a*', 'ab'],
-    ['a?', 'ab'],
-    ['a', 'a*'],
-    ['a#b', 'a'],
-    ['a%23b', 'a#b'],
-    ['a b', 'a'],
-    ['müller', 'mu'],
-    ['x$', 'x'],
-  ])('fences tenant %j away from tenant %j', (tenant, other) => {
-    const pattern = tenantLeadingKeysPattern(tenant);
-
-    expect(stringLike(pattern, agentsPartition(tenant))).toBe(true);
-    expect(stringLike(pattern, agentsPartition(other))).toBe(false);
-    expect(stringLike(pattern, samplesPartition(other, 'x'))).toBe(false);
-  });
-
-  it('writes wildcards and $ as literal-character variables', () => {
-    expect(iamLiteral('a*b?c$d')).toBe('a${*}b${?}c${$}d');
-    expect(tenantLeadingKeysPattern('a*')).toBe('T#a${*}#*');
-  });
-});
+/** A tag value as STS accepts it (the Tag type's documented pattern and length). */
+const TAG_VALUE = /^[\p{L}\p{Z}\p{N}_.:/=+\-@]{0,256}$/u;
 
 describe('Function: tenantSessionPolicy', () => {
-  it('allows only the three reads, on every partition key of the request, for the tenant', () => {
+  it('allows only the three reads, when every partition key of the request begins with the tenant prefix, and never with no key', () => {
     expect(tenantSessionPolicy('acme')).toEqual({
       Version: '2012-10-17',
       Statement: [
@@ -96,34 +36,72 @@ describe('Function: tenantSessionPolicy', () => {
           Effect: 'Allow',
           Action: ['dynamodb:Query', 'dynamodb:GetItem', 'dynamodb:BatchGetItem'],
           Resource: '*',
-          Condition: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['T#acme#*'] } },
+          Condition: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['T#acme#*'] }, Null: { 'dynamodb:LeadingKeys': 'false' } },
         },
       ],
     });
   });
 
-  it('fits AWS session-policy limit for tenant ids of ordinary length, whatever their characters', () => {
+  it('writes the prefix the key builder writes, then one wildcard, and nothing else IAM would read as a wildcard or variable (property)', () => {
     fc.assert(
-      fc.property(fc.string({ unit: 'grapheme', maxLength: 200 }), (tenant) => {
-        expect(JSON.stringify(tenantSessionPolicy(tenant)).length).toBeLessThanOrEqual(SESSION_POLICY_MAX_CHARS);
+      fc.property(id, (tenant) => {
+        const pattern = tenantLeadingKeysPattern(tenant);
+        expect(pattern).toBe(`${tenantKeyPrefix(tenant)}*`);
+        expect(pattern.slice(0, -1)).not.toMatch(/[*?$]/);
       }),
     );
   });
 });
 
-describe('Functions: tenantTagValue, tenantSessionName', () => {
-  it.each(['acme', 'Contoso Ltd.', 'müller-gmbh', 'a@b:c/d=e+f_g'])('tags %j as itself', (tenant) => {
-    expect(tenantTagValue(tenant)).toBe(tenant);
+describe('Function: tenantAuditSessionPolicy', () => {
+  it("allows only PutItem, and only into the tenant's own audit partition", () => {
+    expect(tenantAuditSessionPolicy('a b')).toEqual({
+      Version: '2012-10-17',
+      Statement: [
+        {
+          Sid: 'OneTenantsAuditPartition',
+          Effect: 'Allow',
+          Action: ['dynamodb:PutItem'],
+          Resource: '*',
+          Condition: { 'ForAllValues:StringEquals': { 'dynamodb:LeadingKeys': [auditPartition('a b')] }, Null: { 'dynamodb:LeadingKeys': 'false' } },
+        },
+      ],
+    });
+    expect(auditPartition('a b')).toBe('T#a=0020b');
+  });
+});
+
+describe('Function: tenantSessionRequest', () => {
+  it("tags the session with the tenant exactly as its keys hold it, a value STS accepts, for any tenant (property)", () => {
+    fc.assert(
+      fc.property(id, fc.constantFrom<'read' | 'audit'>('read', 'audit'), (tenant, fence) => {
+        const { Tags } = tenantSessionRequest(tenant, fence);
+        expect(Tags).toEqual([{ Key: 'tenant', Value: tenantKeyPart(tenant) }]);
+        expect(Tags[0]!.Value).toMatch(TAG_VALUE);
+      }),
+    );
   });
 
-  it.each(['a*', 'a#b', '100%', 'what?', 'x'.repeat(300), ''])('tags %j by its digest, which a tag can hold', (tenant) => {
-    expect(tenantTagValue(tenant)).toMatch(/^sha256:[A-Za-z0-9_-]{43}$/);
+  it("fits AWS's session-policy limit for every tenant id, whatever its length and characters (property)", () => {
+    fc.assert(
+      fc.property(id, fc.constantFrom<'read' | 'audit'>('read', 'audit'), (tenant, fence) => {
+        expect(tenantSessionRequest(tenant, fence).Policy.length).toBeLessThanOrEqual(SESSION_POLICY_MAX_CHARS);
+      }),
+    );
   });
 
-  it('names the session within STS rules, the same for the same tenant', () => {
+  it('sends the policy of its fence', () => {
+    expect(JSON.parse(tenantSessionRequest('acme', 'read').Policy)).toEqual(tenantSessionPolicy('acme'));
+    expect(JSON.parse(tenantSessionRequest('acme', 'audit').Policy)).toEqual(tenantAuditSessionPolicy('acme'));
+  });
+});
+
+describe('Function: tenantSessionName', () => {
+  it('names the session within STS rules, by fence, the same for the same tenant', () => {
     fc.assert(
       fc.property(id, (tenant) => {
-        expect(tenantSessionName(tenant)).toMatch(/^[\w+=,.@-]{2,64}$/);
+        expect(tenantSessionName(tenant)).toMatch(/^tenant-[0-9a-f]{32}$/);
+        expect(tenantSessionName(tenant, 'audit')).toMatch(/^audit-[0-9a-f]{32}$/);
         expect(tenantSessionName(tenant)).toBe(tenantSessionName(tenant));
       }),
     );

@@ -62,7 +62,7 @@ export function endpointListHead(list: Pick<EndpointList, 'matching' | 'total' |
   if (list.total === 0) return 'The tenant has no endpoints.';
   if (list.matching === 0) return `No endpoint${scope} (the tenant has ${list.total}).`;
   if (list.matching === null) {
-    return `More than ${shown} endpoints${scope}; the first ${shown} in inventory order (the listing stopped there: use a filter, or a higher limit, to see others):`;
+    return `More than ${shown} endpoint${shown === 1 ? '' : 's'}${scope}; the first ${shown} in inventory order (the listing stopped there: use a filter, or a higher limit, to see others):`;
   }
   return `${list.matching} of ${list.total} endpoints${scope}${list.truncated ? `; the first ${shown} in inventory order (the rest would not fit in one answer)` : ''}:`;
 }

@@ -136,7 +136,6 @@ export function localAuthorizationServer(options: AuthorizationServerOptions): L
     token_endpoint_auth_methods_supported: ['none', 'client_secret_basic', 'client_secret_post'],
     client_id_metadata_document_supported: true,
     authorization_response_iss_parameter_supported: true,
-    service_documentation: 'docs/mcp.md (local development issuer of the endpoint read service; not for production)',
   });
 
   /** GET /oauth2/authorize: checks the request, then shows the sign-in page (RFC 6749 §4.1.1, OAuth 2.1). */

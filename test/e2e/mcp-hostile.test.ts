@@ -30,7 +30,8 @@ const PADDING_AGENTS = 300;
 
 function hostileFleet(now: number): Fleet {
   const minute = 60_000;
-  const samples = Array.from({ length: 600 }, (_, i) => ({ observed_at: new Date(now - i * minute).toISOString(), cpu: (i * 7.3) % 100, memory: (i * 3.1) % 100, disk: 33.3 }));
+  // Every 5 minutes for a week: a week-long window with limit 500 gives 500 buckets of means (long decimals), the largest history.
+  const samples = Array.from({ length: 2_016 }, (_, i) => ({ observed_at: new Date(now - i * 5 * minute).toISOString(), cpu: (i * 7.3) % 100, memory: (i * 3.1) % 100, disk: 100 / 3 }));
   const connected = { state: 'connected' as const, connected_at: new Date(now - 3_600_000).toISOString(), last_heartbeat: new Date(now - 10_000).toISOString() };
   const agent = (id: string, fields: Partial<FleetAgent>): FleetAgent =>
     ({ agent_id: id, hostname: 'plain', os: 'linux', arch: 'x86_64', version: '1.0', connection: connected, samples: [], ...fields }) as FleetAgent;
@@ -202,7 +203,10 @@ describe('E2E: one HTTP request has a bounded cost', () => {
     expect(mostActive).toBe(2);
     expect(exchanges).toBe(1);
     expect(lambdaBytes(res, body)).toBeLessThan(LAMBDA_RESPONSE_LIMIT_BYTES);
-    for (const answer of answers) expect(Buffer.byteLength(JSON.stringify(JSON.stringify(answer.result)))).toBeLessThan(RESULT_BUDGET_BYTES);
+    for (const answer of answers) {
+      expect((answer.result.structuredContent as { history: unknown[] }).history).toHaveLength(500);
+      expect(Buffer.byteLength(JSON.stringify(JSON.stringify(answer.result)))).toBeLessThan(RESULT_BUDGET_BYTES);
+    }
   });
 
   it('stops reading the inventory once list_endpoints has its endpoints, and reads it all only when it must', async () => {

@@ -11,6 +11,7 @@ import { logger } from '../../lib/observability/logger.js';
 import { METRIC, metrics } from '../../lib/observability/metrics.js';
 import { listAuditItems } from '../../lib/store/audit.js';
 import { dynamo, setDynamo } from '../../lib/store/client.js';
+import { eventFixture, testContext } from '../helpers/events.js';
 import { closedPortEndpoint } from '../helpers/faults.js';
 import { get, startTestStack, type TestStack } from '../helpers/stack.js';
 
@@ -300,6 +301,86 @@ describe('E2E: the MCP door over plain HTTP', () => {
     }
     expect(foreign.status).toBe(403);
     expect(await foreign.text()).toMatch(/^Requests from this Origin are not allowed/);
+  });
+
+  describe('CORS for browser-based clients', () => {
+    const ADMITTED = 'http://localhost:6274';
+    const preflight = (origin: string, requestHeaders = 'authorization, content-type, mcp-protocol-version'): Promise<Response> =>
+      fetch(`${stack.publicUrl}/api/mcp`, { method: 'OPTIONS', headers: { Origin: origin, 'Access-Control-Request-Method': 'POST', 'Access-Control-Request-Headers': requestHeaders } });
+
+    beforeAll(() => {
+      process.env.MCP_ALLOWED_ORIGINS = `${ADMITTED}, https://app.example`;
+      resetConfig();
+    });
+    afterAll(() => {
+      delete process.env.MCP_ALLOWED_ORIGINS;
+      resetConfig();
+    });
+
+    it('answers the preflight of an admitted origin, without a token, with the methods and the MCP request headers', async () => {
+      const res = await preflight(ADMITTED);
+
+      expect(res.status).toBe(204);
+      expect(res.headers.get('access-control-allow-origin')).toBe(ADMITTED);
+      expect(res.headers.get('access-control-allow-methods')).toBe('POST');
+      expect(res.headers.get('access-control-allow-headers')).toBe('Authorization, Content-Type, Accept, Mcp-Protocol-Version, Mcp-Method, Mcp-Name');
+      expect(res.headers.get('access-control-max-age')).toBe('600');
+      expect(res.headers.get('vary')).toBe('Origin');
+    });
+
+    it('gives another origin no CORS header at all (403), so the browser refuses to send', async () => {
+      const res = await preflight('http://evil.example');
+
+      expect(res.status).toBe(403);
+      expect(res.headers.get('access-control-allow-origin')).toBeNull();
+      expect(res.headers.get('access-control-allow-headers')).toBeNull();
+      expect(res.headers.get('vary')).toBe('Origin');
+      expect(await res.text()).toMatch(/^Requests from this Origin are not allowed; set MCP_ALLOWED_ORIGINS to admit it\. \(request id: /);
+    });
+
+    it('makes the answers of an admitted origin readable, the challenge and protocol headers exposed, failures included', async () => {
+      const ok = await post(initialize, { Authorization: `Bearer ${await stack.mcpToken()}`, Origin: ADMITTED });
+      const refused = await fetch(`${stack.publicUrl}/api/mcp`, { method: 'GET', headers: { Authorization: `Bearer ${await stack.mcpToken()}`, Origin: ADMITTED } });
+
+      for (const res of [ok, refused]) {
+        expect(res.headers.get('access-control-allow-origin')).toBe(ADMITTED);
+        expect(res.headers.get('access-control-expose-headers')).toBe('WWW-Authenticate, Mcp-Protocol-Version');
+        expect(res.headers.get('vary')).toBe('Origin');
+      }
+      expect([ok.status, refused.status]).toEqual([200, 405]);
+    });
+
+    it('lets any origin read the protected resource metadata, protocol header included', async () => {
+      const res = await fetch(`${stack.publicUrl}/.well-known/oauth-protected-resource/api/mcp`, {
+        method: 'OPTIONS',
+        headers: { Origin: 'http://anywhere.example', 'Access-Control-Request-Method': 'GET', 'Access-Control-Request-Headers': 'mcp-protocol-version' },
+      });
+
+      expect(res.status).toBe(204);
+      expect(res.headers.get('access-control-allow-origin')).toBe('*');
+      expect(res.headers.get('access-control-allow-headers')).toBe('Mcp-Protocol-Version');
+    });
+  });
+
+  it('answers a 401 of its own (no verified caller reached it) with the Bearer challenge that leads to the metadata', async () => {
+    const { handler } = await import('../../functions/mcp/handler.js');
+    const event = eventFixture<Record<string, any>>('http-api', 'list-agents', (e) => {
+      e.routeKey = 'POST /api/mcp';
+      e.rawPath = '/api/mcp';
+      e.requestContext.http = { ...e.requestContext.http, method: 'POST', path: '/api/mcp' };
+      delete e.requestContext.authorizer;
+      e.body = JSON.stringify(initialize);
+    });
+
+    const presented = (await handler(event as never, testContext('mcp'))) as { statusCode: number; headers: Record<string, string> };
+    delete event.headers.authorization;
+    const missing = (await handler(event as never, testContext('mcp'))) as { statusCode: number; headers: Record<string, string> };
+
+    const metadata = `${config().mcpAudience.replace('/api/mcp', '')}/.well-known/oauth-protected-resource/api/mcp`;
+    expect(presented.statusCode).toBe(401);
+    expect(presented.headers['WWW-Authenticate']).toBe(`Bearer resource_metadata="${metadata}", error="invalid_token", error_description="A bearer token is required."`);
+    expect(missing.statusCode).toBe(401);
+    expect(missing.headers['WWW-Authenticate']).toBe(`Bearer resource_metadata="${metadata}"`);
   });
 
   it.each(['/.well-known/oauth-protected-resource/api/mcp', '/.well-known/oauth-protected-resource'])(

@@ -89,10 +89,10 @@ async function runInPage(origin: string, modern: boolean): Promise<{ protocol: s
   const page = await browser.newPage();
   try {
     await page.goto(`${origin}/`);
-    await page.waitForFunction(() => (window as unknown as { pageReady?: boolean }).pageReady === true);
+    await page.waitForFunction(() => (globalThis as unknown as { pageReady?: boolean }).pageReady === true);
     const token = await stack.mcpToken({ tenant: 'acme', subject: 'browser-user' });
     return await page.evaluate(
-      ([url, bearer, era]) => (window as unknown as { runMcp: (u: string, t: string, m: boolean) => Promise<never> }).runMcp(url, bearer, era),
+      ([url, bearer, era]) => (globalThis as unknown as { runMcp: (u: string, t: string, m: boolean) => Promise<never> }).runMcp(url, bearer, era),
       [`${stack.publicUrl}/api/mcp`, token, modern] as const,
     );
   } finally {

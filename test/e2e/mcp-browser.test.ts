@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { build } from 'esbuild';
 import { chromium, type BrowserContext } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { demoFleet } from '../../infra/local/demo.js';
+import { smallFleet } from '../fixtures/small-fleet.js';
 import { startTestStack, type TestStack } from '../helpers/stack.js';
 
 /**
@@ -73,7 +73,7 @@ beforeAll(async () => {
   const script = bundle.outputFiles[0]!.text;
   admitted = await pageServer(script);
   foreign = await pageServer(script);
-  stack = await startTestStack(demoFleet(new Date()), { MCP_ALLOWED_ORIGINS: `https://inspector.example, ${admitted.origin}` });
+  stack = await startTestStack(smallFleet(), { MCP_ALLOWED_ORIGINS: `https://inspector.example, ${admitted.origin}` });
   profile = await mkdtemp(join(tmpdir(), 'chromium-profile-'));
   browser = await chromium.launchPersistentContext(profile, { executablePath: CHROMIUM, headless: true, args: CHROMIUM_FLAGS });
 }, 60_000);

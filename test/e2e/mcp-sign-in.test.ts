@@ -6,7 +6,7 @@ import type { Readable } from 'node:stream';
 import { Client, StreamableHTTPClientTransport, UnauthorizedError, type OAuthClientProvider } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { demoFleet } from '../../infra/local/demo.js';
+import { smallFleet } from '../fixtures/small-fleet.js';
 import { config } from '../../lib/config.js';
 import { listAuditItems } from '../../lib/store/audit.js';
 import { dynamo } from '../../lib/store/client.js';
@@ -24,7 +24,7 @@ import { startTestStack, type TestStack } from '../helpers/stack.js';
 let stack: TestStack;
 
 beforeAll(async () => {
-  stack = await startTestStack(demoFleet(new Date()));
+  stack = await startTestStack(smallFleet());
 });
 afterAll(async () => {
   await stack?.stop();

@@ -2,12 +2,12 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import type { APIGatewayProxyEventV2WithJWTAuthorizer, APIGatewayProxyEvent, Context } from 'aws-lambda';
 import { config, resetConfig } from '../../lib/config.js';
-import { TOKEN_EXCHANGE_GRANT } from '../../lib/auth/token-exchange.js';
 import { bearerToken, remoteKeys, verifyBearerToken } from '../../lib/auth/verify.js';
 import { HttpError, UnauthorizedError } from '../../lib/errors.js';
 import { RESOURCE_METADATA_PATHS } from '../../lib/mcp/resource-metadata.js';
 import { dynamo, setDynamo } from '../../lib/store/client.js';
 import { ensureTables } from '../../lib/store/tables.js';
+import { localAuthorizationServer } from './authorization-server.js';
 import { demoFleet } from './demo.js';
 import { startDemoPulse, type DemoPulse } from './demo-pulse.js';
 import { startEmbeddedEngine, type EmbeddedEngine } from './engine.js';
@@ -16,7 +16,6 @@ import { loadFleet, writeFleet } from './fleet.js';
 import { pathOf, sendGatewayFailure, sendHttpError, sendLambdaResult, type LambdaHttpResult } from './http.js';
 import { localBrokerSecret, localIssuer, LOCAL_DIR, type LocalIssuer } from './issuer.js';
 import { readFleetFile } from './seed-file.js';
-import { answerTokenRequest, EXCHANGED_TOKEN_SECONDS, type TokenExchangePolicy } from './token-exchange.js';
 
 type HttpApiHandler = (event: APIGatewayProxyEventV2WithJWTAuthorizer, context: Context) => Promise<LambdaHttpResult>;
 type RestApiHandler = (event: APIGatewayProxyEvent, context: Context) => Promise<LambdaHttpResult>;
@@ -123,23 +122,6 @@ async function authorize(req: IncomingMessage, audience: string): Promise<Record
   return stringifyClaims(payload as Record<string, unknown>);
 }
 
-function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
-  res.writeHead(status, { 'Content-Type': 'application/json; charset=utf-8', ...headers });
-  res.end(JSON.stringify(body));
-}
-
-/** The local issuer's RFC 8414 metadata: where its keys are and the one grant its token endpoint serves. */
-function authorizationServerMetadata(issuerUrl: string, publicUrl: string): Record<string, unknown> {
-  return {
-    issuer: issuerUrl,
-    token_endpoint: `${publicUrl}/oauth2/token`,
-    jwks_uri: `${publicUrl}/.well-known/jwks.json`,
-    grant_types_supported: [TOKEN_EXCHANGE_GRANT],
-    token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'],
-    response_types_supported: [],
-  };
-}
-
 /**
  * Starts the local stack of DESIGN §7: the engine, tables and seed, the issuer (JWKS, metadata,
  * token exchange), the public listener (GET /api/agents, POST /api/mcp and its metadata) and the
@@ -183,34 +165,17 @@ export async function startLocalStack(options: StackOptions = {}): Promise<Local
     return true;
   };
 
-  const exchangePolicy = (): TokenExchangePolicy => {
-    const cfg = config();
-    return {
-      issuer: cfg.jwtIssuer,
-      clients: new Map([[cfg.brokerClientId, brokerSecret]]),
-      subjectAudience: cfg.mcpAudience,
-      targetAudiences: [cfg.observationsAudience],
-      tenantClaim: cfg.tenantClaim,
-      lifetimeSeconds: EXCHANGED_TOKEN_SECONDS,
-    };
-  };
+  const authorizationServer = localAuthorizationServer({ issuer, brokerSecret, publicUrl: () => publicUrl });
 
   const publicServer = createServer(
     guarded(async (req, res) => {
       const path = pathOf(req);
       const method = req.method ?? 'GET';
-      if (method === 'GET' && path === '/.well-known/jwks.json') {
-        sendJson(res, 200, issuer.jwks, { 'Cache-Control': 'max-age=300' });
-        return;
-      }
-      if (method === 'GET' && path === '/.well-known/oauth-authorization-server') {
-        sendJson(res, 200, authorizationServerMetadata(config().jwtIssuer, publicUrl), { 'Cache-Control': 'max-age=300' });
-        return;
-      }
-      if (method === 'POST' && path === '/oauth2/token') {
-        const form = new URLSearchParams((await readBody(req, 65_536)).toString('utf8'));
-        const answer = await answerTokenRequest(issuer, exchangePolicy(), form, req.headers.authorization);
-        sendJson(res, answer.status, answer.body, answer.headers);
+      // The local issuer: JWKS, RFC 8414 metadata, sign-in, registration, token endpoint (infra/local/authorization-server.ts).
+      if (await authorizationServer.handle(req, res)) return;
+      if (method === 'OPTIONS' && (path === '/api/mcp' || RESOURCE_METADATA_PATHS.includes(path))) {
+        // A browser's CORS preflight carries no token: the MCP handler answers it, no authorizer.
+        sendLambdaResult(res, await mcp(httpApiEvent(req, `OPTIONS ${path}`, undefined), lambdaContext('mcp')));
         return;
       }
       if (answerWhileStarting(res)) return;

@@ -82,7 +82,7 @@ const lines = [
   'Endpoint read service (local)',
   `  public   ${stack.publicUrl}/api/agents            (JWT authorizer emulated; JWKS at ${stack.publicUrl}/.well-known/jwks.json)`,
   `  mcp      ${stack.publicUrl}/api/mcp               (MCP Streamable HTTP, stateless; metadata at ${stack.publicUrl}/.well-known/oauth-protected-resource/api/mcp)`,
-  `  issuer   ${cfg.jwtIssuer}                  (token exchange at ${stack.publicUrl}/oauth2/token)`,
+  `  issuer   ${cfg.jwtIssuer}                  (OAuth sign-in for MCP clients, development only: ${stack.publicUrl}/.well-known/oauth-authorization-server)`,
   `  private  ${stack.privateUrl}/api/mcp/endpoint   (loopback only: the MCP broker's hop)`,
   `  dynamodb ${stack.dynamoEndpoint}${env.DYNAMODB_ENDPOINT ? ' (external)' : ' (embedded dynalite' + (env.DATA_DIR ? `, on disk in ${env.DATA_DIR})` : ', in memory)')}`,
   '',

@@ -77,7 +77,7 @@ export interface ExchangedTokenRequest {
 /**
  * Signs the token an exchange issues: `sub` and the tenant claim copied from the subject token,
  * `aud` the requested audience, `act.sub` the exchanging client (an actor already in the subject
- * token is kept nested below it), a fresh `jti`, and the policy's short lifetime.
+ * token is kept nested below it), a fresh `jti`, and the lifetime given (never past the subject token's, see answerTokenRequest).
  */
 export async function issueExchangedToken(issuer: LocalIssuer, policy: Pick<TokenExchangePolicy, 'issuer' | 'tenantClaim' | 'lifetimeSeconds'>, request: ExchangedTokenRequest): Promise<string> {
   const { subject } = request;
@@ -126,7 +126,7 @@ export function brokerTokenFor(issuer: LocalIssuer, broker: BrokerTokenFor, user
  * (`unsupported_grant_type`), a client that does not authenticate (`invalid_client`, 401), missing
  * or unsupported parameters (`invalid_request`), an audience the client may not ask for
  * (`invalid_target`), and a subject token that does not verify or is not for the broker's
- * resource (`invalid_grant`).
+ * resource (`invalid_grant`). The token issued expires with the subject token if that comes first.
  */
 export async function answerTokenRequest(
   issuer: LocalIssuer,
@@ -170,10 +170,13 @@ export async function answerTokenRequest(
   } catch (error) {
     return oauthError(400, 'invalid_grant', `The subject token is not acceptable: ${(error as Error).message}`);
   }
-  const token = await issueExchangedToken(issuer, policy, { subject, clientId: client.id, audience });
+  // Never outlives the subject token: a sign-in that ends ends the broker's access for it too.
+  const lifetimeSeconds = Math.min(policy.lifetimeSeconds, Number(subject.exp) - Math.floor(Date.now() / 1000));
+  if (!(lifetimeSeconds > 0)) return oauthError(400, 'invalid_grant', 'The subject token is about to expire.');
+  const token = await issueExchangedToken(issuer, { ...policy, lifetimeSeconds }, { subject, clientId: client.id, audience });
   return {
     status: 200,
     headers: NO_STORE,
-    body: { access_token: token, issued_token_type: ACCESS_TOKEN_TYPE, token_type: 'Bearer', expires_in: policy.lifetimeSeconds },
+    body: { access_token: token, issued_token_type: ACCESS_TOKEN_TYPE, token_type: 'Bearer', expires_in: lifetimeSeconds },
   };
 }

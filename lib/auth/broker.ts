@@ -4,13 +4,15 @@ import { ForbiddenError } from '../errors.js';
  * The broker of a brokered observations read is named by the token it sends, not by IAM: the
  * token comes from an RFC 8693 token exchange at the issuer, and the issuer writes the exchanging
  * client into it (the actor, `act.sub`, RFC 8693 §4.1; or `azp` for an on-behalf-of flow). A
- * user's own token passed through carries no actor and is refused.
+ * user's own token passed through carries no actor, or another audience, and is refused (403).
  */
 
 /** Sentences the observations operation answers with; the MCP door recognises them as its own misconfiguration. */
 export const BROKER_REFUSALS = Object.freeze({
   missing: 'The token names no broker: the observations operation accepts only a token a broker obtained by token exchange.',
   notAllowed: 'The broker named by the token is not allowed to call this operation.',
+  passthrough:
+    "The token was made for another service: a user's own token passed through is never accepted here, only a broker's token for this operation obtained by token exchange.",
 });
 
 /**

@@ -102,12 +102,15 @@ export async function exchangeToken(request: ExchangeRequest): Promise<Exchanged
 }
 
 /**
- * Exchanged tokens, kept per user token and audience until shortly before they expire, so a burst
- * of tool calls costs one exchange. Keys are hashes: the cache holds no user token in the clear.
+ * Exchanged tokens, kept per user token and audience, so a burst of tool calls costs one exchange:
+ * calls that need the same token while it is being exchanged share that one exchange (single
+ * flight), and a token is kept only while both it and the user's token stay valid (less a margin),
+ * never past the user's sign-in. Keys are hashes: the cache holds no user token in the clear.
  * Bounded: the oldest entry leaves first.
  */
 export class ExchangedTokenCache {
   private readonly entries = new Map<string, ExchangedToken>();
+  private readonly inFlight = new Map<string, Promise<ExchangedToken>>();
 
   constructor(
     private readonly maxEntries = 500,
@@ -130,11 +133,49 @@ export class ExchangedTokenCache {
     return entry.token;
   }
 
-  set(subjectToken: string, audience: string, exchanged: ExchangedToken): void {
+  /** Keeps an exchanged token until it or the user's token (`subjectExpiresAt`, epoch ms) expires, whichever is first. */
+  set(subjectToken: string, audience: string, exchanged: ExchangedToken, subjectExpiresAt = Number.POSITIVE_INFINITY): void {
     const key = ExchangedTokenCache.key(subjectToken, audience);
     this.entries.delete(key);
-    this.entries.set(key, exchanged);
+    this.entries.set(key, { token: exchanged.token, expiresAt: Math.min(exchanged.expiresAt, subjectExpiresAt) });
     while (this.entries.size > this.maxEntries) this.entries.delete(this.entries.keys().next().value as string);
+  }
+
+  /**
+   * The token for this user and audience: from the cache, or from `exchange`, run once for all the
+   * callers that ask while it runs (each still bounded by its own `signal`). A failed exchange is
+   * not kept: the next call tries again.
+   */
+  async obtain(
+    subjectToken: string,
+    audience: string,
+    exchange: () => Promise<ExchangedToken>,
+    options: { subjectExpiresAt?: number | undefined; signal: AbortSignal },
+  ): Promise<{ token: string; cached: boolean }> {
+    const cached = this.get(subjectToken, audience);
+    if (cached) return { token: cached, cached: true };
+    const key = ExchangedTokenCache.key(subjectToken, audience);
+    let flight = this.inFlight.get(key);
+    if (!flight) {
+      flight = exchange().then(
+        (exchanged) => {
+          this.set(subjectToken, audience, exchanged, options.subjectExpiresAt);
+          return exchanged;
+        },
+      );
+      const forget = (): void => {
+        if (this.inFlight.get(key) === flight) this.inFlight.delete(key);
+      };
+      flight.then(forget, forget);
+      this.inFlight.set(key, flight);
+    }
+    options.signal.throwIfAborted();
+    const exchanged = await new Promise<ExchangedToken>((resolve, reject) => {
+      const abort = (): void => reject(options.signal.reason);
+      options.signal.addEventListener('abort', abort, { once: true });
+      flight.then(resolve, reject).finally(() => options.signal.removeEventListener('abort', abort));
+    });
+    return { token: exchanged.token, cached: false };
   }
 
   /** Forgets a token the upstream refused, so the next call exchanges again. */

@@ -65,8 +65,20 @@ export async function verifyBearerToken(token: string, options: VerifyOptions): 
   const audiences = aud === undefined ? [] : Array.isArray(aud) ? aud : [aud];
   const audienceOk =
     audiences.length > 0 ? audiences.includes(options.audience) : payload.client_id === options.audience;
-  if (!audienceOk) throw new UnauthorizedError('The bearer token is not for this service (audience).');
+  if (!audienceOk) throw new AudienceMismatchError(payload);
   return payload;
+}
+
+/**
+ * A token that verified in every respect but its audience: signed by the issuer, current, made for
+ * another service. A 401 like any refusal, unless the caller has a reason to say more (the
+ * observations operation answers a passed-through user token with an audited 403).
+ */
+export class AudienceMismatchError extends UnauthorizedError {
+  override name = 'AudienceMismatchError';
+  constructor(readonly claims: JWTPayload) {
+    super('The bearer token is not for this service (audience).');
+  }
 }
 
 function refusal(cause: unknown): Error {

@@ -38,18 +38,79 @@ export function decodedReason(value: string | undefined, encoding: string | unde
   }
 }
 
+/** The observations operation's refusal when the tenant's policy requires a ticket and none came. */
+export const TICKET_REQUIRED = 'This tenant requires a ticket: send X-Service-Ticket-Number and X-Service-Ticket-System.';
+
+/** What is wrong with a reason, if anything: the one rule of the door and the private operation alike. */
+export type ReasonProblem = 'missing' | 'blank' | 'tooShort' | 'tooLong';
+
+/** Control, format (bidi, zero-width), separator and lone-surrogate code points: present, but nothing a reader sees. */
+const INVISIBLE = /^[\p{Cc}\p{Cf}\p{Z}\p{Cs}]$/u;
+
+/** The code points of `text` a reader can see (letters, digits, signs, symbols). */
+export function visibleCharacters(text: string): number {
+  let count = 0;
+  for (const ch of text) if (!INVISIBLE.test(ch)) count += 1;
+  return count;
+}
+
 /**
- * Attribution as the handler accepts it: a reason of 3 to 500 characters after trimming, and the
+ * The reason rule, on the reason as sent (it is trimmed here): present; 3 to 500 characters after
+ * trimming; and at least 3 of them visible, so a reason of NULs, zero-width or bidi characters, or
+ * spaces, is not a reason (it would be audited as one).
+ */
+export function reasonProblem(reason: string | undefined): ReasonProblem | undefined {
+  if (reason === undefined) return 'missing';
+  const trimmed = reason.trim();
+  const visible = visibleCharacters(trimmed);
+  if (visible === 0) return 'blank';
+  if (trimmed.length > OBSERVATION_BOUNDS.reason.max) return 'tooLong';
+  if (visible < OBSERVATION_BOUNDS.reason.min || trimmed.length < OBSERVATION_BOUNDS.reason.min) return 'tooShort';
+  return undefined;
+}
+
+/** The sentence for a reason problem, naming the reason as the caller sent it (`reason`, `X-Service-Reason`). */
+export function reasonSentence(name: string, problem: ReasonProblem, reason?: string): string {
+  const { min, max } = OBSERVATION_BOUNDS.reason;
+  const trimmed = (reason ?? '').trim();
+  switch (problem) {
+    case 'missing':
+      return `${name} is required: say why the endpoint is read, in ${min} to ${max} characters`;
+    case 'blank':
+      return `${name} is blank: say why the endpoint is read, with at least ${min} visible characters (spaces, control and invisible characters do not count)`;
+    case 'tooShort': {
+      const visible = visibleCharacters(trimmed);
+      return `${name} is too short: it has ${visible} visible character${visible === 1 ? '' : 's'}, and at least ${min} are needed`;
+    }
+    case 'tooLong':
+      return `${name} is too long: it has ${trimmed.length} characters after trimming, and at most ${max} are allowed`;
+  }
+}
+
+/**
+ * The reason as a zod schema for a caller that names it `name`: its JSON Schema keeps the length
+ * bounds (minLength 3, maxLength 500); every refusal is the one sentence of reasonSentence, without
+ * its final period (callers add their own ending).
+ */
+export function reasonSchema(name: string) {
+  const sentence = (input: unknown): string => reasonSentence(name, reasonProblem(typeof input === 'string' ? input : undefined) ?? 'tooShort', typeof input === 'string' ? input : undefined);
+  const { min, max } = OBSERVATION_BOUNDS.reason;
+  return z
+    .string({ error: () => reasonSentence(name, 'missing') })
+    .trim()
+    .min(min, { error: (issue) => sentence(issue.input) })
+    .max(max, { error: (issue) => sentence(issue.input) })
+    .refine((v) => reasonProblem(v) === undefined, { error: (issue) => sentence(issue.input) });
+}
+
+/**
+ * Attribution as the handler accepts it: a reason by the reason rule (reasonProblem), and the
  * ticket number (pattern) with the ticket system (the one configured constant) both or neither.
  */
 export function attributionSchema(ticketSystem: string) {
   return z
     .object({
-      reason: z
-        .string({ error: 'X-Service-Reason is required' })
-        .trim()
-        .min(OBSERVATION_BOUNDS.reason.min, `X-Service-Reason must be ${OBSERVATION_BOUNDS.reason.min} to ${OBSERVATION_BOUNDS.reason.max} characters`)
-        .max(OBSERVATION_BOUNDS.reason.max, `X-Service-Reason must be ${OBSERVATION_BOUNDS.reason.min} to ${OBSERVATION_BOUNDS.reason.max} characters`),
+      reason: reasonSchema('X-Service-Reason'),
       ticketNumber: z
         .string()
         .min(OBSERVATION_BOUNDS.ticketNumber.min, 'X-Service-Ticket-Number must not be empty')

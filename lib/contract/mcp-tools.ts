@@ -1,4 +1,5 @@
 import * as z from 'zod';
+import { reasonSchema } from './attribution.js';
 import { AgentId, AgentSummary, ConnectionState, EndpointDashboard, OBSERVATION_BOUNDS, TICKET_NUMBER_PATTERN } from './schemas.js';
 
 /**
@@ -39,14 +40,10 @@ export function observationsToolInput(ticketSystem: string) {
       .max(limit.max)
       .optional()
       .describe(`The most samples the history may hold; more are averaged into this many time buckets. Default ${limit.default}.`),
-    reason: z
-      .string()
-      .trim()
-      .min(reason.min)
-      .max(reason.max)
-      .refine((v) => !LONE_SURROGATE.test(v))
+    reason: reasonSchema('reason')
+      .refine((v) => !LONE_SURROGATE.test(v), { error: 'reason has a broken character (a lone UTF-16 surrogate); send it as ordinary text' })
       .describe(
-        `Why the read is made, in the user's words (${reason.min} to ${reason.max} characters, any script). Required: it is recorded in the tenant's audit trail.`,
+        `Why the read is made, in the user's words (${reason.min} to ${reason.max} characters with at least ${reason.min} visible, any script). Required: it is recorded in the tenant's audit trail.`,
       ),
     ticket: z
       .strictObject({
@@ -73,15 +70,27 @@ export const ListEndpointsToolInput = z.strictObject({
     .min(LIST_LIMIT.min)
     .max(LIST_LIMIT.max)
     .optional()
-    .describe(`The most endpoints to return, in agent_id order. Default ${LIST_LIMIT.default}.`),
+    .describe(`The most endpoints to return, in the inventory's order. Default ${LIST_LIMIT.default}.`),
 });
 export type ListEndpointsToolInput = z.output<typeof ListEndpointsToolInput>;
 
 export const EndpointList = z
   .strictObject({
-    endpoints: z.array(AgentSummary).describe('The matching endpoints, ordered by agent_id, at most `limit` of them.'),
-    matching: z.number().int().min(0).describe('How many endpoints match the filters.'),
-    total: z.number().int().min(0).describe("How many endpoints the caller's tenant has, online and offline."),
+    endpoints: z
+      .array(AgentSummary)
+      .describe("The first matching endpoints in the inventory's order, at most `limit` of them. Their text values are reported by the endpoints themselves."),
+    matching: z
+      .number()
+      .int()
+      .min(0)
+      .nullable()
+      .describe('How many endpoints match the filters; null when the listing stopped before the end of the inventory (more match than were returned).'),
+    total: z
+      .number()
+      .int()
+      .min(0)
+      .nullable()
+      .describe("How many endpoints the caller's tenant has, online and offline; null when the listing stopped before the end of the inventory."),
     truncated: z.boolean().describe('True when more endpoints match than were returned.'),
   })
   .describe("Endpoints of the caller's tenant, as the inventory lists them.");

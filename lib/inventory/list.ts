@@ -67,25 +67,31 @@ export async function listInventoryResponse(tenantId: string, now: Date, acceptE
 /**
  * The tenant's inventory as the same read gives it, one summary at a time in the order the pages
  * bring them, for callers that select rather than send it all (the MCP door's `list_endpoints`).
- * A failed read throws (502/503/504) before `visit` has seen a partial tenant as whole; unreadable
- * records are counted, logged and in the metric, as for the inventory.
+ * `visit` returns false to stop: no further page is read (`complete` is then false), so a caller
+ * that has what it needs costs only the pages up to there. A failed read throws (502/503/504)
+ * before `visit` has seen a partial tenant as whole; unreadable records are counted, logged and in
+ * the metric, as for the inventory.
  */
 export async function forEachInventoryAgent(
   tenantId: string,
   now: Date,
-  visit: (agent: AgentSummary) => void,
+  visit: (agent: AgentSummary) => boolean | void,
   signal?: AbortSignal,
-): Promise<{ agents: number; unreadable: number }> {
+): Promise<{ agents: number; unreadable: number; complete: boolean }> {
   const cfg = config();
   const options = { now, onlineGraceSeconds: cfg.onlineGraceSeconds };
   let agents = 0;
   let unreadable = 0;
+  let complete = true;
   try {
-    for await (const page of agentRecordPages(await tenantDynamo(tenantId, signal), cfg.dataTable, tenantId, signal)) {
+    pages: for await (const page of agentRecordPages(await tenantDynamo(tenantId, signal), cfg.dataTable, tenantId, signal)) {
       unreadable += page.unreadable;
       for (const agent of page.agents) {
-        visit(summarizeAgent(agent.durable, agent.connection, options));
         agents += 1;
+        if (visit(summarizeAgent(agent.durable, agent.connection, options)) === false) {
+          complete = false;
+          break pages;
+        }
       }
     }
   } catch (error) {
@@ -93,5 +99,5 @@ export async function forEachInventoryAgent(
   }
   if (unreadable > 0) logger.warn('left out stored agent records that cannot be read', { unreadableRecords: unreadable });
   recordUnreadableRecords('listEndpointInventory', unreadable);
-  return { agents, unreadable };
+  return { agents, unreadable, complete };
 }

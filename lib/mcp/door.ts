@@ -1,10 +1,14 @@
 import type { APIGatewayProxyEventV2WithJWTAuthorizer, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
-import { identityFromClaims } from '../auth/identity.js';
+import pLimit from 'p-limit';
+import { bearerChallenge } from '../auth/challenge.js';
+import { identityFromClaims, type CallerIdentity } from '../auth/identity.js';
 import { bearerToken } from '../auth/verify.js';
 import { config } from '../config.js';
-import { ForbiddenError, MethodNotAllowedError, NotFoundError } from '../errors.js';
+import { ForbiddenError, HttpError, MethodNotAllowedError, NotFoundError, UnauthorizedError } from '../errors.js';
 import { logger } from '../observability/logger.js';
-import { protectedResourceMetadata, RESOURCE_METADATA_PATHS } from './resource-metadata.js';
+import { isAllowedOrigin, preflightHeaders } from './cors.js';
+import { UPSTREAM_CONCURRENCY } from './limits.js';
+import { protectedResourceMetadata, RESOURCE_METADATA_PATHS, resourceMetadataUrl } from './resource-metadata.js';
 import { serveMcpRequest } from './server.js';
 
 /**
@@ -71,19 +75,66 @@ function metadataResult(): APIGatewayProxyStructuredResultV2 {
 /** Servers must refuse a browser's request from an origin they do not serve (DNS rebinding): 403. */
 function assertAllowedOrigin(origin: string | undefined): void {
   if (origin === undefined) return;
-  if (!config().mcpAllowedOrigins.includes(origin)) {
+  if (!isAllowedOrigin(origin)) {
     throw new ForbiddenError('Requests from this Origin are not allowed; set MCP_ALLOWED_ORIGINS to admit it.');
   }
 }
 
 /**
- * One request at the MCP door: the metadata documents, `POST /api/mcp` for a verified caller (the
- * tenant from the token's claims, the token itself kept only to be exchanged), and 405 for the
- * other methods on the path (no SSE stream, no session to delete).
+ * A browser's preflight: for `/api/mcp`, from an admitted origin, the methods and MCP headers it
+ * may send (lib/mcp/cors.ts adds the origin); from another origin a 403 without CORS headers, so
+ * the browser refuses the request. The metadata documents are public: any origin may read them,
+ * with the protocol header MCP clients send along.
+ */
+function preflightResult(path: string, origin: string | undefined): APIGatewayProxyStructuredResultV2 {
+  if (RESOURCE_METADATA_PATHS.includes(path)) {
+    return {
+      statusCode: 204,
+      headers: { 'Access-Control-Allow-Origin': '*', 'Access-Control-Allow-Methods': 'GET', 'Access-Control-Allow-Headers': 'Mcp-Protocol-Version', 'Access-Control-Max-Age': '600' },
+    };
+  }
+  if (origin === undefined) return { statusCode: 204, headers: { Allow: 'OPTIONS, POST' } };
+  assertAllowedOrigin(origin);
+  return { statusCode: 204, headers: { 'Cache-Control': 'no-store', ...preflightHeaders() } };
+}
+
+/**
+ * A 401 of the door itself (no claims reached it, or no bearer token: the authorizer in front
+ * normally answers those) carries the challenge that leads a client to sign-in: where the
+ * resource's metadata is, and `error="invalid_token"` when a token was presented.
+ */
+function withChallenge(error: unknown, tokenPresented: boolean): unknown {
+  if (!(error instanceof UnauthorizedError)) return error;
+  const location = resourceMetadataUrl(config().mcpAudience);
+  if (location === undefined) return error;
+  const challenge = bearerChallenge({ resourceMetadata: location, ...(tokenPresented ? { error: 'invalid_token', description: error.message } : {}) });
+  return new HttpError(401, error.message, { cause: error, headers: { 'WWW-Authenticate': challenge } });
+}
+
+/** The caller the authorizer verified, and the user's token (kept only to be exchanged). */
+function verifiedCaller(event: APIGatewayProxyEventV2WithJWTAuthorizer): CallerIdentity & { token: string; tokenExpiresAt: number | undefined } {
+  const claims = event.requestContext.authorizer?.jwt?.claims;
+  const authorization = event.headers?.authorization;
+  try {
+    const token = bearerToken(authorization);
+    const caller = identityFromClaims(claims, config().tenantClaim);
+    const exp = Number(claims?.exp);
+    return { ...caller, token, tokenExpiresAt: Number.isFinite(exp) && exp > 0 ? exp * 1000 : undefined };
+  } catch (error) {
+    throw withChallenge(error, authorization !== undefined && authorization.trim() !== '');
+  }
+}
+
+/**
+ * One request at the MCP door: the metadata documents, a browser's preflight (OPTIONS, no token),
+ * `POST /api/mcp` for a verified caller (the tenant from the token's claims, the token itself kept
+ * only to be exchanged), and 405 for the other methods on the path (no SSE stream, no session to
+ * delete). A 401 of its own carries the Bearer challenge with `resource_metadata`.
  */
 export async function serveMcpDoor(event: APIGatewayProxyEventV2WithJWTAuthorizer, deadline: AbortSignal): Promise<APIGatewayProxyStructuredResultV2> {
   const method = event.requestContext.http.method.toUpperCase();
   const path = event.rawPath;
+  if (method === 'OPTIONS' && (path === MCP_PATH || RESOURCE_METADATA_PATHS.includes(path))) return preflightResult(path, event.headers?.origin);
   if (RESOURCE_METADATA_PATHS.includes(path)) {
     if (method !== 'GET' && method !== 'HEAD') throw new MethodNotAllowedError('Only GET is served here.', ['GET']);
     return metadataResult();
@@ -93,11 +144,11 @@ export async function serveMcpDoor(event: APIGatewayProxyEventV2WithJWTAuthorize
     throw new MethodNotAllowedError('This MCP server is stateless: it answers POST only (no event stream, no session to delete).', ['POST']);
   }
   assertAllowedOrigin(event.headers?.origin);
-  const cfg = config();
-  const caller = identityFromClaims(event.requestContext.authorizer?.jwt?.claims, cfg.tenantClaim);
-  const token = bearerToken(event.headers?.authorization);
+  const caller = verifiedCaller(event);
   logger.appendKeys({ tenant: caller.tenantId, subject: caller.subject });
   const body = bodyOf(event);
-  const response = await serveMcpRequest(webRequest(event, body), body, { ...caller, token, signal: deadline });
+  // One request's upstream reads share a small concurrency bound (lib/mcp/limits.ts).
+  const upstream = pLimit(UPSTREAM_CONCURRENCY);
+  const response = await serveMcpRequest(webRequest(event, body), body, { ...caller, signal: deadline, upstream: (read) => upstream(read) });
   return lambdaResult(response);
 }

@@ -1,7 +1,7 @@
 import { BROKER_REFUSALS } from '../auth/broker.js';
-import { ExchangedTokenCache, exchangeToken, TokenExchangeError } from '../auth/token-exchange.js';
+import { ExchangedTokenCache, exchangeToken, TokenExchangeError, type ExchangedToken } from '../auth/token-exchange.js';
 import { config } from '../config.js';
-import { ATTRIBUTION_HEADERS, encodedReasonHeaders } from '../contract/attribution.js';
+import { ATTRIBUTION_HEADERS, encodedReasonHeaders, TICKET_REQUIRED } from '../contract/attribution.js';
 import type { ObservationsToolInput } from '../contract/mcp-tools.js';
 import { EndpointDashboard } from '../contract/schemas.js';
 import { parseFailureBody } from '../http.js';
@@ -11,7 +11,8 @@ import { misconfiguration, retryAfterSeconds, TOOL_SENTENCES, ToolFailure } from
 
 /**
  * The broker's hop to the private observations operation: exchange the user's token for one with
- * the observations audience (RFC 8693, cached until shortly before it expires), then
+ * the observations audience (RFC 8693; one exchange shared by concurrent calls, cached until
+ * shortly before it or the user's token expires), then
  * `GET /api/mcp/endpoint` with `Authorization: Bearer` and the attribution as `X-Service-*` headers
  * (the reason percent-encoded, so any script arrives unchanged). Every answer other than a
  * readable dashboard becomes a ToolFailure with one sentence.
@@ -25,6 +26,8 @@ const exchangedTokens = new ExchangedTokenCache();
 export interface BrokeredRead {
   /** The user's bearer token for the MCP resource, as the door received it. */
   subjectToken: string;
+  /** When it expires (epoch ms), so no exchanged token is kept past it. */
+  subjectExpiresAt?: number | undefined;
   args: ObservationsToolInput;
   /** The caller's deadline for the whole tool call. */
   signal: AbortSignal;
@@ -61,23 +64,26 @@ function exchangeFailure(error: unknown): ToolFailure {
   throw error;
 }
 
-/** The exchanged token for this user: from the cache, or a fresh exchange at the issuer. */
-async function observationsToken(subjectToken: string, signal: AbortSignal): Promise<{ token: string; cached: boolean }> {
+/**
+ * The exchanged token for this user: from the cache, or one exchange at the issuer shared by every
+ * call that needs it meanwhile (single flight). The exchange has its own 5 s bound, so one
+ * caller's deadline does not fail the others that wait on it; each waiter stops at its own.
+ */
+async function observationsToken(subjectToken: string, subjectExpiresAt: number | undefined, signal: AbortSignal): Promise<{ token: string; cached: boolean }> {
   const cfg = config();
-  const cached = exchangedTokens.get(subjectToken, cfg.observationsAudience);
-  if (cached) return { token: cached, cached: true };
-  try {
-    const exchanged = await exchangeToken({
+  const exchange = async (): Promise<ExchangedToken> =>
+    exchangeToken({
       tokenEndpoint: cfg.tokenEndpoint,
       clientId: cfg.brokerClientId,
-      clientSecret: await brokerClientSecret(signal),
+      clientSecret: await brokerClientSecret(AbortSignal.timeout(5_000)),
       subjectToken,
       audience: cfg.observationsAudience,
-      signal: AbortSignal.any([signal, AbortSignal.timeout(5_000)]),
+      signal: AbortSignal.timeout(5_000),
     });
-    exchangedTokens.set(subjectToken, cfg.observationsAudience, exchanged);
-    return { token: exchanged.token, cached: false };
+  try {
+    return await exchangedTokens.obtain(subjectToken, cfg.observationsAudience, exchange, { subjectExpiresAt, signal });
   } catch (error) {
+    if (signal.aborted) throw new ToolFailure(TOOL_SENTENCES.timedOut(SIGN_IN, 5));
     throw exchangeFailure(error);
   }
 }
@@ -111,6 +117,10 @@ function upstreamFailure(response: Response, body: string, args: ObservationsToo
   const wait = retryAfterSeconds(response.headers.get('retry-after'));
   const details = { upstreamStatus: status, serviceAnswer: sentence !== undefined, apiErrorType: response.headers.get('x-amzn-errortype') ?? undefined };
   if (status === 404 && sentence) return new ToolFailure(TOOL_SENTENCES.notFound(args.agent_id));
+  // The service names its headers; an assistant sends the tool's ticket argument instead.
+  if (status === 403 && sentence?.startsWith(TICKET_REQUIRED)) {
+    return new ToolFailure(`${TOOL_SENTENCES.ticketRequired(config().ticketSystem)} (request id: ${parseFailureBody(body)?.requestId ?? 'unknown'})`);
+  }
   if ((status === 400 || status === 403) && sentence) {
     // The service refused the broker itself: no user can fix that. Its sentence is still the answer.
     const brokerRefused = Object.values(BROKER_REFUSALS).some((refusal) => sentence.startsWith(refusal));
@@ -145,11 +155,11 @@ async function getDashboard(args: ObservationsToolInput, token: string, signal: 
  */
 export async function readDashboardForUser(read: BrokeredRead): Promise<DashboardRead> {
   const cfg = config();
-  let { token, cached } = await observationsToken(read.subjectToken, read.signal);
+  let { token, cached } = await observationsToken(read.subjectToken, read.subjectExpiresAt, read.signal);
   let { response, body } = await getDashboard(read.args, token, read.signal);
   if (response.status === 401 && cached) {
     exchangedTokens.forget(read.subjectToken, cfg.observationsAudience);
-    ({ token, cached } = await observationsToken(read.subjectToken, read.signal));
+    ({ token, cached } = await observationsToken(read.subjectToken, read.subjectExpiresAt, read.signal));
     ({ response, body } = await getDashboard(read.args, token, read.signal));
   }
   if (response.status === 401) exchangedTokens.forget(read.subjectToken, cfg.observationsAudience);

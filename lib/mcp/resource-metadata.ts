@@ -17,3 +17,19 @@ export function protectedResourceMetadata(cfg: Pick<Config, 'mcpAudience' | 'jwt
     resource_name: 'Endpoint read service (MCP)',
   };
 }
+
+/**
+ * Where the metadata of `resource` is, as RFC 9728 §3.1 builds it: the well-known path inserted
+ * between the host and the resource's path (`https://h/api/mcp` → `https://h/.well-known/oauth-protected-resource/api/mcp`).
+ * A resource that is not a URL gets no location (undefined).
+ */
+export function resourceMetadataUrl(resource: string): string | undefined {
+  let url: URL;
+  try {
+    url = new URL(resource);
+  } catch {
+    return undefined;
+  }
+  const path = url.pathname === '/' ? '' : url.pathname.replace(/\/$/, '');
+  return `${url.origin}/.well-known/oauth-protected-resource${path}`;
+}

@@ -8,6 +8,7 @@ import {
   type McpRequestContext,
 } from '@modelcontextprotocol/server';
 import { CONTRACT_VERSION } from '../contract/openapi.js';
+import { requestRefusal } from './request-rules.js';
 import { registerTools, type ToolCaller } from './tools.js';
 
 /**
@@ -65,7 +66,9 @@ function jsonRpcError(id: string | number, code: number, message: string): Respo
 }
 
 /**
- * Answers one MCP POST for a verified caller. `body` is the raw request body. A subscription
+ * Answers one MCP POST for a verified caller. `body` is the raw request body. What
+ * lib/mcp/request-rules.ts refuses (batches beyond the bounds, arguments that are not an object)
+ * never reaches the SDK. A subscription
  * stream (`subscriptions/listen`) cannot be served by a buffered Lambda answer and there is
  * nothing to subscribe to, so it is refused as an unknown method.
  */
@@ -76,6 +79,8 @@ export async function serveMcpRequest(request: Request, body: string, caller: To
   } catch {
     parsedBody = undefined; // the SDK answers the parse error
   }
+  const refusal = requestRefusal(parsedBody, request.headers.get('mcp-protocol-version'));
+  if (refusal) return refusal;
   const single = singleRequest(parsedBody);
   if (single?.method === 'subscriptions/listen') {
     return jsonRpcError(single.id, JSONRPC_METHOD_NOT_FOUND, 'subscriptions/listen is not served: this server is stateless and its tools never change.');

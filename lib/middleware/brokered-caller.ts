@@ -1,9 +1,10 @@
 import type { MiddlewareObj, Request } from '@middy/core';
 import type { APIGatewayProxyEvent } from 'aws-lambda';
-import { assertAllowedBroker, brokerOf } from '../auth/broker.js';
+import { assertAllowedBroker, BROKER_REFUSALS, brokerOf } from '../auth/broker.js';
 import { identityFromClaims } from '../auth/identity.js';
-import { bearerToken, remoteKeys, verifyBearerToken } from '../auth/verify.js';
+import { AudienceMismatchError, bearerToken, remoteKeys, verifyBearerToken } from '../auth/verify.js';
 import { config } from '../config.js';
+import { ForbiddenError } from '../errors.js';
 import type { ObservationsContext } from '../observations/context.js';
 import { logger } from '../observability/logger.js';
 import { singleHeader } from './rest-event.js';
@@ -13,19 +14,29 @@ import { singleHeader } from './rest-event.js';
  * (verified here: no authorizer sits in front of the private API), obtained by a broker through
  * token exchange. The token names the user (`sub`), the tenant and the broker (`BROKER_CLAIM`,
  * `act.sub` by default), which must be on `BROKER_ALLOW_LIST`. 401 before anything is known; once
- * the token verified, every refusal is a 403 that the audit trail records.
+ * the token verified, every refusal is a 403 that the audit trail records. A token the issuer
+ * signed for another audience (a user's MCP or inventory token passed through) verified in all but
+ * its audience: it is such a refusal too, audited under the tenant and subject it names.
  */
 export function brokeredCaller(): MiddlewareObj<APIGatewayProxyEvent, unknown, Error, ObservationsContext> {
   const establishCaller = async (request: Request<APIGatewayProxyEvent, unknown, Error, ObservationsContext>): Promise<void> => {
     const cfg = config();
     const { event, context } = request;
     const token = bearerToken(singleHeader(event, 'authorization', 'Authorization'));
-    const claims = (await verifyBearerToken(token, {
-      issuer: cfg.jwtIssuer,
-      audience: cfg.observationsAudience,
-      keys: remoteKeys(cfg.jwksUrl),
-      ...(context.deadline ? { signal: context.deadline } : {}),
-    })) as Record<string, unknown>;
+    let claims: Record<string, unknown>;
+    let passthrough = false;
+    try {
+      claims = (await verifyBearerToken(token, {
+        issuer: cfg.jwtIssuer,
+        audience: cfg.observationsAudience,
+        keys: remoteKeys(cfg.jwksUrl),
+        ...(context.deadline ? { signal: context.deadline } : {}),
+      })) as Record<string, unknown>;
+    } catch (error) {
+      if (!(error instanceof AudienceMismatchError)) throw error;
+      claims = error.claims as Record<string, unknown>;
+      passthrough = true;
+    }
     // Read the tenant before judging the broker, so a refused broker is audited under the tenant.
     let tenantId: string | null = null;
     let noTenant: unknown;
@@ -37,6 +48,7 @@ export function brokeredCaller(): MiddlewareObj<APIGatewayProxyEvent, unknown, E
     const broker = brokerOf(claims, cfg.brokerClaim);
     context.caller = { subject: typeof claims.sub === 'string' ? claims.sub : null, tenantId, broker };
     logger.appendKeys({ tenant: tenantId ?? undefined, subject: context.caller.subject, broker: broker ?? undefined });
+    if (passthrough) throw new ForbiddenError(BROKER_REFUSALS.passthrough);
     assertAllowedBroker(broker, cfg.brokerAllowList);
     if (noTenant) throw noTenant;
   };

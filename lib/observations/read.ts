@@ -1,3 +1,4 @@
+import { TICKET_REQUIRED } from '../contract/attribution.js';
 import type { EndpointDashboard, ObservationsQuery } from '../contract/schemas.js';
 import { config } from '../config.js';
 import { evaluateDashboard } from '../dashboard/evaluate.js';
@@ -54,7 +55,7 @@ export async function readEndpointObservations({ tenantId, query, attribution, n
   ]);
   const { policy } = records;
   if (policy.ticket === 'required' && attribution.ticketNumber === undefined) {
-    throw new ForbiddenError('This tenant requires a ticket: send X-Service-Ticket-Number and X-Service-Ticket-System.');
+    throw new ForbiddenError(TICKET_REQUIRED);
   }
   const base = records.durable ?? records.connection;
   if (!base) throw new NotFoundError(AGENT_NOT_FOUND);

@@ -81,10 +81,10 @@ describe('E2E: the local stack and its CLIs as separate processes', () => {
     expect(new Set(agents.map((a) => a.connection_state))).toEqual(new Set(['connected', 'stale', 'disconnected', 'never_connected']));
     expect(agents.every((a) => a.agent_id.startsWith('ac-') || a.agent_id.startsWith('ops/'))).toBe(true);
 
-    // The private hop takes only the token the broker gets by exchange, never the inventory one.
+    // The private hop takes only the token the broker gets by exchange: the inventory one passed through is an audited 403.
     const brokerToken = (await cli('token-cli.ts', ['--tenant', 'acme', '--as-broker'], env)).trim();
     const refused = await get(`${stack.privateUrl}/api/mcp/endpoint?agent_id=ac-001`, { Authorization: `Bearer ${token}`, 'X-Service-Reason': 'checking disk' });
-    expect(refused.status).toBe(401);
+    expect(refused.status).toBe(403);
     const read = await get(`${stack.privateUrl}/api/mcp/endpoint?agent_id=ac-001`, { Authorization: `Bearer ${brokerToken}`, 'X-Service-Reason': 'checking disk' });
     expect(read.status).toBe(200);
     const auditId = read.headers.get('x-audit-id');

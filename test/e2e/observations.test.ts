@@ -172,9 +172,17 @@ describe('E2E: GET /api/mcp/endpoint on the private loopback listener', () => {
     });
 
     it.each([
-      [{ 'X-Service-Reason': '' }, 'X-Service-Reason must be 3 to 500 characters.'],
-      [{ 'X-Service-Reason': '  ab  ' }, 'X-Service-Reason must be 3 to 500 characters.'],
-      [{ 'X-Service-Reason': 'r'.repeat(501) }, 'X-Service-Reason must be 3 to 500 characters.'],
+      [{ 'X-Service-Reason': '' }, 'X-Service-Reason is blank: say why the endpoint is read, with at least 3 visible characters (spaces, control and invisible characters do not count).'],
+      [{ 'X-Service-Reason': '  ab  ' }, 'X-Service-Reason is too short: it has 2 visible characters, and at least 3 are needed.'],
+      [{ 'X-Service-Reason': 'r'.repeat(501) }, 'X-Service-Reason is too long: it has 501 characters after trimming, and at most 500 are allowed.'],
+      [
+        { 'X-Service-Reason': encodeURIComponent('\u0000\u200b\u200b\u0000'), 'X-Service-Reason-Encoding': 'percent' },
+        'X-Service-Reason is blank: say why the endpoint is read, with at least 3 visible characters (spaces, control and invisible characters do not count).',
+      ],
+      [
+        { 'X-Service-Reason': encodeURIComponent('o\u200bk\u202e'), 'X-Service-Reason-Encoding': 'percent' },
+        'X-Service-Reason is too short: it has 2 visible characters, and at least 3 are needed.',
+      ],
       [{ 'X-Service-Ticket-Number': 'INC1' }, 'X-Service-Ticket-Number and X-Service-Ticket-System must be sent together.'],
       [{ 'X-Service-Ticket-System': 'servicenow' }, 'X-Service-Ticket-Number and X-Service-Ticket-System must be sent together.'],
       [{ 'X-Service-Ticket-Number': 'INC1', 'X-Service-Ticket-System': 'jira' }, 'X-Service-Ticket-System must be "servicenow".'],
@@ -199,7 +207,7 @@ describe('E2E: GET /api/mcp/endpoint on the private loopback listener', () => {
     it('returns 400 when X-Service-Reason is missing', async () => {
       const res = await get(`${stack.privateUrl}/api/mcp/endpoint?agent_id=healthy`, { Authorization: `Bearer ${token}` });
 
-      expectFailure(res, 400, 'X-Service-Reason is required.');
+      expectFailure(res, 400, 'X-Service-Reason is required: say why the endpoint is read, in 3 to 500 characters.');
     });
 
     it('returns 400 when an attribution header is repeated', async () => {
@@ -238,14 +246,14 @@ describe('E2E: GET /api/mcp/endpoint on the private loopback listener', () => {
   });
 
   describe('401, 403 and 404', () => {
-    it('returns 401 with a Bearer challenge without a token, or with an expired or foreign-audience one', async () => {
+    it('returns 401 with a Bearer challenge without a token, or with an expired or malformed one (another door\'s expired token too)', async () => {
       const expired = await stack.brokerToken({ expiresInSeconds: -30 });
-      const foreign = await stack.token({ audience: 'another-service', extra: { act: { sub: 'local-broker' } } });
+      const expiredMcp = await stack.mcpToken({ expiresInSeconds: -30 });
 
       for (const [bearer, sentence] of [
         [null, 'A bearer token is required.'],
         [expired, 'The bearer token has expired.'],
-        [foreign, 'The bearer token is not for this service (audience).'],
+        [expiredMcp, 'The bearer token has expired.'],
         ['garbage', 'The bearer token is malformed.'],
       ] as const) {
         const res = await observe('agent_id=healthy', {}, bearer);
@@ -254,13 +262,19 @@ describe('E2E: GET /api/mcp/endpoint on the private loopback listener', () => {
       }
     });
 
-    it('refuses with 401 a token made for another door (the inventory or the MCP audience), even one naming the broker', async () => {
+    it('refuses with 403 a token the issuer made for another service (another audience, the MCP door), even one naming the broker, and audits it under its tenant and subject', async () => {
       const actor = { act: { sub: 'local-broker' } };
-      const inventoryToken = await stack.token({ extra: actor });
-      const mcpToken = await stack.mcpToken({ extra: actor });
+      const inventorySubject = `inventory-passthrough-${now}`;
+      const mcpSubject = `mcp-passthrough-${now}`;
+      const inventoryToken = await stack.token({ subject: inventorySubject, audience: 'another-service', extra: actor });
+      const mcpToken = await stack.mcpToken({ subject: mcpSubject, tenant: 'globex' });
 
-      expectFailure(await observe('agent_id=healthy', {}, inventoryToken), 401, 'The bearer token is not for this service (audience).');
-      expectFailure(await observe('agent_id=healthy', {}, mcpToken), 401, 'The bearer token is not for this service (audience).');
+      expectFailure(await observe('agent_id=healthy', { 'X-Service-Reason': 'passed through' }, inventoryToken), 403, BROKER_REFUSALS.passthrough);
+      expectFailure(await observe('agent_id=healthy', { 'X-Service-Reason': 'passed through' }, mcpToken), 403, BROKER_REFUSALS.passthrough);
+      const acme = (await listAuditItems(dynamo(), config().auditTable, 'acme')).filter((i) => i.subject === inventorySubject);
+      const globex = (await listAuditItems(dynamo(), config().auditTable, 'globex')).filter((i) => i.subject === mcpSubject);
+      expect(acme).toEqual([expect.objectContaining({ tenant_id: 'acme', outcome: 'denied', status_code: 403 })]);
+      expect(globex).toEqual([expect.objectContaining({ tenant_id: 'globex', broker: null, outcome: 'denied', status_code: 403 })]);
     });
 
     it("refuses with 403 a user's own token passed through (the right audience, but no broker as actor), and audits it", async () => {

@@ -1,0 +1,292 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { config } from '../../lib/config.js';
+import { claimsOf, pkce, signInAsBrowser } from '../helpers/sign-in.js';
+import { startTestStack, type TestStack } from '../helpers/stack.js';
+
+/**
+ * The local issuer as an OAuth 2.1 authorization server (infra/local/authorization-server.ts), over
+ * real HTTP on the local stack: its metadata, dynamic client registration, client ID metadata
+ * documents, the sign-in page, the authorization code with PKCE, resource indicators, refresh
+ * tokens, and the RFC 8693 token exchange of the MCP broker.
+ */
+
+let stack: TestStack;
+
+beforeAll(async () => {
+  stack = await startTestStack('none');
+});
+afterAll(async () => {
+  await stack?.stop();
+});
+
+const url = (path: string): string => `${stack.publicUrl}${path}`;
+
+async function register(metadata: Record<string, unknown>): Promise<Response> {
+  return fetch(url('/oauth2/register'), { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(metadata) });
+}
+
+const REDIRECT = 'http://127.0.0.1:45999/callback';
+
+async function publicClient(extra: Record<string, unknown> = {}): Promise<string> {
+  const res = await register({ client_name: 'test client', redirect_uris: [REDIRECT], token_endpoint_auth_method: 'none', grant_types: ['authorization_code', 'refresh_token'], ...extra });
+  expect(res.status).toBe(201);
+  return ((await res.json()) as { client_id: string }).client_id;
+}
+
+function authorizationUrl(clientId: string, challenge: string, params: Record<string, string> = {}): URL {
+  const target = new URL(url('/oauth2/authorize'));
+  const all = { response_type: 'code', client_id: clientId, redirect_uri: REDIRECT, code_challenge: challenge, code_challenge_method: 'S256', state: 'xyz', resource: config().mcpAudience, ...params };
+  for (const [name, value] of Object.entries(all)) target.searchParams.set(name, value);
+  return target;
+}
+
+async function token(form: Record<string, string>, headers: Record<string, string> = {}): Promise<{ status: number; body: Record<string, unknown> }> {
+  const res = await fetch(url('/oauth2/token'), { method: 'POST', headers: { 'Content-Type': 'application/x-www-form-urlencoded', ...headers }, body: new URLSearchParams(form) });
+  return { status: res.status, body: (await res.json()) as Record<string, unknown> };
+}
+
+/** Signs in through the page and redeems the code: what any MCP client does. */
+async function signInFor(clientId: string, who = { tenant: 'acme', user: 'alice' }, resource = config().mcpAudience) {
+  const { verifier, challenge } = pkce();
+  const back = await signInAsBrowser(authorizationUrl(clientId, challenge, { resource }), who);
+  const code = back.searchParams.get('code')!;
+  return { back, code, verifier, redeem: (extra: Record<string, string> = {}) => token({ grant_type: 'authorization_code', code, code_verifier: verifier, client_id: clientId, redirect_uri: REDIRECT, resource, ...extra }) };
+}
+
+describe('E2E: the local issuer as an OAuth 2.1 authorization server', () => {
+  it('advertises the code flow with PKCE S256, registration, client ID metadata documents, refresh and the token exchange (RFC 8414)', async () => {
+    const res = await fetch(url('/.well-known/oauth-authorization-server'));
+
+    expect(res.status).toBe(200);
+    expect(res.headers.get('access-control-allow-origin')).toBe('*');
+    expect(await res.json()).toMatchObject({
+      issuer: config().jwtIssuer,
+      authorization_endpoint: url('/oauth2/authorize'),
+      token_endpoint: url('/oauth2/token'),
+      registration_endpoint: url('/oauth2/register'),
+      jwks_uri: url('/.well-known/jwks.json'),
+      response_types_supported: ['code'],
+      grant_types_supported: ['authorization_code', 'refresh_token', 'urn:ietf:params:oauth:grant-type:token-exchange'],
+      code_challenge_methods_supported: ['S256'],
+      token_endpoint_auth_methods_supported: ['none', 'client_secret_basic', 'client_secret_post'],
+      client_id_metadata_document_supported: true,
+      authorization_response_iss_parameter_supported: true,
+    });
+  });
+
+  it('registers a public client (RFC 7591) and a confidential one with a secret', async () => {
+    const open = await register({ redirect_uris: [REDIRECT], token_endpoint_auth_method: 'none', client_name: 'Claude' });
+    const confidential = await register({ redirect_uris: ['https://app.example/cb'] });
+
+    expect(open.status).toBe(201);
+    const openBody = (await open.json()) as Record<string, unknown>;
+    expect(openBody).toMatchObject({ client_id: expect.stringMatching(/^local-/), redirect_uris: [REDIRECT], token_endpoint_auth_method: 'none', grant_types: ['authorization_code'], client_name: 'Claude' });
+    expect(openBody.client_secret).toBeUndefined();
+    expect(await confidential.json()).toMatchObject({ token_endpoint_auth_method: 'client_secret_basic', client_secret: expect.any(String), client_secret_expires_at: 0 });
+  });
+
+  it.each([
+    ['no redirect URI', { token_endpoint_auth_method: 'none' }, 'invalid_redirect_uri'],
+    ['an http redirect URI off this machine', { redirect_uris: ['http://evil.example/cb'] }, 'invalid_redirect_uri'],
+    ['a javascript: redirect URI', { redirect_uris: ['javascript:alert(1)'] }, 'invalid_redirect_uri'],
+    ['the client_credentials grant', { redirect_uris: [REDIRECT], grant_types: ['client_credentials'] }, 'invalid_client_metadata'],
+  ])('refuses to register a client with %s', async (_what, metadata, error) => {
+    const res = await register(metadata);
+
+    expect(res.status).toBe(400);
+    expect(await res.json()).toMatchObject({ error });
+  });
+
+  it('shows a sign-in page marked as local development only, and answers the redirect with a code, the state and its issuer (RFC 9207)', async () => {
+    const clientId = await publicClient();
+    const { challenge } = pkce();
+
+    const page = await fetch(authorizationUrl(clientId, challenge));
+    const html = await page.text();
+    const back = await signInAsBrowser(authorizationUrl(clientId, challenge), { tenant: 'globex', user: 'bob' });
+
+    expect(page.status).toBe(200);
+    expect(page.headers.get('content-type')).toBe('text/html; charset=utf-8');
+    expect(page.headers.get('x-frame-options')).toBe('DENY');
+    expect(html).toContain('Local development sign-in: no password.');
+    expect(html).toContain('<option value="acme" selected>acme</option><option value="globex">globex</option>');
+    expect(`${back.origin}${back.pathname}`).toBe(REDIRECT);
+    expect(back.searchParams.get('code')).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    expect(back.searchParams.get('state')).toBe('xyz');
+    expect(back.searchParams.get('iss')).toBe(config().jwtIssuer);
+  });
+
+  it('issues, for the code and its PKCE verifier, an access token for exactly the resource asked, with the tenant and user chosen, and a refresh token', async () => {
+    const clientId = await publicClient();
+    const { redeem } = await signInFor(clientId, { tenant: 'globex', user: 'bob' });
+
+    const { status, body } = await redeem();
+
+    expect(status).toBe(200);
+    expect(body).toMatchObject({ token_type: 'Bearer', expires_in: 3600, refresh_token: expect.any(String) });
+    expect(claimsOf(body.access_token as string)).toMatchObject({ iss: config().jwtIssuer, aud: config().mcpAudience, sub: 'bob', tenant_id: 'globex', client_id: clientId });
+  });
+
+  it('issues a token for the inventory when that is the resource asked (RFC 8707), and it opens the inventory only', async () => {
+    const clientId = await publicClient();
+    const { redeem } = await signInFor(clientId, { tenant: 'acme', user: 'carol' }, config().jwtAudience);
+
+    const { body } = await redeem();
+    const agents = await fetch(url('/api/agents'), { headers: { Authorization: `Bearer ${body.access_token as string}` } });
+    const mcp = await fetch(url('/api/mcp'), { method: 'POST', headers: { Authorization: `Bearer ${body.access_token as string}`, 'Content-Type': 'application/json' }, body: '{}' });
+
+    expect(claimsOf(body.access_token as string)).toMatchObject({ aud: config().jwtAudience });
+    expect(agents.status).toBe(200);
+    expect(mcp.status).toBe(401);
+  });
+
+  it.each([
+    ['a code used twice', async (c: Awaited<ReturnType<typeof signInFor>>) => (await c.redeem(), c.redeem()), 'invalid_grant'],
+    ['a wrong code verifier', (c: Awaited<ReturnType<typeof signInFor>>) => c.redeem({ code_verifier: pkce().verifier }), 'invalid_grant'],
+    ['another redirect URI', (c: Awaited<ReturnType<typeof signInFor>>) => c.redeem({ redirect_uri: 'http://127.0.0.1:45999/other' }), 'invalid_grant'],
+    ['another resource than the one signed in for', (c: Awaited<ReturnType<typeof signInFor>>) => c.redeem({ resource: config().jwtAudience }), 'invalid_target'],
+  ])('refuses %s', async (_what, send, error) => {
+    const attempt = await signInFor(await publicClient());
+
+    const { status, body } = await send(attempt);
+
+    expect(status).toBe(400);
+    expect(body).toMatchObject({ error });
+  });
+
+  it('rotates refresh tokens: a refresh gives new tokens for the same user and resource, and the used refresh token no longer works', async () => {
+    const clientId = await publicClient();
+    const first = (await (await signInFor(clientId, { tenant: 'acme', user: 'dora' })).redeem()).body;
+
+    const refreshed = await token({ grant_type: 'refresh_token', refresh_token: first.refresh_token as string, client_id: clientId });
+    const replayed = await token({ grant_type: 'refresh_token', refresh_token: first.refresh_token as string, client_id: clientId });
+
+    expect(refreshed.status).toBe(200);
+    expect(refreshed.body.refresh_token).not.toBe(first.refresh_token);
+    expect(claimsOf(refreshed.body.access_token as string)).toMatchObject({ sub: 'dora', tenant_id: 'acme', aud: config().mcpAudience });
+    expect(replayed).toMatchObject({ status: 400, body: { error: 'invalid_grant' } });
+  });
+
+  it('sends the browser back with access_denied when the user cancels', async () => {
+    const clientId = await publicClient();
+
+    const back = await signInAsBrowser(authorizationUrl(clientId, pkce().challenge), { tenant: 'acme', user: 'erin', action: 'deny' });
+
+    expect(back.searchParams.get('error')).toBe('access_denied');
+    expect(back.searchParams.get('code')).toBeNull();
+  });
+
+  it.each([
+    ['without PKCE', { code_challenge: '' }, 'invalid_request'],
+    ['with the plain PKCE method', { code_challenge_method: 'plain' }, 'invalid_request'],
+    ['for a resource the issuer does not serve', { resource: 'https://elsewhere.example/api' }, 'invalid_target'],
+    ['for the observations audience (only the broker gets it, by exchange)', { resource: 'endpoint-observations' }, 'invalid_target'],
+    ['with another response type', { response_type: 'token' }, 'unsupported_response_type'],
+  ])('sends the browser back with an error for an authorization request %s', async (_what, params, error) => {
+    const res = await fetch(authorizationUrl(await publicClient(), pkce().challenge, params), { redirect: 'manual' });
+    const back = new URL(res.headers.get('location')!);
+
+    expect(res.status).toBe(303);
+    expect(back.searchParams.get('error')).toBe(error);
+    expect(back.searchParams.get('state')).toBe('xyz');
+  });
+
+  it('shows an error page, never a redirect, for an unknown client or a redirect URI it did not register', async () => {
+    const unknown = await fetch(authorizationUrl('no-such-client', pkce().challenge), { redirect: 'manual' });
+    const foreign = await fetch(authorizationUrl(await publicClient(), pkce().challenge, { redirect_uri: 'https://evil.example/cb' }), { redirect: 'manual' });
+
+    expect(unknown.status).toBe(400);
+    expect(unknown.headers.get('location')).toBeNull();
+    expect(await unknown.text()).toContain('This client is not registered here');
+    expect(foreign.status).toBe(400);
+    expect(foreign.headers.get('location')).toBeNull();
+  });
+
+  describe('with a client ID metadata document', () => {
+    let documents: Server;
+    let documentUrl = '';
+
+    beforeAll(async () => {
+      documents = createServer((req, res) => {
+        res.writeHead(200, { 'Content-Type': 'application/json' });
+        res.end(JSON.stringify({ client_id: documentUrl, client_name: 'Metadata client', redirect_uris: [REDIRECT], token_endpoint_auth_method: 'none', grant_types: ['authorization_code'] }));
+      });
+      await new Promise<void>((resolve) => documents.listen(0, '127.0.0.1', resolve));
+      documentUrl = `http://127.0.0.1:${(documents.address() as AddressInfo).port}/oauth/client.json`;
+    });
+    afterAll(async () => {
+      await new Promise((resolve) => documents.close(resolve));
+    });
+
+    it('signs in a client known only by the URL of its document (fetched from this machine in development)', async () => {
+      const { challenge, verifier } = pkce();
+
+      const page = await (await fetch(authorizationUrl(documentUrl, challenge))).text();
+      const back = await signInAsBrowser(authorizationUrl(documentUrl, challenge), { tenant: 'acme', user: 'frank' });
+      const { status, body } = await token({ grant_type: 'authorization_code', code: back.searchParams.get('code')!, code_verifier: verifier, client_id: documentUrl, redirect_uri: REDIRECT });
+
+      expect(page).toContain('<strong>Metadata client</strong>');
+      expect(status).toBe(200);
+      expect(body.refresh_token).toBeUndefined();
+      expect(claimsOf(body.access_token as string)).toMatchObject({ sub: 'frank', client_id: documentUrl });
+    });
+
+    it('refuses a document URL whose document names another client_id', async () => {
+      const res = await fetch(authorizationUrl(documentUrl.replace('client.json', 'other.json'), pkce().challenge), { redirect: 'manual' });
+
+      expect(res.status).toBe(400);
+      expect(await res.text()).toContain('must name its own URL as client_id');
+    });
+  });
+});
+
+describe('E2E: the token exchange at the local issuer', () => {
+  const exchange = (form: Record<string, string>, clientSecret = stack.brokerSecret): Promise<Response> =>
+    fetch(url('/oauth2/token'), {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/x-www-form-urlencoded', Authorization: `Basic ${Buffer.from(`local-broker:${clientSecret}`).toString('base64')}` },
+      body: new URLSearchParams(form),
+    });
+  const grant = async (subjectToken: string, audience = config().observationsAudience): Promise<Record<string, string>> => ({
+    grant_type: 'urn:ietf:params:oauth:grant-type:token-exchange',
+    subject_token: subjectToken,
+    subject_token_type: 'urn:ietf:params:oauth:token-type:access_token',
+    audience,
+  });
+
+  it('issues a short-lived token for the observations audience that names the user, the tenant and the broker as actor', async () => {
+    const res = await exchange(await grant(await stack.mcpToken({ tenant: 'acme', subject: 'carol' })));
+    const body = (await res.json()) as { access_token: string; expires_in: number; issued_token_type: string; token_type: string };
+
+    expect(res.status).toBe(200);
+    expect(res.headers.get('cache-control')).toBe('no-store');
+    expect(body).toMatchObject({ token_type: 'Bearer', issued_token_type: 'urn:ietf:params:oauth:token-type:access_token', expires_in: 300 });
+    expect(claimsOf(body.access_token)).toMatchObject({ sub: 'carol', tenant_id: 'acme', aud: config().observationsAudience, act: { sub: 'local-broker' }, iss: config().jwtIssuer });
+  });
+
+  it('never issues a token that outlives the user\'s: a subject token with 40 s left gives one with at most 40 s', async () => {
+    const res = await exchange(await grant(await stack.mcpToken({ tenant: 'acme', subject: 'gina', expiresInSeconds: 40 })));
+    const body = (await res.json()) as { access_token: string; expires_in: number };
+    const claims = claimsOf(body.access_token);
+
+    expect(res.status).toBe(200);
+    expect(body.expires_in).toBeGreaterThan(30);
+    expect(body.expires_in).toBeLessThanOrEqual(40);
+    expect(claims.exp as number).toBeLessThanOrEqual(Math.floor(Date.now() / 1000) + 40);
+  });
+
+  it.each([
+    ['a wrong client secret', async () => exchange(await grant(await stack.mcpToken()), 'wrong'), 401, 'invalid_client'],
+    ['an audience the broker may not ask for', async () => exchange(await grant(await stack.mcpToken(), config().jwtAudience)), 400, 'invalid_target'],
+    ['a subject token for another resource (the inventory)', async () => exchange(await grant(await stack.token())), 400, 'invalid_grant'],
+    ['an expired subject token', async () => exchange(await grant(await stack.mcpToken({ expiresInSeconds: -10 }))), 400, 'invalid_grant'],
+    ['another grant type', async () => exchange({ grant_type: 'client_credentials' }), 400, 'unsupported_grant_type'],
+  ])('refuses %s', async (_what, send, status, error) => {
+    const res = await send();
+
+    expect(res.status).toBe(status);
+    expect(await res.json()).toMatchObject({ error });
+  });
+});

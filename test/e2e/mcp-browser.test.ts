@@ -1,0 +1,116 @@
+import { existsSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { build } from 'esbuild';
+import { chromium, type BrowserContext } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { smallFleet } from '../fixtures/small-fleet.js';
+import { startTestStack, type TestStack } from '../helpers/stack.js';
+
+/**
+ * A browser-based MCP client, for real: the official SDK client bundled for the browser, in a page
+ * served from an origin listed in MCP_ALLOWED_ORIGINS, calling the door of the local stack from
+ * Debian's Chromium (headless, driven by playwright-core). The browser itself enforces CORS: the
+ * preflight, the allowed headers, the readable answer. The same page from another origin must fail.
+ */
+
+const CHROMIUM = '/usr/bin/chromium';
+const CHROMIUM_FLAGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+
+/** The page's script: the SDK client, both protocol eras, a token given by the test. */
+const PAGE_SCRIPT = `
+import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+window.runMcp = async (url, token, modern) => {
+  const client = new Client({ name: 'browser-page', version: '1.0.0' }, modern ? { versionNegotiation: { mode: 'auto' } } : undefined);
+  await client.connect(new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers: { Authorization: 'Bearer ' + token } } }));
+  try {
+    const tools = (await client.listTools()).tools.map((t) => t.name).sort();
+    const call = await client.callTool({ name: 'list_endpoints', arguments: { limit: 2 } });
+    return { protocol: client.getNegotiatedProtocolVersion(), tools, isError: call.isError === true, endpoints: call.structuredContent.endpoints.length };
+  } finally {
+    await client.close();
+  }
+};
+window.pageReady = true;
+`;
+
+async function pageServer(script: string): Promise<{ server: Server; origin: string }> {
+  const server = createServer((req, res) => {
+    if (req.url === '/client.js') {
+      res.writeHead(200, { 'Content-Type': 'text/javascript; charset=utf-8' });
+      res.end(script);
+      return;
+    }
+    res.writeHead(200, { 'Content-Type': 'text/html; charset=utf-8' });
+    res.end('<!doctype html><html><head><meta charset="utf-8"><title>MCP page</title><script src="/client.js"></script></head><body>MCP browser client</body></html>');
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return { server, origin: `http://127.0.0.1:${(server.address() as AddressInfo).port}` };
+}
+
+let stack: TestStack;
+let admitted: { server: Server; origin: string };
+let foreign: { server: Server; origin: string };
+let browser: BrowserContext;
+let profile: string;
+
+beforeAll(async () => {
+  if (!existsSync(CHROMIUM)) {
+    throw new Error(`Chromium is not installed at ${CHROMIUM}: this test needs Debian's Chromium. Install it with \`apt-get update && apt-get install -y chromium\` (bash .ci/run does so).`);
+  }
+  const bundle = await build({
+    stdin: { contents: PAGE_SCRIPT, resolveDir: process.cwd(), loader: 'js' },
+    bundle: true,
+    format: 'iife',
+    platform: 'browser',
+    target: 'chrome120',
+    write: false,
+    logLevel: 'silent',
+  });
+  const script = bundle.outputFiles[0]!.text;
+  admitted = await pageServer(script);
+  foreign = await pageServer(script);
+  stack = await startTestStack(smallFleet(), { MCP_ALLOWED_ORIGINS: `https://inspector.example, ${admitted.origin}` });
+  profile = await mkdtemp(join(tmpdir(), 'chromium-profile-'));
+  browser = await chromium.launchPersistentContext(profile, { executablePath: CHROMIUM, headless: true, args: CHROMIUM_FLAGS });
+}, 60_000);
+afterAll(async () => {
+  await browser?.close();
+  await stack?.stop();
+  delete process.env.MCP_ALLOWED_ORIGINS;
+  for (const page of [admitted, foreign]) if (page) await new Promise((resolve) => page.server.close(resolve));
+  if (profile) await rm(profile, { recursive: true, force: true });
+});
+
+async function runInPage(origin: string, modern: boolean): Promise<{ protocol: string; tools: string[]; isError: boolean; endpoints: number }> {
+  const page = await browser.newPage();
+  try {
+    await page.goto(`${origin}/`);
+    await page.waitForFunction(() => (globalThis as unknown as { pageReady?: boolean }).pageReady === true);
+    const token = await stack.mcpToken({ tenant: 'acme', subject: 'browser-user' });
+    return await page.evaluate(
+      ([url, bearer, era]) => (globalThis as unknown as { runMcp: (u: string, t: string, m: boolean) => Promise<never> }).runMcp(url, bearer, era),
+      [`${stack.publicUrl}/api/mcp`, token, modern] as const,
+    );
+  } finally {
+    await page.close();
+  }
+}
+
+describe('E2E: a browser page calls the MCP door across origins (headless Chromium)', () => {
+  it.each([
+    ['2025-11-25', false],
+    ['2026-07-28', true],
+  ])('lists the tools and calls one from an admitted origin (protocol %s)', async (protocol, modern) => {
+    const result = await runInPage(admitted.origin, modern);
+
+    expect(result).toEqual({ protocol, tools: ['list_endpoints', 'observations'], isError: false, endpoints: 2 });
+  });
+
+  it('fails from an origin that is not admitted: the browser gets no CORS answer it may read', async () => {
+    await expect(runInPage(foreign.origin, false)).rejects.toThrow(/Failed to fetch|NetworkError|CORS/i);
+  });
+});

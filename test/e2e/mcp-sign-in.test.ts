@@ -1,0 +1,223 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Readable } from 'node:stream';
+import { Client, StreamableHTTPClientTransport, UnauthorizedError, type OAuthClientProvider } from '@modelcontextprotocol/client';
+import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { smallFleet } from '../fixtures/small-fleet.js';
+import { config } from '../../lib/config.js';
+import { listAuditItems } from '../../lib/store/audit.js';
+import { dynamo } from '../../lib/store/client.js';
+import { claimsOf, signInAsBrowser } from '../helpers/sign-in.js';
+import { startTestStack, type TestStack } from '../helpers/stack.js';
+
+/**
+ * Sign-in from MCP clients nobody here wrote, against the local stack with no token copied by
+ * hand: the official SDK client's own OAuth support and the pinned `mcp-remote`, each finding the
+ * local issuer from the door's 401 and metadata, registering itself, and exchanging the code the
+ * sign-in page gives; a scripted browser plays the user's part (open the page, pick tenant and
+ * user, follow the redirect).
+ */
+
+let stack: TestStack;
+
+beforeAll(async () => {
+  stack = await startTestStack(smallFleet());
+});
+afterAll(async () => {
+  await stack?.stop();
+});
+
+interface ToolResult {
+  isError?: boolean;
+  content: Array<{ type: string; text?: string }>;
+  structuredContent?: Record<string, unknown>;
+}
+
+type Saved<T> = T | undefined;
+
+/** The OAuthClientProvider a host application implements: here everything kept in memory, the browser step left to the test. */
+class InMemoryProvider implements OAuthClientProvider {
+  readonly redirectUrl = 'http://127.0.0.1:45997/callback';
+  readonly clientMetadata = {
+    client_name: 'SDK e2e client',
+    redirect_uris: [this.redirectUrl],
+    token_endpoint_auth_method: 'none',
+    grant_types: ['authorization_code', 'refresh_token'],
+    response_types: ['code'],
+  };
+  client: Saved<Parameters<OAuthClientProvider['saveClientInformation'] & object>[0]>;
+  saved: Saved<Parameters<OAuthClientProvider['saveTokens']>[0]>;
+  verifier = '';
+  discovery: Saved<Parameters<NonNullable<OAuthClientProvider['saveDiscoveryState']>>[0]>;
+  authorizationUrl: URL | undefined;
+
+  clientInformation() {
+    return this.client;
+  }
+  saveClientInformation(info: NonNullable<InMemoryProvider['client']>) {
+    this.client = info;
+  }
+  tokens() {
+    return this.saved;
+  }
+  saveTokens(tokens: NonNullable<InMemoryProvider['saved']>) {
+    this.saved = tokens;
+  }
+  redirectToAuthorization(url: URL) {
+    this.authorizationUrl = url;
+  }
+  saveCodeVerifier(verifier: string) {
+    this.verifier = verifier;
+  }
+  codeVerifier() {
+    return this.verifier;
+  }
+  saveDiscoveryState(state: NonNullable<InMemoryProvider['discovery']>) {
+    this.discovery = state;
+  }
+  discoveryState() {
+    return this.discovery;
+  }
+}
+
+const ERAS = [
+  ['a 2025-era client', undefined, '2025-11-25'],
+  ['a 2026-07-28 client', { versionNegotiation: { mode: 'auto' as const } }, '2026-07-28'],
+] as const;
+
+describe.each(ERAS)('E2E: the SDK client (%s) signs in through the local issuer with its own OAuth support', (_era, options, revision) => {
+  const provider = new InMemoryProvider();
+  const mcpUrl = (): URL => new URL(`${stack.publicUrl}/api/mcp`);
+  const connect = async (): Promise<Client> => {
+    const client = new Client({ name: 'sdk-oauth-e2e', version: '1.0.0' }, options);
+    await client.connect(new StreamableHTTPClientTransport(mcpUrl(), { authProvider: provider }));
+    return client;
+  };
+
+  it('is sent to the sign-in page on its first connection, then connects with the code the page gives, and calls both tools as the user chosen', async () => {
+    await expect(connect()).rejects.toBeInstanceOf(UnauthorizedError);
+    const authorizationUrl = provider.authorizationUrl!;
+    expect(authorizationUrl.origin + authorizationUrl.pathname).toBe(`${stack.publicUrl}/oauth2/authorize`);
+    expect(authorizationUrl.searchParams.get('resource')).toBe(config().mcpAudience);
+    expect(authorizationUrl.searchParams.get('code_challenge_method')).toBe('S256');
+    expect(provider.client?.client_id).toMatch(/^local-/); // registered itself (RFC 7591)
+
+    const back = await signInAsBrowser(authorizationUrl, { tenant: 'acme', user: `sdk-${revision}` });
+    const transport = new StreamableHTTPClientTransport(mcpUrl(), { authProvider: provider });
+    await transport.finishAuth(back.searchParams.get('code')!, back.searchParams.get('iss') ?? undefined);
+    const client = new Client({ name: 'sdk-oauth-e2e', version: '1.0.0' }, options);
+    await client.connect(transport);
+    try {
+      const { tools } = await client.listTools();
+      const list = (await client.callTool({ name: 'list_endpoints', arguments: { limit: 3 } })) as ToolResult;
+      const dashboard = (await client.callTool({ name: 'observations', arguments: { agent_id: 'ac-002', reason: `signed in with ${revision}` } })) as ToolResult;
+
+      expect(client.getNegotiatedProtocolVersion()).toBe(revision);
+      expect(tools.map((t) => t.name).sort()).toEqual(['list_endpoints', 'observations']);
+      expect(list.isError).toBeFalsy();
+      expect(dashboard.isError).toBeFalsy();
+      expect(dashboard.structuredContent).toMatchObject({ endpoint: { id: 'ac-002' } });
+      expect(claimsOf(provider.saved!.access_token)).toMatchObject({ aud: config().mcpAudience, sub: `sdk-${revision}`, tenant_id: 'acme' });
+      const audited = (await listAuditItems(dynamo(), config().auditTable, 'acme')).filter((i) => i.subject === `sdk-${revision}`);
+      expect(audited).toEqual([expect.objectContaining({ broker: 'local-broker', agent_id: 'ac-002', outcome: 'allowed' })]);
+    } finally {
+      await client.close();
+    }
+  });
+
+  it('refreshes its token without the user when the door refuses the one it has', async () => {
+    const { refresh_token: before } = provider.saved!;
+    // A token the door refuses (expired): the SDK answers the 401 with its refresh token.
+    provider.saveTokens({ ...provider.saved!, access_token: await stack.mcpToken({ expiresInSeconds: -60 }) });
+
+    const client = await connect();
+    try {
+      const { tools } = await client.listTools();
+
+      expect(tools).toHaveLength(2);
+      expect(provider.saved!.refresh_token).not.toBe(before);
+      expect(claimsOf(provider.saved!.access_token)).toMatchObject({ sub: `sdk-${revision}` });
+    } finally {
+      await client.close();
+    }
+  });
+});
+
+/** The lines a process writes to a stream, as they come. */
+function lines(stream: Readable): { next(match: RegExp, timeoutMs: number): Promise<string>; all(): string } {
+  let buffer = '';
+  const waiters: Array<() => void> = [];
+  stream.setEncoding('utf8');
+  stream.on('data', (chunk: string) => {
+    buffer += chunk;
+    for (const wake of waiters.splice(0)) wake();
+  });
+  return {
+    all: () => buffer,
+    async next(match, timeoutMs) {
+      const deadline = Date.now() + timeoutMs;
+      for (;;) {
+        const found = match.exec(buffer);
+        if (found) return found[1] ?? found[0];
+        if (Date.now() > deadline) throw new Error(`mcp-remote did not print ${match} in time; it printed:\n${buffer}`);
+        await new Promise<void>((resolve) => {
+          waiters.push(resolve);
+          setTimeout(resolve, 200);
+        });
+      }
+    },
+  };
+}
+
+describe('E2E: mcp-remote (pinned) signs in through the local issuer, headless', () => {
+  let configDir: string;
+
+  beforeAll(async () => {
+    configDir = await mkdtemp(join(tmpdir(), 'mcp-remote-'));
+  });
+  afterAll(async () => {
+    await rm(configDir, { recursive: true, force: true });
+  });
+
+  it('registers itself, prints the sign-in URL, takes the code at its own callback, and then serves both tools over stdio', async () => {
+    const proxy = createRequire(import.meta.url).resolve('mcp-remote/dist/proxy.js');
+    const transport = new StdioClientTransport({
+      command: process.execPath,
+      args: [proxy, `${stack.publicUrl}/api/mcp`, '--host', '127.0.0.1', '--auth-timeout', '60'],
+      // No browser here: BROWSER=true makes its opener "succeed" without one, and the test is the browser.
+      env: { PATH: process.env.PATH ?? '', HOME: configDir, MCP_REMOTE_CONFIG_DIR: configDir, BROWSER: 'true' },
+      stderr: 'pipe',
+    });
+    const output = lines(transport.stderr as Readable);
+    const client = new Client({ name: 'stdio-host', version: '1.0.0' });
+    const connected = client.connect(transport);
+    try {
+      const authorizationUrl = await output.next(/Please authorize this client by visiting:\s*\n(\S+)/, 30_000);
+      expect(new URL(authorizationUrl).searchParams.get('resource')).toBe(config().mcpAudience);
+
+      const back = await signInAsBrowser(authorizationUrl, { tenant: 'globex', user: 'remote-user' });
+      expect(back.hostname).toBe('127.0.0.1'); // mcp-remote's own callback listener
+      const callback = await fetch(back);
+      expect(callback.status).toBe(200);
+      await connected;
+
+      const { tools } = await client.listTools();
+      const result = (await client.callTool({
+        name: 'observations',
+        arguments: { agent_id: 'gx-002', reason: 'through mcp-remote', ticket: { number: 'CHG0099', system: 'servicenow' } },
+      })) as ToolResult;
+
+      expect(tools.map((t) => t.name).sort()).toEqual(['list_endpoints', 'observations']);
+      expect(result.isError).toBeFalsy();
+      expect(result.structuredContent).toMatchObject({ endpoint: { id: 'gx-002' } });
+      const audited = (await listAuditItems(dynamo(), config().auditTable, 'globex')).filter((i) => i.subject === 'remote-user');
+      expect(audited).toEqual([expect.objectContaining({ ticket_number: 'CHG0099', outcome: 'allowed' })]);
+    } finally {
+      await client.close().catch(() => undefined);
+      await connected.catch(() => undefined);
+    }
+  }, 90_000);
+});

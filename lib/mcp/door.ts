@@ -1,17 +1,18 @@
-import type { APIGatewayProxyEventV2WithJWTAuthorizer, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
-import { identityFromClaims } from '../auth/identity.js';
+import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
+import { callerFromAuthorizer } from '../auth/caller.js';
 import { bearerToken } from '../auth/verify.js';
 import { config } from '../config.js';
 import { ForbiddenError, MethodNotAllowedError, NotFoundError } from '../errors.js';
+import { headerValues, singleHeader } from '../middleware/rest-event.js';
 import { logger } from '../observability/logger.js';
-import { protectedResourceMetadata, RESOURCE_METADATA_PATHS } from './resource-metadata.js';
+import { metadataDoorOf, protectedResourceMetadata } from './resource-metadata.js';
 import { serveMcpRequest } from './server.js';
 
 /**
- * The MCP door as API Gateway's HTTP API (payload 2.0) reaches it: `POST /api/mcp` behind the JWT
- * authorizer with the MCP audience, and the RFC 9728 metadata without one. The event becomes a
- * web-standard Request for the SDK and its Response a Lambda result; everything else about the
- * event stays here.
+ * The MCP door as the public REST API (payload 1.0) reaches it: `POST /api/mcp` behind the token
+ * authorizer with the MCP audience, and the RFC 9728 metadata of both doors without one. The event
+ * becomes a web-standard Request for the SDK and its Response a Lambda result; everything else
+ * about the event stays here.
  */
 
 const MCP_PATH = '/api/mcp';
@@ -27,22 +28,25 @@ export function upstreamDeadline(invocation: AbortSignal): AbortSignal {
   return AbortSignal.any([invocation, AbortSignal.timeout(config().upstreamTimeoutMs)]);
 }
 
-function bodyOf(event: APIGatewayProxyEventV2WithJWTAuthorizer): string {
+function bodyOf(event: APIGatewayProxyEvent): string {
   if (event.body === undefined || event.body === null) return '';
   return event.isBase64Encoded ? Buffer.from(event.body, 'base64').toString('utf8') : event.body;
 }
 
-function webRequest(event: APIGatewayProxyEventV2WithJWTAuthorizer, body: string): Request {
+function webRequest(event: APIGatewayProxyEvent, body: string): Request {
   const headers = new Headers();
-  for (const [name, value] of Object.entries(event.headers ?? {})) {
-    if (value !== undefined && !HOP_HEADERS.has(name.toLowerCase())) headers.set(name, value);
+  for (const name of new Set(Object.keys({ ...event.headers, ...event.multiValueHeaders }))) {
+    if (HOP_HEADERS.has(name.toLowerCase())) continue;
+    for (const value of headerValues(event, name)) headers.append(name, value);
   }
   const host = event.requestContext.domainName || 'localhost';
-  const query = event.rawQueryString ? `?${event.rawQueryString}` : '';
-  return new Request(`https://${host}${event.rawPath}${query}`, { method: 'POST', headers, body });
+  const query = new URLSearchParams();
+  for (const [name, values] of Object.entries(event.multiValueQueryStringParameters ?? {})) for (const value of values ?? []) query.append(name, value);
+  const search = query.toString();
+  return new Request(`https://${host}${event.path}${search ? `?${search}` : ''}`, { method: 'POST', headers, body });
 }
 
-async function lambdaResult(response: Response): Promise<APIGatewayProxyStructuredResultV2> {
+async function lambdaResult(response: Response): Promise<APIGatewayProxyResult> {
   const headers: Record<string, string> = {};
   response.headers.forEach((value, name) => {
     headers[name] = value;
@@ -55,7 +59,7 @@ async function lambdaResult(response: Response): Promise<APIGatewayProxyStructur
   return { statusCode: response.status, headers: { 'Cache-Control': 'no-store', ...headers }, body: await response.text() };
 }
 
-function metadataResult(): APIGatewayProxyStructuredResultV2 {
+function metadataResult(door: 'inventory' | 'mcp'): APIGatewayProxyResult {
   return {
     statusCode: 200,
     headers: {
@@ -64,7 +68,7 @@ function metadataResult(): APIGatewayProxyStructuredResultV2 {
       // Public and the same for everyone: browser-based clients may read it from any origin.
       'Access-Control-Allow-Origin': '*',
     },
-    body: JSON.stringify(protectedResourceMetadata(config())),
+    body: JSON.stringify(protectedResourceMetadata(config(), door)),
   };
 }
 
@@ -81,21 +85,22 @@ function assertAllowedOrigin(origin: string | undefined): void {
  * tenant from the token's claims, the token itself kept only to be exchanged), and 405 for the
  * other methods on the path (no SSE stream, no session to delete).
  */
-export async function serveMcpDoor(event: APIGatewayProxyEventV2WithJWTAuthorizer, deadline: AbortSignal): Promise<APIGatewayProxyStructuredResultV2> {
-  const method = event.requestContext.http.method.toUpperCase();
-  const path = event.rawPath;
-  if (RESOURCE_METADATA_PATHS.includes(path)) {
+export async function serveMcpDoor(event: APIGatewayProxyEvent, deadline: AbortSignal): Promise<APIGatewayProxyResult> {
+  const method = event.httpMethod.toUpperCase();
+  // The route's resource, not the path: a custom domain's base path may stand before it.
+  const path = event.resource;
+  const metadataDoor = metadataDoorOf(path);
+  if (metadataDoor) {
     if (method !== 'GET' && method !== 'HEAD') throw new MethodNotAllowedError('Only GET is served here.', ['GET']);
-    return metadataResult();
+    return metadataResult(metadataDoor);
   }
   if (path !== MCP_PATH) throw new NotFoundError('No such route.');
   if (method !== 'POST') {
     throw new MethodNotAllowedError('This MCP server is stateless: it answers POST only (no event stream, no session to delete).', ['POST']);
   }
-  assertAllowedOrigin(event.headers?.origin);
-  const cfg = config();
-  const caller = identityFromClaims(event.requestContext.authorizer?.jwt?.claims, cfg.tenantClaim);
-  const token = bearerToken(event.headers?.authorization);
+  assertAllowedOrigin(singleHeader(event, 'origin', 'Origin'));
+  const caller = callerFromAuthorizer(event, 'mcp');
+  const token = bearerToken(singleHeader(event, 'authorization', 'Authorization'));
   logger.appendKeys({ tenant: caller.tenantId, subject: caller.subject });
   const body = bodyOf(event);
   const response = await serveMcpRequest(webRequest(event, body), body, { ...caller, token, signal: deadline });

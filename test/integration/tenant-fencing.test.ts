@@ -1,6 +1,6 @@
 import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { APIGatewayProxyEventV2WithJWTAuthorizer, Context } from 'aws-lambda';
+import type { APIGatewayProxyEvent, Context } from 'aws-lambda';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { loadFleet } from '../../infra/local/fleet.js';
 import { resetTenantClients, tenantDynamo } from '../../lib/store/tenant-client.js';
@@ -29,7 +29,7 @@ let sts: Server;
 let calls: AssumeRoleCall[] = [];
 let answer: (res: ServerResponse) => void;
 let expiresInMs = 3_600_000;
-let inventory: (event: APIGatewayProxyEventV2WithJWTAuthorizer, context: Context) => Promise<{ statusCode: number; headers?: Record<string, unknown>; body?: string }>;
+let inventory: (event: APIGatewayProxyEvent, context: Context) => Promise<{ statusCode: number; headers?: Record<string, unknown>; body?: string }>;
 const ROLE = 'arn:aws:iam::123456789012:role/endpoint-read-service-test-tenant-read';
 
 const credentials = (res: ServerResponse): void => {
@@ -81,8 +81,8 @@ beforeEach(() => {
 
 const listFor = (tenant: string) =>
   inventory(
-    eventFixture<APIGatewayProxyEventV2WithJWTAuthorizer>('http-api', 'list-agents', (e) => {
-      e.requestContext.authorizer.jwt.claims.tenant_id = tenant;
+    eventFixture<APIGatewayProxyEvent>('rest-api', 'list-agents', (e) => {
+      e.requestContext.authorizer!.tenant = tenant;
     }),
     testContext('inventory'),
   );

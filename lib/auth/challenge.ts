@@ -1,0 +1,32 @@
+import type { Config } from '../config.js';
+import { UnauthorizedError } from '../errors.js';
+import { resourceMetadataUrl, type DoorName } from './doors.js';
+
+/**
+ * RFC 6750 §3 quoted-string values may hold only printable ASCII other than `"` and `\`: a
+ * sentence is made to fit (quotes become apostrophes, anything else outside the range a space).
+ */
+function quotable(text: string): string {
+  return text.replace(/"/g, "'").replace(/[^\x20-\x21\x23-\x5b\x5d-\x7e]/g, ' ');
+}
+
+/**
+ * The one `WWW-Authenticate` value of a 401 at a public door: `Bearer` with the
+ * `resource_metadata` of that door's RFC 9728 document (RFC 9728 §5.1), and, when a token was sent
+ * and refused, `error="invalid_token"` with the refusal as `error_description` (RFC 6750 §3).
+ * Without `refusal` (no token, or a refusal that cannot be told apart) there is no error code, as
+ * RFC 6750 §3.1 asks. The gateway responses of the template and of the local gateway, and every
+ * handler that answers 401 itself, build the header here, so they cannot drift.
+ */
+export function bearerChallenge(cfg: Pick<Config, 'publicUrl'>, door: DoorName, refusal?: string): string {
+  const metadata = `Bearer resource_metadata="${resourceMetadataUrl(cfg, door)}"`;
+  return refusal === undefined ? metadata : `${metadata}, error="invalid_token", error_description="${quotable(refusal)}"`;
+}
+
+/**
+ * A 401 at a public door, challenging with bearerChallenge: with the error code when a token was
+ * sent and refused, without when none was sent.
+ */
+export function refusedAtDoor(cfg: Pick<Config, 'publicUrl'>, door: DoorName, sentence: string, tokenSent: boolean, cause?: unknown): UnauthorizedError {
+  return new UnauthorizedError(sentence, cause, bearerChallenge(cfg, door, tokenSent ? sentence : undefined));
+}

@@ -75,9 +75,11 @@ export async function portsInUseSentence(taken: readonly StackPort[]): Promise<s
   const groups = new Map<Holder, StackPort[]>();
   taken.forEach((port, i) => groups.set(holders[i]!, [...(groups.get(holders[i]!) ?? []), port]));
   const clauses = [...groups.entries()].map(([holder, ports], i) => {
+    const noun = ports.length === 1 ? 'port' : 'ports';
     const named = list(ports.map((p) => `${p.port} (${p.variable}, ${p.role})`));
-    const verb = i === 0 ? (ports.length === 1 ? 'is in use by' : 'are in use by') : 'by';
-    return `${i === 0 ? (ports.length === 1 ? 'port' : 'ports') : ports.length === 1 ? 'port' : 'ports'} ${named} ${verb} ${HOLDERS[holder]}`;
+    // "ports A and B are in use by X, and port C by Y": the verb once, in the first clause.
+    const verb = i > 0 ? 'by' : ports.length === 1 ? 'is in use by' : 'are in use by';
+    return `${noun} ${named} ${verb} ${HOLDERS[holder]}`;
   });
   const variables = list(taken.map((p) => p.variable));
   const stop = groups.has('stack') ? 'stop that `npm start` (Ctrl-C in its terminal)' : groups.size === 1 && taken.length === 1 ? 'stop it' : 'stop them';

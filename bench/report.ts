@@ -158,7 +158,7 @@ export function performanceSection(r: BenchResults): string {
   lines.push('');
   lines.push('![GET /api/agents: time against tenant size, service against floor](bench/results.svg)');
   lines.push('');
-  lines.push('**Inventory** (`GET /api/agents`, `Accept-Encoding: gzip`). Floor: a bare SDK `Query` loop following `LastEvaluatedKey`, then `JSON.stringify` of the items. Handler: the deployed bundle called as Lambda calls it. HTTP: the local stack (emulated JWT authorizer included). Fresh process: one invocation of the bundle in a new `node` (as a cold Lambda), the response serialized as the runtime does.');
+  lines.push('**Inventory** (`GET /api/agents`, `Accept-Encoding: gzip`). Floor: a bare SDK `Query` loop following `LastEvaluatedKey`, then `JSON.stringify` of the items. Handler: the deployed bundle called as Lambda calls it. HTTP: the local stack (the token authorizer included). Fresh process: one invocation of the bundle in a new `node` (as a cold Lambda), the response serialized as the runtime does.');
   lines.push('');
   lines.push('| agents | floor | handler | ratio | over HTTP | ratio | answer | JSON / gzip / as Lambda returns it | fresh process: peak RSS, CPU |');
   lines.push('| ---: | ---: | ---: | ---: | ---: | ---: | --- | --- | --- |');

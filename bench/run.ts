@@ -33,7 +33,7 @@ import { pathToFileURL } from 'node:url';
 import { gunzipSync } from 'node:zlib';
 import { build } from 'esbuild';
 import { bundleOptions, buildAll, ROOT } from '../infra/build.js';
-import { httpApiEvent, lambdaContext, restApiEvent } from '../infra/local/events.js';
+import { lambdaContext, restApiEvent } from '../infra/local/events.js';
 import { writeTenantAgents } from '../infra/local/fleet.js';
 import { realisticAgents, seedOf } from '../infra/local/generator.js';
 import { localIssuer } from '../infra/local/issuer.js';
@@ -128,8 +128,12 @@ async function main(): Promise<number> {
   const observationsHandler = (await import(bundleOf('observations'))).handler as typeof inventoryHandler;
   const fakeRequest = (url: string, headers: Record<string, string>): IncomingMessage =>
     ({ url, method: 'GET', httpVersion: '1.1', headers: Object.fromEntries(Object.entries(headers).map(([k, v]) => [k.toLowerCase(), v])), rawHeaders: Object.entries(headers).flat(), socket: { remoteAddress: '127.0.0.1' } }) as unknown as IncomingMessage;
+  // What the token authorizer hands over for a verified token (lib/auth/caller.ts), as API Gateway passes it.
   const inventoryEvent = (tenant: string) =>
-    httpApiEvent(fakeRequest('/api/agents', { 'Accept-Encoding': 'gzip', Authorization: 'Bearer verified-by-the-authorizer' }), 'GET /api/agents', { tenant_id: tenant, sub: 'bench', iss: ISSUER });
+    restApiEvent(fakeRequest('/api/agents', { 'Accept-Encoding': 'gzip', Authorization: 'Bearer verified-by-the-authorizer' }), '/api/agents', {
+      api: 'public',
+      authorizer: { principalId: 'bench', tenant, sub: 'bench', exp: String(Math.floor(Date.now() / 1000) + 86_400) },
+    });
 
   // Inventory.
   for (const agents of TENANT_SIZES) {

@@ -34,6 +34,7 @@ import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { deflateRawSync } from 'node:zlib';
 import { build, type BuildOptions, type Metafile, type Plugin } from 'esbuild';
+import { gatewayResponseResources } from './gateway-responses.js';
 
 export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 export const DIST = join(ROOT, 'dist');
@@ -43,6 +44,7 @@ export const FUNCTIONS = Object.freeze({
   inventory: 'functions/inventory/handler.ts',
   observations: 'functions/observations/handler.ts',
   mcp: 'functions/mcp/handler.ts',
+  authorizer: 'functions/authorizer/handler.ts',
 });
 export type FunctionName = keyof typeof FUNCTIONS;
 
@@ -117,13 +119,24 @@ export async function buildFunction(name: FunctionName, dist = DIST): Promise<Bu
 
 /**
  * Builds every function into `dist` (default: the project's dist/, which serverless.yml reads),
- * then stamps the private API deployment there.
+ * then stamps the private API deployment there and writes the public API's gateway responses.
  */
 export async function buildAll(dist = DIST): Promise<BuiltFunction[]> {
   mkdirSync(dist, { recursive: true });
   const built = await Promise.all((Object.keys(FUNCTIONS) as FunctionName[]).map((name) => buildFunction(name, dist)));
   writePrivateApiDeployment(dist);
+  writeGatewayResponses(dist);
   return built;
+}
+
+/**
+ * The public REST API's gateway responses as a template fragment (dist/gateway-responses.json,
+ * included by serverless.yml), written from the table the local gateway answers from
+ * (infra/gateway-responses.ts), so the two cannot drift.
+ */
+export function writeGatewayResponses(dist = DIST): void {
+  mkdirSync(dist, { recursive: true });
+  writeFileAtomically(join(dist, 'gateway-responses.json'), `${JSON.stringify({ resources: { Resources: gatewayResponseResources() } }, null, 2)}\n`);
 }
 
 /**

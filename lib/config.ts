@@ -43,6 +43,7 @@ const EnvSchema = z
     JWKS_URL: optionalText.pipe(z.url().optional()),
     OBSERVATIONS_AUDIENCE: z.string().min(1).default('endpoint-observations'),
     MCP_AUDIENCE: optionalText,
+    PUBLIC_URL: optionalText.pipe(z.url().optional()),
     TICKET_SYSTEM: z.string().regex(/^[a-z][a-z0-9-]*$/).default('servicenow'),
     BROKER_CLAIM: z
       .string()
@@ -72,6 +73,7 @@ const EnvSchema = z
   .transform((env) => {
     const issuer = env.JWT_ISSUER ?? `http://localhost:${env.PORT}`;
     const issuerBase = issuer.replace(/\/$/, '');
+    const publicUrl = (env.PUBLIC_URL ?? `http://localhost:${env.PORT}`).replace(/\/+$/, '');
     return Object.freeze({
       port: env.PORT,
       privatePort: env.PRIVATE_PORT,
@@ -91,8 +93,14 @@ const EnvSchema = z
       jwtAudience: env.JWT_AUDIENCE,
       jwksUrl: env.JWKS_URL ?? `${issuerBase}/.well-known/jwks.json`,
       observationsAudience: env.OBSERVATIONS_AUDIENCE,
+      /**
+       * The public API's base URL as clients reach it (a custom domain, or the execute-api URL with
+       * its stage), without a trailing slash: the RFC 9728 documents and every 401's
+       * `resource_metadata` are under it (lib/auth/doors.ts).
+       */
+      publicUrl,
       /** The MCP resource: the `aud` of tokens for POST /api/mcp, and `resource` in its RFC 9728 metadata. */
-      mcpAudience: env.MCP_AUDIENCE ?? `http://localhost:${env.PORT}/api/mcp`,
+      mcpAudience: env.MCP_AUDIENCE ?? `${publicUrl}/api/mcp`,
       ticketSystem: env.TICKET_SYSTEM,
       /** Where the observations handler finds the broker in the exchanged token: a claim or a dotted path. */
       brokerClaim: env.BROKER_CLAIM,

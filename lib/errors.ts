@@ -23,11 +23,14 @@ export class BadRequestError extends HttpError {
   }
 }
 
-/** 401: no usable bearer token. Carries the challenge clients expect. */
+/**
+ * 401: no usable bearer token. Carries the challenge clients expect: a bare `Bearer` unless the
+ * caller gives the door's own (lib/auth/challenge.ts, bearerChallenge).
+ */
 export class UnauthorizedError extends HttpError {
   override name = 'UnauthorizedError';
-  constructor(message: string, cause?: unknown) {
-    super(401, message, { cause, headers: { 'WWW-Authenticate': 'Bearer' } });
+  constructor(message: string, cause?: unknown, challenge = 'Bearer') {
+    super(401, message, { cause, headers: { 'WWW-Authenticate': challenge } });
   }
 }
 

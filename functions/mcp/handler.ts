@@ -1,5 +1,5 @@
 import middy from '@middy/core';
-import type { APIGatewayProxyEventV2WithJWTAuthorizer, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
+import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import { mcpCors } from '../../lib/mcp/cors.js';
 import { upstreamDeadline, serveMcpDoor } from '../../lib/mcp/door.js';
 import { deadlineOf, invocationDeadline, type DeadlineContext } from '../../lib/middleware/deadline.js';
@@ -8,12 +8,13 @@ import { observability } from '../../lib/middleware/observability.js';
 
 /**
  * POST /api/mcp (the MCP service: tools `observations` and `list_endpoints`), its CORS preflight
- * and its RFC 9728 metadata, on the public HTTP API, payload 2.0. The broker of the observations read.
+ * and the RFC 9728 metadata of both doors, on the public REST API, payload 1.0. The broker of the
+ * observations read.
  */
-const serveMcp = async (event: APIGatewayProxyEventV2WithJWTAuthorizer, context: DeadlineContext): Promise<APIGatewayProxyStructuredResultV2> =>
+const serveMcp = async (event: APIGatewayProxyEvent, context: DeadlineContext): Promise<APIGatewayProxyResult> =>
   serveMcpDoor(event, upstreamDeadline(context.deadline ?? deadlineOf(context)));
 
-export const handler = middy<APIGatewayProxyEventV2WithJWTAuthorizer, APIGatewayProxyStructuredResultV2, Error, DeadlineContext>(HANDLER_OPTIONS)
+export const handler = middy<APIGatewayProxyEvent, APIGatewayProxyResult, Error, DeadlineContext>(HANDLER_OPTIONS)
   .use(invocationDeadline())
   .use(observability({ operation: 'mcp' }))
   .use(mcpCors())

@@ -1,32 +1,16 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import { targetOf } from './http.js';
-import type {
-  APIGatewayProxyEvent,
-  APIGatewayProxyEventV2WithJWTAuthorizer,
-  Context,
-} from 'aws-lambda';
+import type { APIGatewayProxyEvent, APIGatewayRequestAuthorizerEvent, Context } from 'aws-lambda';
 
 /**
  * Turns local HTTP requests into the very events API Gateway sends to Lambda, so the listeners
  * call the deployed handler modules unchanged.
  */
 
-/** API Gateway's JWT authorizer hands claims over as strings: numbers as digits, arrays as "[a b]". */
-export function stringifyClaims(payload: Record<string, unknown>): Record<string, string> {
-  const claims = nameMap<string>();
-  for (const [name, value] of Object.entries(payload)) {
-    if (value === undefined || value === null) continue;
-    if (Array.isArray(value)) claims[name] = `[${value.map(String).join(' ')}]`;
-    else if (typeof value === 'object') claims[name] = JSON.stringify(value);
-    else claims[name] = String(value);
-  }
-  return claims;
-}
-
-function splitUrl(req: IncomingMessage): { path: string; rawQuery: string; params: URLSearchParams } {
+function splitUrl(req: IncomingMessage): { path: string; params: URLSearchParams } {
   const url = targetOf(req);
-  return { path: url.pathname, rawQuery: url.search.replace(/^\?/, ''), params: url.searchParams };
+  return { path: url.pathname, params: url.searchParams };
 }
 
 /**
@@ -41,71 +25,32 @@ function sourceIp(req: IncomingMessage): string {
   return (req.socket.remoteAddress ?? '127.0.0.1').replace(/^::ffff:/, '');
 }
 
-/** Media types API Gateway passes as text; any other body arrives base64-encoded. */
-function isTextual(contentType: string | undefined): boolean {
-  const type = (contentType ?? '').split(';')[0]!.trim().toLowerCase();
-  return type === '' || type.startsWith('text/') || type === 'application/json' || type.endsWith('+json') || type === 'application/x-www-form-urlencoded';
+/** Names of the two local APIs as their events give them (`requestContext.apiId`, `stage`). */
+const APIS = Object.freeze({
+  public: { apiId: 'local', stage: 'local' },
+  private: { apiId: 'local-private', stage: 'local' },
+});
+
+export interface RestApiEventOptions {
+  /** Which API the request came through (default the private one). */
+  api?: keyof typeof APIS;
+  /** API Gateway's request id (`requestContext.requestId`); new when absent. */
+  requestId?: string;
+  /** What the token authorizer handed over: `requestContext.authorizer`, as API Gateway passes it. */
+  authorizer?: Record<string, string | number | boolean> | null;
+  /** The request body, when there is one. */
+  body?: Buffer;
 }
 
 /**
- * An HTTP API payload-2.0 event (headers lower-cased, repeats comma-joined). `claims` are the JWT
- * authorizer's, for a route behind one; `undefined` for a route without an authorizer.
+ * A REST API payload-1.0 proxy event. Repeated headers and query parameters keep every value in
+ * the multi-value maps, exactly as API Gateway does; the single-value maps hold the last one. The
+ * body arrives as text: the APIs declare no binary media types, so API Gateway passes every payload
+ * as text. Without IAM authorization the identity
+ * names no principal: the caller is known from its bearer token (on the public API through the
+ * authorizer's context; on the private one, from the VPC endpoint it came through and the token).
  */
-export function httpApiEvent(
-  req: IncomingMessage,
-  routeKey: string,
-  claims: Record<string, string> | undefined,
-  body?: Buffer,
-): APIGatewayProxyEventV2WithJWTAuthorizer {
-  const { path, rawQuery, params } = splitUrl(req);
-  const headers = nameMap<string>();
-  for (const [name, value] of Object.entries(req.headers)) {
-    if (value === undefined) continue;
-    headers[name.toLowerCase()] = Array.isArray(value) ? value.join(',') : value;
-  }
-  const query = nameMap<string>();
-  for (const key of new Set(params.keys())) query[key] = params.getAll(key).join(',');
-  const now = new Date();
-  const textual = isTextual(headers['content-type']);
-  return {
-    version: '2.0',
-    routeKey,
-    rawPath: path,
-    rawQueryString: rawQuery,
-    headers,
-    ...(Object.keys(query).length > 0 ? { queryStringParameters: query } : {}),
-    ...(body && body.length > 0 ? { body: textual ? body.toString('utf8') : body.toString('base64') } : {}),
-    requestContext: {
-      accountId: '000000000000',
-      apiId: 'local',
-      // A route without an authorizer has none in its event; the type insists on one, so cast.
-      authorizer: (claims ? { principalId: '', integrationLatency: 0, jwt: { claims, scopes: [] } } : undefined) as never,
-      domainName: headers.host ?? 'localhost',
-      domainPrefix: 'localhost',
-      http: {
-        method: req.method ?? 'GET',
-        path,
-        protocol: `HTTP/${req.httpVersion}`,
-        sourceIp: sourceIp(req),
-        userAgent: headers['user-agent'] ?? '',
-      },
-      requestId: randomUUID(),
-      routeKey,
-      stage: '$default',
-      time: now.toUTCString(),
-      timeEpoch: now.getTime(),
-    },
-    isBase64Encoded: Boolean(body && body.length > 0 && !textual),
-  };
-}
-
-/**
- * A REST API payload-1.0 proxy event (the private observations API). Repeated headers and query
- * parameters keep every value in the multi-value maps, exactly as API Gateway does; the single-value
- * maps hold the last one. The method has no IAM authorization, so the identity names no principal:
- * the caller is known only from its bearer token (and, on AWS, the VPC endpoint it came through).
- */
-export function restApiEvent(req: IncomingMessage, resource: string): APIGatewayProxyEvent {
+export function restApiEvent(req: IncomingMessage, resource: string, options: RestApiEventOptions = {}): APIGatewayProxyEvent {
   const { path, params } = splitUrl(req);
   const headers = nameMap<string>();
   const multiValueHeaders = nameMap<string[]>();
@@ -124,6 +69,8 @@ export function restApiEvent(req: IncomingMessage, resource: string): APIGateway
     query[key] = value;
   }
   const hasQuery = Object.keys(query).length > 0;
+  const api = APIS[options.api ?? 'private'];
+  const body = options.body && options.body.length > 0 ? options.body : undefined;
   const now = new Date();
   return {
     resource,
@@ -135,20 +82,21 @@ export function restApiEvent(req: IncomingMessage, resource: string): APIGateway
     multiValueQueryStringParameters: hasQuery ? multiValueQuery : null,
     pathParameters: null,
     stageVariables: null,
-    body: null,
+    body: body ? body.toString('utf8') : null,
     isBase64Encoded: false,
     requestContext: {
       accountId: '000000000000',
-      apiId: 'local-private',
-      authorizer: null,
+      apiId: api.apiId,
+      authorizer: options.authorizer ?? null,
+      domainName: headers.Host ?? headers.host ?? 'localhost',
       httpMethod: req.method ?? 'GET',
-      path: `/local${path}`,
+      path: `/${api.stage}${path}`,
       protocol: `HTTP/${req.httpVersion}`,
-      requestId: randomUUID(),
+      requestId: options.requestId ?? randomUUID(),
       requestTimeEpoch: now.getTime(),
       resourceId: 'local',
       resourcePath: resource,
-      stage: 'local',
+      stage: api.stage,
       identity: {
         accessKey: null,
         accountId: '000000000000',
@@ -165,15 +113,38 @@ export function restApiEvent(req: IncomingMessage, resource: string): APIGateway
         user: null,
         userAgent: headers['User-Agent'] ?? headers['user-agent'] ?? null,
         userArn: null,
-        vpcId: 'vpc-local',
-        vpceId: 'vpce-local',
+        ...(options.api === 'public' ? {} : { vpcId: 'vpc-local', vpceId: 'vpce-local' }),
       },
     },
-  };
+  } as APIGatewayProxyEvent;
 }
 
-/** A Lambda context like the one AWS passes, with API Gateway's 29-second integration budget. */
-export function lambdaContext(functionName: string): Context {
+/** The ARN API Gateway names a method by (`methodArn`), locally. */
+export function localMethodArn(method: string, resource: string, api: keyof typeof APIS = 'public'): string {
+  return `arn:aws:execute-api:local:000000000000:${APIS[api].apiId}/${APIS[api].stage}/${method}${resource}`;
+}
+
+/**
+ * The event of a REQUEST authorizer, as API Gateway invokes it for a method: the request's headers
+ * and query (every value), the resource and the method's ARN; never the body.
+ */
+export function requestAuthorizerEvent(req: IncomingMessage, resource: string, requestId: string): APIGatewayRequestAuthorizerEvent {
+  const event = restApiEvent(req, resource, { api: 'public', requestId });
+  const { body: _body, isBase64Encoded: _encoded, requestContext, ...request } = event;
+  return {
+    type: 'REQUEST',
+    methodArn: localMethodArn(event.httpMethod, resource),
+    ...request,
+    requestContext: { ...requestContext, authorizer: undefined },
+  } as APIGatewayRequestAuthorizerEvent;
+}
+
+/**
+ * A Lambda context like the one AWS passes, with API Gateway's 29-second integration budget. The
+ * local gateway gives its own request id as the invocation's, so the id in a failure body is the one
+ * in the access line.
+ */
+export function lambdaContext(functionName: string, requestId: string = randomUUID()): Context {
   const deadline = Date.now() + 29_000;
   return {
     callbackWaitsForEmptyEventLoop: false,
@@ -181,7 +152,7 @@ export function lambdaContext(functionName: string): Context {
     functionVersion: '$LATEST',
     invokedFunctionArn: `arn:aws:lambda:local:000000000000:function:${functionName}`,
     memoryLimitInMB: '512',
-    awsRequestId: randomUUID(),
+    awsRequestId: requestId,
     logGroupName: `/aws/lambda/${functionName}`,
     logStreamName: 'local',
     getRemainingTimeInMillis: () => Math.max(0, deadline - Date.now()),

@@ -1,9 +1,11 @@
-import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { BadRequestError, HttpError } from '../../lib/errors.js';
+import type { Context } from 'aws-lambda';
+import { BadRequestError } from '../../lib/errors.js';
 import { failureBody, FAILURE_HEADERS } from '../../lib/http.js';
+import type { RenderedGatewayResponse } from '../gateway-responses.js';
+import type { LambdaHandler, TransferMode } from './routes.js';
 
-/** What a Lambda proxy integration returns (payload 1.0 and 2.0 structured results). */
+/** What a Lambda proxy integration returns (payload 1.0). */
 export interface LambdaHttpResult {
   statusCode: number;
   headers?: Record<string, string | number | boolean>;
@@ -12,25 +14,61 @@ export interface LambdaHttpResult {
   isBase64Encoded?: boolean;
 }
 
-/** Writes a Lambda proxy result as the HTTP response API Gateway would send. */
-export function sendLambdaResult(res: ServerResponse, result: LambdaHttpResult): void {
+/** The function's answer was not a proxy result: API Gateway answers INTEGRATION_FAILURE. */
+export class MalformedIntegrationResultError extends Error {
+  override name = 'MalformedIntegrationResultError';
+}
+
+function isLambdaHttpResult(value: unknown): value is LambdaHttpResult {
+  const v = value as LambdaHttpResult | null;
+  return typeof v === 'object' && v !== null && Number.isInteger(v.statusCode) && (v.body === undefined || v.body === null || typeof v.body === 'string');
+}
+
+/**
+ * Writes a Lambda proxy result as the HTTP response API Gateway would send. A base64 body is
+ * decoded (on AWS the only binary answer, the inventory's gzip, is streamed).
+ */
+function writeBufferedResult(res: ServerResponse, result: LambdaHttpResult): void {
   const headers: Record<string, string | string[]> = {};
   for (const [k, v] of Object.entries(result.headers ?? {})) headers[k] = String(v);
   for (const [k, v] of Object.entries(result.multiValueHeaders ?? {})) headers[k] = v.map(String);
-  const body = result.body === undefined ? '' : result.isBase64Encoded ? Buffer.from(result.body, 'base64') : result.body;
+  const body = result.body === undefined || result.body === null ? '' : result.isBase64Encoded ? Buffer.from(result.body, 'base64') : result.body;
   res.writeHead(result.statusCode, headers);
   res.end(body);
 }
 
-/** A gateway-level failure (no route, authorizer refusal): text/plain like every failure of the service. */
-export function sendGatewayFailure(res: ServerResponse, status: number, sentence: string, headers: Record<string, string> = {}): void {
-  res.writeHead(status, { ...FAILURE_HEADERS, ...headers });
-  res.end(failureBody(sentence, randomUUID()));
+export interface Integration {
+  transferMode: TransferMode;
+  handler: LambdaHandler;
+  event: unknown;
+  context: Context;
 }
 
-export function sendHttpError(res: ServerResponse, error: unknown): void {
-  if (error instanceof HttpError) sendGatewayFailure(res, error.statusCode, error.message, error.headers);
-  else sendGatewayFailure(res, 500, 'The gateway failed to handle the request.');
+/**
+ * Invokes a route's Lambda proxy integration and writes its answer: the one place where a route's
+ * transfer mode matters. A STREAM route is, for now, invoked and written as a buffered one.
+ * @throws whatever the function throws, and MalformedIntegrationResultError for an answer that is
+ * not a proxy result, before anything is written (the gateway answers INTEGRATION_FAILURE).
+ */
+export async function invokeIntegration(res: ServerResponse, integration: Integration): Promise<void> {
+  const result = await integration.handler(integration.event, integration.context);
+  if (!isLambdaHttpResult(result)) throw new MalformedIntegrationResultError('the function did not answer with a proxy result');
+  writeBufferedResult(res, result);
+}
+
+/** A gateway response (infra/gateway-responses.ts) as rendered for this request. */
+export function sendGatewayResponse(res: ServerResponse, response: RenderedGatewayResponse): void {
+  res.writeHead(response.status, response.headers);
+  res.end(response.body);
+}
+
+/**
+ * A failure of the local stack itself that API Gateway has no type for (a request target that is
+ * no path, the tables still being created): text/plain like every failure of the service.
+ */
+export function sendLocalFailure(res: ServerResponse, status: number, sentence: string, requestId: string, headers: Record<string, string> = {}): void {
+  res.writeHead(status, { ...FAILURE_HEADERS, ...headers });
+  res.end(failureBody(sentence, requestId));
 }
 
 /**

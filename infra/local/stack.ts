@@ -1,24 +1,20 @@
+import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import type { APIGatewayProxyEventV2WithJWTAuthorizer, APIGatewayProxyEvent, Context } from 'aws-lambda';
 import { config, resetConfig } from '../../lib/config.js';
-import { bearerToken, remoteKeys, verifyBearerToken } from '../../lib/auth/verify.js';
-import { HttpError, UnauthorizedError } from '../../lib/errors.js';
-import { RESOURCE_METADATA_PATHS } from '../../lib/mcp/resource-metadata.js';
+import { HttpError } from '../../lib/errors.js';
 import { dynamo, setDynamo } from '../../lib/store/client.js';
 import { ensureTables } from '../../lib/store/tables.js';
+import { renderGatewayResponse } from '../gateway-responses.js';
 import { localAuthorizationServer } from './authorization-server.js';
 import { demoFleet } from './demo.js';
 import { startDemoPulse, type DemoPulse } from './demo-pulse.js';
 import { startEmbeddedEngine, type EmbeddedEngine } from './engine.js';
-import { httpApiEvent, lambdaContext, restApiEvent, stringifyClaims } from './events.js';
 import { loadFleet, writeFleet } from './fleet.js';
-import { pathOf, sendGatewayFailure, sendHttpError, sendLambdaResult, type LambdaHttpResult } from './http.js';
+import { localRestApi, type LocalRestApi } from './gateway.js';
+import { pathOf, sendGatewayResponse, sendLocalFailure } from './http.js';
 import { localBrokerSecret, localIssuer, LOCAL_DIR, type LocalIssuer } from './issuer.js';
+import { bind, portsInUseSentence, type StackPort } from './ports.js';
 import { readFleetFile } from './seed-file.js';
-
-type HttpApiHandler = (event: APIGatewayProxyEventV2WithJWTAuthorizer, context: Context) => Promise<LambdaHttpResult>;
-type RestApiHandler = (event: APIGatewayProxyEvent, context: Context) => Promise<LambdaHttpResult>;
 
 export interface StackOptions {
   /** Public listener port (0 = any free port). */
@@ -35,8 +31,10 @@ export interface StackOptions {
   seed?: string;
   /** Where the issuer key and the broker's client secret live (default `.local`). */
   localDir?: string;
-  /** Print nothing (tests). */
+  /** Print nothing: no progress lines, no access lines (tests). */
   quiet?: boolean;
+  /** Where progress, warnings and the access lines go (default stdout; `npm start` holds them until its banner is out). */
+  say?: (line: string) => void;
   /** How often the demo reports again (heartbeats and samples), so it stays as documented. */
   demoPulseMs?: number;
   /** How often to try again to create the tables and seed when the store was down at start. */
@@ -63,176 +61,136 @@ export interface LocalStack {
   stop(): Promise<void>;
 }
 
-/** API Gateway's HTTP API accepts bodies up to 10 MB; the MCP door needs far less. */
-const MAX_BODY_BYTES = 1_048_576;
-
-/** Listens, or says which port is taken and which variable moves it. */
-async function listen(server: Server, port: number, host: string, role: string): Promise<number> {
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', (error: NodeJS.ErrnoException) => {
-      if (error.code === 'EADDRINUSE') reject(new StartError(`port ${port} (${role}) is in use by another program; stop it, or choose another port.`));
-      else if (error.code === 'EACCES') reject(new StartError(`port ${port} (${role}) may not be used by this user; choose a port above 1023.`));
-      else reject(error);
-    });
-    server.listen(port, host, () => resolve());
-  });
-  return (server.address() as AddressInfo).port;
-}
-
 function closeServer(server: Server): Promise<void> {
   return new Promise((resolve) => {
+    if (!server.listening) return resolve();
     server.closeAllConnections();
     server.close(() => resolve());
   });
 }
 
-/** Wraps a request handler so an unexpected throw is a 500 text/plain answer, never a crash. */
-function guarded(fn: (req: IncomingMessage, res: ServerResponse) => Promise<void>) {
-  return (req: IncomingMessage, res: ServerResponse): void => {
-    fn(req, res).catch((error: unknown) => {
-      if (!res.headersSent) sendHttpError(res, error);
-      else res.destroy();
+/** A request's path for the terminal: printable ASCII only, so a client cannot write escape sequences there. */
+function printablePath(req: IncomingMessage): string {
+  const path = (req.url ?? '/').split('?')[0]!;
+  return path.replace(/[^\x21-\x7e]/g, (c) => encodeURIComponent(c));
+}
+
+/**
+ * A listener's request handler: one request id per request, one short access line when the answer
+ * is out (method, path, status, time, request id), and, for anything the gateway did not foresee, a
+ * text/plain answer rather than a crash.
+ */
+function listener(
+  handle: (req: IncomingMessage, res: ServerResponse, requestId: string) => Promise<void>,
+  accessLog: ((line: string) => void) | undefined,
+): (req: IncomingMessage, res: ServerResponse) => void {
+  return (req, res) => {
+    const started = performance.now();
+    const requestId = randomUUID();
+    if (accessLog) {
+      res.once('close', () => accessLog(`${req.method} ${printablePath(req)} ${res.statusCode} ${Math.round(performance.now() - started)} ms ${requestId}`));
+    }
+    handle(req, res, requestId).catch((error: unknown) => {
+      if (res.headersSent) res.destroy();
+      else if (error instanceof HttpError) sendLocalFailure(res, error.statusCode, error.message, requestId, error.headers);
+      else sendGatewayResponse(res, renderGatewayResponse('DEFAULT_5XX', { requestId, status: 500, cfg: config() }));
     });
   };
 }
 
-/** The whole request body, refused with 413 past the limit (as API Gateway refuses an oversized payload). */
-async function readBody(req: IncomingMessage, limit = MAX_BODY_BYTES): Promise<Buffer> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req) {
-    size += (chunk as Buffer).length;
-    if (size > limit) throw new HttpError(413, 'The request body is too large.');
-    chunks.push(chunk as Buffer);
-  }
-  return Buffer.concat(chunks);
-}
-
 /**
- * The API Gateway HTTP API JWT authorizer, emulated for one audience: the same checks AWS makes
- * (see lib/auth/verify.ts), then the claims handed to the handler as strings, the way AWS does.
+ * Binds the engine (unless an external one is given) and both listeners. When ports are taken,
+ * everything bound is let go and one StartError names every taken port and who holds it.
  */
-async function authorize(req: IncomingMessage, audience: string): Promise<Record<string, string>> {
-  const cfg = config();
-  // Node keeps only the first of two Authorization headers; the raw list shows them all.
-  const authorizations = req.rawHeaders.filter((value, i) => i % 2 === 0 && value.toLowerCase() === 'authorization');
-  if (authorizations.length > 1) throw new UnauthorizedError('The Authorization header was sent more than once.');
-  const token = bearerToken(req.headers.authorization);
-  const payload = await verifyBearerToken(token, { issuer: cfg.jwtIssuer, audience, keys: remoteKeys(cfg.jwksUrl) });
-  return stringifyClaims(payload as Record<string, unknown>);
+async function bindAll(
+  ports: { public: Server; private: Server; engine?: { port: number; start: (port: number) => Promise<EmbeddedEngine> } },
+  options: { port: number; privatePort: number },
+): Promise<{ publicPort: number; privatePort: number; engine: EmbeddedEngine | undefined }> {
+  const wanted: Array<{ stackPort: StackPort; attempt: Promise<number | NodeJS.ErrnoException | EmbeddedEngine> }> = [
+    {
+      stackPort: { port: options.port, variable: 'PORT', role: 'the public listener', kind: 'gateway' },
+      attempt: bind(ports.public, options.port, '0.0.0.0'),
+    },
+    {
+      stackPort: { port: options.privatePort, variable: 'PRIVATE_PORT', role: 'the private listener', kind: 'gateway' },
+      attempt: bind(ports.private, options.privatePort, '127.0.0.1'),
+    },
+  ];
+  if (ports.engine) {
+    const engine = ports.engine;
+    wanted.push({
+      stackPort: { port: engine.port, variable: 'DYNAMODB_PORT', role: 'the embedded DynamoDB engine', kind: 'engine' },
+      attempt: engine.start(engine.port).catch((error: NodeJS.ErrnoException) => error),
+    });
+  }
+  const outcomes = await Promise.all(wanted.map((w) => w.attempt));
+  const engine = outcomes[2] && typeof outcomes[2] === 'object' && 'endpoint' in outcomes[2] ? outcomes[2] : undefined;
+  const failures = outcomes.flatMap((o, i) => (o instanceof Error ? [{ error: o as NodeJS.ErrnoException, at: wanted[i]!.stackPort }] : []));
+  if (failures.length === 0) return { publicPort: outcomes[0] as number, privatePort: outcomes[1] as number, engine };
+  await Promise.all([closeServer(ports.public), closeServer(ports.private), engine?.close()]);
+  const taken = failures.filter((f) => f.error.code === 'EADDRINUSE').map((f) => f.at);
+  if (taken.length > 0) throw new StartError(await portsInUseSentence(taken));
+  const denied = failures.find((f) => f.error.code === 'EACCES');
+  if (denied) throw new StartError(`port ${denied.at.port} (${denied.at.variable}, ${denied.at.role}) may not be used by this user; choose a port above 1023.`);
+  throw failures[0]!.error;
 }
 
 /**
  * Starts the local stack of DESIGN §7: the engine, tables and seed, the issuer (JWKS, metadata,
- * token exchange), the public listener (GET /api/agents, POST /api/mcp and its metadata) and the
- * private loopback listener (GET /api/mcp/endpoint). A dependency that is down does not stop the
- * listeners: requests then fail with 503 as they would on AWS.
+ * token exchange), the public listener (the public REST API: GET /api/agents, /api/mcp and the
+ * RFC 9728 documents, behind the token authorizer) and the private loopback listener (GET
+ * /api/mcp/endpoint), both routed by one table (infra/local/routes.ts). A dependency that is down
+ * does not stop the listeners: requests then fail with 503 as they would on AWS.
  */
 export async function startLocalStack(options: StackOptions = {}): Promise<LocalStack> {
-  const say = options.quiet ? () => undefined : (line: string) => process.stdout.write(`${line}\n`);
+  const say = options.quiet ? () => undefined : (options.say ?? ((line: string) => process.stdout.write(`${line}\n`)));
   const seed = options.seed ?? 'demo';
   // A bad fleet file stops the start before anything listens.
   const fleetFile = seed === 'demo' || seed === 'none' ? undefined : await readFleetFile(seed);
-  let engine: EmbeddedEngine | undefined;
-  const externalEndpoint = options.dynamoEndpoint;
-  if (!externalEndpoint) {
-    const port = options.dynamoPort ?? 8000;
-    try {
-      engine = await startEmbeddedEngine({ port, dataDir: options.dataDir });
-    } catch (error) {
-      const code = (error as NodeJS.ErrnoException).code;
-      if (code === 'EADDRINUSE') throw new StartError(`port ${port} (DYNAMODB_PORT, the embedded DynamoDB engine) is in use by another program; stop it, or set DYNAMODB_PORT to another port.`);
-      throw error;
-    }
-  }
-  const dynamoEndpoint = externalEndpoint ?? engine!.endpoint;
   const localDir = options.localDir ?? LOCAL_DIR;
   const issuer = await localIssuer(localDir);
   // The broker's secret: one given in the environment wins (the issuer then registers that one).
   const brokerSecret = process.env.BROKER_CLIENT_SECRET?.trim() || (await localBrokerSecret(localDir));
 
-  // Handlers are the deployed modules; imported here so a test may set the environment first.
-  const inventory = (await import('../../functions/inventory/handler.js')).handler as unknown as HttpApiHandler;
-  const mcp = (await import('../../functions/mcp/handler.js')).handler as unknown as HttpApiHandler;
-  const privateRoutes = await loadPrivateRoutes();
   let publicUrl = '';
-  // Until the first attempt to create the tables and seed is over, the API answers 503: a script
-  // that waits for the port must not read a half-seeded fleet as the whole one.
+  // Until the first attempt to create the tables and seed is over, the API answers 503.
   let starting = true;
-  const answerWhileStarting = (res: ServerResponse): boolean => {
-    if (!starting) return false;
-    sendGatewayFailure(res, 503, 'The service is starting (creating its tables and seeding); try again in a moment.', { 'Retry-After': '1' });
-    return true;
-  };
-
+  const isStarting = (): boolean => starting;
+  const publicApi: LocalRestApi = localRestApi({ api: 'public', isStarting });
+  const privateApi: LocalRestApi = localRestApi({ api: 'private', isStarting });
   const authorizationServer = localAuthorizationServer({ issuer, brokerSecret, publicUrl: () => publicUrl });
+  const accessLog = options.quiet ? undefined : say;
 
   const publicServer = createServer(
-    guarded(async (req, res) => {
-      const path = pathOf(req);
-      const method = req.method ?? 'GET';
+    listener(async (req, res, requestId) => {
       // The local issuer: JWKS, RFC 8414 metadata, sign-in, registration, token endpoint (infra/local/authorization-server.ts).
       if (await authorizationServer.handle(req, res)) return;
-      if (method === 'OPTIONS' && (path === '/api/mcp' || RESOURCE_METADATA_PATHS.includes(path))) {
-        // A browser's CORS preflight carries no token: the MCP handler answers it, no authorizer.
-        sendLambdaResult(res, await mcp(httpApiEvent(req, `OPTIONS ${path}`, undefined), lambdaContext('mcp')));
-        return;
-      }
-      if (answerWhileStarting(res)) return;
-      if (method === 'GET' && path === '/api/agents') {
-        // An authorizer refusal throws an HttpError: `guarded` answers it (401/503/504) as text/plain.
-        const claims = await authorize(req, config().jwtAudience);
-        sendLambdaResult(res, await inventory(httpApiEvent(req, 'GET /api/agents', claims), lambdaContext('inventory')));
-        return;
-      }
-      if (path === '/api/mcp' && ['POST', 'GET', 'DELETE'].includes(method)) {
-        // The MCP routes sit behind their own authorizer, whose audience is the MCP resource.
-        const claims = await authorize(req, config().mcpAudience);
-        const body = method === 'POST' ? await readBody(req) : undefined;
-        sendLambdaResult(res, await mcp(httpApiEvent(req, `${method} /api/mcp`, claims, body), lambdaContext('mcp')));
-        return;
-      }
-      if (method === 'GET' && RESOURCE_METADATA_PATHS.includes(path)) {
-        sendLambdaResult(res, await mcp(httpApiEvent(req, `GET ${path}`, undefined), lambdaContext('mcp')));
-        return;
-      }
-      // The private operation, and anything else, is not a route of the public API.
-      sendGatewayFailure(res, 404, 'No such route.');
-    }),
+      await publicApi.handle(req, res, requestId);
+    }, accessLog),
   );
+  const privateServer = createServer(listener((req, res, requestId) => privateApi.handle(req, res, requestId), accessLog));
 
-  const privateServer = createServer(
-    guarded(async (req, res) => {
-      const route = privateRoutes.get(`${req.method} ${pathOf(req)}`);
-      if (route && answerWhileStarting(res)) return;
-      if (!route) {
-        sendGatewayFailure(res, 404, 'No such route.');
-        return;
-      }
-      sendLambdaResult(res, await route.handler(restApiEvent(req, route.resource), lambdaContext(route.name)));
-    }),
+  const externalEndpoint = options.dynamoEndpoint;
+  const bound = await bindAll(
+    {
+      public: publicServer,
+      private: privateServer,
+      ...(externalEndpoint ? {} : { engine: { port: options.dynamoPort ?? 8000, start: (port: number) => startEmbeddedEngine({ port, dataDir: options.dataDir }) } }),
+    },
+    { port: options.port ?? 3000, privatePort: options.privatePort ?? 3001 },
   );
-
-  let publicPort: number;
-  let privatePort: number;
-  try {
-    publicPort = await listen(publicServer, options.port ?? 3000, '0.0.0.0', 'PORT, the public listener');
-    privatePort = await listen(privateServer, options.privatePort ?? 3001, '127.0.0.1', 'PRIVATE_PORT, the private listener');
-  } catch (error) {
-    await Promise.all([closeServer(publicServer), closeServer(privateServer)]);
-    await engine?.close();
-    throw error;
-  }
-  publicUrl = `http://localhost:${publicPort}`;
+  const engine = bound.engine;
+  const dynamoEndpoint = externalEndpoint ?? engine!.endpoint;
+  publicUrl = `http://localhost:${bound.publicPort}`;
 
   // The handlers read their configuration from the environment, as on AWS. Loopback addresses
   // are spelled out where the stack itself calls a listener (localhost may resolve to ::1 first).
   process.env.DYNAMODB_ENDPOINT = dynamoEndpoint;
-  process.env.PORT = String(publicPort);
-  process.env.PRIVATE_PORT = String(privatePort);
+  process.env.PORT = String(bound.publicPort);
+  process.env.PRIVATE_PORT = String(bound.privatePort);
   if (!process.env.JWT_ISSUER) process.env.JWT_ISSUER = publicUrl;
-  if (!process.env.JWKS_URL) process.env.JWKS_URL = `http://127.0.0.1:${publicPort}/.well-known/jwks.json`;
-  if (!process.env.TOKEN_ENDPOINT) process.env.TOKEN_ENDPOINT = `http://127.0.0.1:${publicPort}/oauth2/token`;
+  if (!process.env.JWKS_URL) process.env.JWKS_URL = `http://127.0.0.1:${bound.publicPort}/.well-known/jwks.json`;
+  if (!process.env.TOKEN_ENDPOINT) process.env.TOKEN_ENDPOINT = `http://127.0.0.1:${bound.publicPort}/oauth2/token`;
   process.env.BROKER_CLIENT_SECRET = brokerSecret;
   resetConfig();
   setDynamo(undefined);
@@ -288,7 +246,7 @@ export async function startLocalStack(options: StackOptions = {}): Promise<Local
 
   return {
     publicUrl,
-    privateUrl: `http://127.0.0.1:${privatePort}`,
+    privateUrl: `http://127.0.0.1:${bound.privatePort}`,
     dynamoEndpoint,
     issuer,
     brokerSecret,
@@ -301,16 +259,4 @@ export async function startLocalStack(options: StackOptions = {}): Promise<Local
       await engine?.close();
     },
   };
-}
-
-interface PrivateRoute {
-  name: string;
-  resource: string;
-  handler: RestApiHandler;
-}
-
-/** The private REST API's routes: method and path to the deployed handler module. */
-async function loadPrivateRoutes(): Promise<Map<string, PrivateRoute>> {
-  const observations = (await import('../../functions/observations/handler.js')).handler as unknown as RestApiHandler;
-  return new Map([['GET /api/mcp/endpoint', { name: 'observations', resource: '/api/mcp/endpoint', handler: observations }]]);
 }

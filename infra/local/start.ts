@@ -46,6 +46,15 @@ setInterval(() => {
   if (process.ppid !== parent) shutdown('the process that started npm start is gone');
 }, 500).unref();
 
+// The banner (URLs and tokens) is the first thing printed: what the stack says while it starts
+// (tables created, seeded) waits for it, and every line after it (one per request) follows it.
+const held: string[] = [];
+let bannerOut = false;
+const say = (line: string): void => {
+  if (bannerOut) process.stdout.write(`${line}\n`);
+  else held.push(line);
+};
+
 let checked: ReturnType<typeof parseConfig>;
 try {
   checked = parseConfig(env);
@@ -62,6 +71,7 @@ try {
     dynamoEndpoint: env.DYNAMODB_ENDPOINT || undefined,
     dataDir: env.DATA_DIR || undefined,
     seed: env.SEED || 'demo',
+    say,
   });
 } catch (error) {
   if (error instanceof StartError || error instanceof ConfigError) fail(error.message);
@@ -80,7 +90,7 @@ const auditEnv = prefix(
 const lines = [
   '',
   'Endpoint read service (local)',
-  `  public   ${stack.publicUrl}/api/agents            (JWT authorizer emulated; JWKS at ${stack.publicUrl}/.well-known/jwks.json)`,
+  `  public   ${stack.publicUrl}/api/agents            (REST API emulated, token authorizer included; JWKS at ${stack.publicUrl}/.well-known/jwks.json)`,
   `  mcp      ${stack.publicUrl}/api/mcp               (MCP Streamable HTTP, stateless; metadata at ${stack.publicUrl}/.well-known/oauth-protected-resource/api/mcp)`,
   `  issuer   ${cfg.jwtIssuer}                  (OAuth sign-in for MCP clients, development only: ${stack.publicUrl}/.well-known/oauth-authorization-server)`,
   `  private  ${stack.privateUrl}/api/mcp/endpoint   (loopback only: the MCP broker's hop)`,
@@ -114,5 +124,7 @@ if ((env.SEED || 'demo') === 'demo') {
   lines.push(`Try: curl -H "Authorization: Bearer $(${tokenEnv}npm run -s token -- --tenant acme)" ${stack.publicUrl}/api/agents`);
   lines.push(`     ${auditEnv}npm run audit -- --tenant acme`, '');
 }
-lines.push('Stop with Ctrl-C (or SIGTERM, SIGHUP).', '');
+lines.push('Stop with Ctrl-C (or SIGTERM, SIGHUP). One line per request follows: method, path, status, time, request id.', '');
 process.stdout.write(`${lines.join('\n')}\n`);
+bannerOut = true;
+for (const line of held.splice(0)) say(line);

@@ -1,30 +1,32 @@
-/**
- * The `WWW-Authenticate` value of a 401 from a protected resource (RFC 6750 §3, RFC 9728 §5.1):
- * the Bearer scheme, where the resource's metadata is (`resource_metadata`), and, when a token was
- * presented and refused, `error="invalid_token"` with a description. MCP clients follow
- * `resource_metadata` to the authorization server and sign in.
- */
-export interface BearerChallenge {
-  /** The URL of the resource's RFC 9728 metadata document. */
-  resourceMetadata: string;
-  /** Present when a token was presented and refused (RFC 6750 §3.1: not when none was sent). */
-  error?: 'invalid_token' | 'invalid_request' | undefined;
-  /** One sentence for a person; characters a quoted-string may not hold become spaces or `'`. */
-  description?: string | undefined;
-}
+import type { Config } from '../config.js';
+import { UnauthorizedError } from '../errors.js';
+import { resourceMetadataUrl, type DoorName } from './doors.js';
 
-/** RFC 6750 §3: error_description is %x20-21 / %x23-5B / %x5D-7E (no `"`, no `\`, printable ASCII). */
+/**
+ * RFC 6750 §3 quoted-string values may hold only printable ASCII other than `"` and `\`: a
+ * sentence is made to fit (quotes become apostrophes, anything else outside the range a space).
+ */
 function quotable(text: string): string {
-  return text.replace(/"/g, "'").replace(/[^\x20-\x21\x23-\x5B\x5D-\x7E]/g, ' ');
+  return text.replace(/"/g, "'").replace(/[^\x20-\x21\x23-\x5b\x5d-\x7e]/g, ' ');
 }
 
 /**
- * The challenge, e.g. `Bearer resource_metadata="https://h/.well-known/oauth-protected-resource/api/mcp", error="invalid_token", error_description="The bearer token has expired."`.
- * Invariant: always the Bearer scheme and `resource_metadata`; `error` only with a presented token.
+ * The one `WWW-Authenticate` value of a 401 at a public door: `Bearer` with the
+ * `resource_metadata` of that door's RFC 9728 document (RFC 9728 §5.1), and, when a token was sent
+ * and refused, `error="invalid_token"` with the refusal as `error_description` (RFC 6750 §3).
+ * Without `refusal` (no token, or a refusal that cannot be told apart) there is no error code, as
+ * RFC 6750 §3.1 asks. The gateway responses of the template and of the local gateway, and every
+ * handler that answers 401 itself, build the header here, so they cannot drift.
  */
-export function bearerChallenge(challenge: BearerChallenge): string {
-  const params = [`resource_metadata="${quotable(challenge.resourceMetadata)}"`];
-  if (challenge.error) params.push(`error="${challenge.error}"`);
-  if (challenge.error && challenge.description) params.push(`error_description="${quotable(challenge.description)}"`);
-  return `Bearer ${params.join(', ')}`;
+export function bearerChallenge(cfg: Pick<Config, 'publicUrl'>, door: DoorName, refusal?: string): string {
+  const metadata = `Bearer resource_metadata="${resourceMetadataUrl(cfg, door)}"`;
+  return refusal === undefined ? metadata : `${metadata}, error="invalid_token", error_description="${quotable(refusal)}"`;
+}
+
+/**
+ * A 401 at a public door, challenging with bearerChallenge: with the error code when a token was
+ * sent and refused, without when none was sent.
+ */
+export function refusedAtDoor(cfg: Pick<Config, 'publicUrl'>, door: DoorName, sentence: string, tokenSent: boolean, cause?: unknown): UnauthorizedError {
+  return new UnauthorizedError(sentence, cause, bearerChallenge(cfg, door, tokenSent ? sentence : undefined));
 }

@@ -7,15 +7,14 @@ export interface CallerIdentity {
 }
 
 /**
- * The caller from verified claims: as the token carries them (observations) or as an API Gateway
- * HTTP API JWT authorizer hands them over, every value a string and an array as "[a b]"
- * (inventory). A tenant claim that is missing, empty, not a string or such an array names no
- * single tenant and is refused (403), never defaulted. No claims at all means no token: 401.
+ * The caller from verified claims (a token's own, or the tenant and subject the token authorizer
+ * handed over). A tenant claim that is missing, empty or not a string (an array names no single
+ * tenant) is refused (403), never defaulted. No claims at all means no token: 401.
  */
 export function identityFromClaims(claims: Record<string, unknown> | undefined, tenantClaim: string): CallerIdentity {
   if (!claims) throw new UnauthorizedError('A bearer token is required.');
   const tenant = claims[tenantClaim];
-  if (typeof tenant !== 'string' || tenant.trim() === '' || /^\[.*\]$/.test(tenant)) {
+  if (typeof tenant !== 'string' || tenant.trim() === '') {
     throw new ForbiddenError(`The token carries no single tenant in its "${tenantClaim}" claim.`);
   }
   const sub = claims.sub;

@@ -347,7 +347,7 @@ export function buildOpenApiDocument(options: OpenApiOptions = {}): JsonObject {
           scheme: 'bearer',
           bearerFormat: 'JWT',
           description:
-            'A JWT in `Authorization: Bearer <token>`, required on both operations. Issuer, audience and JWKS come from configuration; the caller is `sub` and the tenant the claim named by `TENANT_CLAIM` (default `tenant_id`). Inventory tokens are verified by the API Gateway JWT authorizer (RSA keys, `kid`, exact `iss`, `aud` or else `client_id`, `exp`, `nbf`, `iat`); observations tokens are issued to the broker for the user by an RFC 8693 token exchange, with the observations audience and the broker as actor (`act.sub`), and verified by the service itself.',
+            'A JWT in `Authorization: Bearer <token>`, required on both operations. Issuer, audience and JWKS come from configuration; the caller is `sub` and the tenant the claim named by `TENANT_CLAIM` (default `tenant_id`). Inventory tokens are verified by the token authorizer of the public API (RSA keys, `kid`, exact `iss`, `aud` or else `client_id`, `exp`, `nbf`, `iat`), and a refused one is a 401 whose `WWW-Authenticate` names the RFC 9728 document of the inventory (`resource_metadata`); observations tokens are issued to the broker for the user by an RFC 8693 token exchange, with the observations audience and the broker as actor (`act.sub`), and verified by the service itself.',
         },
       },
       schemas: componentSchemas(),

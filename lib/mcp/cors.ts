@@ -1,6 +1,7 @@
 import type { MiddlewareObj, Request } from '@middy/core';
-import type { APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
+import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import { config } from '../config.js';
+import { headerValues } from '../middleware/rest-event.js';
 
 /**
  * Cross-origin access to the MCP door for browser-based clients, admitted by origin
@@ -44,12 +45,7 @@ export function preflightHeaders(): Record<string, string> {
   };
 }
 
-interface DoorEvent {
-  rawPath?: string;
-  headers?: Record<string, string | undefined> | null;
-}
-
-type DoorRequest = Request<DoorEvent, APIGatewayProxyStructuredResultV2 | undefined, Error>;
+type DoorRequest = Request<APIGatewayProxyEvent, APIGatewayProxyResult | undefined, Error>;
 
 function withVary(current: unknown, name: string): string {
   const parts = typeof current === 'string' && current !== '' ? current.split(',').map((p) => p.trim()) : [];
@@ -61,14 +57,16 @@ function withVary(current: unknown, name: string): string {
  * and for an admitted origin `Access-Control-Allow-Origin` and `-Expose-Headers`. Registered
  * before the failure handler, so it also runs on the text/plain failures that handler writes.
  */
-export function mcpCors(mcpPath = '/api/mcp'): MiddlewareObj<DoorEvent, APIGatewayProxyStructuredResultV2 | undefined, Error> {
+export function mcpCors(mcpPath = '/api/mcp'): MiddlewareObj<APIGatewayProxyEvent, APIGatewayProxyResult | undefined, Error> {
   const addCorsHeaders = async (request: DoorRequest): Promise<void> => {
     const response = request.response;
-    if (!response || request.event.rawPath !== mcpPath) return;
+    if (!response || request.event.resource !== mcpPath) return;
     const headers: Record<string, string | number | boolean> = { ...response.headers };
     headers.Vary = withVary(headers.Vary ?? headers.vary, 'Origin');
     delete headers.vary;
-    const origin = request.event.headers?.origin;
+    // One Origin only: a repeated one is answered 400 by the door, and admits nobody here.
+    const origins = headerValues(request.event, 'origin');
+    const origin = origins.length === 1 ? origins[0] : undefined;
     if (isAllowedOrigin(origin)) {
       headers['Access-Control-Allow-Origin'] = origin;
       headers['Access-Control-Expose-Headers'] = MCP_EXPOSED_HEADERS.join(', ');

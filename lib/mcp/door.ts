@@ -1,21 +1,21 @@
-import type { APIGatewayProxyEventV2WithJWTAuthorizer, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
+import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import pLimit from 'p-limit';
-import { bearerChallenge } from '../auth/challenge.js';
-import { identityFromClaims, type CallerIdentity } from '../auth/identity.js';
+import { callerFromAuthorizer } from '../auth/caller.js';
 import { bearerToken } from '../auth/verify.js';
 import { config } from '../config.js';
-import { ForbiddenError, HttpError, MethodNotAllowedError, NotFoundError, UnauthorizedError } from '../errors.js';
+import { ForbiddenError, MethodNotAllowedError, NotFoundError } from '../errors.js';
+import { headerValues, singleHeader } from '../middleware/rest-event.js';
 import { logger } from '../observability/logger.js';
 import { isAllowedOrigin, preflightHeaders } from './cors.js';
 import { UPSTREAM_CONCURRENCY } from './limits.js';
-import { protectedResourceMetadata, RESOURCE_METADATA_PATHS, resourceMetadataUrl } from './resource-metadata.js';
+import { metadataDoorOf, protectedResourceMetadata } from './resource-metadata.js';
 import { serveMcpRequest } from './server.js';
 
 /**
- * The MCP door as API Gateway's HTTP API (payload 2.0) reaches it: `POST /api/mcp` behind the JWT
- * authorizer with the MCP audience, and the RFC 9728 metadata without one. The event becomes a
- * web-standard Request for the SDK and its Response a Lambda result; everything else about the
- * event stays here.
+ * The MCP door as the public REST API (payload 1.0) reaches it: `POST /api/mcp` behind the token
+ * authorizer with the MCP audience, and the RFC 9728 metadata of both doors without one. The event
+ * becomes a web-standard Request for the SDK and its Response a Lambda result; everything else
+ * about the event stays here.
  */
 
 const MCP_PATH = '/api/mcp';
@@ -31,22 +31,25 @@ export function upstreamDeadline(invocation: AbortSignal): AbortSignal {
   return AbortSignal.any([invocation, AbortSignal.timeout(config().upstreamTimeoutMs)]);
 }
 
-function bodyOf(event: APIGatewayProxyEventV2WithJWTAuthorizer): string {
+function bodyOf(event: APIGatewayProxyEvent): string {
   if (event.body === undefined || event.body === null) return '';
   return event.isBase64Encoded ? Buffer.from(event.body, 'base64').toString('utf8') : event.body;
 }
 
-function webRequest(event: APIGatewayProxyEventV2WithJWTAuthorizer, body: string): Request {
+function webRequest(event: APIGatewayProxyEvent, body: string): Request {
   const headers = new Headers();
-  for (const [name, value] of Object.entries(event.headers ?? {})) {
-    if (value !== undefined && !HOP_HEADERS.has(name.toLowerCase())) headers.set(name, value);
+  for (const name of new Set(Object.keys({ ...event.headers, ...event.multiValueHeaders }))) {
+    if (HOP_HEADERS.has(name.toLowerCase())) continue;
+    for (const value of headerValues(event, name)) headers.append(name, value);
   }
   const host = event.requestContext.domainName || 'localhost';
-  const query = event.rawQueryString ? `?${event.rawQueryString}` : '';
-  return new Request(`https://${host}${event.rawPath}${query}`, { method: 'POST', headers, body });
+  const query = new URLSearchParams();
+  for (const [name, values] of Object.entries(event.multiValueQueryStringParameters ?? {})) for (const value of values ?? []) query.append(name, value);
+  const search = query.toString();
+  return new Request(`https://${host}${event.path}${search ? `?${search}` : ''}`, { method: 'POST', headers, body });
 }
 
-async function lambdaResult(response: Response): Promise<APIGatewayProxyStructuredResultV2> {
+async function lambdaResult(response: Response): Promise<APIGatewayProxyResult> {
   const headers: Record<string, string> = {};
   response.headers.forEach((value, name) => {
     headers[name] = value;
@@ -59,7 +62,7 @@ async function lambdaResult(response: Response): Promise<APIGatewayProxyStructur
   return { statusCode: response.status, headers: { 'Cache-Control': 'no-store', ...headers }, body: await response.text() };
 }
 
-function metadataResult(): APIGatewayProxyStructuredResultV2 {
+function metadataResult(door: 'inventory' | 'mcp'): APIGatewayProxyResult {
   return {
     statusCode: 200,
     headers: {
@@ -68,7 +71,7 @@ function metadataResult(): APIGatewayProxyStructuredResultV2 {
       // Public and the same for everyone: browser-based clients may read it from any origin.
       'Access-Control-Allow-Origin': '*',
     },
-    body: JSON.stringify(protectedResourceMetadata(config())),
+    body: JSON.stringify(protectedResourceMetadata(config(), door)),
   };
 }
 
@@ -86,43 +89,17 @@ function assertAllowedOrigin(origin: string | undefined): void {
  * the browser refuses the request. The metadata documents are public: any origin may read them,
  * with the protocol header MCP clients send along.
  */
-function preflightResult(path: string, origin: string | undefined): APIGatewayProxyStructuredResultV2 {
-  if (RESOURCE_METADATA_PATHS.includes(path)) {
+function preflightResult(path: string, origin: string | undefined): APIGatewayProxyResult {
+  if (metadataDoorOf(path)) {
     return {
       statusCode: 204,
+      body: '',
       headers: { 'Access-Control-Allow-Origin': '*', 'Access-Control-Allow-Methods': 'GET', 'Access-Control-Allow-Headers': 'Mcp-Protocol-Version', 'Access-Control-Max-Age': '600' },
     };
   }
-  if (origin === undefined) return { statusCode: 204, headers: { Allow: 'OPTIONS, POST' } };
+  if (origin === undefined) return { statusCode: 204, body: '', headers: { Allow: 'OPTIONS, POST' } };
   assertAllowedOrigin(origin);
-  return { statusCode: 204, headers: { 'Cache-Control': 'no-store', ...preflightHeaders() } };
-}
-
-/**
- * A 401 of the door itself (no claims reached it, or no bearer token: the authorizer in front
- * normally answers those) carries the challenge that leads a client to sign-in: where the
- * resource's metadata is, and `error="invalid_token"` when a token was presented.
- */
-function withChallenge(error: unknown, tokenPresented: boolean): unknown {
-  if (!(error instanceof UnauthorizedError)) return error;
-  const location = resourceMetadataUrl(config().mcpAudience);
-  if (location === undefined) return error;
-  const challenge = bearerChallenge({ resourceMetadata: location, ...(tokenPresented ? { error: 'invalid_token', description: error.message } : {}) });
-  return new HttpError(401, error.message, { cause: error, headers: { 'WWW-Authenticate': challenge } });
-}
-
-/** The caller the authorizer verified, and the user's token (kept only to be exchanged). */
-function verifiedCaller(event: APIGatewayProxyEventV2WithJWTAuthorizer): CallerIdentity & { token: string; tokenExpiresAt: number | undefined } {
-  const claims = event.requestContext.authorizer?.jwt?.claims;
-  const authorization = event.headers?.authorization;
-  try {
-    const token = bearerToken(authorization);
-    const caller = identityFromClaims(claims, config().tenantClaim);
-    const exp = Number(claims?.exp);
-    return { ...caller, token, tokenExpiresAt: Number.isFinite(exp) && exp > 0 ? exp * 1000 : undefined };
-  } catch (error) {
-    throw withChallenge(error, authorization !== undefined && authorization.trim() !== '');
-  }
+  return { statusCode: 204, body: '', headers: { 'Cache-Control': 'no-store', ...preflightHeaders() } };
 }
 
 /**
@@ -131,24 +108,36 @@ function verifiedCaller(event: APIGatewayProxyEventV2WithJWTAuthorizer): CallerI
  * only to be exchanged), and 405 for the other methods on the path (no SSE stream, no session to
  * delete). A 401 of its own carries the Bearer challenge with `resource_metadata`.
  */
-export async function serveMcpDoor(event: APIGatewayProxyEventV2WithJWTAuthorizer, deadline: AbortSignal): Promise<APIGatewayProxyStructuredResultV2> {
-  const method = event.requestContext.http.method.toUpperCase();
-  const path = event.rawPath;
-  if (method === 'OPTIONS' && (path === MCP_PATH || RESOURCE_METADATA_PATHS.includes(path))) return preflightResult(path, event.headers?.origin);
-  if (RESOURCE_METADATA_PATHS.includes(path)) {
+export async function serveMcpDoor(event: APIGatewayProxyEvent, deadline: AbortSignal): Promise<APIGatewayProxyResult> {
+  const method = event.httpMethod.toUpperCase();
+  // The route's resource, not the path: a custom domain's base path may stand before it.
+  const path = event.resource;
+  const origin = singleHeader(event, 'origin', 'Origin');
+  if (method === 'OPTIONS' && (path === MCP_PATH || metadataDoorOf(path))) return preflightResult(path, origin);
+  const metadataDoor = metadataDoorOf(path);
+  if (metadataDoor) {
     if (method !== 'GET' && method !== 'HEAD') throw new MethodNotAllowedError('Only GET is served here.', ['GET']);
-    return metadataResult();
+    return metadataResult(metadataDoor);
   }
   if (path !== MCP_PATH) throw new NotFoundError('No such route.');
   if (method !== 'POST') {
     throw new MethodNotAllowedError('This MCP server is stateless: it answers POST only (no event stream, no session to delete).', ['POST']);
   }
-  assertAllowedOrigin(event.headers?.origin);
-  const caller = verifiedCaller(event);
+  assertAllowedOrigin(origin);
+  // The authorizer verified the token; the handler reads the caller it handed over, and keeps the
+  // token only to exchange it (never to pass it on).
+  const caller = callerFromAuthorizer(event, 'mcp');
+  const token = bearerToken(singleHeader(event, 'authorization', 'Authorization'));
   logger.appendKeys({ tenant: caller.tenantId, subject: caller.subject });
   const body = bodyOf(event);
   // One request's upstream reads share a small concurrency bound (lib/mcp/limits.ts).
   const upstream = pLimit(UPSTREAM_CONCURRENCY);
-  const response = await serveMcpRequest(webRequest(event, body), body, { ...caller, signal: deadline, upstream: (read) => upstream(read) });
+  const response = await serveMcpRequest(webRequest(event, body), body, {
+    ...caller,
+    token,
+    tokenExpiresAt: caller.expiresAt * 1000,
+    signal: deadline,
+    upstream: (read) => upstream(read),
+  });
   return lambdaResult(response);
 }

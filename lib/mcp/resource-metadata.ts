@@ -1,35 +1,34 @@
+import { DOORS, type DoorName } from '../auth/doors.js';
 import type { Config } from '../config.js';
 
-/** Where MCP clients look for the protected resource metadata of `/api/mcp` (RFC 9728 §3.1, then the root). */
-export const RESOURCE_METADATA_PATHS = Object.freeze(['/.well-known/oauth-protected-resource/api/mcp', '/.well-known/oauth-protected-resource']);
-
 /**
- * The RFC 9728 metadata of the MCP resource: `resource` is exactly the audience tokens for it carry
- * (`MCP_AUDIENCE`), and the issuer is its one authorization server. Public, the same for everyone.
- * On AWS the JWT authorizer's 401 cannot point at this document (`resource_metadata`), so the
- * well-known URIs are how clients find it.
+ * Where the protected resource metadata (RFC 9728) of each public door is served: the MCP door's
+ * at its well-known URI (§3.1) and at the root, where MCP clients look next; the inventory's at its
+ * own. Every 401 of a door points at its document (`resource_metadata`, lib/auth/challenge.ts).
  */
-export function protectedResourceMetadata(cfg: Pick<Config, 'mcpAudience' | 'jwtIssuer'>): Record<string, unknown> {
-  return {
-    resource: cfg.mcpAudience,
-    authorization_servers: [cfg.jwtIssuer],
-    bearer_methods_supported: ['header'],
-    resource_name: 'Endpoint read service (MCP)',
-  };
+const METADATA_DOORS: Readonly<Record<string, DoorName>> = Object.freeze({
+  [DOORS.mcp.metadataPath]: 'mcp',
+  '/.well-known/oauth-protected-resource': 'mcp',
+  [DOORS.inventory.metadataPath]: 'inventory',
+});
+
+export const RESOURCE_METADATA_PATHS = Object.freeze(Object.keys(METADATA_DOORS));
+
+/** The door whose metadata a path serves, if it is one of RESOURCE_METADATA_PATHS. */
+export function metadataDoorOf(path: string): DoorName | undefined {
+  return Object.hasOwn(METADATA_DOORS, path) ? METADATA_DOORS[path] : undefined;
 }
 
 /**
- * Where the metadata of `resource` is, as RFC 9728 §3.1 builds it: the well-known path inserted
- * between the host and the resource's path (`https://h/api/mcp` → `https://h/.well-known/oauth-protected-resource/api/mcp`).
- * A resource that is not a URL gets no location (undefined).
+ * The RFC 9728 metadata of a door's protected resource: `resource` is the URL clients call (for the
+ * MCP door exactly the audience its tokens carry, `MCP_AUDIENCE`), the issuer its one
+ * authorization server. Public, the same for everyone, served without an authorizer.
  */
-export function resourceMetadataUrl(resource: string): string | undefined {
-  let url: URL;
-  try {
-    url = new URL(resource);
-  } catch {
-    return undefined;
-  }
-  const path = url.pathname === '/' ? '' : url.pathname.replace(/\/$/, '');
-  return `${url.origin}/.well-known/oauth-protected-resource${path}`;
+export function protectedResourceMetadata(cfg: Pick<Config, 'mcpAudience' | 'jwtIssuer' | 'publicUrl'>, door: DoorName = 'mcp'): Record<string, unknown> {
+  return {
+    resource: door === 'mcp' ? cfg.mcpAudience : `${cfg.publicUrl}${DOORS.inventory.resource}`,
+    authorization_servers: [cfg.jwtIssuer],
+    bearer_methods_supported: ['header'],
+    resource_name: door === 'mcp' ? 'Endpoint read service (MCP)' : 'Endpoint read service (inventory)',
+  };
 }

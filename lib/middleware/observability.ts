@@ -5,6 +5,7 @@ import {
   beginRequestMetrics,
   endRequestMetrics,
   flushRequestMetrics,
+  recordAuthorizerFailure,
   type Operation,
 } from '../observability/metrics.js';
 
@@ -74,4 +75,29 @@ export function correlationIds(): MiddlewareObj {
  */
 export function observability(options: ObservabilityOptions): MiddlewareObj[] {
   return [injectLambdaContext(logger, { resetKeys: true }), correlationIds(), requestMetrics(options)];
+}
+
+/**
+ * The token authorizer's metrics: a `Requests` count, and `AuthorizerFailures` when it fails for
+ * any reason but refusing a token (the error `Unauthorized` is its answer, not a failure), then one
+ * EMF line. An authorizer answers no HTTP status, so requestMetrics' classes do not apply.
+ */
+export function authorizerMetrics(options: { refusalMessage: string }): MiddlewareObj {
+  const startAuthorizerMetrics = (): void => beginRequestMetrics('authorizer');
+  const finishAuthorizerMetrics = (request: Request): void => {
+    try {
+      if (request.error && request.error.message !== options.refusalMessage) recordAuthorizerFailure();
+    } finally {
+      flushRequestMetrics();
+    }
+  };
+  return { before: startAuthorizerMetrics, after: finishAuthorizerMetrics, onError: finishAuthorizerMetrics };
+}
+
+/**
+ * Everything the token authorizer needs for CloudWatch, as one `use`: structured logs with the
+ * Lambda context and correlation ids, and authorizerMetrics.
+ */
+export function authorizerObservability(options: { refusalMessage: string }): MiddlewareObj[] {
+  return [injectLambdaContext(logger, { resetKeys: true }), correlationIds(), authorizerMetrics(options)];
 }

@@ -9,8 +9,11 @@ import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
 /** Namespace of every metric; set in code so a run without POWERTOOLS_METRICS_NAMESPACE never warns. */
 export const METRICS_NAMESPACE = 'EndpointReadService';
 
-/** The two operations of the contract and the MCP door (`POST /api/mcp`), used as the `operation` dimension. */
-export type Operation = 'listEndpointInventory' | 'getEndpointObservations' | 'mcp';
+/**
+ * The two operations of the contract, the MCP door (`POST /api/mcp`) and the public API's token
+ * authorizer, used as the `operation` dimension.
+ */
+export type Operation = 'listEndpointInventory' | 'getEndpointObservations' | 'mcp' | 'authorizer';
 
 /** Metric names, one place (the alarms and the dashboard use the same strings). */
 export const METRIC = Object.freeze({
@@ -25,6 +28,8 @@ export const METRIC = Object.freeze({
   toolErrors: 'ToolErrors',
   brokerMisconfigurations: 'BrokerMisconfigurations',
   keySetFailures: 'KeySetFailures',
+  /** The token authorizer failed to judge a token (key set unreachable, anything unexpected): API Gateway answered 503. */
+  authorizerFailures: 'AuthorizerFailures',
   /** Stored agent records a read left out because they cannot be read (corrupt writes). */
   unreadableRecords: 'UnreadableRecords',
   /** Stored samples a dashboard read left out because they cannot be read (corrupt writes). */
@@ -119,6 +124,16 @@ export function recordBrokerMisconfiguration(): void {
  */
 export function recordKeySetFailure(): void {
   metrics.addMetric(METRIC.keySetFailures, MetricUnit.Count, 1);
+}
+
+/**
+ * The token authorizer could not judge a token (its key set unreachable, or anything unexpected),
+ * so API Gateway answered AUTHORIZER_FAILURE (503). A refused token is not a failure. The
+ * `AuthorizerFailures` alarm watches it.
+ */
+export function recordAuthorizerFailure(): void {
+  ensureOperation('authorizer');
+  metrics.addMetric(METRIC.authorizerFailures, MetricUnit.Count, 1);
 }
 
 /**

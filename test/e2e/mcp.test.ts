@@ -249,7 +249,7 @@ describe.each(ERAS)('E2E: MCP tools over HTTP with %s', (_era, options, revision
   it('cannot connect with an expired MCP token, nor with a token for another door', async () => {
     // The SDK client gives up on the gateway's 401 (it has no OAuth provider to retry with): the
     // 2025 client quotes the answer's sentence, the negotiating one its status.
-    const refused = /HTTP 401|The bearer token has expired\.|The bearer token is not for this service \(audience\)\./;
+    const refused = /HTTP 401|A valid bearer token issued for this MCP server is required/;
     await expect(connect(await stack.mcpToken({ tenant: 'acme', subject, expiresInSeconds: -30 }), options)).rejects.toThrow(refused);
     await expect(connect(await stack.token({ tenant: 'acme', subject }), options)).rejects.toThrow(refused);
     await expect(connect(await stack.brokerToken({ tenant: 'acme', subject }), options)).rejects.toThrow(refused);
@@ -414,12 +414,12 @@ describe('E2E: the MCP door over plain HTTP', () => {
     expect(await res.json()).toMatchObject({ id: 7, error: { code: -32601 } });
   });
 
-  it('refuses an expired MCP token with 401 and a Bearer challenge, as the authorizer does', async () => {
+  it("refuses an expired MCP token with the gateway's 401, whose challenge names the MCP door's metadata", async () => {
     const res = await post(initialize, { Authorization: `Bearer ${await stack.mcpToken({ expiresInSeconds: -30 })}` });
 
     expect(res.status).toBe(401);
-    expect(res.headers.get('www-authenticate')).toBe('Bearer');
-    expect(await res.text()).toMatch(/^The bearer token has expired\./);
+    expect(res.headers.get('www-authenticate')).toBe(`Bearer resource_metadata="${stack.publicUrl}/.well-known/oauth-protected-resource/api/mcp"`);
+    expect(await res.text()).toMatch(/^A valid bearer token issued for this MCP server is required; none was sent, or the one sent was refused\. \(request id: /);
   });
 
   it('refuses a token without a tenant with 403', async () => {

@@ -103,11 +103,52 @@ describe('E2E: npm start refuses a bad start with one sentence', () => {
       const run = start({ ...(await base()), PORT: String(port), SEED: 'none' });
 
       expect(await run.exited).toBe(2);
-      expect(run.output().trim()).toBe(`npm start: port ${port} (PORT, the public listener) is in use by another program; stop it, or choose another port.`);
+      expect(run.output().trim()).toBe(`npm start: port ${port} (PORT, the public listener) is in use by another program; stop it, or set PORT to a free port.`);
     } finally {
       taken.close();
     }
   });
+
+  it('names every port in use in one sentence, and says so when it is its own stack that holds them', async () => {
+    const [port, privatePort, dynamoPort] = [await freePort(), await freePort(), await freePort()];
+    const ports = { PORT: String(port), PRIVATE_PORT: String(privatePort), DYNAMODB_PORT: String(dynamoPort), SEED: 'none' };
+    const first = start({ ...(await base()), ...ports });
+    await waitFor(first, 'Stop with Ctrl-C');
+    try {
+      const second = start({ ...(await base()), ...ports });
+
+      expect(await second.exited).toBe(2);
+      expect(second.output().trim()).toBe(
+        `npm start: ports ${port} (PORT, the public listener) and ${privatePort} (PRIVATE_PORT, the private listener) are in use by this project's own local stack (another \`npm start\` still running), ` +
+          `and port ${dynamoPort} (DYNAMODB_PORT, the embedded DynamoDB engine) by a DynamoDB-compatible engine (another \`npm start\` of this project, or DynamoDB Local); ` +
+          `stop that \`npm start\` (Ctrl-C in its terminal), or set PORT, PRIVATE_PORT and DYNAMODB_PORT to free ports, or use that engine with DYNAMODB_ENDPOINT=http://127.0.0.1:${dynamoPort}.`,
+      );
+    } finally {
+      first.child.kill('SIGTERM');
+      await first.exited;
+    }
+  }, 120_000);
+});
+
+describe('E2E: the terminal of npm start', () => {
+  it('shows the banner first, then one short line per request: method, path, status, time and the request id of the answer', async () => {
+    const port = await freePort();
+    const run = start({ ...(await base()), PORT: String(port), SEED: 'none' });
+    await waitFor(run, 'Stop with Ctrl-C');
+    try {
+      const res = await fetch(`http://127.0.0.1:${port}/api/agents`);
+      const requestId = /\(request id: ([0-9a-f-]{36})\)/.exec(await res.text())?.[1];
+      await waitFor(run, /^GET \/api\/agents 401 \d+ ms [0-9a-f-]{36}$/m);
+
+      const output = run.output();
+      expect(output.trimStart().startsWith('Endpoint read service (local)')).toBe(true);
+      expect(output.indexOf('created tables')).toBeGreaterThan(output.indexOf('Stop with Ctrl-C'));
+      expect(output).toMatch(new RegExp(`^GET /api/agents 401 \\d+ ms ${requestId}$`, 'm'));
+    } finally {
+      run.child.kill('SIGTERM');
+      await run.exited;
+    }
+  }, 120_000);
 });
 
 describe('E2E: npm start while it starts', () => {

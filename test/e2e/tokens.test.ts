@@ -5,8 +5,8 @@ import { resetConfig } from '../../lib/config.js';
 import { get, startTestStack, type TestStack } from '../helpers/stack.js';
 
 /**
- * Tokens as both doors judge them over HTTP: the local gateway's emulated authorizer
- * (GET /api/agents) and the observations handler's own check (the private listener).
+ * Tokens as the doors judge them over HTTP: the token authorizer in front of the public doors
+ * (GET /api/agents, POST /api/mcp) and the observations handler's own check (the private listener).
  */
 
 const FLEET = { tenants: [{ tenant_id: 'acme', agents: [{ agent_id: 'a-1', hostname: 'h-1', os: 'linux', arch: 'x86_64', version: '1' }] }] };
@@ -65,7 +65,7 @@ describe('E2E: two Authorization headers', () => {
   });
 });
 
-describe('E2E: the issuer key set is down (a fake issuer: faults a real one gives only by accident)', () => {
+describe('E2E: the issuer key set is down (an issuer stand-in: faults a real one gives only by accident)', () => {
   let issuer: Server;
   let answer: (res: ServerResponse) => void = () => undefined;
   let fakeJwks: string;
@@ -90,18 +90,34 @@ describe('E2E: the issuer key set is down (a fake issuer: faults a real one give
     resetConfig();
   };
 
+  const mcp = (token: string) =>
+    fetch(`${stack.publicUrl}/api/mcp`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
+    }).then(async (r) => ({ status: r.status, headers: r.headers, body: await r.text() }));
+
   it.each([
     ['answers 500', (res: ServerResponse) => (res.writeHead(500), res.end('Internal Server Error'))],
     ['answers an HTML page', (res: ServerResponse) => (res.writeHead(200, { 'Content-Type': 'text/html' }), res.end('<html><body>Sign in</body></html>'))],
     ['answers an empty body', (res: ServerResponse) => (res.writeHead(200), res.end())],
-  ])('gives 503 with Retry-After at both doors, never a 401, when it %s', async (name, respond) => {
+    ['drops every connection', (res: ServerResponse) => res.socket?.destroy()],
+  ])('gives 503 with Retry-After at every door, never a 401, when it %s', async (name, respond) => {
     answer = respond;
     useFakeJwks(name.replace(/\W+/g, '-'));
 
-    for (const res of [await inventory(await stack.token()), await observations(await stack.brokerToken())]) {
+    // The public doors: the token authorizer fails, and API Gateway answers AUTHORIZER_FAILURE.
+    for (const res of [await inventory(await stack.token()), await mcp(await stack.mcpToken())]) {
       expect(res.status).toBe(503);
       expect(res.headers.get('retry-after')).toMatch(/^[0-9]+$/);
-      expect(res.body).toMatch(/^The token keys are unavailable right now; try again later\./);
+      expect(res.headers.get('content-type')).toBe('text/plain; charset=utf-8');
+      expect(res.headers.get('www-authenticate')).toBeNull();
+      expect(res.body).toMatch(/^The bearer token could not be checked right now; try again later\. \(request id: [0-9a-f-]{36}\)\n$/);
     }
+    // The private operation checks its token itself.
+    const res = await observations(await stack.brokerToken());
+    expect(res.status).toBe(503);
+    expect(res.headers.get('retry-after')).toMatch(/^[0-9]+$/);
+    expect(res.body).toMatch(/^The token keys are unavailable right now; try again later\./);
   });
 });

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Context } from 'aws-lambda';
+import type { APIGatewayProxyEvent, Context } from 'aws-lambda';
 import { lambdaContext } from '../../infra/local/events.js';
 
 const FIXTURES = join(import.meta.dirname, '..', 'fixtures', 'events');
@@ -14,4 +14,10 @@ export function eventFixture<T>(source: string, name: string, change: (event: T)
 
 export function testContext(functionName = 'test'): Context {
   return lambdaContext(functionName);
+}
+
+/** Sets a request header in both maps of a payload-1.0 event, as API Gateway fills them. */
+export function setHeader(event: APIGatewayProxyEvent, name: string, value: string): void {
+  event.headers[name] = value;
+  event.multiValueHeaders[name] = [value];
 }

@@ -10,6 +10,8 @@ import { buildAll, FUNCTIONS, zipDirectory, type BuiltFunction, type FunctionNam
 import { readZip } from './zip.js';
 
 const NAMES = Object.keys(FUNCTIONS) as FunctionName[];
+/** Which functions read the store (and so carry the AWS SDK); the token authorizer carries none. */
+const READS_THE_STORE: Record<FunctionName, boolean> = { inventory: true, observations: true, mcp: true, authorizer: false };
 const BUILTINS = new Set(builtinModules);
 
 /** Runs a script in a fresh node, from a directory with no node_modules anywhere above it. */
@@ -99,7 +101,7 @@ describe('Script: infra/build.ts (npm run build)', () => {
       expect(code.length / lines.length).toBeGreaterThan(2_000);
       expect(code).not.toContain('The request id a client can quote');
       // keepNames: functions keep their names for stack traces and logs, though minified.
-      expect(code).toContain('"failureHandling"');
+      expect(code).toContain('"invocationDeadline"');
     });
 
     it('maps the bundle back to the TypeScript sources, without shipping them', () => {
@@ -126,7 +128,7 @@ describe('Script: infra/build.ts (npm run build)', () => {
       const inputs = Object.keys(metafile.inputs);
 
       expect(external.filter((path) => !path.startsWith('node:') && !BUILTINS.has(path))).toEqual([]);
-      expect(inputs.some((i) => i.includes('node_modules/@aws-sdk/client-dynamodb/'))).toBe(true);
+      expect(inputs.some((i) => i.includes('node_modules/@aws-sdk/client-dynamodb/'))).toBe(READS_THE_STORE[name]);
       expect(inputs.some((i) => i.includes('node_modules/@middy/core/'))).toBe(true);
     });
 
@@ -158,7 +160,7 @@ describe('Script: infra/build.ts (npm run build)', () => {
       const inputs = Object.keys(built.get(name)!.metafile.inputs);
 
       expect(inputs.filter((i) => /credential-provider-(node|ini|sso|process|web-identity|login)|nested-clients|token-providers|event-streams\//.test(i))).toEqual([]);
-      expect(inputs.some((i) => i.endsWith('infra/bundle/credential-provider-env-only.ts'))).toBe(true);
+      expect(inputs.some((i) => i.endsWith('infra/bundle/credential-provider-env-only.ts'))).toBe(READS_THE_STORE[name]);
     }
   });
 
@@ -173,8 +175,8 @@ describe('Script: infra/build.ts (npm run build)', () => {
     const script = `
       const { handler } = await import('./index.mjs');
       const context = { awsRequestId: 'req-creds', functionName: 'inventory', getRemainingTimeInMillis: () => 10000 };
-      const event = { version: '2.0', routeKey: 'GET /api/agents', rawPath: '/api/agents', headers: {},
-        requestContext: { requestId: 'api-1', http: { method: 'GET', path: '/api/agents' }, authorizer: { jwt: { claims: { tenant_id: 'acme', sub: 'u' }, scopes: null } } } };
+      const event = { resource: '/api/agents', path: '/api/agents', httpMethod: 'GET', headers: {}, multiValueHeaders: {},
+        requestContext: { requestId: 'api-1', authorizer: { principalId: 'u', tenant: 'acme', sub: 'u', exp: String(Math.floor(Date.now() / 1000) + 600) } } };
       const response = await handler(event, context);
       process.stdout.write(JSON.stringify({ statusCode: response.statusCode, body: response.body }));`;
     const env = { HOME: home, AWS_ENDPOINT_URL_DYNAMODB: dynamo.endpoint, DYNAMODB_MAX_ATTEMPTS: '1' };
@@ -203,14 +205,14 @@ describe('Script: infra/build.ts (npm run build)', () => {
     expect(once.equals(readFileSync(join(dist, 'inventory.zip')))).toBe(true);
   });
 
-  it('runs the inventory bundle alone: a request without a token is a text/plain 401 and one EMF line', () => {
+  it('runs the inventory bundle alone: a request no authorizer judged is a text/plain 401 and one EMF line', () => {
     const alone = mkdtempSync(join(tmpdir(), 'bundle-run-'));
     cpSync(join(dist, 'inventory'), alone, { recursive: true });
     const script = `
       const { handler } = await import('./index.mjs');
       const context = { awsRequestId: 'req-bundle-1', functionName: 'inventory', getRemainingTimeInMillis: () => 10000 };
-      const event = { version: '2.0', routeKey: 'GET /api/agents', rawPath: '/api/agents', headers: {},
-        requestContext: { requestId: 'api-1', http: { method: 'GET', path: '/api/agents' } } };
+      const event = { resource: '/api/agents', path: '/api/agents', httpMethod: 'GET', headers: {}, multiValueHeaders: {},
+        requestContext: { requestId: 'api-1', authorizer: null } };
       const response = await handler(event, context);
       process.stdout.write('RESPONSE ' + JSON.stringify(response) + '\\n');`;
 

@@ -12,6 +12,7 @@ delete process.env.POWERTOOLS_SERVICE_NAME;
 type Middy = typeof import('@middy/core').default;
 let middy: Middy;
 let observability: typeof import('../../lib/middleware/observability.js').observability;
+let authorizerObservability: typeof import('../../lib/middleware/observability.js').authorizerObservability;
 let failureHandling: typeof import('../../lib/middleware/failures.js').failureHandling;
 let metricsModule: typeof import('../../lib/observability/metrics.js');
 let errors: typeof import('../../lib/errors.js');
@@ -19,7 +20,7 @@ let logger: typeof import('../../lib/observability/logger.js').logger;
 
 beforeAll(async () => {
   middy = (await import('@middy/core')).default;
-  ({ observability } = await import('../../lib/middleware/observability.js'));
+  ({ observability, authorizerObservability } = await import('../../lib/middleware/observability.js'));
   ({ failureHandling } = await import('../../lib/middleware/failures.js'));
   metricsModule = await import('../../lib/observability/metrics.js');
   errors = await import('../../lib/errors.js');
@@ -189,5 +190,29 @@ describe('Middleware: observability', () => {
     });
     expect(between).not.toHaveProperty('correlation_id');
     expect(between).not.toHaveProperty('tenant');
+  });
+});
+
+describe('Middleware: authorizerObservability', () => {
+  const authorizerThat = (body: () => Promise<unknown>) => middy().use(authorizerObservability({ refusalMessage: 'Unauthorized' })).handler(body);
+
+  it('counts a failure to judge a token (AuthorizerFailures, which its alarm watches), never a refused token, one EMF line each', async () => {
+    const allowing = authorizerThat(async () => ({ principalId: 'u', policyDocument: { Version: '2012-10-17', Statement: [] } }));
+    const refusing = authorizerThat(async () => {
+      throw new Error('Unauthorized');
+    });
+    const failing = authorizerThat(async () => {
+      throw new errors.ServiceUnavailableError('The token keys are unavailable right now; try again later.');
+    });
+
+    await allowing(event, context('auth-1'));
+    await expect(refusing(event, context('auth-2'))).rejects.toThrow('Unauthorized');
+    await expect(failing(event, context('auth-3'))).rejects.toThrow('The token keys are unavailable');
+
+    const blobs = emfLines();
+    expect(blobs).toHaveLength(3);
+    for (const blob of blobs) expect(blob).toMatchObject({ operation: 'authorizer', Requests: 1 });
+    expect(blobs.map((b) => b.AuthorizerFailures)).toEqual([undefined, undefined, 1]);
+    expect(blobs[2]!._aws.CloudWatchMetrics[0]!.Dimensions).toEqual([['service', 'operation']]);
   });
 });

@@ -40,6 +40,18 @@ describe('Template: checked against AWS resource specification', () => {
       expect(Object.keys(template.Resources as Json).length).toBeGreaterThan(30);
       expect(problems.map(formatProblem)).toEqual([]);
     });
+
+    it("checks the public REST API's every part: authorizers, the streaming and the preflight methods, gateway responses, stage, web ACL", () => {
+      const resources = Object.values(template.Resources as Record<string, Json>);
+      const types = new Set(resources.map((r) => r.Type as string));
+      const methods = resources.filter((r) => r.Type === 'AWS::ApiGateway::Method').map((r) => r.Properties);
+
+      for (const type of ['AWS::ApiGateway::Authorizer', 'AWS::ApiGateway::GatewayResponse', 'AWS::ApiGateway::Stage', 'AWS::WAFv2::WebACL', 'AWS::WAFv2::WebACLAssociation']) {
+        expect(types.has(type), type).toBe(true);
+      }
+      expect(methods.some((m) => m.Integration.ResponseTransferMode === 'STREAM')).toBe(true);
+      expect(methods.some((m) => m.HttpMethod === 'OPTIONS' && m.AuthorizationType === 'NONE')).toBe(true);
+    });
   });
 
   describe('a hand-written template with one mistake in each resource but one', () => {

@@ -5,6 +5,9 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ROOT } from '../../infra/build.js';
+import { GATEWAY_RESPONSES, gatewayResponseResources } from '../../infra/gateway-responses.js';
+import { ROUTES, type Route } from '../../infra/local/routes.js';
+import { DOORS } from '../../lib/auth/doors.js';
 import { METRIC, METRICS_NAMESPACE } from '../../lib/observability/metrics.js';
 import { canCutNetwork, credentialFreeEnv, packageTemplate, removePackage, type Json, type PackagedTemplate } from '../helpers/package.js';
 import { readZip } from './zip.js';
@@ -18,6 +21,7 @@ import { readZip } from './zip.js';
 const EXAMPLE = {
   issuer: 'https://issuer.example.com/',
   audience: 'endpoint-read-service',
+  publicUrl: 'https://api.example.com',
   vpce: 'vpce-0123456789abcdef0',
   subnets: 'subnet-0123456789abcdef0,subnet-0123456789abcdef1',
   securityGroups: 'sg-0123456789abcdef0',
@@ -51,6 +55,33 @@ function statementsOf(roleId: string): Statement[] {
   return (resource(roleId).Properties.Policies as Json[]).flatMap((p) => p.PolicyDocument.Statement as Statement[]);
 }
 
+interface TemplateRoute extends Route {
+  id: string;
+}
+
+/**
+ * The routes of both REST APIs as the template has them: each method's path (walked up its
+ * resources), the function its integration invokes, the door of its authorizer and its transfer mode.
+ */
+function routesOfTemplate(): TemplateRoute[] {
+  const pathOf = (ref: Json | undefined, api: string): string => {
+    if (!ref?.Ref) return '';
+    const r = resource(ref.Ref as string).Properties;
+    return `${pathOf(r.ParentId, api)}/${r.PathPart as string}`;
+  };
+  const doorOf = (authorizerId: Json | undefined): Route['authorizer'] => {
+    if (!authorizerId) return null;
+    const name = resource(authorizerId.Ref as string).Properties.Name as string;
+    return Object.values(DOORS).find((d) => d.authorizerName === name)!.name;
+  };
+  return ofType('AWS::ApiGateway::Method').map(([id, m]) => {
+    const p = m.Properties;
+    const api = p.RestApiId.Ref === 'PrivateApi' ? 'private' : 'public';
+    const fn = /(Inventory|Mcp|Observations)LambdaFunction/.exec(JSON.stringify(p.Integration.Uri))![1]!.toLowerCase() as Route['function'];
+    return { id, api, method: p.HttpMethod, resource: pathOf(p.ResourceId, api), function: fn, authorizer: doorOf(p.AuthorizerId), transferMode: p.Integration.ResponseTransferMode ?? 'BUFFERED' };
+  });
+}
+
 beforeAll(async () => {
   packaged = await packageTemplate();
   ({ template, state } = packaged);
@@ -70,6 +101,7 @@ describe('Template: npm run package', () => {
       ['inventory', 'InventoryLambdaFunction'],
       ['observations', 'ObservationsLambdaFunction'],
       ['mcp', 'McpLambdaFunction'],
+      ['authorizer', 'AuthorizerLambdaFunction'],
     ])('ships %s as its own esbuild zip on nodejs22.x with source maps enabled', (name, id) => {
       const fn = resource(id).Properties;
       const artifact = state.service.functions[name].package.artifact as string;
@@ -84,59 +116,142 @@ describe('Template: npm run package', () => {
     });
   });
 
-  describe('Public HTTP API: inventory and the MCP door', () => {
-    const routes = (): Json[] => ofType('AWS::ApiGatewayV2::Route').map(([, r]) => r.Properties);
-    const authorizerNamed = (name: string): [string, Json] => ofType('AWS::ApiGatewayV2::Authorizer').find(([, a]) => a.Properties.Name === name)!;
+  describe('Public REST API: inventory and the MCP door', () => {
+    const publicMethods = (): Array<[string, Json]> => ofType('AWS::ApiGateway::Method').filter(([, m]) => m.Properties.RestApiId.Ref === 'ApiGatewayRestApi');
+    const methodAt = (method: string, path: string): Json => {
+      const found = routesOfTemplate().find((r) => r.method === method && r.resource === path);
+      if (!found) throw new Error(`no method ${method} ${path} in the template`);
+      return resource(found.id).Properties;
+    };
 
-    it('routes GET /api/agents through a JWT authorizer with the stage issuer and the inventory audience', () => {
-      const [authorizerId, authorizer] = authorizerNamed('jwtAuthorizer');
-
-      expect(routes().find((r) => r.RouteKey === 'GET /api/agents')).toMatchObject({ AuthorizationType: 'JWT', AuthorizerId: { Ref: authorizerId } });
-      expect(authorizer.Properties).toMatchObject({
-        AuthorizerType: 'JWT',
-        IdentitySource: ['$request.header.Authorization'],
-        JwtConfiguration: { Issuer: EXAMPLE.issuer, Audience: [EXAMPLE.audience] },
-      });
+    it('is one regional REST API beside the private one, and no HTTP API is left', () => {
+      expect(ofType('AWS::ApiGateway::RestApi').map(([id]) => id).sort()).toEqual(['ApiGatewayRestApi', 'PrivateApi']);
+      expect(resource('ApiGatewayRestApi').Properties).toMatchObject({ Name: 'endpoint-read-service-example-public', EndpointConfiguration: { Types: ['REGIONAL'] } });
+      expect(resources().filter(([, r]) => String(r.Type).startsWith('AWS::ApiGatewayV2::'))).toEqual([]);
+      expect(JSON.stringify(template)).not.toMatch(/HttpApi|httpApi/);
     });
 
-    it('routes POST, GET and DELETE /api/mcp through their own authorizer, whose audience is the MCP resource', () => {
-      const [authorizerId, authorizer] = authorizerNamed('mcpAuthorizer');
-      const mcpRoutes = routes().filter((r) => / \/api\/mcp$/.test(r.RouteKey as string));
+    it('has exactly the routes of the local gateway (infra/local/routes.ts): methods, functions, authorizers and transfer modes', () => {
+      const local = ROUTES.map((r) => `${r.api} ${r.method} ${r.resource} -> ${r.function} [${r.authorizer ?? 'none'}, ${r.transferMode}]`).sort();
+      const deployed = routesOfTemplate()
+        .map((r) => `${r.api} ${r.method} ${r.resource} -> ${r.function} [${r.authorizer ?? 'none'}, ${r.transferMode}]`)
+        .sort();
 
-      expect(mcpRoutes.map((r) => r.RouteKey).sort()).toEqual(['DELETE /api/mcp', 'GET /api/mcp', 'POST /api/mcp']);
-      for (const route of mcpRoutes) expect(route).toMatchObject({ AuthorizationType: 'JWT', AuthorizerId: { Ref: authorizerId } });
-      expect(authorizer.Properties.JwtConfiguration).toEqual({ Issuer: EXAMPLE.issuer, Audience: [EXAMPLE.mcpAudience] });
-      expect(EXAMPLE.mcpAudience).not.toBe(EXAMPLE.audience);
+      expect(deployed).toEqual(local);
     });
 
-    it('serves the protected resource metadata without any authorizer, and has no other route', () => {
-      const open = routes().filter((r) => r.AuthorizationType === undefined || r.AuthorizationType === 'NONE');
+    it('guards each door with its own REQUEST authorizer, both the authorizer function, cached as lib/auth/doors.ts says', () => {
+      const authorizers = ofType('AWS::ApiGateway::Authorizer').map(([, a]) => a.Properties);
 
-      expect(open.map((r) => r.RouteKey).sort()).toEqual([
-        'GET /.well-known/oauth-protected-resource',
-        'GET /.well-known/oauth-protected-resource/api/mcp',
-      ]);
-      expect(routes()).toHaveLength(6);
-      expect(routes().map((r) => r.RouteKey)).not.toContain('GET /api/mcp/endpoint');
-    });
-
-    it('sends payload 2.0 events to the inventory and MCP functions', () => {
-      const integrations = ofType('AWS::ApiGatewayV2::Integration').map(([, i]) => i.Properties);
-
-      expect(integrations).toHaveLength(2);
-      for (const integration of integrations) expect(integration).toMatchObject({ IntegrationType: 'AWS_PROXY', PayloadFormatVersion: '2.0' });
-      expect(integrations.map((i) => JSON.stringify(i.IntegrationUri).match(/(Inventory|Mcp)LambdaFunction/)?.[1]).sort()).toEqual(['Inventory', 'Mcp']);
-    });
-
-    it('throttles the inventory and MCP routes on the stage, each with its own limits', () => {
-      const stage = resource('HttpApiStage');
-
-      expect(stage.Properties.RouteSettings['GET /api/agents']).toMatchObject({ ThrottlingRateLimit: 50, ThrottlingBurstLimit: 100 });
-      for (const key of ['POST /api/mcp', 'GET /api/mcp', 'DELETE /api/mcp']) {
-        expect(stage.Properties.RouteSettings[key]).toMatchObject({ ThrottlingRateLimit: 20, ThrottlingBurstLimit: 40, DetailedMetricsEnabled: true });
+      expect(authorizers).toHaveLength(2);
+      for (const door of Object.values(DOORS)) {
+        const authorizer = authorizers.find((a) => a.Name === door.authorizerName)!;
+        expect(authorizer).toMatchObject({ Type: 'REQUEST', RestApiId: { Ref: 'ApiGatewayRestApi' }, AuthorizerResultTtlInSeconds: door.cacheTtlSeconds });
+        expect(authorizer.IdentitySource).toBe(door.identitySource ? `method.request.header.${door.identitySource}` : undefined);
+        expect(JSON.stringify(authorizer.AuthorizerUri)).toContain('"AuthorizerLambdaFunction","Arn"');
       }
-      expect(stage.Properties.DefaultRouteSettings).toMatchObject({ ThrottlingRateLimit: 50, ThrottlingBurstLimit: 100 });
-      expect(asList(stage.DependsOn)).toEqual(expect.arrayContaining(['HttpApiRouteGetApiAgents', 'HttpApiRoutePostApiMcp', 'HttpApiRouteGetApiMcp', 'HttpApiRouteDeleteApiMcp']));
+      // No identity source means no cache: the inventory door's authorizer is asked every time.
+      expect(DOORS.inventory).toMatchObject({ identitySource: null, cacheTtlSeconds: 0, refusal: 'deny' });
+      expect(DOORS.mcp).toMatchObject({ identitySource: 'Authorization', refusal: 'unauthorized' });
+    });
+
+    it('lets API Gateway invoke the authorizer function, and nothing else', () => {
+      const permissions = ofType('AWS::Lambda::Permission')
+        .map(([, p]) => p.Properties)
+        .filter((p) => JSON.stringify(p.FunctionName).includes('AuthorizerLambdaFunction'));
+
+      expect(permissions).toHaveLength(2);
+      for (const permission of permissions) {
+        expect(permission).toMatchObject({ Action: 'lambda:InvokeFunction', Principal: 'apigateway.amazonaws.com' });
+        expect(JSON.stringify(permission.SourceArn)).toContain('"Ref":"ApiGatewayRestApi"');
+      }
+      expect(resource('AuthorizerLambdaFunction').Properties).toMatchObject({ MemorySize: 256, Timeout: 6, Environment: { Variables: { MCP_AUDIENCE: EXAMPLE.mcpAudience } } });
+      expect(resource('AuthorizerLambdaFunction').Properties.VpcConfig).toBeUndefined();
+    });
+
+    it("streams the inventory through Lambda's response-streaming invocation, with its own integration timeout", () => {
+      const integration = methodAt('GET', '/api/agents').Integration;
+
+      expect(integration).toMatchObject({ Type: 'AWS_PROXY', IntegrationHttpMethod: 'POST', ResponseTransferMode: 'STREAM', TimeoutInMillis: 60000 });
+      expect(integration.Uri['Fn::Join'][1]).toEqual(expect.arrayContaining([':lambda:path/2021-11-15/functions/', { 'Fn::GetAtt': ['InventoryLambdaFunction', 'Arn'] }, '/response-streaming-invocations']));
+      for (const [, method] of publicMethods().filter(([, m]) => m !== resource('ApiGatewayMethodApiAgentsGet'))) {
+        expect(method.Properties.Integration.ResponseTransferMode).toBeUndefined();
+        expect(method.Properties.Integration.Uri['Fn::Join'][1]).toContain('/invocations');
+      }
+    });
+
+    it('serves the RFC 9728 documents and the CORS preflight without any authorizer, and nothing else', () => {
+      const open = routesOfTemplate().filter((r) => r.api === 'public' && r.authorizer === null);
+
+      expect(open.map((r) => `${r.method} ${r.resource}`).sort()).toEqual([
+        'GET /.well-known/oauth-protected-resource',
+        'GET /.well-known/oauth-protected-resource/api/agents',
+        'GET /.well-known/oauth-protected-resource/api/mcp',
+        'OPTIONS /api/mcp',
+      ]);
+      for (const r of open) expect(resource(r.id).Properties.AuthorizationType).toBe('NONE');
+      expect(routesOfTemplate().map((r) => `${r.api} ${r.resource}`)).not.toContain('public /api/mcp/endpoint');
+    });
+
+    it("answers every refusal API Gateway makes itself in the contract's words: the table of infra/gateway-responses.ts", () => {
+      const responses = Object.fromEntries(ofType('AWS::ApiGateway::GatewayResponse'));
+
+      expect(responses).toEqual(gatewayResponseResources(EXAMPLE.publicUrl));
+      expect(Object.keys(responses)).toHaveLength(GATEWAY_RESPONSES.length);
+      for (const response of Object.values(responses)) {
+        const headers = response.Properties.ResponseParameters;
+        expect(headers['gatewayresponse.header.Content-Type']).toBe("'text/plain; charset=utf-8'");
+        expect(headers['gatewayresponse.header.Cache-Control']).toBe("'no-store'");
+        for (const body of Object.values(response.Properties.ResponseTemplates as Record<string, string>)) expect(body).toMatch(/^[^\n]+ \(request id: \$context\.requestId\)\n$/);
+      }
+    });
+
+    it('points each 401 at the RFC 9728 document of the door whose refusals it answers', () => {
+      const headersOf = (type: string): Json => ofType('AWS::ApiGateway::GatewayResponse').find(([, r]) => r.Properties.ResponseType === type)![1].Properties;
+
+      expect(headersOf('UNAUTHORIZED')).toMatchObject({
+        StatusCode: '401',
+        ResponseParameters: { 'gatewayresponse.header.WWW-Authenticate': `'Bearer resource_metadata="https://api.example.com/.well-known/oauth-protected-resource/api/mcp"'` },
+      });
+      expect(headersOf('ACCESS_DENIED')).toMatchObject({
+        StatusCode: '401',
+        ResponseParameters: { 'gatewayresponse.header.WWW-Authenticate': `'Bearer resource_metadata="https://api.example.com/.well-known/oauth-protected-resource/api/agents"'` },
+        ResponseTemplates: { 'text/plain': '$context.authorizer.refusal (request id: $context.requestId)\n' },
+      });
+      expect(headersOf('AUTHORIZER_FAILURE')).toMatchObject({ StatusCode: '503', ResponseParameters: { 'gatewayresponse.header.Retry-After': "'5'" } });
+      expect(headersOf('AUTHORIZER_CONFIGURATION_ERROR')).toMatchObject({ StatusCode: '503', ResponseParameters: { 'gatewayresponse.header.Retry-After': "'30'" } });
+      expect(headersOf('THROTTLED')).toMatchObject({ StatusCode: '429', ResponseParameters: { 'gatewayresponse.header.Retry-After': "'1'" } });
+      expect(headersOf('INTEGRATION_TIMEOUT').StatusCode).toBe('504');
+      expect(headersOf('REQUEST_TOO_LARGE').StatusCode).toBe('413');
+      expect(headersOf('MISSING_AUTHENTICATION_TOKEN').StatusCode).toBe('404');
+      expect(headersOf('DEFAULT_4XX').StatusCode).toBeUndefined();
+    });
+
+    it('publishes a fresh deployment, made after the gateway responses, to a traced, throttled and logged stage', () => {
+      const stage = resource('PublicApiStage').Properties;
+      const deployments = ofType('AWS::ApiGateway::Deployment').filter(([, d]) => d.Properties.RestApiId.Ref === 'ApiGatewayRestApi');
+      const [deploymentId, deployment] = deployments[0]!;
+
+      expect(deployments).toHaveLength(1);
+      expect(stage).toMatchObject({ RestApiId: { Ref: 'ApiGatewayRestApi' }, StageName: 'example', DeploymentId: { Ref: deploymentId }, TracingEnabled: true });
+      expect(deployment.Properties.StageName).toBeUndefined();
+      expect(asList(deployment.DependsOn)).toEqual(expect.arrayContaining([...publicMethods().map(([id]) => id), ...ofType('AWS::ApiGateway::GatewayResponse').map(([id]) => id)]));
+      const limits = (path: string, method: string): Json => (stage.MethodSettings as Json[]).find((m) => m.ResourcePath === path && m.HttpMethod === method)!;
+      expect(limits('/*', '*')).toMatchObject({ ThrottlingRateLimit: 50, ThrottlingBurstLimit: 100 });
+      expect(limits('/~1api~1agents', 'GET')).toMatchObject({ ThrottlingRateLimit: 50, ThrottlingBurstLimit: 100 });
+      for (const method of ['POST', 'GET', 'DELETE', 'OPTIONS']) expect(limits('/~1api~1mcp', method)).toMatchObject({ ThrottlingRateLimit: 20, ThrottlingBurstLimit: 40 });
+      for (const setting of stage.MethodSettings as Json[]) expect(setting).toMatchObject({ MetricsEnabled: true, LoggingLevel: 'OFF', DataTraceEnabled: false });
+      const [condition, logs] = stage.AccessLogSetting['Fn::If'] as [string, Json];
+      expect(condition).toBe('RestApiAccessLogsEnabled');
+      expect(logs.DestinationArn).toEqual(getAtt('PublicApiAccessLogGroup'));
+      expect(JSON.parse(logs.Format as string)).toMatchObject({ requestId: '$context.requestId', status: '$context.status', authorizerError: '$context.authorizer.error', gatewayResponse: '$context.error.responseType' });
+    });
+
+    it('attaches no web ACL unless the stage asks for one (wafRateLimit)', () => {
+      expect(template.Conditions.WafEnabled).toEqual({ 'Fn::Not': [{ 'Fn::Equals': ['0', '0'] }] });
+      expect(resource('PublicApiWebAcl').Condition).toBe('WafEnabled');
+      expect(resource('PublicApiWebAclAssociation').Condition).toBe('WafEnabled');
+      expect(resources().filter(([, r]) => String(r.Type).startsWith('AWS::WAFv2::') && r.Condition !== 'WafEnabled')).toEqual([]);
     });
 
     it('runs the MCP function in the VPC, calling the private API by its name and reading its client secret by ARN only', () => {
@@ -148,6 +263,7 @@ describe('Template: npm run package', () => {
       });
       expect(fn.Environment.Variables).toMatchObject({
         MCP_AUDIENCE: EXAMPLE.mcpAudience,
+        PUBLIC_URL: EXAMPLE.publicUrl,
         TOKEN_ENDPOINT: EXAMPLE.tokenEndpoint,
         BROKER_CLIENT_ID: EXAMPLE.brokerClientId,
         BROKER_CLIENT_SECRET_ARN: EXAMPLE.brokerSecretArn,
@@ -160,11 +276,8 @@ describe('Template: npm run package', () => {
   });
 
   describe('Observations: private REST API', () => {
-    it('is the only REST API, private, bound to the execute-api VPC endpoint', () => {
-      const apis = ofType('AWS::ApiGateway::RestApi');
-
-      expect(apis.map(([id]) => id)).toEqual(['PrivateApi']);
-      expect(apis[0]![1].Properties.EndpointConfiguration).toEqual({ Types: ['PRIVATE'], VpcEndpointIds: [EXAMPLE.vpce] });
+    it('is private, bound to the execute-api VPC endpoint', () => {
+      expect(resource('PrivateApi').Properties.EndpointConfiguration).toEqual({ Types: ['PRIVATE'], VpcEndpointIds: [EXAMPLE.vpce] });
     });
 
     it('has a resource policy that admits the one method only through that endpoint, and denies everything else', () => {
@@ -191,8 +304,10 @@ describe('Template: npm run package', () => {
     });
 
     it('exposes GET /api/mcp/endpoint only, without IAM auth (the bearer token keeps Authorization), as a Lambda proxy to observations', () => {
-      const methods = ofType('AWS::ApiGateway::Method');
-      const paths = ofType('AWS::ApiGateway::Resource').map(([, r]) => r.Properties.PathPart);
+      const methods = ofType('AWS::ApiGateway::Method').filter(([, m]) => m.Properties.RestApiId.Ref === 'PrivateApi');
+      const paths = ofType('AWS::ApiGateway::Resource')
+        .filter(([, r]) => r.Properties.RestApiId.Ref === 'PrivateApi')
+        .map(([, r]) => r.Properties.PathPart);
       const method = methods[0]![1].Properties;
 
       expect(paths).toEqual(['api', 'mcp', 'endpoint']);
@@ -240,7 +355,7 @@ describe('Template: npm run package', () => {
       expect(forObservations).toHaveLength(1);
       expect(forObservations[0]).toMatchObject({ Action: 'lambda:InvokeFunction', Principal: 'apigateway.amazonaws.com' });
       expect(forObservations[0]!.SourceArn['Fn::Sub']).toMatch(/:\$\{PrivateApi\}\/example\/GET\/api\/mcp\/endpoint$/);
-      expect(JSON.stringify(ofType('AWS::ApiGatewayV2::Integration'))).not.toContain('Observations');
+      expect(routesOfTemplate().filter((r) => r.function === 'observations').map((r) => r.api)).toEqual(['private']);
     });
   });
 
@@ -313,11 +428,12 @@ describe('Template: npm run package', () => {
     const stsOf = (role: string): Statement[] => statementsOf(role).filter((s) => asList(s.Action).some((a) => a.startsWith('sts:')));
 
     it('gives each function its own role, plus the tenant-read and tenant-audit roles, and creates no other', () => {
-      expect(ofType('AWS::IAM::Role').map(([id]) => id).sort()).toEqual(['InventoryRole', 'McpRole', 'ObservationsRole', 'TenantAuditRole', 'TenantReadRole']);
+      expect(ofType('AWS::IAM::Role').map(([id]) => id).sort()).toEqual(['AuthorizerRole', 'InventoryRole', 'McpRole', 'ObservationsRole', 'TenantAuditRole', 'TenantReadRole']);
+      expect(resource('AuthorizerLambdaFunction').Properties.Role).toEqual(getAtt('AuthorizerRole'));
       expect(resource('InventoryLambdaFunction').Properties.Role).toEqual(getAtt('InventoryRole'));
       expect(resource('ObservationsLambdaFunction').Properties.Role).toEqual(getAtt('ObservationsRole'));
       expect(resource('McpLambdaFunction').Properties.Role).toEqual(getAtt('McpRole'));
-      for (const id of ['InventoryRole', 'ObservationsRole', 'McpRole']) {
+      for (const id of ['InventoryRole', 'ObservationsRole', 'McpRole', 'AuthorizerRole']) {
         expect(resource(id).Properties.ManagedPolicyArns).toBeUndefined();
         expect(resource(id).Properties.AssumeRolePolicyDocument.Statement).toEqual([
           { Effect: 'Allow', Principal: { Service: 'lambda.amazonaws.com' }, Action: 'sts:AssumeRole' },
@@ -410,11 +526,19 @@ describe('Template: npm run package', () => {
       expect(JSON.stringify(statements.filter((s) => s.Effect === 'Allow'))).not.toContain('AuditTable');
     });
 
+    it('lets the token authorizer write its logs and traces, and nothing else: no table, no secret, no role to assume', () => {
+      expect(statementsOf('AuthorizerRole')).toEqual([
+        { Sid: 'WriteOwnLogs', Effect: 'Allow', Action: ['logs:CreateLogStream', 'logs:PutLogEvents'], Resource: getAtt('AuthorizerLogGroup') },
+        { Sid: 'UploadTraces', Effect: 'Allow', Action: ['xray:PutTraceSegments', 'xray:PutTelemetryRecords'], Resource: '*' },
+      ]);
+    });
+
     it('lets each function write only its own log group', () => {
       for (const [role, logGroup] of [
         ['InventoryRole', 'InventoryLogGroup'],
         ['ObservationsRole', 'ObservationsLogGroup'],
         ['McpRole', 'McpLogGroup'],
+        ['AuthorizerRole', 'AuthorizerLogGroup'],
       ] as const) {
         const logs = statementsOf(role).filter((s) => asList(s.Action).some((a) => a.startsWith('logs:')));
         expect(logs).toEqual([
@@ -450,7 +574,7 @@ describe('Template: npm run package', () => {
 
   describe('Operations', () => {
     it('writes structured logs and EMF metrics under the code namespace, named per stage', () => {
-      for (const id of ['InventoryLambdaFunction', 'ObservationsLambdaFunction', 'McpLambdaFunction']) {
+      for (const id of ['InventoryLambdaFunction', 'ObservationsLambdaFunction', 'McpLambdaFunction', 'AuthorizerLambdaFunction']) {
         expect(resource(id).Properties.Environment.Variables).toMatchObject({
           POWERTOOLS_SERVICE_NAME: 'endpoint-read-service-example',
           POWERTOOLS_METRICS_NAMESPACE: METRICS_NAMESPACE,
@@ -459,6 +583,7 @@ describe('Template: npm run package', () => {
           AUDIT_TABLE: { Ref: 'AuditTable' },
           JWT_ISSUER: EXAMPLE.issuer,
           JWT_AUDIENCE: EXAMPLE.audience,
+          PUBLIC_URL: EXAMPLE.publicUrl,
         });
       }
       // The broker is the client id the token exchange names; by default the one this stack deploys.
@@ -473,26 +598,29 @@ describe('Template: npm run package', () => {
       expect(resource('InventoryLambdaFunction').Properties.MemorySize).toBe(1024);
       expect(resource('ObservationsLambdaFunction').Properties.MemorySize).toBe(512);
       expect(resource('McpLambdaFunction').Properties.MemorySize).toBe(512);
+      expect(resource('AuthorizerLambdaFunction').Properties.MemorySize).toBe(256);
     });
 
     it('reserves concurrency for each function, so a storm on one door cannot starve another', () => {
       const reserved = Object.fromEntries(
-        ['InventoryLambdaFunction', 'ObservationsLambdaFunction', 'McpLambdaFunction'].map((id) => [id, resource(id).Properties.ReservedConcurrentExecutions]),
+        ['InventoryLambdaFunction', 'ObservationsLambdaFunction', 'McpLambdaFunction', 'AuthorizerLambdaFunction'].map((id) => [id, resource(id).Properties.ReservedConcurrentExecutions]),
       );
 
-      expect(reserved).toEqual({ InventoryLambdaFunction: 40, ObservationsLambdaFunction: 20, McpLambdaFunction: 20 });
+      expect(reserved).toEqual({ InventoryLambdaFunction: 40, ObservationsLambdaFunction: 20, McpLambdaFunction: 20, AuthorizerLambdaFunction: 10 });
     });
 
-    it('keeps every log group for a bounded time: both functions and both APIs', () => {
+    it('keeps every log group for a bounded time: every function and both APIs', () => {
       const groups = ofType('AWS::Logs::LogGroup');
 
-      expect(groups.map(([id]) => id).sort()).toEqual(['HttpApiLogGroup', 'InventoryLogGroup', 'McpLogGroup', 'ObservationsLogGroup', 'PrivateApiAccessLogGroup']);
+      expect(groups.map(([id]) => id).sort()).toEqual(['AuthorizerLogGroup', 'InventoryLogGroup', 'McpLogGroup', 'ObservationsLogGroup', 'PrivateApiAccessLogGroup', 'PublicApiAccessLogGroup']);
       for (const [, group] of groups) expect(group.Properties.RetentionInDays).toBe(30);
-      expect(resource('HttpApiStage').Properties.AccessLogSettings.DestinationArn).toEqual(getAtt('HttpApiLogGroup'));
+      expect(resource('PublicApiStage').Properties.AccessLogSetting['Fn::If'][1].DestinationArn).toEqual(getAtt('PublicApiAccessLogGroup'));
       expect(resource('PrivateApiStage').Properties.AccessLogSetting['Fn::If'][1].DestinationArn).toEqual(getAtt('PrivateApiAccessLogGroup'));
     });
 
-    it('traces every function with X-Ray (active) and the REST stage', () => {
+    it('traces every function with X-Ray (active) and both REST stages', () => {
+      expect(resource('AuthorizerLambdaFunction').Properties.TracingConfig).toEqual({ Mode: 'Active' });
+      expect(resource('PublicApiStage').Properties.TracingEnabled).toBe(true);
       expect(resource('InventoryLambdaFunction').Properties.TracingConfig).toEqual({ Mode: 'Active' });
       expect(resource('ObservationsLambdaFunction').Properties.TracingConfig).toEqual({ Mode: 'Active' });
       expect(resource('McpLambdaFunction').Properties.TracingConfig).toEqual({ Mode: 'Active' });
@@ -514,10 +642,10 @@ describe('Template: npm run package', () => {
         const rateAlarms = alarms().filter((a) => Array.isArray(a.Metrics) && String(a.AlarmName).endsWith('-5xx-rate'));
         const metricOf = (a: Json, id: string): Json => (a.Metrics as Json[]).find((m) => m.Id === id)!.MetricStat.Metric;
         const route = (method: string, path: string): Json[] => [
-          { Name: 'ApiId', Value: { Ref: 'HttpApi' } },
+          { Name: 'ApiName', Value: resource('ApiGatewayRestApi').Properties.Name },
           { Name: 'Method', Value: method },
           { Name: 'Resource', Value: path },
-          { Name: 'Stage', Value: '$default' },
+          { Name: 'Stage', Value: 'example' },
         ];
 
         expect(rateAlarms).toHaveLength(3);
@@ -527,8 +655,8 @@ describe('Template: npm run package', () => {
           expect(metricOf(alarm, 'requests').Dimensions).toEqual(metricOf(alarm, 'errors').Dimensions);
         }
         expect(rateAlarms.map((a) => metricOf(a, 'errors'))).toEqual([
-          { Namespace: 'AWS/ApiGateway', MetricName: '5xx', Dimensions: route('GET', '/api/agents') },
-          { Namespace: 'AWS/ApiGateway', MetricName: '5xx', Dimensions: route('POST', '/api/mcp') },
+          { Namespace: 'AWS/ApiGateway', MetricName: '5XXError', Dimensions: route('GET', '/api/agents') },
+          { Namespace: 'AWS/ApiGateway', MetricName: '5XXError', Dimensions: route('POST', '/api/mcp') },
           {
             Namespace: 'AWS/ApiGateway',
             MetricName: '5XXError',
@@ -544,6 +672,7 @@ describe('Template: npm run package', () => {
         ['failures to fetch the issuer key set', METRIC.keySetFailures, 'getEndpointObservations'],
         ['broker misconfigurations', METRIC.brokerMisconfigurations, 'mcp'],
         ['audit write failures', METRIC.auditWriteFailures, 'getEndpointObservations'],
+        ['token authorizer failures', METRIC.authorizerFailures, 'authorizer'],
       ])('watches %s, on the metric %s that the operation %s emits', (_what, metric, operation) => {
         expect(alarms().find((a) => a.MetricName === metric)).toMatchObject({
           Namespace: METRICS_NAMESPACE,
@@ -569,6 +698,19 @@ describe('Template: npm run package', () => {
         expect(alarm).toMatchObject({ Threshold: 1, ComparisonOperator: 'GreaterThanOrEqualToThreshold' });
       });
 
+      it("watches the public API's 4xx share, its p99 latency and the authorizer's throttles", () => {
+        const named = (suffix: string): Json => alarms().find((a) => a.AlarmName === `endpoint-read-service-example-${suffix}`)!;
+        const api = [
+          { Name: 'ApiName', Value: 'endpoint-read-service-example-public' },
+          { Name: 'Stage', Value: 'example' },
+        ];
+
+        expect((named('public-api-4xx-rate').Metrics as Json[]).find((m) => m.Id === 'errors')!.MetricStat.Metric).toEqual({ Namespace: 'AWS/ApiGateway', MetricName: '4XXError', Dimensions: api });
+        expect(named('public-api-4xx-rate')).toMatchObject({ Threshold: '0.5', ComparisonOperator: 'GreaterThanThreshold' });
+        expect(named('public-api-p99-latency')).toMatchObject({ Namespace: 'AWS/ApiGateway', MetricName: 'Latency', Dimensions: api, ExtendedStatistic: 'p99', Threshold: 10000 });
+        expect(lambdaAlarm('Throttles', 'AuthorizerLambdaFunction')).toMatchObject({ Statistic: 'Sum', Threshold: 1 });
+      });
+
       it('has a runbook entry in docs/operations.md for every alarm it defines', () => {
         const runbook = readFileSync(join(ROOT, 'docs', 'operations.md'), 'utf8');
         const headings = runbook.split('\n').filter((line) => line.startsWith('### '));
@@ -578,7 +720,7 @@ describe('Template: npm run package', () => {
       });
 
       it('notifies the alarm topic from every alarm', () => {
-        expect(alarms()).toHaveLength(16);
+        expect(alarms()).toHaveLength(20);
         for (const alarm of alarms()) {
           expect(alarm.AlarmActions).toEqual([{ Ref: 'AlarmTopic' }]);
           expect(alarm.TreatMissingData).toBe('notBreaching');
@@ -593,7 +735,9 @@ describe('Template: npm run package', () => {
 
       expect(dashboards).toHaveLength(1);
       for (const name of Object.values(METRIC)) expect(body).toContain(`"${name}"`);
-      for (const ref of ['${HttpApi}', '${InventoryLambdaFunction}', '${ObservationsLambdaFunction}', '${McpLambdaFunction}', '${DataTable}', '${AuditTable}']) {
+      expect(body).toContain('"ApiName", "endpoint-read-service-example-public"');
+      expect(body).toContain('"ApiName", "endpoint-read-service-example-private"');
+      for (const ref of ['${InventoryLambdaFunction}', '${ObservationsLambdaFunction}', '${McpLambdaFunction}', '${AuthorizerLambdaFunction}', '${DataTable}', '${AuditTable}']) {
         expect(body).toContain(ref);
       }
       const alarmWidget = parsed.widgets.find((w) => w.type === 'alarm')!;
@@ -619,7 +763,57 @@ describe('Template: a stage without its parameters', () => {
     rmSync(out, { recursive: true, force: true });
     const output = `${run.stdout}${run.stderr}`;
     expect(run.status).not.toBe(0);
-    expect(output).toContain('Cannot resolve variable at "provider.httpApi.authorizers.jwtAuthorizer.issuerUrl"');
+    expect(output).toContain('Cannot resolve variable at "provider.environment.JWT_ISSUER"');
+    expect(output).toContain('Cannot resolve variable at "provider.environment.PUBLIC_URL"');
+    // The 401s name the public URL too: a stage cannot be packaged with challenges that point nowhere.
+    expect(output).toContain('PublicApiGatewayResponseUnauthorized.Properties.ResponseParameters.gatewayresponse.header.WWW-Authenticate');
     expect(output).toContain('Value not found at "param" source');
+  }, 120_000);
+});
+
+describe('Template: a stage that turns AWS WAF on (wafRateLimit)', () => {
+  it('attaches a web ACL to the public stage that blocks a token past its rate, keyed on the Authorization header', () => {
+    const require = createRequire(import.meta.url);
+    const osls = join(dirname(require.resolve('osls/package.json')), 'bin', 'serverless.js');
+    const out = mkdtempSync(join(tmpdir(), 'osls-waf-'));
+    let waf: Json;
+    try {
+      const run = spawnSync(process.execPath, [osls, 'package', '--stage', 'example', '--param=wafRateLimit=2000', '--package', out], {
+        cwd: ROOT,
+        encoding: 'utf8',
+        env: credentialFreeEnv(),
+        timeout: 120_000,
+      });
+      if (run.status !== 0) throw new Error(`osls package failed:\n${run.stdout}${run.stderr}`);
+      waf = JSON.parse(readFileSync(join(out, 'cloudformation-template-update-stack.json'), 'utf8')) as Json;
+    } finally {
+      rmSync(out, { recursive: true, force: true });
+    }
+    const acl = waf.Resources.PublicApiWebAcl;
+
+    expect(waf.Conditions.WafEnabled).toEqual({ 'Fn::Not': [{ 'Fn::Equals': ['2000', '0'] }] });
+    expect(acl.Properties).toMatchObject({ Scope: 'REGIONAL', DefaultAction: { Allow: {} } });
+    expect(acl.Properties.Rules).toEqual([
+      expect.objectContaining({
+        Action: { Block: {} },
+        Statement: {
+          RateBasedStatement: {
+            Limit: '2000',
+            EvaluationWindowSec: 300,
+            AggregateKeyType: 'CUSTOM_KEYS',
+            CustomKeys: [{ Header: { Name: 'authorization', TextTransformations: [{ Priority: 0, Type: 'NONE' }] } }],
+          },
+        },
+      }),
+    ]);
+    expect(waf.Resources.PublicApiWebAclAssociation).toMatchObject({
+      DependsOn: ['PublicApiStage'],
+      Properties: {
+        ResourceArn: { 'Fn::Sub': 'arn:${AWS::Partition}:apigateway:${AWS::Region}::/restapis/${ApiGatewayRestApi}/stages/example' },
+        WebACLArn: { 'Fn::GetAtt': ['PublicApiWebAcl', 'Arn'] },
+      },
+    });
+    // What the web ACL blocks is answered in the contract's words: the WAF_FILTERED gateway response.
+    expect(waf.Resources.PublicApiGatewayResponseWafFiltered.Properties).toMatchObject({ ResponseType: 'WAF_FILTERED', StatusCode: '429' });
   }, 120_000);
 });

@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { APIGatewayProxyEvent, APIGatewayProxyEventV2WithJWTAuthorizer, Context } from 'aws-lambda';
+import type { APIGatewayProxyEvent, Context } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { localIssuer, type LocalIssuer } from '../../infra/local/issuer.js';
 import { brokerTokenFor } from '../../infra/local/token-exchange.js';
@@ -53,7 +53,7 @@ let engine: TestEngine;
 let issuer: LocalIssuer;
 let jwks: Server;
 let jwksUrl: string;
-let inventory: (event: APIGatewayProxyEventV2WithJWTAuthorizer, context: Context) => Promise<Answer>;
+let inventory: (event: APIGatewayProxyEvent, context: Context) => Promise<Answer>;
 let observations: (event: APIGatewayProxyEvent, context: Context) => Promise<Answer>;
 const ISSUER = 'https://issuer.deadline.test';
 
@@ -115,7 +115,7 @@ describe('Deadlines: a short function timeout and a dependency that never answer
     const silent = await silentEndpoint();
     try {
       const { answer, ms } = await pointedAt({ DYNAMODB_ENDPOINT: silent.endpoint, DYNAMODB_TIMEOUT_MS: '60000' }, () =>
-        timed(() => inventory(eventFixture('http-api', 'list-agents'), shortContext())),
+        timed(() => inventory(eventFixture('rest-api', 'list-agents'), shortContext())),
       );
 
       expectTextFailure(answer, 504, /^The inventory store timed out; try again\. \(request id: /);

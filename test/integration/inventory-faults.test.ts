@@ -1,4 +1,4 @@
-import type { APIGatewayProxyEventV2WithJWTAuthorizer } from 'aws-lambda';
+import type { APIGatewayProxyEvent } from 'aws-lambda';
 import { afterAll, describe, expect, it } from 'vitest';
 import { handler } from '../../functions/inventory/handler.js';
 import { resetConfig } from '../../lib/config.js';
@@ -15,7 +15,7 @@ function pointAt(endpoint: string): void {
 }
 
 const list = async (): Promise<Result> =>
-  (await handler(eventFixture<APIGatewayProxyEventV2WithJWTAuthorizer>('http-api', 'list-agents'), testContext('inventory'))) as Result;
+  (await handler(eventFixture<APIGatewayProxyEvent>('rest-api', 'list-agents'), testContext('inventory'))) as Result;
 
 describe('Handler: inventory when DynamoDB fails (real network faults)', () => {
   const cleanups: (() => Promise<void>)[] = [];

@@ -1,5 +1,5 @@
 import { gunzipSync } from 'node:zlib';
-import type { APIGatewayProxyEventV2WithJWTAuthorizer } from 'aws-lambda';
+import type { APIGatewayProxyEvent } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { handler } from '../../functions/inventory/handler.js';
 import { writeTenantAgents, type FleetAgent } from '../../infra/local/fleet.js';
@@ -10,7 +10,7 @@ import { summarizeAgent } from '../../lib/inventory/merge.js';
 import { expectResponseMatchesContract } from '../helpers/contract.js';
 import { startTestEngine, type TestEngine } from '../helpers/engine.js';
 import { useEngine } from '../helpers/env.js';
-import { eventFixture, testContext } from '../helpers/events.js';
+import { eventFixture, setHeader, testContext } from '../helpers/events.js';
 
 type Result = JsonResult & { isBase64Encoded?: boolean };
 
@@ -45,9 +45,9 @@ async function offlineResponse(agents: FleetAgent[]): Promise<number> {
 }
 
 async function listAs(tenant: string): Promise<Result> {
-  const event = eventFixture<APIGatewayProxyEventV2WithJWTAuthorizer>('http-api', 'list-agents', (e) => {
-    e.requestContext.authorizer.jwt.claims.tenant_id = tenant;
-    e.headers['accept-encoding'] = 'gzip, deflate, br';
+  const event = eventFixture<APIGatewayProxyEvent>('rest-api', 'list-agents', (e) => {
+    e.requestContext.authorizer!.tenant = tenant;
+    setHeader(e, 'Accept-Encoding', 'gzip, deflate, br');
   });
   return (await handler(event, testContext('inventory'))) as Result;
 }

@@ -1,18 +1,20 @@
 import { gunzipSync } from 'node:zlib';
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
-import type { APIGatewayProxyEventV2WithJWTAuthorizer } from 'aws-lambda';
+import type { APIGatewayProxyEvent } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { handler } from '../../functions/inventory/handler.js';
 import { loadFleet, type FleetAgent } from '../../infra/local/fleet.js';
+import { authorizerContextOf } from '../../lib/auth/caller.js';
+import { config } from '../../lib/config.js';
 import { AgentInventory } from '../../lib/contract/schemas.js';
 import { listTenantAgentRecords } from '../../lib/store/agents.js';
 import { connectionKey, durableAgentKey } from '../../lib/store/keys.js';
 import { expectResponseMatchesContract } from '../helpers/contract.js';
 import { startTestEngine, type TestEngine } from '../helpers/engine.js';
 import { useEngine } from '../helpers/env.js';
-import { eventFixture, testContext } from '../helpers/events.js';
+import { eventFixture, setHeader, testContext } from '../helpers/events.js';
 
-type Event = APIGatewayProxyEventV2WithJWTAuthorizer;
+type Event = APIGatewayProxyEvent;
 type Result = { statusCode: number; headers: Record<string, string>; body: string; isBase64Encoded?: boolean };
 
 const recent = (): string => new Date(Date.now() - 5_000).toISOString();
@@ -22,8 +24,8 @@ function agent(id: string, extra: Partial<FleetAgent> = {}): FleetAgent {
 }
 
 async function listAs(tenant: string): Promise<Result> {
-  const event = eventFixture<Event>('http-api', 'list-agents', (e) => {
-    e.requestContext.authorizer.jwt.claims.tenant_id = tenant;
+  const event = eventFixture<Event>('rest-api', 'list-agents', (e) => {
+    e.requestContext.authorizer!.tenant = tenant;
   });
   return (await handler(event, testContext('inventory'))) as Result;
 }
@@ -145,8 +147,9 @@ describe('Handler: inventory against a real DynamoDB API', () => {
   });
 
   it('returns 403 text/plain when the token has no tenant claim, never another tenant', async () => {
-    const event = eventFixture<Event>('http-api', 'list-agents', (e) => {
-      delete e.requestContext.authorizer.jwt.claims.tenant_id;
+    // The authorizer hands over an empty tenant for a token without one (lib/auth/caller.ts).
+    const event = eventFixture<Event>('rest-api', 'list-agents', (e) => {
+      e.requestContext.authorizer!.tenant = '';
     });
 
     const response = (await handler(event, testContext('inventory'))) as Result;
@@ -157,10 +160,30 @@ describe('Handler: inventory against a real DynamoDB API', () => {
     expect(response.body).toMatch(/^The token carries no single tenant in its "tenant_id" claim\. \(request id: [0-9a-f-]{36}\)\n$/);
   });
 
-  it('returns 403 when the tenant claim is an array, as API Gateway renders "[a b]"', async () => {
-    const response = await listAs('[acme globex]');
+  it('returns 403 when the tenant claim is an array: the authorizer hands over no tenant for it', async () => {
+    const context = authorizerContextOf({ sub: 'user-42', exp: 4_102_444_800, tenant_id: ['acme', 'globex'] }, 'tenant_id');
+    const event = eventFixture<Event>('rest-api', 'list-agents', (e) => {
+      e.requestContext.authorizer = { principalId: 'user-42', ...context, exp: String(context.exp) };
+    });
 
+    const response = (await handler(event, testContext('inventory'))) as Result;
+
+    expect(context.tenant).toBe('');
     expect(response.statusCode).toBe(403);
+  });
+
+  it("returns 401 with the inventory's challenge when API Gateway serves a cached answer for a token that has since expired", async () => {
+    const event = eventFixture<Event>('rest-api', 'list-agents', (e) => {
+      e.requestContext.authorizer!.exp = String(Math.floor(Date.now() / 1000) - 1);
+    });
+
+    const response = (await handler(event, testContext('inventory'))) as Result;
+
+    expect(response.statusCode).toBe(401);
+    expect(response.headers['WWW-Authenticate']).toBe(
+      `Bearer resource_metadata="${config().publicUrl}/.well-known/oauth-protected-resource/api/agents", error="invalid_token", error_description="The bearer token has expired."`,
+    );
+    expect(response.body).toMatch(/^The bearer token has expired\. \(request id: [0-9a-f-]{36}\)\n$/);
   });
 
   it('follows a tenant whose records exceed one 1 MB Query page to the last page', async () => {
@@ -183,9 +206,9 @@ describe('Handler: inventory against a real DynamoDB API', () => {
     expect(listed.every((a) => a.connection_state === 'connected')).toBe(true);
 
     const compressed = (await handler(
-      eventFixture<Event>('http-api', 'list-agents', (e) => {
-        e.requestContext.authorizer.jwt.claims.tenant_id = 'bigcorp';
-        e.headers['accept-encoding'] = 'gzip, deflate';
+      eventFixture<Event>('rest-api', 'list-agents', (e) => {
+        e.requestContext.authorizer!.tenant = 'bigcorp';
+        setHeader(e, 'Accept-Encoding', 'gzip, deflate');
       }),
       testContext('inventory'),
     )) as Result & { isBase64Encoded?: boolean };

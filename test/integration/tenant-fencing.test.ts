@@ -1,4 +1,4 @@
-import type { APIGatewayProxyEventV2WithJWTAuthorizer, Context } from 'aws-lambda';
+import type { APIGatewayProxyEvent, Context } from 'aws-lambda';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { loadFleet } from '../../infra/local/fleet.js';
 import { config } from '../../lib/config.js';
@@ -19,7 +19,7 @@ import { startStsStandIn, type StsStandIn } from '../helpers/sts.js';
 
 let engine: TestEngine;
 let sts: StsStandIn;
-let inventory: (event: APIGatewayProxyEventV2WithJWTAuthorizer, context: Context) => Promise<{ statusCode: number; headers?: Record<string, unknown>; body?: string }>;
+let inventory: (event: APIGatewayProxyEvent, context: Context) => Promise<{ statusCode: number; headers?: Record<string, unknown>; body?: string }>;
 const READ_ROLE = 'arn:aws:iam::123456789012:role/endpoint-read-service-test-tenant-read';
 const AUDIT_ROLE = 'arn:aws:iam::123456789012:role/endpoint-read-service-test-tenant-audit';
 
@@ -43,8 +43,8 @@ beforeEach(() => {
 
 const listFor = (tenant: string) =>
   inventory(
-    eventFixture<APIGatewayProxyEventV2WithJWTAuthorizer>('http-api', 'list-agents', (e) => {
-      e.requestContext.authorizer.jwt.claims.tenant_id = tenant;
+    eventFixture<APIGatewayProxyEvent>('rest-api', 'list-agents', (e) => {
+      e.requestContext.authorizer!.tenant = tenant;
     }),
     testContext('inventory'),
   );

@@ -1,7 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { bearerChallenge } from '../../lib/auth/challenge.js';
 import { requestRefusal } from '../../lib/mcp/request-rules.js';
-import { resourceMetadataUrl } from '../../lib/mcp/resource-metadata.js';
 
 const toolCall = (id: number, args: unknown = { agent_id: 'a', reason: 'abc' }) => ({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'observations', arguments: args } });
 
@@ -24,27 +22,5 @@ describe('Function: requestRefusal (what the door refuses before the SDK)', () =
 
     expect(res.status).toBe(status);
     expect((await res.json()) as unknown).toMatchObject({ jsonrpc: '2.0', error: { message } });
-  });
-});
-
-describe('Function: bearerChallenge', () => {
-  it('points at the metadata, and adds invalid_token with a description only when a token was presented', () => {
-    const resourceMetadata = 'https://api.example.com/.well-known/oauth-protected-resource/api/mcp';
-
-    expect(bearerChallenge({ resourceMetadata })).toBe(`Bearer resource_metadata="${resourceMetadata}"`);
-    expect(bearerChallenge({ resourceMetadata, error: 'invalid_token', description: 'The bearer token\'s "iss" claim is not acceptable.' })).toBe(
-      `Bearer resource_metadata="${resourceMetadata}", error="invalid_token", error_description="The bearer token's 'iss' claim is not acceptable."`,
-    );
-  });
-});
-
-describe('Function: resourceMetadataUrl (RFC 9728 §3.1)', () => {
-  it.each([
-    ['https://api.example.com/api/mcp', 'https://api.example.com/.well-known/oauth-protected-resource/api/mcp'],
-    ['http://localhost:3000/api/mcp/', 'http://localhost:3000/.well-known/oauth-protected-resource/api/mcp'],
-    ['https://mcp.example.com', 'https://mcp.example.com/.well-known/oauth-protected-resource'],
-    ['endpoint-mcp', undefined],
-  ])('places the metadata of %s at %s', (resource, location) => {
-    expect(resourceMetadataUrl(resource)).toBe(location);
   });
 });

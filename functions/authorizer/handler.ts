@@ -1,0 +1,19 @@
+import middy from '@middy/core';
+import type { APIGatewayAuthorizerResult, APIGatewayRequestAuthorizerEvent } from 'aws-lambda';
+import { authorizeRequest, UNAUTHORIZED } from '../../lib/auth/authorizer.js';
+import { invocationDeadline, type DeadlineContext } from '../../lib/middleware/deadline.js';
+import { HANDLER_OPTIONS } from '../../lib/middleware/failures.js';
+import { authorizerObservability } from '../../lib/middleware/observability.js';
+
+/**
+ * The public REST API's token authorizer (a REQUEST authorizer for each door, lib/auth/doors.ts):
+ * verifies the bearer token for the door asked and answers Allow with the caller in its context,
+ * a refusal, or a failure (503), as API Gateway expects (lib/auth/authorizer.ts).
+ */
+const authorizeToken = async (event: APIGatewayRequestAuthorizerEvent, context: DeadlineContext): Promise<APIGatewayAuthorizerResult> =>
+  authorizeRequest(event, { signal: context.deadline });
+
+export const handler = middy<APIGatewayRequestAuthorizerEvent, APIGatewayAuthorizerResult, Error, DeadlineContext>(HANDLER_OPTIONS)
+  .use(invocationDeadline())
+  .use(authorizerObservability({ refusalMessage: UNAUTHORIZED }))
+  .handler(authorizeToken);

@@ -1,0 +1,177 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { DOORS, type Door } from '../../lib/auth/doors.js';
+import { config } from '../../lib/config.js';
+import { renderGatewayResponse, type GatewayResponseType } from '../gateway-responses.js';
+import { lambdaContext, localMethodArn, requestAuthorizerEvent, restApiEvent } from './events.js';
+import { invokeIntegration, pathOf, sendGatewayResponse, sendLocalFailure } from './http.js';
+import { HANDLER_MODULES, ROUTES, routeOf, type LambdaHandler, type Route, type RouteFunction } from './routes.js';
+
+/**
+ * The local stand-in for API Gateway's REST APIs: routes (infra/local/routes.ts) to the deployed
+ * handler modules with payload 1.0 events; in front of a guarded route, the token authorizer
+ * function invoked as API Gateway invokes it (the same module that is deployed), its answers cached
+ * per door and token for the door's TTL, its policy applied to the method; and API Gateway's own
+ * refusals as the gateway responses of infra/gateway-responses.ts.
+ */
+
+/** API Gateway's REST payload quota: a larger request is refused before anything runs. */
+const MAX_PAYLOAD_BYTES = 10 * 1024 * 1024;
+
+export interface LocalRestApiOptions {
+  api: Route['api'];
+  routes?: readonly Route[];
+  /** The function behind a route, or the authorizer; the deployed modules unless a test says otherwise. */
+  handlerOf?: (name: RouteFunction | 'authorizer') => Promise<LambdaHandler>;
+  /** While true, every route answers 503 (the local stack is creating its tables and seeding). */
+  isStarting?: () => boolean;
+  /** The clock of the authorizer cache, in epoch milliseconds. */
+  now?: () => number;
+}
+
+export interface LocalRestApi {
+  /** Answers one request; `requestId` is API Gateway's (`$context.requestId`), and the invocation's. */
+  handle(req: IncomingMessage, res: ServerResponse, requestId: string): Promise<void>;
+}
+
+class PayloadTooLargeError extends Error {}
+
+async function readBody(req: IncomingMessage): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req) {
+    size += (chunk as Buffer).length;
+    if (size > MAX_PAYLOAD_BYTES) throw new PayloadTooLargeError();
+    chunks.push(chunk as Buffer);
+  }
+  return Buffer.concat(chunks);
+}
+
+async function loadHandler(name: RouteFunction | 'authorizer'): Promise<LambdaHandler> {
+  return (await HANDLER_MODULES[name]()).handler as LambdaHandler;
+}
+
+interface AuthorizerAnswer {
+  principalId: string;
+  policyDocument: { Statement: Array<{ Effect?: unknown; Action?: unknown; Resource?: unknown }> };
+  context?: Record<string, unknown> | null;
+}
+
+/** What API Gateway accepts from a Lambda authorizer; anything else is AUTHORIZER_CONFIGURATION_ERROR. */
+function isAuthorizerAnswer(value: unknown): value is AuthorizerAnswer {
+  const v = value as AuthorizerAnswer | null;
+  if (typeof v !== 'object' || v === null || typeof v.principalId !== 'string' || !Array.isArray(v.policyDocument?.Statement)) return false;
+  const context = v.context ?? {};
+  return typeof context === 'object' && Object.values(context).every((x) => ['string', 'number', 'boolean'].includes(typeof x));
+}
+
+/** IAM's wildcards in an action or resource: `*` any run of characters, `?` any one. */
+function wildcardMatches(pattern: string, value: string): boolean {
+  const source = pattern.replace(/[.+^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '.*').replace(/\?/g, '.');
+  return new RegExp(`^${source}$`).test(value);
+}
+
+/** The effect of an authorizer's policy on one method: an explicit Deny wins, then an Allow; else no access. */
+function policyEffect(answer: AuthorizerAnswer, methodArn: string): 'Allow' | 'Deny' | undefined {
+  let allowed = false;
+  for (const statement of answer.policyDocument.Statement) {
+    const actions = [statement.Action].flat().filter((a): a is string => typeof a === 'string');
+    const resources = [statement.Resource].flat().filter((r): r is string => typeof r === 'string');
+    if (!actions.some((a) => wildcardMatches(a, 'execute-api:Invoke')) || !resources.some((r) => wildcardMatches(r, methodArn))) continue;
+    if (statement.Effect === 'Deny') return 'Deny';
+    if (statement.Effect === 'Allow') allowed = true;
+  }
+  return allowed ? 'Allow' : undefined;
+}
+
+/** The single value of a header as API Gateway reads an identity source: the last one sent. */
+function identityValue(req: IncomingMessage, header: string): string | undefined {
+  let value: string | undefined;
+  for (let i = 0; i + 1 < req.rawHeaders.length; i += 2) {
+    if (req.rawHeaders[i]!.toLowerCase() === header.toLowerCase()) value = req.rawHeaders[i + 1];
+  }
+  return value?.trim() ? value : undefined;
+}
+
+type Verdict = { allowed: true; context: Record<string, string> } | { allowed: false; type: GatewayResponseType; context?: Record<string, string> };
+
+export function localRestApi(options: LocalRestApiOptions): LocalRestApi {
+  const routes = options.routes ?? ROUTES;
+  const handlerOf = options.handlerOf ?? loadHandler;
+  const isStarting = options.isStarting ?? (() => false);
+  const now = options.now ?? Date.now;
+  const cache = new Map<string, { answer: AuthorizerAnswer; expiresAt: number }>();
+
+  const cachedAnswer = (key: string): AuthorizerAnswer | undefined => {
+    const entry = cache.get(key);
+    if (entry && entry.expiresAt > now()) return entry.answer;
+    cache.delete(key);
+    return undefined;
+  };
+
+  /** The authorizer's verdict on a request at a door, as API Gateway reaches it. */
+  const authorize = async (req: IncomingMessage, route: Route, door: Door, requestId: string): Promise<Verdict> => {
+    let cacheKey: string | undefined;
+    if (door.identitySource) {
+      const identity = identityValue(req, door.identitySource);
+      // No identity source value: API Gateway refuses without invoking the authorizer.
+      if (identity === undefined) return { allowed: false, type: 'UNAUTHORIZED' };
+      if (door.cacheTtlSeconds > 0) cacheKey = `${door.name}\n${identity}`;
+    }
+    let answer = cacheKey ? cachedAnswer(cacheKey) : undefined;
+    if (!answer) {
+      let result: unknown;
+      const started = now();
+      try {
+        const authorizer = await handlerOf('authorizer');
+        result = await authorizer(requestAuthorizerEvent(req, route.resource, requestId), lambdaContext('authorizer'));
+      } catch (error) {
+        return { allowed: false, type: (error as Error | undefined)?.message === 'Unauthorized' ? 'UNAUTHORIZED' : 'AUTHORIZER_FAILURE' };
+      }
+      if (!isAuthorizerAnswer(result)) return { allowed: false, type: 'AUTHORIZER_CONFIGURATION_ERROR' };
+      answer = { ...result, context: { ...result.context, integrationLatency: now() - started } };
+      if (cacheKey) cache.set(cacheKey, { answer, expiresAt: now() + door.cacheTtlSeconds * 1000 });
+    }
+    // API Gateway hands the context on with every value a string.
+    const context: Record<string, string> = { principalId: answer.principalId };
+    for (const [key, value] of Object.entries(answer.context ?? {})) context[key] = String(value);
+    if (policyEffect(answer, localMethodArn(route.method, route.resource)) !== 'Allow') return { allowed: false, type: 'ACCESS_DENIED', context };
+    return { allowed: true, context };
+  };
+
+  return {
+    async handle(req, res, requestId) {
+      const reply = (type: GatewayResponseType, authorizer?: Record<string, string>): void =>
+        sendGatewayResponse(res, renderGatewayResponse(type, { requestId, cfg: config(), ...(authorizer ? { authorizer } : {}) }));
+      const route = routeOf(routes, options.api, (req.method ?? 'GET').toUpperCase(), pathOf(req));
+      // A REST API answers a method or path it does not have as a missing token; here, in the contract's words.
+      if (!route) return reply('MISSING_AUTHENTICATION_TOKEN');
+      if (isStarting()) {
+        // Until the first attempt to create the tables and seed is over: a script that waits for the
+        // port must not read a half-seeded fleet as the whole one.
+        return sendLocalFailure(res, 503, 'The service is starting (creating its tables and seeding); try again in a moment.', requestId, { 'Retry-After': '1' });
+      }
+      let body: Buffer;
+      try {
+        body = await readBody(req);
+      } catch (error) {
+        if (error instanceof PayloadTooLargeError) return reply('REQUEST_TOO_LARGE');
+        throw error;
+      }
+      let authorizer: Record<string, string> | null = null;
+      if (route.authorizer) {
+        const verdict = await authorize(req, route, DOORS[route.authorizer], requestId);
+        if (!verdict.allowed) return reply(verdict.type, verdict.context);
+        authorizer = verdict.context;
+      }
+      const event = restApiEvent(req, route.resource, { api: options.api, requestId, authorizer, body });
+      try {
+        const handler = await handlerOf(route.function);
+        await invokeIntegration(res, { transferMode: route.transferMode, handler, event, context: lambdaContext(route.function, requestId) });
+      } catch {
+        // The function crashed or answered something that is no proxy result.
+        if (res.headersSent) res.destroy();
+        else reply('INTEGRATION_FAILURE');
+      }
+    },
+  };
+}

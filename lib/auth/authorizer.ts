@@ -1,0 +1,85 @@
+import type { APIGatewayAuthorizerResult, APIGatewayProxyEvent, APIGatewayRequestAuthorizerEvent } from 'aws-lambda';
+import { config, type Config } from '../config.js';
+import { UnauthorizedError } from '../errors.js';
+import { headerValues } from '../middleware/rest-event.js';
+import { logger } from '../observability/logger.js';
+import { authorizerContextOf } from './caller.js';
+import { doorAudience, doorOfResource, type Door } from './doors.js';
+import { bearerToken, remoteKeys, verifyBearerToken, type KeySource } from './verify.js';
+
+/**
+ * The token authorizer of the public REST API (a REQUEST authorizer, one per door, both this same
+ * function): it verifies the bearer token exactly as lib/auth/verify.ts does for the door's own
+ * audience, and answers as API Gateway expects a Lambda authorizer to answer.
+ */
+
+/** The one error message API Gateway turns into its UNAUTHORIZED gateway response (401). */
+export const UNAUTHORIZED = 'Unauthorized';
+
+/** The context key of a Deny's sentence, which the ACCESS_DENIED gateway response puts in its body. */
+export const REFUSAL_CONTEXT_KEY = 'refusal';
+
+export interface AuthorizeOptions {
+  cfg?: Pick<Config, 'jwtIssuer' | 'jwtAudience' | 'mcpAudience' | 'jwksUrl' | 'tenantClaim'>;
+  keys?: KeySource;
+  /** The invocation's deadline: a key fetch stops with it. */
+  signal?: AbortSignal | undefined;
+  /** The clock, in epoch seconds (tests). */
+  now?: () => number;
+}
+
+/**
+ * `arn:…:execute-api:region:account:api/stage/VERB/path` → the ARNs of every method of `door` in
+ * the same API and stage. An Allow names only those, so a cached answer can never open another door.
+ */
+function doorMethodArns(methodArn: string, door: Door): string[] {
+  const [api, stage] = methodArn.split('/');
+  if (!api || !stage) throw new Error('the authorizer was called without a method ARN');
+  return door.methods.map((method) => `${api}/${stage}/${method}${door.resource}`);
+}
+
+function policy(effect: 'Allow' | 'Deny', resources: string[]): APIGatewayAuthorizerResult['policyDocument'] {
+  return { Version: '2012-10-17', Statement: [{ Action: 'execute-api:Invoke', Effect: effect, Resource: resources }] };
+}
+
+/**
+ * A refused token, the way this door refuses (lib/auth/doors.ts): a Deny whose context carries the
+ * sentence, or the `Unauthorized` error. The token never appears in it.
+ */
+function refuse(door: Door, methodArn: string, sentence: string): APIGatewayAuthorizerResult {
+  logger.info('token refused', { door: door.name, reason: sentence });
+  if (door.refusal === 'unauthorized') throw new Error(UNAUTHORIZED);
+  return { principalId: 'anonymous', policyDocument: policy('Deny', [methodArn]), context: { [REFUSAL_CONTEXT_KEY]: sentence } };
+}
+
+/**
+ * Judges one request at a public door. Invariants: an Allow names only that door's methods and
+ * carries tenant, `sub` and `exp` (lib/auth/caller.ts); a token that fails any check of
+ * verifyBearerToken (RSA only, `kid`, `iss` exact, the door's own audience, `exp`, `nbf`, `iat` at
+ * most 60 s ahead), no token, or more than one `Authorization` header is refused; an issuer whose
+ * key set cannot be read (keys fetched earlier still serve through an outage) makes it fail with
+ * an error other than `Unauthorized`, which API Gateway answers as AUTHORIZER_FAILURE (503), never
+ * as a refusal.
+ */
+export async function authorizeRequest(event: APIGatewayRequestAuthorizerEvent, options: AuthorizeOptions = {}): Promise<APIGatewayAuthorizerResult> {
+  const cfg = options.cfg ?? config();
+  const door = doorOfResource(event.resource);
+  if (!door) throw new Error(`no public door is guarded at ${event.resource}`);
+  const authorizations = headerValues(event as unknown as APIGatewayProxyEvent, 'authorization');
+  if (authorizations.length > 1) return refuse(door, event.methodArn, 'The Authorization header was sent more than once.');
+  let claims;
+  try {
+    claims = await verifyBearerToken(bearerToken(authorizations[0]), {
+      issuer: cfg.jwtIssuer,
+      audience: doorAudience(cfg, door.name),
+      keys: options.keys ?? remoteKeys(cfg.jwksUrl),
+      ...(options.signal ? { signal: options.signal } : {}),
+      ...(options.now ? { now: options.now } : {}),
+    });
+  } catch (error) {
+    if (error instanceof UnauthorizedError) return refuse(door, event.methodArn, error.message);
+    throw error;
+  }
+  const context = authorizerContextOf(claims, cfg.tenantClaim);
+  return { principalId: context.sub || 'unknown', policyDocument: policy('Allow', doorMethodArns(event.methodArn, door)), context };
+}

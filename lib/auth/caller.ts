@@ -1,0 +1,61 @@
+import type { APIGatewayProxyEvent } from 'aws-lambda';
+import type { JWTPayload } from 'jose';
+import { config, type Config } from '../config.js';
+import { headerValues } from '../middleware/rest-event.js';
+import { refusedAtDoor } from './challenge.js';
+import type { DoorName } from './doors.js';
+import { identityFromClaims, type CallerIdentity } from './identity.js';
+
+/**
+ * What the token authorizer hands to the handlers behind a public door, in its answer's `context`
+ * (API Gateway allows strings, numbers and booleans there, and passes them on as strings in
+ * `event.requestContext.authorizer`): the tenant (empty when the token names no single one), the
+ * subject, and the token's expiry, which the handler checks again because API Gateway may serve a
+ * cached answer after the token expired.
+ */
+export interface AuthorizerContext {
+  tenant: string;
+  sub: string;
+  exp: number;
+  [key: string]: string | number | boolean;
+}
+
+/** The context of an allowed token, from its verified claims. */
+export function authorizerContextOf(claims: JWTPayload, tenantClaim: string): AuthorizerContext {
+  let tenant = '';
+  try {
+    tenant = identityFromClaims(claims as Record<string, unknown>, tenantClaim).tenantId;
+  } catch {
+    // No single tenant: the handler refuses with 403, never a default tenant (DESIGN §5).
+  }
+  return { tenant, sub: typeof claims.sub === 'string' ? claims.sub : '', exp: Number(claims.exp) };
+}
+
+export interface CallerOptions {
+  cfg?: Pick<Config, 'tenantClaim' | 'publicUrl'>;
+  /** The clock, in epoch seconds (tests). */
+  now?: () => number;
+}
+
+/**
+ * The caller of a request behind a public door's authorizer, read from the authorizer's context
+ * (payload 1.0: `event.requestContext.authorizer`). Invariants: a request with no verified caller,
+ * with an `Authorization` header sent more than once, or whose token's `exp` has passed (an answer
+ * API Gateway served from its cache) is a 401 with the door's challenge; a verified token without a
+ * single tenant is a 403, never a default tenant. The tenant comes from nowhere else. `expiresAt`
+ * is the token's `exp` (epoch seconds): what the MCP door caps its exchanged tokens by.
+ */
+export function callerFromAuthorizer(event: APIGatewayProxyEvent, door: DoorName, options: CallerOptions = {}): CallerIdentity & { expiresAt: number } {
+  const cfg = options.cfg ?? config();
+  const authorizations = headerValues(event, 'authorization');
+  // A cached answer is found by one header value; the others were never checked.
+  if (authorizations.length > 1) throw refusedAtDoor(cfg, door, 'The Authorization header was sent more than once.', true);
+  const context = (event.requestContext?.authorizer ?? null) as Record<string, unknown> | null;
+  const exp = Number(context?.exp);
+  if (context === null || !Number.isFinite(exp)) {
+    throw refusedAtDoor(cfg, door, 'A bearer token checked by the token authorizer is required.', authorizations.length > 0);
+  }
+  const now = options.now?.() ?? Math.floor(Date.now() / 1000);
+  if (exp <= now) throw refusedAtDoor(cfg, door, 'The bearer token has expired.', true);
+  return { ...identityFromClaims({ [cfg.tenantClaim]: context.tenant, sub: context.sub }, cfg.tenantClaim), expiresAt: exp };
+}

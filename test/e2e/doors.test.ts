@@ -1,0 +1,175 @@
+import { request } from 'node:http';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { config } from '../../lib/config.js';
+import { startTestStack, type TestStack } from '../helpers/stack.js';
+
+/**
+ * The two public doors of the local REST API as a client meets them over HTTP: the token
+ * authorizer in front of each (the deployed module, its answers cached at the MCP door), the
+ * gateway's refusals in the contract's words, and the 401 of each door pointing at that door's own
+ * RFC 9728 document.
+ */
+
+const FLEET = { tenants: [{ tenant_id: 'acme', agents: [{ agent_id: 'a-1', hostname: 'h-1', os: 'linux', arch: 'x86_64', version: '1' }] }] };
+const INITIALIZE = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'doors-test', version: '1' } } };
+
+let stack: TestStack;
+let metadata: { inventory: string; mcp: string };
+beforeAll(async () => {
+  stack = await startTestStack(FLEET);
+  metadata = {
+    inventory: `${stack.publicUrl}/.well-known/oauth-protected-resource/api/agents`,
+    mcp: `${stack.publicUrl}/.well-known/oauth-protected-resource/api/mcp`,
+  };
+});
+afterAll(async () => {
+  await stack?.stop();
+});
+
+interface Answer {
+  status: number;
+  headers: Headers;
+  body: string;
+}
+
+async function send(path: string, init: RequestInit = {}, base = stack.publicUrl): Promise<Answer> {
+  const response = await fetch(`${base}${path}`, init);
+  return { status: response.status, headers: response.headers, body: await response.text() };
+}
+const agents = (token?: string): Promise<Answer> => send('/api/agents', token ? { headers: { Authorization: `Bearer ${token}` } } : {});
+const mcp = (token?: string, init: RequestInit = {}): Promise<Answer> =>
+  send('/api/mcp', {
+    method: 'POST',
+    body: JSON.stringify(INITIALIZE),
+    ...init,
+    headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream', ...(token ? { Authorization: `Bearer ${token}` } : {}), ...init.headers },
+  });
+
+/** One request with the Authorization header sent twice (fetch would join them into one). */
+function twice(path: string, method: string, values: [string, string], body?: string): Promise<Answer> {
+  return new Promise((resolve, reject) => {
+    const req = request(`${stack.publicUrl}${path}`, { method }, (res) => {
+      let text = '';
+      res.on('data', (c: Buffer) => (text += c.toString()));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: new Headers(res.headers as Record<string, string>), body: text }));
+    });
+    req.setHeader('Authorization', values);
+    req.setHeader('Content-Type', 'application/json');
+    req.setHeader('Accept', 'application/json, text/event-stream');
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+/** A failure as the contract words it: text/plain, the sentence and the request id, no-store. */
+function expectFailure(res: Answer, status: number, sentence: RegExp): void {
+  expect(res.status).toBe(status);
+  expect(res.headers.get('content-type')).toBe('text/plain; charset=utf-8');
+  expect(res.headers.get('cache-control')).toBe('no-store');
+  expect(res.body).toMatch(new RegExp(`^${sentence.source} \\(request id: [0-9a-f-]{36}\\)\\n$`));
+}
+
+const GATEWAY_401_AT_MCP = /A valid bearer token issued for this MCP server is required; none was sent, or the one sent was refused\./;
+
+describe('E2E: each door refuses the tokens of the other', () => {
+  it("refuses an MCP token at GET /api/agents, with the inventory's challenge and sentence", async () => {
+    const res = await agents(await stack.mcpToken());
+
+    expectFailure(res, 401, /The bearer token is not for this service \(audience\)\./);
+    expect(res.headers.get('www-authenticate')).toBe(`Bearer resource_metadata="${metadata.inventory}"`);
+  });
+
+  it("refuses an inventory token at POST /api/mcp, with the MCP door's challenge", async () => {
+    const res = await mcp(await stack.token());
+
+    expectFailure(res, 401, GATEWAY_401_AT_MCP);
+    expect(res.headers.get('www-authenticate')).toBe(`Bearer resource_metadata="${metadata.mcp}"`);
+  });
+
+  it('never lets an answer the MCP door cached for a token open the inventory door', async () => {
+    const token = await stack.mcpToken();
+
+    expect((await mcp(token)).status).toBe(200);
+    expect((await mcp(token)).status).toBe(200);
+    expectFailure(await agents(token), 401, /The bearer token is not for this service \(audience\)\./);
+  });
+});
+
+describe('E2E: an answer API Gateway cached for a token', () => {
+  it('does not outlive the token: past its exp the MCP door refuses it with 401, from the handler, with the challenge and the reason', async () => {
+    const token = await stack.mcpToken({ expiresInSeconds: 2 });
+    const exp = JSON.parse(Buffer.from(token.split('.')[1]!, 'base64url').toString()).exp as number;
+
+    expect((await mcp(token)).status).toBe(200);
+    await new Promise((resolve) => setTimeout(resolve, Math.max(0, exp * 1000 - Date.now()) + 200));
+    const res = await mcp(token);
+
+    // The gateway's own 401 would say the static sentence: this one comes from the cached answer's handler.
+    expectFailure(res, 401, /The bearer token has expired\./);
+    expect(res.headers.get('www-authenticate')).toBe(`Bearer resource_metadata="${metadata.mcp}", error="invalid_token", error_description="The bearer token has expired."`);
+  });
+
+  it('serves no request that sends the Authorization header twice, though the answer for one of the values is cached', async () => {
+    const token = await stack.mcpToken();
+    expect((await mcp(token)).status).toBe(200);
+
+    const res = await twice('/api/mcp', 'POST', ['Bearer not-a-token', `Bearer ${token}`], JSON.stringify(INITIALIZE));
+
+    expectFailure(res, 401, /The Authorization header was sent more than once\./);
+    expect(res.headers.get('www-authenticate')).toContain(`resource_metadata="${metadata.mcp}"`);
+  });
+});
+
+describe('E2E: two Authorization headers at the inventory door', () => {
+  it('are refused by its authorizer, with its challenge', async () => {
+    const token = await stack.token();
+
+    const res = await twice('/api/agents', 'GET', [`Bearer ${token}`, `Bearer ${token}`]);
+
+    expectFailure(res, 401, /The Authorization header was sent more than once\./);
+    expect(res.headers.get('www-authenticate')).toBe(`Bearer resource_metadata="${metadata.inventory}"`);
+  });
+});
+
+describe("E2E: every refusal of the local gateway, in the contract's words", () => {
+  it.each([
+    ['no token at the inventory', () => agents(), 401, /A bearer token is required\./, 'inventory'],
+    ['a malformed token at the inventory', () => agents('not.a.jwt'), 401, /The bearer token is malformed\./, 'inventory'],
+    ['no token at the MCP door', () => mcp(), 401, GATEWAY_401_AT_MCP, 'mcp'],
+    ['a malformed token at the MCP door', () => mcp('not.a.jwt'), 401, GATEWAY_401_AT_MCP, 'mcp'],
+    ['an unknown path', () => send('/api/nothing'), 404, /No such route\./, undefined],
+    ['a method the path does not have', () => send('/api/agents', { method: 'PUT' }), 404, /No such route\./, undefined],
+    ['an unknown path at the private listener', () => send('/api/agents', {}, stack.privateUrl), 404, /No such route\./, undefined],
+  ] as const)('%s', async (_what, ask, status, sentence, door) => {
+    const res = await ask();
+
+    expectFailure(res, status, sentence);
+    expect(res.headers.get('www-authenticate')).toBe(door ? `Bearer resource_metadata="${metadata[door]}"` : null);
+  });
+});
+
+describe('E2E: the protected resource metadata of both doors', () => {
+  it.each(['inventory', 'mcp'] as const)("serves the %s door's document without a token at the URL its 401s name", async (door) => {
+    const refused = door === 'mcp' ? await mcp() : await agents();
+    const url = /resource_metadata="([^"]+)"/.exec(refused.headers.get('www-authenticate') ?? '')?.[1];
+
+    const res = await fetch(url!);
+    const document = (await res.json()) as Record<string, unknown>;
+
+    expect(res.status).toBe(200);
+    expect(document).toMatchObject({
+      resource: door === 'mcp' ? config().mcpAudience : `${stack.publicUrl}/api/agents`,
+      authorization_servers: [config().jwtIssuer],
+    });
+  });
+});
+
+describe('E2E: a CORS preflight at the MCP door', () => {
+  it('reaches the MCP function without passing the authorizer (it carries no token)', async () => {
+    const res = await send('/api/mcp', { method: 'OPTIONS', headers: { Origin: 'https://app.example.com', 'Access-Control-Request-Method': 'POST' } });
+
+    expect(res.status).not.toBe(401);
+    expect(res.headers.get('www-authenticate')).toBeNull();
+    expect(res.body).not.toMatch(GATEWAY_401_AT_MCP);
+  });
+});

@@ -364,21 +364,26 @@ describe('E2E: the MCP door over plain HTTP', () => {
 
   it('answers a 401 of its own (no verified caller reached it) with the Bearer challenge that leads to the metadata', async () => {
     const { handler } = await import('../../functions/mcp/handler.js');
-    const event = eventFixture<Record<string, any>>('http-api', 'list-agents', (e) => {
-      e.routeKey = 'POST /api/mcp';
-      e.rawPath = '/api/mcp';
-      e.requestContext.http = { ...e.requestContext.http, method: 'POST', path: '/api/mcp' };
+    const event = eventFixture<Record<string, any>>('rest-api', 'list-agents', (e) => {
+      e.resource = '/api/mcp';
+      e.path = '/api/mcp';
+      e.httpMethod = 'POST';
+      e.requestContext.resourcePath = '/api/mcp';
+      e.requestContext.httpMethod = 'POST';
       delete e.requestContext.authorizer;
       e.body = JSON.stringify(initialize);
     });
 
     const presented = (await handler(event as never, testContext('mcp'))) as { statusCode: number; headers: Record<string, string> };
-    delete event.headers.authorization;
+    delete event.headers.Authorization;
+    delete event.multiValueHeaders.Authorization;
     const missing = (await handler(event as never, testContext('mcp'))) as { statusCode: number; headers: Record<string, string> };
 
-    const metadata = `${config().mcpAudience.replace('/api/mcp', '')}/.well-known/oauth-protected-resource/api/mcp`;
+    const metadata = `${config().publicUrl}/.well-known/oauth-protected-resource/api/mcp`;
     expect(presented.statusCode).toBe(401);
-    expect(presented.headers['WWW-Authenticate']).toBe(`Bearer resource_metadata="${metadata}", error="invalid_token", error_description="A bearer token is required."`);
+    expect(presented.headers['WWW-Authenticate']).toBe(
+      `Bearer resource_metadata="${metadata}", error="invalid_token", error_description="A bearer token checked by the token authorizer is required."`,
+    );
     expect(missing.statusCode).toBe(401);
     expect(missing.headers['WWW-Authenticate']).toBe(`Bearer resource_metadata="${metadata}"`);
   });

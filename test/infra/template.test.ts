@@ -187,6 +187,9 @@ describe('Template: npm run package', () => {
         'GET /.well-known/oauth-protected-resource',
         'GET /.well-known/oauth-protected-resource/api/agents',
         'GET /.well-known/oauth-protected-resource/api/mcp',
+        'OPTIONS /.well-known/oauth-protected-resource',
+        'OPTIONS /.well-known/oauth-protected-resource/api/agents',
+        'OPTIONS /.well-known/oauth-protected-resource/api/mcp',
         'OPTIONS /api/mcp',
       ]);
       for (const r of open) expect(resource(r.id).Properties.AuthorizationType).toBe('NONE');

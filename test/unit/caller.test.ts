@@ -31,7 +31,7 @@ function refusal(read: () => unknown): UnauthorizedError | ForbiddenError {
 
 describe('Function: callerFromAuthorizer', () => {
   it('reads tenant and subject from the context API Gateway passes on (every value a string)', () => {
-    expect(callerFromAuthorizer(event(), 'inventory', options)).toEqual({ tenantId: 'acme', subject: 'user-42' });
+    expect(callerFromAuthorizer(event(), 'inventory', options)).toEqual({ tenantId: 'acme', subject: 'user-42', expiresAt: NOW + 60 });
   });
 
   it('accepts the expiry as a number too', () => {

@@ -5,12 +5,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { handler } from '../../functions/inventory/handler.js';
 import { loadFleet, type FleetAgent } from '../../infra/local/fleet.js';
 import { AgentInventory } from '../../lib/contract/schemas.js';
-import { listTenantAgentRecords } from '../../lib/store/agents.js';
 import { connectionKey, durableAgentKey } from '../../lib/store/keys.js';
 import { expectResponseMatchesContract } from '../helpers/contract.js';
 import { startTestEngine, type TestEngine } from '../helpers/engine.js';
 import { useEngine } from '../helpers/env.js';
 import { eventFixture, testContext } from '../helpers/events.js';
+import { listTenantAgentRecords } from '../helpers/store.js';
 
 type Event = APIGatewayProxyEventV2WithJWTAuthorizer;
 type Result = { statusCode: number; headers: Record<string, string>; body: string; isBase64Encoded?: boolean };

@@ -32,8 +32,8 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, s
 import { createRequire } from 'node:module';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { deflateRawSync } from 'node:zlib';
 import { build, type BuildOptions, type Metafile, type Plugin } from 'esbuild';
+import { ZipFile } from 'yazl';
 
 export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 export const DIST = join(ROOT, 'dist');
@@ -111,7 +111,7 @@ export async function buildFunction(name: FunctionName, dist = DIST): Promise<Bu
   const result = await build(bundleOptions(entry, bundle));
   writeFileSync(join(dist, `${name}.meta.json`), JSON.stringify(result.metafile));
   const zip = join(dist, `${name}.zip`);
-  writeFileAtomically(zip, zipDirectory(outDir));
+  writeFileAtomically(zip, await zipDirectory(outDir));
   return { name, bundle, sourceMap: `${bundle}.map`, zip, metafile: result.metafile };
 }
 
@@ -170,24 +170,9 @@ function writeFileAtomically(file: string, data: string | Uint8Array): void {
 }
 
 // ---------------------------------------------------------------------------------------------
-// A small, deterministic zip writer (deflate, UTF-8 names, fixed timestamps, files sorted), so the
-// same bundle always gives the same artifact and CloudFormation sees no change when there is none.
-
-const CRC_TABLE = (() => {
-  const table = new Uint32Array(256);
-  for (let n = 0; n < 256; n++) {
-    let c = n;
-    for (let k = 0; k < 8; k++) c = c & 1 ? 0xedb88320 ^ (c >>> 1) : c >>> 1;
-    table[n] = c >>> 0;
-  }
-  return table;
-})();
-
-function crc32(data: Uint8Array): number {
-  let crc = 0xffffffff;
-  for (const byte of data) crc = CRC_TABLE[(crc ^ byte) & 0xff]! ^ (crc >>> 8);
-  return (crc ^ 0xffffffff) >>> 0;
-}
+// The deployment zip, written by yazl and made deterministic (the same bundle always gives the
+// same artifact, so CloudFormation sees no change when there is none): files sorted, fixed
+// timestamps, fixed modes, no extended-timestamp field.
 
 function listFiles(dir: string, base = dir): string[] {
   return readdirSync(dir)
@@ -198,68 +183,19 @@ function listFiles(dir: string, base = dir): string[] {
     .sort();
 }
 
-/** Zips every file under `dir` (paths relative to it) into one buffer. */
-export function zipDirectory(dir: string): Buffer {
-  const DOS_TIME = 0; // 00:00:00
-  const DOS_DATE = (0 << 9) | (1 << 5) | 1; // 1980-01-01, the zip epoch
-  const UTF8_NAMES = 0x0800;
-  const locals: Buffer[] = [];
-  const centrals: Buffer[] = [];
-  let offset = 0;
+/** Zips every file under `dir` (paths relative to it, deflated, rw-r--r--) into one buffer. */
+export async function zipDirectory(dir: string): Promise<Buffer> {
+  // The zip epoch (1980-01-01 00:00) in the local time zone, made at each call: zips store DOS
+  // times in local time, so this gives the same bytes whatever TZ the machine (or process) has.
+  const zipEpoch = new Date(1980, 0, 1);
+  const zip = new ZipFile();
   for (const name of listFiles(dir)) {
-    const data = readFileSync(join(dir, name));
-    const compressed = deflateRawSync(data, { level: 9 });
-    const fileName = Buffer.from(name, 'utf8');
-    const crc = crc32(data);
-
-    const local = Buffer.alloc(30);
-    local.writeUInt32LE(0x04034b50, 0);
-    local.writeUInt16LE(20, 4); // version needed: 2.0 (deflate)
-    local.writeUInt16LE(UTF8_NAMES, 6);
-    local.writeUInt16LE(8, 8); // deflate
-    local.writeUInt16LE(DOS_TIME, 10);
-    local.writeUInt16LE(DOS_DATE, 12);
-    local.writeUInt32LE(crc, 14);
-    local.writeUInt32LE(compressed.length, 18);
-    local.writeUInt32LE(data.length, 22);
-    local.writeUInt16LE(fileName.length, 26);
-    local.writeUInt16LE(0, 28);
-    locals.push(local, fileName, compressed);
-
-    const central = Buffer.alloc(46);
-    central.writeUInt32LE(0x02014b50, 0);
-    central.writeUInt16LE((3 << 8) | 20, 4); // made by: Unix, 2.0 (so the mode bits below count)
-    central.writeUInt16LE(20, 6);
-    central.writeUInt16LE(UTF8_NAMES, 8);
-    central.writeUInt16LE(8, 10);
-    central.writeUInt16LE(DOS_TIME, 12);
-    central.writeUInt16LE(DOS_DATE, 14);
-    central.writeUInt32LE(crc, 16);
-    central.writeUInt32LE(compressed.length, 20);
-    central.writeUInt32LE(data.length, 24);
-    central.writeUInt16LE(fileName.length, 28);
-    central.writeUInt16LE(0, 30); // extra
-    central.writeUInt16LE(0, 32); // comment
-    central.writeUInt16LE(0, 34); // disk
-    central.writeUInt16LE(0, 36); // internal attributes
-    central.writeUInt32LE((0o100644 << 16) >>> 0, 38); // regular file, rw-r--r--
-    central.writeUInt32LE(offset, 42);
-    centrals.push(central, fileName);
-
-    offset += local.length + fileName.length + compressed.length;
+    zip.addBuffer(readFileSync(join(dir, name)), name, { mtime: zipEpoch, mode: 0o100644, compressionLevel: 9, forceDosTimestamp: true });
   }
-  const centralDirectory = Buffer.concat(centrals);
-  const entries = centrals.length / 2;
-  const end = Buffer.alloc(22);
-  end.writeUInt32LE(0x06054b50, 0);
-  end.writeUInt16LE(0, 4);
-  end.writeUInt16LE(0, 6);
-  end.writeUInt16LE(entries, 8);
-  end.writeUInt16LE(entries, 10);
-  end.writeUInt32LE(centralDirectory.length, 12);
-  end.writeUInt32LE(offset, 16);
-  end.writeUInt16LE(0, 20);
-  return Buffer.concat([...locals, centralDirectory, end]);
+  zip.end();
+  const chunks: Buffer[] = [];
+  for await (const chunk of zip.outputStream) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks);
 }
 
 // ---------------------------------------------------------------------------------------------

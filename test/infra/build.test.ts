@@ -195,12 +195,27 @@ describe('Script: infra/build.ts (npm run build)', () => {
     expect(dynamo.requests).toEqual([]);
   });
 
-  it('gives the same zip for the same files (no timestamps), so an unchanged function is not redeployed', () => {
-    const once = zipDirectory(join(dist, 'inventory'));
-    const again = zipDirectory(join(dist, 'inventory'));
+  it('gives the same zip for the same files (no timestamps), so an unchanged function is not redeployed', async () => {
+    const once = await zipDirectory(join(dist, 'inventory'));
+    const again = await zipDirectory(join(dist, 'inventory'));
 
     expect(once.equals(again)).toBe(true);
     expect(once.equals(readFileSync(join(dist, 'inventory.zip')))).toBe(true);
+  });
+
+  it('gives the same zip on a machine in another time zone (zip times are local times)', async () => {
+    const here = await zipDirectory(join(dist, 'inventory'));
+    const tz = process.env.TZ;
+    let elsewhere: Buffer;
+    try {
+      process.env.TZ = 'Pacific/Kiritimati'; // UTC+14: the dates differ from UTC's for half the day
+      elsewhere = await zipDirectory(join(dist, 'inventory'));
+    } finally {
+      if (tz === undefined) delete process.env.TZ;
+      else process.env.TZ = tz;
+    }
+
+    expect(elsewhere.equals(here)).toBe(true);
   });
 
   it('runs the inventory bundle alone: a request without a token is a text/plain 401 and one EMF line', () => {

@@ -55,14 +55,27 @@ export async function resettingEndpoint(): Promise<{ endpoint: string; resets: (
   };
 }
 
-/** An HTTP server answering every request `200` with `body` as DynamoDB's JSON (a fault injector). */
-export async function answeringEndpoint(body: string): Promise<{ endpoint: string; requests: () => number; close(): Promise<void> }> {
+/** What a fault injector answers to one DynamoDB operation (the `X-Amz-Target` after the dot). */
+export interface InjectedAnswer {
+  statusCode?: number;
+  contentType?: string;
+  body: string;
+}
+
+/**
+ * An HTTP server answering every request with `answer`: a 200 with that body as DynamoDB's JSON
+ * when it is a string, else what the function gives for the request's operation (a fault injector
+ * or a stand-in, named so by the tests that use it).
+ */
+export async function answeringEndpoint(answer: string | ((operation: string) => InjectedAnswer)): Promise<{ endpoint: string; requests: () => number; close(): Promise<void> }> {
   let requests = 0;
   const server = createHttpServer((req, res) => {
     requests += 1;
+    const operation = String(req.headers['x-amz-target'] ?? '').split('.').pop() ?? '';
+    const { statusCode = 200, contentType = 'application/x-amz-json-1.0', body } = typeof answer === 'string' ? { body: answer } : answer(operation);
     req.resume();
     req.on('end', () => {
-      res.writeHead(200, { 'Content-Type': 'application/x-amz-json-1.0' });
+      res.writeHead(statusCode, { 'Content-Type': contentType });
       res.end(body);
     });
   });

@@ -130,3 +130,39 @@ export async function holdingProxy(target: string, holds: (operation: string) =>
       }),
   };
 }
+
+/**
+ * A proxy in front of a real engine that forwards every request and counts them: how many it
+ * received, and the most it had in flight (received, not yet answered) at once.
+ */
+export async function countingProxy(target: string): Promise<{ endpoint: string; received: () => number; mostInFlight: () => number; close(): Promise<void> }> {
+  const { request } = await import('node:http');
+  const upstream = new URL(target);
+  let received = 0;
+  let inFlight = 0;
+  let mostInFlight = 0;
+  const server = createHttpServer((req, res) => {
+    received += 1;
+    inFlight += 1;
+    mostInFlight = Math.max(mostInFlight, inFlight);
+    res.on('close', () => (inFlight -= 1));
+    const forward = request({ host: upstream.hostname, port: upstream.port, method: req.method, path: req.url, headers: req.headers }, (answer) => {
+      res.writeHead(answer.statusCode ?? 502, answer.headers);
+      answer.pipe(res);
+    });
+    forward.on('error', () => res.destroy());
+    req.pipe(forward);
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const { port } = server.address() as AddressInfo;
+  return {
+    endpoint: `http://127.0.0.1:${port}`,
+    received: () => received,
+    mostInFlight: () => mostInFlight,
+    close: () =>
+      new Promise<void>((r) => {
+        server.closeAllConnections();
+        server.close(() => r());
+      }),
+  };
+}

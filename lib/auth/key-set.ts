@@ -12,6 +12,8 @@ import { recordKeySetFailure } from '../observability/metrics.js';
  *   refused connection) is a 503 with `Retry-After` and counts `KeySetFailures`; one that does not
  *   answer in time is a 504; neither is ever a 401;
  * - while the issuer is down, keys fetched earlier keep verifying tokens for up to `staleForMs`.
+ * Ours rather than jose's createRemoteJWKSet, which drops to a failure as soon as a refresh of
+ * expired keys fails: it has no stale keys through an outage, and no 503/504 split.
  */
 
 export interface KeySource {

@@ -1,9 +1,10 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { exportJWK, generateKeyPair, type JWK } from 'jose';
+import { Metrics } from '@aws-lambda-powertools/metrics';
 import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { RemoteKeySet } from '../../lib/auth/key-set.js';
-import { METRIC, metrics } from '../../lib/observability/metrics.js';
+import { METRIC } from '../../lib/observability/metrics.js';
 import { closedPortEndpoint } from '../helpers/faults.js';
 
 /**
@@ -90,7 +91,7 @@ describe('Class: RemoteKeySet', () => {
     ['only an encryption key', jwks({ kty: 'RSA', kid: 'enc', use: 'enc', n: 'x', e: 'AQAB' })],
   ])('answers 503 with Retry-After, and counts it, when the key set answers %s', async (_what, respond) => {
     answer = respond;
-    const counted = vi.spyOn(metrics, 'addMetric');
+    const counted = vi.spyOn(Metrics.prototype, 'addMetric');
     const { keys } = keySet();
 
     await expect(keys.getKey(header('key-a'))).rejects.toMatchObject({

@@ -2,7 +2,8 @@ import './node-version.js'; // first: the AWS SDK's Node-version notice off on N
 /**
  * `npm start`: the whole service on this machine, on its embedded defaults (docs/design.md §7).
  * Environment: PORT, PRIVATE_PORT, DYNAMODB_PORT, DYNAMODB_ENDPOINT, DATA_DIR, SEED and the
- * service's own variables (README, Configuration), validated before anything starts.
+ * service's own variables (README, Configuration), validated before anything starts. Metric lines
+ * (EMF) are off unless POWERTOOLS_METRICS_DISABLED=false asks for them.
  *
  * It stops, and leaves no process behind, on SIGINT, SIGTERM or SIGHUP, and when the process that
  * started it goes away (npm does not pass SIGHUP on). A bad variable, a port in use or a bad fleet
@@ -27,6 +28,9 @@ function prefix(vars: Record<string, string | number | undefined>): string {
   return set.map(([k, v]) => `${k}=${String(v)} `).join('');
 }
 
+// EMF metric lines are for CloudWatch: off here unless asked for (README, Configuration). On AWS
+// nothing sets the variable, so they are on.
+process.env.POWERTOOLS_METRICS_DISABLED ??= 'true';
 const env = { ...process.env };
 let stack: LocalStack | undefined;
 let stopping = false;

@@ -24,8 +24,8 @@ interface Run {
   exited: Promise<number | null>;
 }
 
-/** Runs the start script (`npm run start` with `viaNpm`, else the same command npm runs). */
-function start(env: Record<string, string>, viaNpm = false): Run {
+/** Runs the start script (`npm run start` with `viaNpm`, else the same command npm runs); an undefined variable is unset. */
+function start(env: Record<string, string | undefined>, viaNpm = false): Run {
   const child = viaNpm
     ? spawn('npm', ['run', '-s', 'start'], { cwd: ROOT, env: { ...process.env, POWERTOOLS_LOG_LEVEL: 'SILENT', ...env }, stdio: ['ignore', 'pipe', 'pipe'] })
     : spawn(process.execPath, ['--import', 'tsx', 'infra/local/start.ts'], {
@@ -117,7 +117,8 @@ describe('E2E: npm start while it starts', () => {
     const agents = Array.from({ length: 1500 }, (_, i) => ({ agent_id: `a-${String(i).padStart(4, '0')}`, hostname: `h-${i}`, os: 'linux', arch: 'x86_64', version: '1' }));
     await writeFile(fleet, JSON.stringify({ tenants: [{ tenant_id: 'big', agents }] }));
     const port = await freePort();
-    const env = { ...(await base()), PORT: String(port), SEED: fleet };
+    // Metric lines asked for: one EMF line per request (they are off by default, see below).
+    const env = { ...(await base()), PORT: String(port), SEED: fleet, POWERTOOLS_METRICS_DISABLED: 'false' };
     // The token first: it also makes the issuer key the stack will then use.
     const { execFile } = await import('node:child_process');
     const token = await new Promise<string>((resolve, reject) =>
@@ -142,6 +143,7 @@ describe('E2E: npm start while it starts', () => {
     expect([...seen].every((s) => s === '503:1' || s === '200:1500')).toBe(true);
     expect(seen.has('503:1')).toBe(true);
     expect((await after.json()) as unknown[]).toHaveLength(1500);
+    await waitFor(run, /"Requests":1,.*"operation":"listEndpointInventory"|"operation":"listEndpointInventory".*"Requests":1/);
     run.child.kill('SIGTERM');
     await run.exited;
   }, 120_000);
@@ -163,14 +165,19 @@ describe('E2E: npm start while it starts', () => {
     }
   }, 120_000);
 
-  it('prints commands that work on the ports it runs on', async () => {
+  it('prints commands that work on the ports it runs on, and no metric lines unless asked', async () => {
     const port = await freePort();
     const dynamoPort = await freePort();
-    const run = start({ ...(await base()), PORT: String(port), DYNAMODB_PORT: String(dynamoPort), SEED: 'demo' });
+    const run = start({ ...(await base()), PORT: String(port), DYNAMODB_PORT: String(dynamoPort), SEED: 'demo', POWERTOOLS_METRICS_DISABLED: undefined });
     await waitFor(run, 'Stop with Ctrl-C');
+    const token = /^ {2}acme: (\S+)$/m.exec(run.output())?.[1];
+    const listed = await fetch(`http://127.0.0.1:${port}/api/agents`, { headers: { Authorization: `Bearer ${token}` } });
 
     expect(run.output()).toContain(`Try: curl -H "Authorization: Bearer $(PORT=${port} npm run -s token -- --tenant acme)" http://localhost:${port}/api/agents`);
     expect(run.output()).toContain(`     DYNAMODB_PORT=${dynamoPort} npm run audit -- --tenant acme`);
+    expect(listed.status).toBe(200);
+    await new Promise((r) => setTimeout(r, 200));
+    expect(run.output()).not.toContain('"_aws"');
     run.child.kill('SIGTERM');
     await run.exited;
   }, 120_000);

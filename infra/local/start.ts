@@ -11,7 +11,7 @@ import './node-version.js'; // first: the AWS SDK's Node-version notice off on N
  */
 import { config, ConfigError, parseConfig } from '../../lib/config.js';
 import { DEMO_TENANTS } from './demo.js';
-import { FleetFileError } from './seed-file.js';
+import { FleetFileError, userPath } from './seed-file.js';
 import { startLocalStack, StartError, type LocalStack } from './stack.js';
 
 /** The configuration's own defaults, against which the printed commands say what differs. */
@@ -64,7 +64,7 @@ try {
     privatePort: checked.privatePort,
     dynamoPort: checked.dynamoPort,
     dynamoEndpoint: env.DYNAMODB_ENDPOINT || undefined,
-    dataDir: env.DATA_DIR || undefined,
+    dataDir: env.DATA_DIR ? userPath(env.DATA_DIR) : undefined,
     seed: env.SEED || 'demo',
   });
 } catch (error) {
@@ -88,7 +88,7 @@ const lines = [
   `  mcp      ${stack.publicUrl}/api/mcp               (MCP Streamable HTTP, stateless; metadata at ${stack.publicUrl}/.well-known/oauth-protected-resource/api/mcp)`,
   `  issuer   ${cfg.jwtIssuer}                  (token exchange at ${stack.publicUrl}/oauth2/token)`,
   `  private  ${stack.privateUrl}/api/mcp/endpoint   (loopback only: the MCP broker's hop)`,
-  `  dynamodb ${stack.dynamoEndpoint}${env.DYNAMODB_ENDPOINT ? ' (external)' : ' (embedded dynalite' + (env.DATA_DIR ? `, on disk in ${env.DATA_DIR})` : ', in memory)')}`,
+  `  dynamodb ${stack.dynamoEndpoint}${env.DYNAMODB_ENDPOINT ? ' (external)' : ' (embedded dynalite' + (env.DATA_DIR ? `, on disk in ${userPath(env.DATA_DIR)})` : ', in memory)')}`,
   '',
 ];
 if ((env.SEED || 'demo') === 'demo') {

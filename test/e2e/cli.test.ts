@@ -134,12 +134,13 @@ describe('E2E: the local stack and its CLIs as separate processes', () => {
     const dir2 = await mkdtemp(join(tmpdir(), 'fleet-'));
     const fleetFile = join(dir2, 'fleet.json');
     await writeFile(fleetFile, JSON.stringify({ tenants: [{ tenant_id: 'filed', agents: [{ agent_id: 'f-1', hostname: 'h1', os: 'linux', arch: 'x86_64', version: '1', samples: [{ observed_at: new Date().toISOString(), cpu: 1 }] }] }] }));
-    const fromFile = await cliOutput('seed-cli.ts', ['--file', fleetFile], seedEnv);
+    // `--file` relative to the folder the user ran npm in (npm says it in INIT_CWD), not the project root.
+    const fromFile = await cliOutput('seed-cli.ts', ['--file', 'fleet.json'], { ...seedEnv, INIT_CWD: dir2 });
     const token = (await cli('token-cli.ts', ['--tenant', 'gen'], env)).trim();
     const agents = AgentInventory.parse(JSON.parse((await get(`${stack.publicUrl}/api/agents`, { Authorization: `Bearer ${token}` })).body));
 
     expect(first).toContain('seeded 1 tenant(s), 25 agent(s), 75 sample(s)');
-    // Every record and sample counted on the progress line (stderr), and the file path still works.
+    // Every record and sample counted on the progress line (stderr), and the relative file path found.
     expect(progress).toMatch(/^seeding: (\d+) of \1 items \(100%\), [\d,]+ items\/s, [\d.]+ s$/m);
     expect(fromFile.stdout).toContain('seeded 1 tenant(s), 1 agent(s), 1 sample(s)');
     expect(fromFile.stderr).toMatch(/seeding: 2 of 2 items \(100%\)/);
@@ -187,7 +188,7 @@ describe('E2E: the local stack and its CLIs as separate processes', () => {
     expect(res.body).toMatch(/^The inventory store is unavailable right now; try again later\./);
   }, 120_000);
 
-  it('says where a fleet file is invalid, and prints the usage only for bad arguments', async () => {
+  it('says where a fleet file is invalid, names a missing one by its resolved path, and prints the usage only for bad arguments', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'cli-'));
     const file = join(dir, 'fleet.json');
     const { writeFile } = await import('node:fs/promises');
@@ -198,7 +199,7 @@ describe('E2E: the local stack and its CLIs as separate processes', () => {
       code: 2,
       stderr: `seed failed: the fleet file ${file} is not a valid fleet: tenants[0].agents[0].arch: required\n`,
     });
-    await expect(cli('seed-cli.ts', ['--file', join(dir, 'missing.json')], env)).rejects.toMatchObject({
+    await expect(cli('seed-cli.ts', ['--file', 'missing.json'], { ...env, INIT_CWD: dir })).rejects.toMatchObject({
       code: 2,
       stderr: `seed failed: there is no fleet file at ${join(dir, 'missing.json')}\n`,
     });

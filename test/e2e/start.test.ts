@@ -71,7 +71,8 @@ describe('E2E: npm start refuses a bad start with one sentence', () => {
   it.each([
     ['PORT=abc', { PORT: 'abc' }, 'npm start: Invalid configuration: PORT: must be a port number from 0 to 65535'],
     ['PRIVATE_PORT=70000', { PRIVATE_PORT: '70000' }, 'npm start: Invalid configuration: PRIVATE_PORT: must be a port number from 0 to 65535'],
-    ['SEED=bogus', { SEED: 'bogus' }, 'npm start: SEED: there is no fleet file at bogus (SEED is demo, none, or the path of a fleet file).'],
+    // A relative path is taken from the folder the user ran `npm start` in (INIT_CWD), and shown resolved.
+    ['SEED=bogus', { SEED: 'bogus', INIT_CWD: '/home/user/fleets' }, 'npm start: SEED: there is no fleet file at /home/user/fleets/bogus (SEED is demo, none, or the path of a fleet file).'],
   ])('%s', async (_what, env, message) => {
     const run = start({ ...(await base()), ...env });
 

@@ -13,6 +13,7 @@ import { startDemoPulse, type DemoPulse } from './demo-pulse.js';
 import { startEmbeddedEngine, type EmbeddedEngine } from './engine.js';
 import { httpApiEvent, lambdaContext, restApiEvent, stringifyClaims } from './events.js';
 import { loadFleet, writeFleet } from './fleet.js';
+import { shiftFleet, staleFleetNote } from './fleet-time.js';
 import { pathOf, sendGatewayFailure, sendHttpError, sendLambdaResult, type LambdaHttpResult } from './http.js';
 import { localBrokerSecret, localIssuer, LOCAL_DIR, type LocalIssuer } from './issuer.js';
 import { readFleetFile } from './seed-file.js';
@@ -34,6 +35,8 @@ export interface StackOptions {
   dataDir?: string | undefined;
   /** `demo` (default), `none`, or the path of a fleet file. */
   seed?: string;
+  /** A fleet file's times moved to the start and kept reporting, as the demo is (SEED_LIVE=true; infra/local/fleet-time.ts). */
+  seedLive?: boolean;
   /** Where the issuer key and the broker's client secret live (default `.local`). */
   localDir?: string;
   /** Print nothing (tests). */
@@ -283,16 +286,20 @@ export async function startLocalStack(options: StackOptions = {}): Promise<Local
     if (seed !== 'none') {
       const seededAt = new Date();
       // A fleet file was validated when it was read; the demo is validated as it is written.
-      const loaded = fleetFile
-        ? await writeFleet(dynamo(), cfg, fleetFile, cfg.sampleRetentionDays)
+      const fleet = fleetFile && options.seedLive ? shiftFleet(fleetFile, seededAt) : fleetFile;
+      const loaded = fleet
+        ? await writeFleet(dynamo(), cfg, fleet, cfg.sampleRetentionDays)
         : await loadFleet(dynamo(), cfg, demoFleet(seededAt), cfg.sampleRetentionDays);
-      say(`seeded ${seed}: ${loaded.tenants} tenants, ${loaded.agents} agents, ${loaded.samples} samples`);
-      if (seed === 'demo' && !stopped) {
+      say(`seeded ${seed}: ${loaded.tenants} tenants, ${loaded.agents} agents, ${loaded.samples} samples${fleet && options.seedLive ? ' (times moved to now, kept reporting)' : ''}`);
+      const note = fleetFile && !options.seedLive ? staleFleetNote(fleetFile, seededAt, cfg.onlineGraceSeconds) : undefined;
+      if (note) say(note);
+      if ((seed === 'demo' || (fleet && options.seedLive)) && !stopped) {
         pulse = startDemoPulse({
           start: seededAt,
           intervalMs: options.demoPulseMs ?? 60_000,
           write: (live) => loadFleet(dynamo(), config(), live, config().sampleRetentionDays),
           warn: say,
+          ...(fleet && options.seedLive ? { fleet } : {}),
         });
       }
     }

@@ -2,7 +2,8 @@ import './node-version.js'; // first: the AWS SDK's Node-version notice off on N
 /**
  * `npm start`: the whole service on this machine, on its embedded defaults (docs/design.md §7).
  * Environment: PORT, PRIVATE_PORT, DYNAMODB_PORT, DYNAMODB_ENDPOINT, DATA_DIR, SEED and the
- * service's own variables (README, Configuration), validated before anything starts. Metric lines
+ * service's own variables (README, Configuration), validated before anything starts. SEED_LIVE=true
+ * moves a fleet file's times to now and keeps it reporting (infra/local/fleet-time.ts). Metric lines
  * (EMF) are off unless POWERTOOLS_METRICS_DISABLED=false asks for them.
  *
  * It stops, and leaves no process behind, on SIGINT, SIGTERM or SIGHUP, and when the process that
@@ -57,6 +58,8 @@ try {
   if (error instanceof ConfigError) fail(error.message);
   throw error;
 }
+const seedLive = env.SEED_LIVE?.trim() ?? '';
+if (!['', 'true', 'false'].includes(seedLive)) fail(`SEED_LIVE must be true or false, not ${JSON.stringify(seedLive.slice(0, 20))}.`);
 
 try {
   stack = await startLocalStack({
@@ -66,6 +69,7 @@ try {
     dynamoEndpoint: env.DYNAMODB_ENDPOINT || undefined,
     dataDir: env.DATA_DIR ? userPath(env.DATA_DIR) : undefined,
     seed: env.SEED || 'demo',
+    seedLive: seedLive === 'true',
   });
 } catch (error) {
   if (error instanceof StartError || error instanceof ConfigError) fail(error.message);

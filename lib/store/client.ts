@@ -14,11 +14,21 @@ export interface ClientOptions {
 }
 
 /**
+ * An endpoint on this machine (the embedded engine, DynamoDB Local, a test's stand-in): it takes
+ * any credentials. Any other endpoint (AWS's own, `https://dynamodb.<region>.amazonaws.com`) needs
+ * real ones.
+ */
+export function isLocalEndpoint(endpoint: string): boolean {
+  const host = new URL(endpoint).hostname;
+  return host === 'localhost' || host === '[::1]' || /^127\.[0-9]+\.[0-9]+\.[0-9]+$/.test(host);
+}
+
+/**
  * A DynamoDB document client with bounded attempts and timeouts (the SDK only warns on a request
- * timeout unless told to throw). Local engines get static dummy credentials; elsewhere the SDK's
- * provider applies, which the Lambda bundles narrow to the environment's credentials (see
- * infra/build.ts). Every client of the project, the service's, the CLIs' and the tests', is made
- * here.
+ * timeout unless told to throw). Engines on this machine get static dummy credentials; elsewhere
+ * (AWS, with or without an explicit endpoint) the SDK's provider applies, which the Lambda bundles
+ * narrow to the environment's credentials (see infra/build.ts). Every client of the project, the
+ * service's, the CLIs' and the tests', is made here.
  *
  * The SDK's logger middleware is removed: with no logger configured it still builds a filtered
  * deep copy of every answer (every item of every Query page) for a logger that discards it, which
@@ -29,7 +39,8 @@ export function createDocumentClient(options: ClientOptions): DynamoDBDocumentCl
     region: options.region,
     maxAttempts: options.maxAttempts,
     requestHandler: { connectionTimeout: options.timeoutMs, requestTimeout: options.timeoutMs, throwOnRequestTimeout: true },
-    ...(options.endpoint ? { endpoint: options.endpoint, credentials: { accessKeyId: 'local', secretAccessKey: 'local' } } : {}),
+    ...(options.endpoint ? { endpoint: options.endpoint } : {}),
+    ...(options.endpoint && isLocalEndpoint(options.endpoint) ? { credentials: { accessKeyId: 'local', secretAccessKey: 'local' } } : {}),
     ...(options.credentials ? { credentials: options.credentials } : {}),
   });
   base.middlewareStack.remove(SDK_LOGGER_MIDDLEWARE);

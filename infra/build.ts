@@ -67,6 +67,7 @@ const REQUIRE_SHIM = "import{createRequire as __createRequire}from'node:module';
 export const BUNDLE_REPLACEMENTS: Readonly<Record<string, string>> = Object.freeze({
   '@aws-sdk/credential-provider-node': join(ROOT, 'infra', 'bundle', 'credential-provider-env-only.ts'),
   '@smithy/core/event-streams': join(ROOT, 'infra', 'bundle', 'no-event-streams.ts'),
+  '@aws-sdk/middleware-endpoint-discovery': join(ROOT, 'infra', 'bundle', 'no-endpoint-discovery.ts'),
   '@modelcontextprotocol/server/_shims': join(ROOT, 'infra', 'bundle', 'mcp-server-shims.ts'),
 });
 
@@ -78,8 +79,40 @@ const replaceModules: Plugin = {
   },
 };
 
-/** The esbuild options of every function bundle (the bench builds its floor bundle with them too). */
-export function bundleOptions(entry: string, outfile: string): BuildOptions & { metafile: true } {
+/** zod's JSON Schema generator, left out of the bundles of functions that never generate one (infra/bundle/no-json-schema.ts). */
+const NO_JSON_SCHEMA = join(ROOT, 'infra', 'bundle', 'no-json-schema.ts');
+
+const noJsonSchema: Plugin = {
+  name: 'no-json-schema',
+  setup(b) {
+    b.onResolve({ filter: /(^|\/)(json-schema-processors|to-json-schema)\.js$/ }, (args) =>
+      /[\\/]node_modules[\\/]zod[\\/]/.test(args.resolveDir) ? { path: NO_JSON_SCHEMA } : undefined,
+    );
+  },
+};
+
+/**
+ * The SDK clients import their whole package.json for one field, their version (in the user agent):
+ * the bundles get that field alone.
+ */
+const packageVersionOnly: Plugin = {
+  name: 'package-version-only',
+  setup(b) {
+    b.onLoad({ filter: /[\\/]node_modules[\\/]@aws-sdk[\\/][^\\/]+[\\/]package\.json$/ }, (args) => {
+      const { name, version } = JSON.parse(readFileSync(args.path, 'utf8')) as { name: string; version: string };
+      return { contents: JSON.stringify({ name, version }), loader: 'json' };
+    });
+  },
+};
+
+/** The functions whose bundles keep zod's JSON Schema generator: the MCP door lists its tools' schemas. */
+const GENERATES_JSON_SCHEMA: ReadonlySet<string> = new Set(['mcp']);
+
+/**
+ * The esbuild options of every function bundle (the bench builds its floor bundle with them too).
+ * `jsonSchema: false` leaves zod's JSON Schema generator out (see noJsonSchema).
+ */
+export function bundleOptions(entry: string, outfile: string, { jsonSchema = true }: { jsonSchema?: boolean } = {}): BuildOptions & { metafile: true } {
   return {
     entryPoints: [entry],
     outfile,
@@ -97,7 +130,7 @@ export function bundleOptions(entry: string, outfile: string): BuildOptions & { 
     banner: { js: REQUIRE_SHIM },
     metafile: true,
     logLevel: 'warning',
-    plugins: [replaceModules],
+    plugins: [replaceModules, packageVersionOnly, ...(jsonSchema ? [] : [noJsonSchema])],
   };
 }
 
@@ -108,7 +141,7 @@ export async function buildFunction(name: FunctionName, dist = DIST): Promise<Bu
   const outDir = join(dist, name);
   rmSync(outDir, { recursive: true, force: true });
   const bundle = join(outDir, 'index.mjs');
-  const result = await build(bundleOptions(entry, bundle));
+  const result = await build(bundleOptions(entry, bundle, { jsonSchema: GENERATES_JSON_SCHEMA.has(name) }));
   writeFileSync(join(dist, `${name}.meta.json`), JSON.stringify(result.metafile));
   const zip = join(dist, `${name}.zip`);
   writeFileAtomically(zip, await zipDirectory(outDir));

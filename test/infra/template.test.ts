@@ -3,10 +3,10 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ROOT } from '../../infra/build.js';
+import { describe, expect, inject, it } from 'vitest';
+import { FUNCTIONS, ROOT } from '../../infra/build.js';
 import { METRIC, METRICS_NAMESPACE } from '../../lib/observability/metrics.js';
-import { canCutNetwork, credentialFreeEnv, packageTemplate, removePackage, type Json, type PackagedTemplate } from '../helpers/package.js';
+import { canCutNetwork, credentialFreeEnv, fragmentResourceIds, type Json } from '../helpers/package.js';
 import { readZip } from './zip.js';
 
 /**
@@ -27,9 +27,8 @@ const EXAMPLE = {
   brokerSecretArn: 'arn:aws:secretsmanager:us-east-1:123456789012:secret:mcp-broker-client-secret-AbCdEf',
 };
 
-let packaged: PackagedTemplate | undefined;
-let template: Json;
-let state: Json;
+// Packaged once per run by the template project's global setup (test/helpers/template-setup.ts).
+const { template, state } = inject('packagedTemplate');
 
 const resources = (): Array<[string, Json]> => Object.entries(template.Resources as Json);
 const ofType = (type: string): Array<[string, Json]> => resources().filter(([, r]) => r.Type === type);
@@ -51,18 +50,14 @@ function statementsOf(roleId: string): Statement[] {
   return (resource(roleId).Properties.Policies as Json[]).flatMap((p) => p.PolicyDocument.Statement as Statement[]);
 }
 
-beforeAll(async () => {
-  packaged = await packageTemplate();
-  ({ template, state } = packaged);
-}, 300_000);
-
-afterAll(() => {
-  removePackage(packaged);
-});
-
 describe('Template: npm run package', () => {
-  it(`packages with no AWS credentials${canCutNetwork ? ' and no network' : ''}`, () => {
-    expect(Object.keys(template.Resources as Json).length).toBeGreaterThan(30);
+  it(`packages with no AWS credentials${canCutNetwork ? ' and no network' : ''} a template holding every resource of infra/*.yml and a function per bundle`, () => {
+    const ids = Object.keys(template.Resources as Json);
+
+    expect(fragmentResourceIds().filter((id) => !ids.includes(id))).toEqual([]);
+    expect(ofType('AWS::Lambda::Function').map(([id]) => id).sort()).toEqual(
+      expect.arrayContaining(Object.keys(FUNCTIONS).map((name) => `${name[0]!.toUpperCase()}${name.slice(1)}LambdaFunction`)),
+    );
   });
 
   describe('Bundles', () => {
@@ -106,7 +101,8 @@ describe('Template: npm run package', () => {
       expect(mcpRoutes.map((r) => r.RouteKey).sort()).toEqual(['DELETE /api/mcp', 'GET /api/mcp', 'POST /api/mcp']);
       for (const route of mcpRoutes) expect(route).toMatchObject({ AuthorizationType: 'JWT', AuthorizerId: { Ref: authorizerId } });
       expect(authorizer.Properties.JwtConfiguration).toEqual({ Issuer: EXAMPLE.issuer, Audience: [EXAMPLE.mcpAudience] });
-      expect(EXAMPLE.mcpAudience).not.toBe(EXAMPLE.audience);
+      // An inventory token must not open the MCP door: the two authorizers' audiences differ.
+      expect(authorizer.Properties.JwtConfiguration.Audience).not.toEqual(authorizerNamed('jwtAuthorizer')[1].Properties.JwtConfiguration.Audience);
     });
 
     it('serves the protected resource metadata without any authorizer, and has no other route', () => {

@@ -72,6 +72,21 @@ describe('Class: RemoteKeySet', () => {
     expect(fetches).toBe(1);
   });
 
+  it('follows a redirect of the key set URL, as a browser or fetch would', async () => {
+    let asked = 0;
+    answer = (res) => {
+      asked += 1;
+      if (asked === 1) {
+        res.writeHead(301, { Location: '/keys/current.json' });
+        res.end();
+      } else jwks(keyA)(res);
+    };
+    const { keys } = keySet();
+
+    await expect(keys.getKey(header('key-a'))).resolves.toBeDefined();
+    expect(fetches).toBe(2);
+  });
+
   it('finds a rotated key after the cooldown', async () => {
     const { keys, clock } = keySet({ cooldownMs: 30_000 });
     await keys.getKey(header('key-a'));

@@ -13,8 +13,9 @@ import { brokerTokenFor } from '../../infra/local/token-exchange.js';
 
 /**
  * The demo `npm start` seeds stays as the README describes it while the stack runs. The test
- * shrinks time: a grace and a TTL of 5 s and a pulse every second stand for 120 s, 600 s and a
- * minute, so "after the grace has passed" takes seconds (with room for a slow machine's writes).
+ * shrinks time: a grace and a TTL of 3 s and a pulse every half second stand for 120 s, 600 s and a
+ * minute, so "after the grace has passed" takes seconds (six beats within a grace leave room for a
+ * slow machine's writes).
  */
 
 describe('Function: demoPulseFleet', () => {
@@ -54,7 +55,7 @@ describe('E2E: the demo while npm start runs', () => {
   const saved = { ...process.env };
 
   beforeAll(async () => {
-    Object.assign(process.env, uniqueTables(), { ONLINE_GRACE_SECONDS: '5', OBSERVATION_TTL_SECONDS: '5' });
+    Object.assign(process.env, uniqueTables(), { ONLINE_GRACE_SECONDS: '3', OBSERVATION_TTL_SECONDS: '3' });
     stack = await startLocalStack({
       port: 0,
       privatePort: 0,
@@ -63,7 +64,7 @@ describe('E2E: the demo while npm start runs', () => {
       seed: 'demo',
       localDir: join(await mkdtemp(join(tmpdir(), 'demo-')), 'local'),
       quiet: true,
-      demoPulseMs: 1_000,
+      demoPulseMs: 500,
     });
   });
   afterAll(async () => {
@@ -72,7 +73,7 @@ describe('E2E: the demo while npm start runs', () => {
   });
 
   it('keeps every documented status after the grace and the TTL have passed', async () => {
-    await new Promise((resolve) => setTimeout(resolve, 7_000));
+    await new Promise((resolve) => setTimeout(resolve, 4_000));
     const cfg = config();
     const inventoryToken = await stack.issuer.sign({ issuer: cfg.jwtIssuer, audience: cfg.jwtAudience, tenant: 'acme', tenantClaim: cfg.tenantClaim });
     const brokerToken = await brokerTokenFor(

@@ -12,8 +12,7 @@ import './node-version.js'; // first: the AWS SDK's Node-version notice off on N
  */
 import { config, ConfigError, parseConfig } from '../../lib/config.js';
 import { DEMO_TENANTS } from './demo.js';
-import { FleetFileError, userPath } from './seed-file.js';
-import { startLocalStack, StartError, type LocalStack } from './stack.js';
+import type { LocalStack } from './stack.js';
 
 /** The configuration's own defaults, against which the printed commands say what differs. */
 const defaults = parseConfig({});
@@ -60,6 +59,10 @@ try {
 }
 const seedLive = env.SEED_LIVE?.trim() ?? '';
 if (!['', 'true', 'false'].includes(seedLive)) fail(`SEED_LIVE must be true or false, not ${JSON.stringify(seedLive.slice(0, 20))}.`);
+
+// The stack (handlers, SDKs, engine) loads once the variables are known to be good: a bad one is
+// refused without loading any of it.
+const [{ startLocalStack, StartError }, { FleetFileError, userPath }] = await Promise.all([import('./stack.js'), import('./seed-file.js')]);
 
 try {
   stack = await startLocalStack({

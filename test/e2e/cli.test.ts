@@ -184,7 +184,7 @@ describe.concurrent('E2E: the local stack and its CLIs as separate processes', (
       stderr: `seed failed: there is no fleet file at ${join(dir, 'missing.json')}\n`,
     });
     await expect(cli('seed-cli.ts', ['--generate'], env)).rejects.toMatchObject({ code: 2, stderr: expect.stringContaining('usage: npm run seed') });
-  });
+  }, 120_000);
 
   it('tells `npm run audit` users where it looked and how to point it at another engine port, without a usage line', async ({ expect }) => {
     const endpoint = await closedPortEndpoint();
@@ -194,9 +194,9 @@ describe.concurrent('E2E: the local stack and its CLIs as separate processes', (
       stderr: `audit failed: nothing answers at ${endpoint}. Is \`npm start\` running? If it runs on another engine port, give it here too: DYNAMODB_PORT=<port> npm run audit -- --tenant T (or DYNAMODB_ENDPOINT=<url>).\n`,
     });
     await expect(cli('audit-cli.ts', [], {})).rejects.toMatchObject({ code: 2, stderr: expect.stringContaining('usage: npm run audit') });
-  });
+  }, 120_000);
 
   it('prints nothing but a usage line and exits 2 when `npm run token` is called without a tenant', async ({ expect }) => {
     await expect(cli('token-cli.ts', [], {})).rejects.toMatchObject({ code: 2, stdout: '' });
-  });
+  }, 120_000);
 });

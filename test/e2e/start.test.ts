@@ -82,7 +82,7 @@ describe.concurrent('E2E: npm start refuses a bad start with one sentence', () =
     // A relative path is taken from the folder the user ran `npm start` in (INIT_CWD), and shown resolved.
     ['SEED=bogus', { SEED: 'bogus', INIT_CWD: '/home/user/fleets' }, 'npm start: SEED: there is no fleet file at /home/user/fleets/bogus (SEED is demo, none, or the path of a fleet file).'],
     ['SEED_LIVE=yes', { SEED_LIVE: 'yes' }, 'npm start: SEED_LIVE must be true or false, not "yes".'],
-  ] as const)('%s', async ([, env, message], { expect }) => {
+  ] as const)('%s', { timeout: 120_000 }, async ([, env, message], { expect }) => {
     const run = start({ ...(await base()), ...env });
 
     expect(await run.exited).toBe(2);
@@ -103,7 +103,7 @@ describe.concurrent('E2E: npm start refuses a bad start with one sentence', () =
     expect(first.output().trim()).toBe(`npm start: SEED: the fleet file ${invalid} is not a valid fleet: tenants[0].agents[1].arch: required (SEED is demo, none, or the path of a fleet file).`);
     expect(await second.exited).toBe(2);
     expect(second.output()).toMatch(new RegExp(`^npm start: SEED: the fleet file ${notJson.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} is not JSON \\(`));
-  });
+  }, 120_000);
 
   it('says which port is taken and which variable moves it', async ({ expect }) => {
     const taken = createServer();
@@ -117,7 +117,7 @@ describe.concurrent('E2E: npm start refuses a bad start with one sentence', () =
     } finally {
       taken.close();
     }
-  });
+  }, 120_000);
 });
 
 describe.concurrent('E2E: npm start while it starts', () => {

@@ -16,13 +16,16 @@
  *   faster on a cold start than the runtime's full copy from disk, and the version we test is the
  *   version we run (the runtime's copy changes under us without notice).
  * - Target node20: the machines that build and test run Node 20; nodejs22.x runs that syntax too.
- * - Size (each bundle must stay under 400 KiB; `npm run bench` prints the sizes): zod is imported
- *   as a namespace (`import * as z from 'zod'`), so esbuild keeps only what is used (`import { z }`
- *   pulls in all of zod, 261 KiB of it locales); the SDK's credential chain is replaced by the
- *   environment's credentials (infra/bundle/credential-provider-env-only.ts), which is all a Lambda
- *   function has, dropping the SSO, STS and sign-in clients the chain brings; and the SDK's
- *   event-stream support, which no DynamoDB operation uses, is left out the same way
- *   (infra/bundle/no-event-streams.ts).
+ * - Size (`npm run bench` measures each bundle against its target; dist/<function>.meta.json says
+ *   what is in it): zod is imported as a namespace (`import * as z from 'zod'`), so esbuild keeps
+ *   only what is used (`import { z }` pulls in all of zod, 261 KiB of it locales); the SDK's
+ *   credential chain is replaced by the environment's credentials
+ *   (infra/bundle/credential-provider-env-only.ts), which is all a Lambda function has, dropping
+ *   the SSO, STS and sign-in clients the chain brings; the SDK's event-stream support and DynamoDB
+ *   endpoint discovery, which no function uses, are left out the same way (no-event-streams.ts,
+ *   no-endpoint-discovery.ts); zod's JSON Schema generator, which zod attaches to every schema, is
+ *   left out of the functions that never generate one (no-json-schema.ts); and the SDK clients'
+ *   package.json is cut to the name and version they read.
  * - Source maps are external with no sources inside; Lambda runs with
  *   NODE_OPTIONS=--enable-source-maps, so stack traces point at the TypeScript lines.
  */

@@ -15,7 +15,7 @@ export default defineConfig({
       // Handlers log JSON on every request; tests read responses, not logs (a test may turn them back on).
       POWERTOOLS_LOG_LEVEL: 'SILENT',
       POWERTOOLS_DEV: 'false',
-      // One EMF line per request is for CloudWatch; test/infra turns metrics back on where it checks them.
+      // One EMF line per request is for CloudWatch; the files that check the lines turn them back on.
       POWERTOOLS_METRICS_DISABLED: 'true',
     },
     projects: [

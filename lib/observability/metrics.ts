@@ -63,10 +63,13 @@ const scopes = new AsyncLocalStorage<InvocationScope>();
 // store set and so the one of work that began before the tracking was on.
 scopes.enterWith(undefined as unknown as InvocationScope);
 
-/** The nearest scope, from here outwards, whose invocation has not ended (an unfilled one counts). */
-function openScope(): InvocationScope | undefined {
+/**
+ * The nearest scope, from here outwards, whose invocation is running (begun, not yet flushed).
+ * Parents are only ever such scopes, so a chain is no longer than the nesting of invocations.
+ */
+function runningScope(): InvocationScope | undefined {
   let scope = scopes.getStore();
-  while (scope && scope.invocation?.ended) scope = scope.parent;
+  while (scope && (scope.invocation === undefined || scope.invocation.ended)) scope = scope.parent;
   return scope;
 }
 
@@ -76,7 +79,7 @@ function openScope(): InvocationScope | undefined {
  * run inside middy's own asynchronous calls, so a scope opened from one would not reach the handler.
  */
 export function openInvocationScope(): void {
-  scopes.enterWith({ invocation: undefined, parent: openScope() });
+  scopes.enterWith({ invocation: undefined, parent: runningScope() });
 }
 
 /**
@@ -108,7 +111,7 @@ export function beginRequestMetrics(operation: Operation): InvocationMetrics {
   invocation.metrics.addMetric(METRIC.requests, MetricUnit.Count, 1);
   const scope = scopes.getStore();
   if (scope && scope.invocation === undefined) scope.invocation = invocation;
-  else scopes.enterWith({ invocation, parent: openScope() });
+  else scopes.enterWith({ invocation, parent: runningScope() });
   return invocation;
 }
 
@@ -142,7 +145,7 @@ let outsideRequests: Metrics | undefined;
  * own (Powertools' single metric), never held over into another request's line.
  */
 function recording(): Metrics {
-  const invocation = openScope()?.invocation;
+  const invocation = runningScope()?.invocation;
   if (invocation) return invocation.metrics;
   outsideRequests ??= takeMetrics();
   return outsideRequests.singleMetric();

@@ -68,7 +68,8 @@ describe.concurrent('E2E: the local stack and its CLIs as separate processes', (
     for (const c of children) c.kill('SIGTERM');
   });
 
-  it('serves the demo fleet to a token from `npm run token`, and the dashboard read shows in `npm run audit`', async ({ expect }) => {
+  // One demo stack for the three CLIs and an MCP client: seeding the demo is the costly part of a start.
+  it("serves the demo fleet to `npm run token`'s tokens: the inventory, the private hop (the read shows in `npm run audit`), and an MCP client built from the SDK", async ({ expect }) => {
     const dir = await mkdtemp(join(tmpdir(), 'cli-'));
     const env = { LOCAL_DIR: join(dir, 'local'), JWT_ISSUER: 'http://localhost:issuer-under-test', SEED: 'demo' };
     const stack = await startProcess(env);
@@ -99,18 +100,12 @@ describe.concurrent('E2E: the local stack and its CLIs as separate processes', (
     const unauthenticated = await get(`${stack.publicUrl}/api/agents`);
     expect(unauthenticated.status).toBe(401);
     expect(unauthenticated.headers.get('content-type')).toBe('text/plain; charset=utf-8');
-  }, 120_000);
 
-  it("lets an MCP client built from the SDK connect to `npm start`'s /api/mcp, list both tools and read a demo dashboard", async ({ expect }) => {
-    const dir = await mkdtemp(join(tmpdir(), 'cli-'));
-    const env = { LOCAL_DIR: join(dir, 'local'), SEED: 'demo' };
-    const stack = await startProcess(env);
-    children.push(stack.child);
-    // The token CLI must sign for the issuer and MCP resource this stack serves (its PORT).
+    // The token CLI must sign for the MCP resource this stack serves, which holds its PORT.
     const port = new URL(stack.publicUrl).port;
-    const token = (await cli('token-cli.ts', ['--tenant', 'acme', '--mcp'], { ...env, PORT: port })).trim();
+    const mcpToken = (await cli('token-cli.ts', ['--tenant', 'acme', '--mcp'], { ...env, PORT: port })).trim();
     const client = new Client({ name: 'cli-test', version: '1.0.0' });
-    await client.connect(new StreamableHTTPClientTransport(new URL(`${stack.publicUrl}/api/mcp`), { requestInit: { headers: { Authorization: `Bearer ${token}` } } }));
+    await client.connect(new StreamableHTTPClientTransport(new URL(`${stack.publicUrl}/api/mcp`), { requestInit: { headers: { Authorization: `Bearer ${mcpToken}` } } }));
     try {
       const { tools } = await client.listTools();
       const result = await client.callTool({ name: 'observations', arguments: { agent_id: 'ac-002', reason: 'disk alert on ac-002' } });

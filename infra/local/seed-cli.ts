@@ -3,15 +3,15 @@
  * `npm run seed -- --generate --tenant T --agents N [--samples M]`
  * Writes to DYNAMODB_ENDPOINT (default: the local engine on DYNAMODB_PORT, 8000), in BatchWriteItems
  * of 25 (several in flight, unprocessed items retried with backoff), with a progress line on
- * stderr. Idempotent: the same fleet loaded twice leaves the same records. On this machine it
- * creates missing tables; elsewhere (a deployed stage's tables, with the caller's AWS credentials:
+ * stderr. Idempotent: the same fleet loaded twice leaves the same records. Into a local engine it
+ * creates missing tables; into AWS (a deployed stage's tables, with the caller's AWS credentials:
  * docs/data-format.md) it writes into DATA_TABLE and creates nothing.
  * `--generate` writes a realistic tenant (infra/local/generator.ts: the data `npm run bench` uses).
  */
 import './node-version.js'; // first: the AWS SDK's Node-version notice off on Node 20 (README, Node versions)
 import { parseArgs } from 'node:util';
 import { config } from '../../lib/config.js';
-import { dynamo, isLocalEndpoint } from '../../lib/store/client.js';
+import { dynamo, isAwsEndpoint } from '../../lib/store/client.js';
 import { ensureTables } from '../../lib/store/tables.js';
 import { fleetItemCount, writeFleet, writeTenantAgents } from './fleet.js';
 import { cliStoreEndpoint } from './engine.js';
@@ -67,7 +67,7 @@ try {
     },
     strict: true,
   });
-  const local = isLocalEndpoint(cliStoreEndpoint());
+  const local = !isAwsEndpoint(cliStoreEndpoint());
   const cfg = config();
   let summary: { tenants: number; agents: number; samples: number };
   if (values.file && !values.generate) {

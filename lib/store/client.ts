@@ -14,19 +14,20 @@ export interface ClientOptions {
 }
 
 /**
- * An endpoint on this machine (the embedded engine, DynamoDB Local, a test's stand-in): it takes
- * any credentials. Any other endpoint (AWS's own, `https://dynamodb.<region>.amazonaws.com`) needs
- * real ones.
+ * An endpoint of AWS itself (`https://dynamodb.<region>.amazonaws.com`, a VPC endpoint's name under
+ * `amazonaws.com`, the `api.aws` dual-stack names), which needs real credentials. Any other
+ * endpoint is an engine that takes any (the embedded engine, DynamoDB Local on this machine or in
+ * a container, a test's stand-in).
  */
-export function isLocalEndpoint(endpoint: string): boolean {
-  const host = new URL(endpoint).hostname;
-  return host === 'localhost' || host === '[::1]' || /^127\.[0-9]+\.[0-9]+\.[0-9]+$/.test(host);
+export function isAwsEndpoint(endpoint: string): boolean {
+  const host = new URL(endpoint).hostname.toLowerCase();
+  return /(^|\.)amazonaws\.com(\.cn)?$/.test(host) || /(^|\.)api\.aws$/.test(host);
 }
 
 /**
  * A DynamoDB document client with bounded attempts and timeouts (the SDK only warns on a request
- * timeout unless told to throw). Engines on this machine get static dummy credentials; elsewhere
- * (AWS, with or without an explicit endpoint) the SDK's provider applies, which the Lambda bundles
+ * timeout unless told to throw). Engines that are not AWS get static dummy credentials; AWS (with
+ * or without an explicit endpoint) gets the SDK's provider, which the Lambda bundles
  * narrow to the environment's credentials (see infra/build.ts). Every client of the project, the
  * service's, the CLIs' and the tests', is made here.
  *
@@ -40,7 +41,7 @@ export function createDocumentClient(options: ClientOptions): DynamoDBDocumentCl
     maxAttempts: options.maxAttempts,
     requestHandler: { connectionTimeout: options.timeoutMs, requestTimeout: options.timeoutMs, throwOnRequestTimeout: true },
     ...(options.endpoint ? { endpoint: options.endpoint } : {}),
-    ...(options.endpoint && isLocalEndpoint(options.endpoint) ? { credentials: { accessKeyId: 'local', secretAccessKey: 'local' } } : {}),
+    ...(options.endpoint && !isAwsEndpoint(options.endpoint) ? { credentials: { accessKeyId: 'local', secretAccessKey: 'local' } } : {}),
     ...(options.credentials ? { credentials: options.credentials } : {}),
   });
   base.middlewareStack.remove(SDK_LOGGER_MIDDLEWARE);

@@ -1,16 +1,19 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { createDocumentClient, isLocalEndpoint } from '../../lib/store/client.js';
+import { createDocumentClient, isAwsEndpoint } from '../../lib/store/client.js';
 
-describe('Function: isLocalEndpoint', () => {
+describe('Function: isAwsEndpoint', () => {
   it.each([
-    ['http://localhost:8000', true],
-    ['http://127.0.0.1:8000', true],
-    ['http://127.4.5.6:9000', true],
-    ['http://[::1]:8000', true],
-    ['https://dynamodb.eu-west-1.amazonaws.com', false],
-    ['http://dynamodb-local.internal:8000', false],
-  ])('%s is on this machine: %s', (endpoint, local) => {
-    expect(isLocalEndpoint(endpoint)).toBe(local);
+    ['https://dynamodb.eu-west-1.amazonaws.com', true],
+    ['https://vpce-0a1b2c3d-4e5f6a7b.dynamodb.eu-west-1.vpce.amazonaws.com', true],
+    ['https://dynamodb.cn-north-1.amazonaws.com.cn', true],
+    ['https://dynamodb.eu-west-1.api.aws', true],
+    ['http://localhost:8000', false],
+    ['http://127.0.0.1:8000', false],
+    ['http://[::1]:8000', false],
+    ['http://dynamodb-local:8000', false],
+    ['https://amazonaws.com.example.net', false],
+  ])('%s is AWS: %s', (endpoint, aws) => {
+    expect(isAwsEndpoint(endpoint)).toBe(aws);
   });
 });
 
@@ -28,10 +31,11 @@ describe('Function: createDocumentClient', () => {
     return accessKeyId;
   };
 
-  it("signs for an engine on this machine with dummy credentials, and for AWS's endpoint with the caller's own (npm run seed into a deployed table)", async () => {
+  it("signs for a local engine with dummy credentials, and for AWS's endpoint with the caller's own (npm run seed into a deployed table)", async () => {
     Object.assign(process.env, { AWS_ACCESS_KEY_ID: 'AKIDCALLER', AWS_SECRET_ACCESS_KEY: 'secret' });
 
     expect(await identity('http://127.0.0.1:8000')).toBe('local');
+    expect(await identity('http://dynamodb-local:8000')).toBe('local');
     expect(await identity('https://dynamodb.eu-west-1.amazonaws.com')).toBe('AKIDCALLER');
   });
 });

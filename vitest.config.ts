@@ -1,9 +1,12 @@
 import './infra/local/node-version.js'; // first: the AWS SDK's Node-version notice off on Node 20 (README, Node versions)
-import { defineConfig } from 'vitest/config';
+import { configDefaults, defineConfig } from 'vitest/config';
+
+/** The test files that check the template `npm run package` writes. */
+const TEMPLATE_TESTS = ['test/infra/template.test.ts', 'test/infra/template-spec.test.ts', 'test/infra/tenant-fence-iam.test.ts'];
 
 export default defineConfig({
   test: {
-    include: ['test/**/*.test.ts'],
+    // Each project names its own files (vitest.dev: projects that `extends` concatenate lists).
     testTimeout: 30_000,
     hookTimeout: 60_000,
     // Each file starts its own engine and listeners on ephemeral ports; forks keep process.env apart.
@@ -12,8 +15,17 @@ export default defineConfig({
       // Handlers log JSON on every request; tests read responses, not logs (a test may turn them back on).
       POWERTOOLS_LOG_LEVEL: 'SILENT',
       POWERTOOLS_DEV: 'false',
-      // One EMF line per request is for CloudWatch; test/infra turns metrics back on where it checks them.
+      // One EMF line per request is for CloudWatch; the files that check the lines turn them back on.
       POWERTOOLS_METRICS_DISABLED: 'true',
     },
+    projects: [
+      {
+        // The files that read the packaged template share one packaging per run, made by the
+        // project's global setup (only when one of them is queued) and handed over with inject().
+        extends: true,
+        test: { name: 'template', include: [...TEMPLATE_TESTS], globalSetup: ['test/helpers/template-setup.ts'] },
+      },
+      { extends: true, test: { name: 'service', include: ['test/**/*.test.ts'], exclude: [...configDefaults.exclude, ...TEMPLATE_TESTS] } },
+    ],
   },
 });

@@ -16,13 +16,16 @@
  *   faster on a cold start than the runtime's full copy from disk, and the version we test is the
  *   version we run (the runtime's copy changes under us without notice).
  * - Target node20: the machines that build and test run Node 20; nodejs22.x runs that syntax too.
- * - Size (each bundle must stay under 400 KiB; `npm run bench` prints the sizes): zod is imported
- *   as a namespace (`import * as z from 'zod'`), so esbuild keeps only what is used (`import { z }`
- *   pulls in all of zod, 261 KiB of it locales); the SDK's credential chain is replaced by the
- *   environment's credentials (infra/bundle/credential-provider-env-only.ts), which is all a Lambda
- *   function has, dropping the SSO, STS and sign-in clients the chain brings; and the SDK's
- *   event-stream support, which no DynamoDB operation uses, is left out the same way
- *   (infra/bundle/no-event-streams.ts).
+ * - Size (`npm run bench` measures each bundle against its target; dist/<function>.meta.json says
+ *   what is in it): zod is imported as a namespace (`import * as z from 'zod'`), so esbuild keeps
+ *   only what is used (`import { z }` pulls in all of zod, 261 KiB of it locales); the SDK's
+ *   credential chain is replaced by the environment's credentials
+ *   (infra/bundle/credential-provider-env-only.ts), which is all a Lambda function has, dropping
+ *   the SSO, STS and sign-in clients the chain brings; the SDK's event-stream support and DynamoDB
+ *   endpoint discovery, which no function uses, are left out the same way (no-event-streams.ts,
+ *   no-endpoint-discovery.ts); zod's JSON Schema generator, which zod attaches to every schema, is
+ *   left out of the functions that never generate one (no-json-schema.ts); and the SDK clients'
+ *   package.json is cut to the name and version they read.
  * - Source maps are external with no sources inside; Lambda runs with
  *   NODE_OPTIONS=--enable-source-maps, so stack traces point at the TypeScript lines.
  */
@@ -32,9 +35,9 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, s
 import { createRequire } from 'node:module';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { deflateRawSync } from 'node:zlib';
 import { build, type BuildOptions, type Metafile, type Plugin } from 'esbuild';
 import { gatewayResponseResources } from './gateway-responses.js';
+import { ZipFile } from 'yazl';
 
 export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 export const DIST = join(ROOT, 'dist');
@@ -69,6 +72,7 @@ const REQUIRE_SHIM = "import{createRequire as __createRequire}from'node:module';
 export const BUNDLE_REPLACEMENTS: Readonly<Record<string, string>> = Object.freeze({
   '@aws-sdk/credential-provider-node': join(ROOT, 'infra', 'bundle', 'credential-provider-env-only.ts'),
   '@smithy/core/event-streams': join(ROOT, 'infra', 'bundle', 'no-event-streams.ts'),
+  '@aws-sdk/middleware-endpoint-discovery': join(ROOT, 'infra', 'bundle', 'no-endpoint-discovery.ts'),
   '@modelcontextprotocol/server/_shims': join(ROOT, 'infra', 'bundle', 'mcp-server-shims.ts'),
 });
 
@@ -80,8 +84,40 @@ const replaceModules: Plugin = {
   },
 };
 
-/** The esbuild options of every function bundle (the bench builds its floor bundle with them too). */
-export function bundleOptions(entry: string, outfile: string): BuildOptions & { metafile: true } {
+/** zod's JSON Schema generator, left out of the bundles of functions that never generate one (infra/bundle/no-json-schema.ts). */
+const NO_JSON_SCHEMA = join(ROOT, 'infra', 'bundle', 'no-json-schema.ts');
+
+const noJsonSchema: Plugin = {
+  name: 'no-json-schema',
+  setup(b) {
+    b.onResolve({ filter: /(^|\/)(json-schema-processors|to-json-schema)\.js$/ }, (args) =>
+      /[\\/]node_modules[\\/]zod[\\/]/.test(args.resolveDir) ? { path: NO_JSON_SCHEMA } : undefined,
+    );
+  },
+};
+
+/**
+ * The SDK clients import their whole package.json for one field, their version (in the user agent):
+ * the bundles get that field alone.
+ */
+const packageVersionOnly: Plugin = {
+  name: 'package-version-only',
+  setup(b) {
+    b.onLoad({ filter: /[\\/]node_modules[\\/]@aws-sdk[\\/][^\\/]+[\\/]package\.json$/ }, (args) => {
+      const { name, version } = JSON.parse(readFileSync(args.path, 'utf8')) as { name: string; version: string };
+      return { contents: JSON.stringify({ name, version }), loader: 'json' };
+    });
+  },
+};
+
+/** The functions whose bundles keep zod's JSON Schema generator: the MCP door lists its tools' schemas. */
+const GENERATES_JSON_SCHEMA: ReadonlySet<string> = new Set(['mcp']);
+
+/**
+ * The esbuild options of every function bundle (the bench builds its floor bundle with them too).
+ * `jsonSchema: false` leaves zod's JSON Schema generator out (see noJsonSchema).
+ */
+export function bundleOptions(entry: string, outfile: string, { jsonSchema = true }: { jsonSchema?: boolean } = {}): BuildOptions & { metafile: true } {
   return {
     entryPoints: [entry],
     outfile,
@@ -99,7 +135,7 @@ export function bundleOptions(entry: string, outfile: string): BuildOptions & { 
     banner: { js: REQUIRE_SHIM },
     metafile: true,
     logLevel: 'warning',
-    plugins: [replaceModules],
+    plugins: [replaceModules, packageVersionOnly, ...(jsonSchema ? [] : [noJsonSchema])],
   };
 }
 
@@ -110,10 +146,10 @@ export async function buildFunction(name: FunctionName, dist = DIST): Promise<Bu
   const outDir = join(dist, name);
   rmSync(outDir, { recursive: true, force: true });
   const bundle = join(outDir, 'index.mjs');
-  const result = await build(bundleOptions(entry, bundle));
+  const result = await build(bundleOptions(entry, bundle, { jsonSchema: GENERATES_JSON_SCHEMA.has(name) }));
   writeFileSync(join(dist, `${name}.meta.json`), JSON.stringify(result.metafile));
   const zip = join(dist, `${name}.zip`);
-  writeFileAtomically(zip, zipDirectory(outDir));
+  writeFileAtomically(zip, await zipDirectory(outDir));
   return { name, bundle, sourceMap: `${bundle}.map`, zip, metafile: result.metafile };
 }
 
@@ -183,24 +219,9 @@ function writeFileAtomically(file: string, data: string | Uint8Array): void {
 }
 
 // ---------------------------------------------------------------------------------------------
-// A small, deterministic zip writer (deflate, UTF-8 names, fixed timestamps, files sorted), so the
-// same bundle always gives the same artifact and CloudFormation sees no change when there is none.
-
-const CRC_TABLE = (() => {
-  const table = new Uint32Array(256);
-  for (let n = 0; n < 256; n++) {
-    let c = n;
-    for (let k = 0; k < 8; k++) c = c & 1 ? 0xedb88320 ^ (c >>> 1) : c >>> 1;
-    table[n] = c >>> 0;
-  }
-  return table;
-})();
-
-function crc32(data: Uint8Array): number {
-  let crc = 0xffffffff;
-  for (const byte of data) crc = CRC_TABLE[(crc ^ byte) & 0xff]! ^ (crc >>> 8);
-  return (crc ^ 0xffffffff) >>> 0;
-}
+// The deployment zip, written by yazl and made deterministic (the same bundle always gives the
+// same artifact, so CloudFormation sees no change when there is none): files sorted, fixed
+// timestamps, fixed modes, no extended-timestamp field.
 
 function listFiles(dir: string, base = dir): string[] {
   return readdirSync(dir)
@@ -211,68 +232,19 @@ function listFiles(dir: string, base = dir): string[] {
     .sort();
 }
 
-/** Zips every file under `dir` (paths relative to it) into one buffer. */
-export function zipDirectory(dir: string): Buffer {
-  const DOS_TIME = 0; // 00:00:00
-  const DOS_DATE = (0 << 9) | (1 << 5) | 1; // 1980-01-01, the zip epoch
-  const UTF8_NAMES = 0x0800;
-  const locals: Buffer[] = [];
-  const centrals: Buffer[] = [];
-  let offset = 0;
+/** Zips every file under `dir` (paths relative to it, deflated, rw-r--r--) into one buffer. */
+export async function zipDirectory(dir: string): Promise<Buffer> {
+  // The zip epoch (1980-01-01 00:00) in the local time zone, made at each call: zips store DOS
+  // times in local time, so this gives the same bytes whatever TZ the machine (or process) has.
+  const zipEpoch = new Date(1980, 0, 1);
+  const zip = new ZipFile();
   for (const name of listFiles(dir)) {
-    const data = readFileSync(join(dir, name));
-    const compressed = deflateRawSync(data, { level: 9 });
-    const fileName = Buffer.from(name, 'utf8');
-    const crc = crc32(data);
-
-    const local = Buffer.alloc(30);
-    local.writeUInt32LE(0x04034b50, 0);
-    local.writeUInt16LE(20, 4); // version needed: 2.0 (deflate)
-    local.writeUInt16LE(UTF8_NAMES, 6);
-    local.writeUInt16LE(8, 8); // deflate
-    local.writeUInt16LE(DOS_TIME, 10);
-    local.writeUInt16LE(DOS_DATE, 12);
-    local.writeUInt32LE(crc, 14);
-    local.writeUInt32LE(compressed.length, 18);
-    local.writeUInt32LE(data.length, 22);
-    local.writeUInt16LE(fileName.length, 26);
-    local.writeUInt16LE(0, 28);
-    locals.push(local, fileName, compressed);
-
-    const central = Buffer.alloc(46);
-    central.writeUInt32LE(0x02014b50, 0);
-    central.writeUInt16LE((3 << 8) | 20, 4); // made by: Unix, 2.0 (so the mode bits below count)
-    central.writeUInt16LE(20, 6);
-    central.writeUInt16LE(UTF8_NAMES, 8);
-    central.writeUInt16LE(8, 10);
-    central.writeUInt16LE(DOS_TIME, 12);
-    central.writeUInt16LE(DOS_DATE, 14);
-    central.writeUInt32LE(crc, 16);
-    central.writeUInt32LE(compressed.length, 20);
-    central.writeUInt32LE(data.length, 24);
-    central.writeUInt16LE(fileName.length, 28);
-    central.writeUInt16LE(0, 30); // extra
-    central.writeUInt16LE(0, 32); // comment
-    central.writeUInt16LE(0, 34); // disk
-    central.writeUInt16LE(0, 36); // internal attributes
-    central.writeUInt32LE((0o100644 << 16) >>> 0, 38); // regular file, rw-r--r--
-    central.writeUInt32LE(offset, 42);
-    centrals.push(central, fileName);
-
-    offset += local.length + fileName.length + compressed.length;
+    zip.addBuffer(readFileSync(join(dir, name)), name, { mtime: zipEpoch, mode: 0o100644, compressionLevel: 9, forceDosTimestamp: true });
   }
-  const centralDirectory = Buffer.concat(centrals);
-  const entries = centrals.length / 2;
-  const end = Buffer.alloc(22);
-  end.writeUInt32LE(0x06054b50, 0);
-  end.writeUInt16LE(0, 4);
-  end.writeUInt16LE(0, 6);
-  end.writeUInt16LE(entries, 8);
-  end.writeUInt16LE(entries, 10);
-  end.writeUInt32LE(centralDirectory.length, 12);
-  end.writeUInt32LE(offset, 16);
-  end.writeUInt16LE(0, 20);
-  return Buffer.concat([...locals, centralDirectory, end]);
+  zip.end();
+  const chunks: Buffer[] = [];
+  for await (const chunk of zip.outputStream) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks);
 }
 
 // ---------------------------------------------------------------------------------------------

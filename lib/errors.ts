@@ -1,3 +1,6 @@
+import { ResourceNotFoundException } from '@aws-sdk/client-dynamodb';
+import { isServerError, isThrottlingError, isTransientError } from '@smithy/core/retry';
+
 /**
  * The one error model. Every failure a client may see is an HttpError: a short sentence
  * (`message`, sent as text/plain), a status code and optional headers. Anything else becomes a
@@ -113,84 +116,92 @@ export class UnreadableStoreAnswerError extends Error {
   override name = 'UnreadableStoreAnswerError';
 }
 
-const THROTTLE_OR_UNAVAILABLE = new Set([
-  'ProvisionedThroughputExceededException',
-  'ThrottlingException',
-  'RequestLimitExceeded',
-  'InternalServerError',
-  'ServiceUnavailable',
-  'ResourceNotFoundException',
-  'LimitExceededException',
-  // lib/store/batch-get.ts: DynamoDB kept returning keys unprocessed (it throttles a batch that way).
-  'UnprocessedKeysError',
-]);
-/** The connection was refused, reset or closed, or the host is unreachable: the store is unavailable, whatever the error is named. */
-const NETWORK_CODES = new Set([
-  'ECONNREFUSED',
-  'ECONNRESET',
-  'ECONNABORTED',
-  'EPIPE',
-  'EHOSTUNREACH',
-  'EHOSTDOWN',
-  'ENOTFOUND',
-  'EAI_AGAIN',
-  'ENETUNREACH',
-  'ENETDOWN',
-  'UND_ERR_SOCKET',
-  'UND_ERR_CLOSED',
-]);
-const TIMEOUT_CODES = new Set(['ETIMEDOUT', 'ESOCKETTIMEDOUT', 'UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT']);
+/**
+ * Socket failures the SDK's classification does not name (it leaves them unretried), which still
+ * mean the store cannot be reached: kept here so they are a 503, not a 500.
+ */
+const MORE_NETWORK_CODES = new Set(['ECONNABORTED', 'EHOSTDOWN', 'ENETDOWN']);
+/**
+ * What says "no answer in time" rather than "no answer": the SDK's classification calls both
+ * transient, and a 504 must not be told from a 503 by it (the SDK also names a reset connection a
+ * `TimeoutError`, so a connection failure anywhere in the chain is checked first).
+ */
+const TIMEOUT_CODES = new Set(['ETIMEDOUT', 'ESOCKETTIMEDOUT']);
 const TIMEOUT_NAMES = new Set(['TimeoutError', 'RequestTimeout', 'RequestTimeoutException', 'AbortError']);
 
-interface ErrorFacts {
-  name?: unknown;
-  code?: unknown;
-  cause?: unknown;
-  $metadata?: { httpStatusCode?: number };
-}
+/** One error of a cause chain, as the SDK's classification reads it. */
+type ErrorLink = Parameters<typeof isTransientError>[0] & { code?: unknown; cause?: unknown };
 
 /** The error and its causes, outermost first (a bounded walk: cause chains may loop). */
-function causeChain(error: unknown): ErrorFacts[] {
-  const chain: ErrorFacts[] = [];
+function causeChain(error: unknown): ErrorLink[] {
+  const chain: ErrorLink[] = [];
   let current: unknown = error;
-  while (current !== null && typeof current === 'object' && chain.length < 8 && !chain.includes(current as ErrorFacts)) {
-    chain.push(current as ErrorFacts);
-    current = (current as ErrorFacts).cause;
+  while (current !== null && typeof current === 'object' && chain.length < 8 && !chain.includes(current as ErrorLink)) {
+    chain.push(current as ErrorLink);
+    current = (current as ErrorLink).cause;
   }
   return chain;
 }
 
+const codeOf = (link: ErrorLink): string => (typeof link.code === 'string' ? link.code : '');
+const nameOf = (link: ErrorLink): string => (typeof link.name === 'string' ? link.name : '');
+
+/** A refused, reset or closed connection, or an unreachable host: the SDK's transient errors that are not timeouts. */
+function isConnectionFailure(link: ErrorLink): boolean {
+  const code = codeOf(link);
+  if (code === '' || TIMEOUT_CODES.has(code)) return false;
+  // The SDK's transient check with nothing but the code: true exactly for its network error codes.
+  return MORE_NETWORK_CODES.has(code) || isTransientError({ name: '', message: '', code } as ErrorLink);
+}
+
 /**
- * Maps a failed DynamoDB call to the failure a client sees. The SDK names a reset or closed
- * connection (ECONNRESET, EPIPE) a `TimeoutError`, so errors are classified by what happened (the
- * system error code anywhere in the cause chain, the SDK's `$metadata`), and by name only when
- * nothing more precise is known:
- * - a refused, reset or closed connection, an unreachable host, throttling, a missing table or a
- *   5xx from DynamoDB: 503 with Retry-After (the store is unavailable);
- * - an answer that is not a DynamoDB answer (UnreadableStoreAnswerError, or a body the SDK could
- *   not parse as JSON): 502 with Retry-After;
- * - a timeout (no answer in time): 504;
+ * What the SDK retries or calls a server error, once connection failures and timeouts are told
+ * apart: throttling (429 or a throttling name), a 5xx, a retryable trait, an exception the service
+ * model marks as the server's fault (`$fault: 'server'`, DynamoDB's InternalServerError). Also a missing table (the
+ * deployment is incomplete: unavailable, not a bug of the request), and DynamoDB leaving keys
+ * unprocessed past our retries (lib/store/batch-get.ts: it throttles a batch that way).
+ */
+function isStoreUnavailable(link: ErrorLink): boolean {
+  return (
+    isThrottlingError(link) ||
+    isTransientError(link) ||
+    isServerError(link) ||
+    (link as { $fault?: unknown }).$fault === 'server' ||
+    link instanceof ResourceNotFoundException ||
+    nameOf(link) === 'UnprocessedKeysError'
+  );
+}
+
+/**
+ * Maps a failed DynamoDB call to the failure a client sees, with the SDK's own service-error
+ * classification (@smithy/core/retry: throttling, transient and server errors) for what it knows,
+ * and the 503/504 split it does not make. In order:
+ * - a refused, reset or closed connection, or an unreachable host, anywhere in the cause chain:
+ *   503 with Retry-After (the SDK names a reset a `TimeoutError`, but nothing timed out);
+ * - an answer that cannot be read (UnreadableStoreAnswerError, or a body the SDK could not parse):
+ *   502 with Retry-After, unless its HTTP status was a 5xx: then the store said it is unavailable
+ *   (a load balancer's HTML page for a 503), and that is the 503 with Retry-After;
+ * - a timeout (no answer in time, or the invocation's deadline): 504;
+ * - throttling, a 5xx from DynamoDB, a missing table, or keys left unprocessed: 503 with Retry-After;
  * - anything else: the error itself (which becomes a 500).
  * `what` names the read or write in the client's words.
  */
 export function dependencyFailure(error: unknown, what: string): Error {
   if (error instanceof HttpError) return error;
   const chain = causeChain(error);
-  const codes = chain.map((e) => (typeof e.code === 'string' ? e.code : ''));
-  const names = chain.map((e) => (typeof e.name === 'string' ? e.name : ''));
   const unavailable = new ServiceUnavailableError(`The ${what} is unavailable right now; try again later.`, error);
-  if (codes.some((c) => NETWORK_CODES.has(c))) return unavailable;
+  if (chain.some(isConnectionFailure)) return unavailable;
   // A body the SDK could not parse as JSON: a SyntaxError it decorated with the response ($metadata, $response).
   const unparsable = chain.some(
     (e) => e.name === 'SyntaxError' && ('$metadata' in (e as object) || '$response' in (e as object) || '$responseBodyText' in (e as object)),
   );
   if (unparsable || chain.some((e) => e instanceof UnreadableStoreAnswerError)) {
+    if (chain.some((e) => (e.$metadata?.httpStatusCode ?? 0) >= 500)) return unavailable;
     return new BadGatewayError(`The ${what} gave an answer that cannot be read; try again later.`, error);
   }
-  if (codes.some((c) => TIMEOUT_CODES.has(c)) || names.some((n) => TIMEOUT_NAMES.has(n))) {
+  if (chain.some((e) => TIMEOUT_CODES.has(codeOf(e)) || TIMEOUT_NAMES.has(nameOf(e)))) {
     return new GatewayTimeoutError(`The ${what} timed out; try again.`, error);
   }
-  const status = chain.reduce((s, e) => Math.max(s, e.$metadata?.httpStatusCode ?? 0), 0);
-  if (names.some((n) => THROTTLE_OR_UNAVAILABLE.has(n)) || status >= 500) return unavailable;
+  if (chain.some(isStoreUnavailable)) return unavailable;
   return error instanceof Error ? error : new Error(String(error));
 }

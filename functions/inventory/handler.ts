@@ -5,7 +5,7 @@ import { listInventoryResponse } from '../../lib/inventory/list.js';
 import { invocationDeadline, type DeadlineContext } from '../../lib/middleware/deadline.js';
 import { failureHandling, HANDLER_OPTIONS } from '../../lib/middleware/failures.js';
 import { observability } from '../../lib/middleware/observability.js';
-import { headerValues } from '../../lib/middleware/rest-event.js';
+import { headerValues } from '../../lib/rest-event.js';
 import { logger } from '../../lib/observability/logger.js';
 
 /** GET /api/agents (listEndpointInventory) on the public REST API behind its token authorizer, payload 1.0. */

@@ -1,13 +1,13 @@
 import middy from '@middy/core';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import { jsonResponse } from '../../lib/http.js';
-import { auditTrail } from '../../lib/middleware/audit-trail.js';
-import { brokeredCaller } from '../../lib/middleware/brokered-caller.js';
 import { invocationDeadline } from '../../lib/middleware/deadline.js';
 import { failureHandling, HANDLER_OPTIONS } from '../../lib/middleware/failures.js';
 import { observability } from '../../lib/middleware/observability.js';
-import { observationsRequest } from '../../lib/middleware/observations-request.js';
+import { auditTrail } from '../../lib/observations/audit-trail.js';
+import { brokeredCaller } from '../../lib/observations/brokered-caller.js';
 import type { ObservationsContext } from '../../lib/observations/context.js';
+import { observationsRequest } from '../../lib/observations/observations-request.js';
 import { readEndpointObservations } from '../../lib/observations/read.js';
 import { logger } from '../../lib/observability/logger.js';
 import { recordItemsReturned } from '../../lib/observability/metrics.js';

@@ -2,14 +2,15 @@ import { demoFleet } from './demo.js';
 import type { Fleet, FleetAgent } from './fleet.js';
 
 /**
- * Keeps the demo true while `npm start` runs. The demo is seeded once, relative to the start: left
- * alone, its connected endpoints would turn `stale` once their heartbeat is older than the online
- * grace, and its dashboards "Observation expired" once the newest sample is older than the TTL.
- * So, like real agents, the live part of the demo reports again every interval: a heartbeat for
- * every connected endpoint whose heartbeat was fresh at the start, and a sample for every endpoint
- * that was reporting at the start. The rest stays as the README describes it: the stale endpoint
- * stays stale, the disconnected and never-connected ones stay so, the one that went quiet two
- * hours before the start stays quiet, and a metric never reported stays unreported.
+ * Keeps a seeded fleet true while `npm start` runs: the demo always, a fleet file with
+ * `SEED_LIVE=true`. A fleet is seeded once, relative to the start: left alone, its connected
+ * endpoints would turn `stale` once their heartbeat is older than the online grace, and its
+ * dashboards "Observation expired" once the newest sample is older than the TTL. So, like real
+ * agents, the live part of the fleet reports again every interval: a heartbeat for every connected
+ * endpoint whose heartbeat was fresh at the start, and a sample for every endpoint that was
+ * reporting at the start. The rest stays as seeded (for the demo, as the README describes it): a
+ * stale endpoint stays stale, disconnected and never-connected ones stay so, one that went quiet
+ * before the start stays quiet, and a metric never reported stays unreported.
  */
 
 type Sample = NonNullable<FleetAgent['samples']>[number];
@@ -43,12 +44,12 @@ interface LiveAgent {
   values: Record<Metric, number | null> | undefined;
 }
 
-/** The live part of the demo seeded at `start`, per tenant: worked out once, stamped at every beat. */
-type LiveDemo = { tenant_id: string; agents: LiveAgent[] }[];
+/** The live part of a fleet seeded at `start`, per tenant: worked out once, stamped at every beat. */
+type LiveFleet = { tenant_id: string; agents: LiveAgent[] }[];
 
-function liveDemo(start: Date): LiveDemo {
+function liveFleet(fleet: Fleet, start: Date): LiveFleet {
   const startMs = start.getTime();
-  return demoFleet(start).tenants.map((tenant) => ({
+  return fleet.tenants.map((tenant) => ({
     tenant_id: tenant.tenant_id,
     agents: (tenant.agents ?? []).flatMap((agent): LiveAgent[] => {
       const heartbeat = agent.connection?.last_heartbeat ?? agent.last_heartbeat;
@@ -64,7 +65,7 @@ function liveDemo(start: Date): LiveDemo {
 }
 
 /** The live agents, each with its heartbeat at `now` and, if it was reporting, one sample at `now`. */
-function pulseAt(live: LiveDemo, now: Date): Fleet {
+function pulseAt(live: LiveFleet, now: Date): Fleet {
   const at = now.toISOString();
   return {
     tenants: live.map((tenant) => ({
@@ -84,7 +85,12 @@ function pulseAt(live: LiveDemo, now: Date): Fleet {
  * each metric's last value. Pure: the same start and now give the same fleet.
  */
 export function demoPulseFleet(start: Date, now: Date): Fleet {
-  return pulseAt(liveDemo(start), now);
+  return pulseAt(liveFleet(demoFleet(start), start), now);
+}
+
+/** The same for any fleet seeded at `start` (its times as seeded): what reports again at `now`. */
+export function fleetPulse(fleet: Fleet, start: Date, now: Date): Fleet {
+  return pulseAt(liveFleet(fleet, start), now);
 }
 
 export interface DemoPulse {
@@ -92,12 +98,19 @@ export interface DemoPulse {
 }
 
 /**
- * Writes `demoPulseFleet(start, now)` every `intervalMs` with `write` (the fleet loader); the live
- * agents are worked out once, not per beat. A write that fails (the store is down) is reported once
- * and tried again at the next beat.
+ * Writes the live part of `fleet` (default: the demo seeded at `start`) at the time of each beat,
+ * every `intervalMs`, with `write` (the fleet loader); the live agents are worked out once, not per
+ * beat. A write that fails (the store is down) is reported once and tried again at the next beat.
  */
-export function startDemoPulse(options: { start: Date; intervalMs: number; write: (fleet: Fleet) => Promise<unknown>; warn: (line: string) => void }): DemoPulse {
-  const live = liveDemo(options.start);
+export function startDemoPulse(options: {
+  start: Date;
+  intervalMs: number;
+  write: (fleet: Fleet) => Promise<unknown>;
+  warn: (line: string) => void;
+  /** A fleet seeded at `start` other than the demo (a fleet file with SEED_LIVE=true). */
+  fleet?: Fleet;
+}): DemoPulse {
+  const live = liveFleet(options.fleet ?? demoFleet(options.start), options.start);
   let failing = false;
   let running = false;
   const beat = async (): Promise<void> => {
@@ -105,10 +118,10 @@ export function startDemoPulse(options: { start: Date; intervalMs: number; write
     running = true;
     try {
       await options.write(pulseAt(live, new Date()));
-      if (failing) options.warn('the demo reports again: the data store answers.');
+      if (failing) options.warn(`the ${options.fleet ? 'fleet' : 'demo'} reports again: the data store answers.`);
       failing = false;
     } catch (error) {
-      if (!failing) options.warn(`warning: the demo's heartbeats and samples could not be written (${(error as Error).name}); trying again every ${Math.round(options.intervalMs / 1000)} s.`);
+      if (!failing) options.warn(`warning: the ${options.fleet ? 'fleet' : 'demo'}'s heartbeats and samples could not be written (${(error as Error).name}); trying again every ${Math.round(options.intervalMs / 1000)} s.`);
       failing = true;
     } finally {
       running = false;

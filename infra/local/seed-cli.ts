@@ -1,15 +1,17 @@
 /**
  * `npm run seed -- --file FLEET.json`
  * `npm run seed -- --generate --tenant T --agents N [--samples M]`
- * Writes to DYNAMODB_ENDPOINT (default: the local engine on DYNAMODB_PORT, 8000), creating missing
- * tables, in BatchWriteItems of 25 (several in flight, unprocessed items retried with backoff),
- * with a progress line on stderr. Idempotent: the same fleet loaded twice leaves the same records.
+ * Writes to DYNAMODB_ENDPOINT (default: the local engine on DYNAMODB_PORT, 8000), in BatchWriteItems
+ * of 25 (several in flight, unprocessed items retried with backoff), with a progress line on
+ * stderr. Idempotent: the same fleet loaded twice leaves the same records. Into a local engine it
+ * creates missing tables; into AWS (a deployed stage's tables, with the caller's AWS credentials:
+ * docs/data-format.md) it writes into DATA_TABLE and creates nothing.
  * `--generate` writes a realistic tenant (infra/local/generator.ts: the data `npm run bench` uses).
  */
 import './node-version.js'; // first: the AWS SDK's Node-version notice off on Node 20 (README, Node versions)
 import { parseArgs } from 'node:util';
 import { config } from '../../lib/config.js';
-import { dynamo } from '../../lib/store/client.js';
+import { dynamo, isAwsEndpoint } from '../../lib/store/client.js';
 import { ensureTables } from '../../lib/store/tables.js';
 import { fleetItemCount, writeFleet, writeTenantAgents } from './fleet.js';
 import { cliStoreEndpoint } from './engine.js';
@@ -65,12 +67,12 @@ try {
     },
     strict: true,
   });
-  cliStoreEndpoint();
+  const local = !isAwsEndpoint(cliStoreEndpoint());
   const cfg = config();
   let summary: { tenants: number; agents: number; samples: number };
   if (values.file && !values.generate) {
     const fleet = await readFleetFile(values.file);
-    await ensureTables(dynamo(), cfg);
+    if (local) await ensureTables(dynamo(), cfg);
     const bar = progress(fleetItemCount(fleet));
     let written = 0;
     summary = await writeFleet(dynamo(), cfg, fleet, cfg.sampleRetentionDays, { onProgress: (n) => bar.update((written = n)) });
@@ -79,7 +81,7 @@ try {
     if (!values.tenant) throw new Error('--generate needs --tenant');
     const agents = wholeNumber(values.agents, '--agents');
     const samples = wholeNumber(values.samples, '--samples', 0);
-    await ensureTables(dynamo(), cfg);
+    if (local) await ensureTables(dynamo(), cfg);
     // The same agents without samples, to count the records before writing (a fast pass).
     let records = 0;
     for (const a of realisticAgents(values.tenant, agents, { now: new Date() })) records += (a.durable === false ? 0 : 1) + (a.connection ? 1 : 0);
@@ -92,7 +94,7 @@ try {
   } else {
     throw new Error('give either --file or --generate');
   }
-  process.stdout.write(`seeded ${summary.tenants} tenant(s), ${summary.agents} agent(s), ${summary.samples} sample(s) into ${cfg.dynamoEndpoint}\n`);
+  process.stdout.write(`seeded ${summary.tenants} tenant(s), ${summary.agents} agent(s), ${summary.samples} sample(s) into ${cfg.dataTable} at ${cfg.dynamoEndpoint}\n`);
 } catch (error) {
   const e = error as Error;
   // The usage line only when the arguments were wrong, not when the file or the store was.

@@ -1,4 +1,5 @@
 import { readFile } from 'node:fs/promises';
+import { resolve } from 'node:path';
 import type * as z from 'zod';
 import { Fleet, type ParsedFleet } from './fleet.js';
 
@@ -30,8 +31,20 @@ function describeFleetProblems(error: z.ZodError, max = 5): string {
   return `${lines.join('; ')}${more}`;
 }
 
-/** Reads and validates a fleet file: the fleet, ready for `writeFleet` (validated here, once). */
-export async function readFleetFile(path: string): Promise<ParsedFleet> {
+/**
+ * A path a user typed (SEED, --file, DATA_DIR), resolved from the folder they ran the command in:
+ * npm runs every script from the project root and says where the user was in INIT_CWD.
+ */
+export function userPath(path: string): string {
+  return resolve(process.env.INIT_CWD || process.cwd(), path);
+}
+
+/**
+ * Reads and validates a fleet file (its path resolved by userPath, and named so in every message):
+ * the fleet, ready for `writeFleet` (validated here, once).
+ */
+export async function readFleetFile(typed: string): Promise<ParsedFleet> {
+  const path = userPath(typed);
   let text: string;
   try {
     text = await readFile(path, 'utf8');

@@ -10,6 +10,7 @@ import { demoFleet } from './demo.js';
 import { startDemoPulse, type DemoPulse } from './demo-pulse.js';
 import { startEmbeddedEngine, type EmbeddedEngine } from './engine.js';
 import { loadFleet, writeFleet } from './fleet.js';
+import { shiftFleet, staleFleetNote } from './fleet-time.js';
 import { localRestApi, type LocalRestApi } from './gateway.js';
 import { pathOf, sendGatewayResponse, sendLocalFailure } from './http.js';
 import { localBrokerSecret, localIssuer, LOCAL_DIR, type LocalIssuer } from './issuer.js';
@@ -29,6 +30,8 @@ export interface StackOptions {
   dataDir?: string | undefined;
   /** `demo` (default), `none`, or the path of a fleet file. */
   seed?: string;
+  /** A fleet file's times moved to the start and kept reporting, as the demo is (SEED_LIVE=true; infra/local/fleet-time.ts). */
+  seedLive?: boolean;
   /** Where the issuer key and the broker's client secret live (default `.local`). */
   localDir?: string;
   /** Print nothing: no progress lines, no access lines (tests). */
@@ -206,16 +209,20 @@ export async function startLocalStack(options: StackOptions = {}): Promise<Local
     if (seed !== 'none') {
       const seededAt = new Date();
       // A fleet file was validated when it was read; the demo is validated as it is written.
-      const loaded = fleetFile
-        ? await writeFleet(dynamo(), cfg, fleetFile, cfg.sampleRetentionDays)
+      const fleet = fleetFile && options.seedLive ? shiftFleet(fleetFile, seededAt) : fleetFile;
+      const loaded = fleet
+        ? await writeFleet(dynamo(), cfg, fleet, cfg.sampleRetentionDays)
         : await loadFleet(dynamo(), cfg, demoFleet(seededAt), cfg.sampleRetentionDays);
-      say(`seeded ${seed}: ${loaded.tenants} tenants, ${loaded.agents} agents, ${loaded.samples} samples`);
-      if (seed === 'demo' && !stopped) {
+      say(`seeded ${seed}: ${loaded.tenants} tenants, ${loaded.agents} agents, ${loaded.samples} samples${fleet && options.seedLive ? ' (times moved to now, kept reporting)' : ''}`);
+      const note = fleetFile && !options.seedLive ? staleFleetNote(fleetFile, seededAt, cfg.onlineGraceSeconds) : undefined;
+      if (note) say(note);
+      if ((seed === 'demo' || (fleet && options.seedLive)) && !stopped) {
         pulse = startDemoPulse({
           start: seededAt,
           intervalMs: options.demoPulseMs ?? 60_000,
           write: (live) => loadFleet(dynamo(), config(), live, config().sampleRetentionDays),
           warn: say,
+          ...(fleet && options.seedLive ? { fleet } : {}),
         });
       }
     }

@@ -2,7 +2,9 @@ import './node-version.js'; // first: the AWS SDK's Node-version notice off on N
 /**
  * `npm start`: the whole service on this machine, on its embedded defaults (docs/design.md §7).
  * Environment: PORT, PRIVATE_PORT, DYNAMODB_PORT, DYNAMODB_ENDPOINT, DATA_DIR, SEED and the
- * service's own variables (README, Configuration), validated before anything starts.
+ * service's own variables (README, Configuration), validated before anything starts. SEED_LIVE=true
+ * moves a fleet file's times to now and keeps it reporting (infra/local/fleet-time.ts). Metric lines
+ * (EMF) are off unless POWERTOOLS_METRICS_DISABLED=false asks for them.
  *
  * It stops, and leaves no process behind, on SIGINT, SIGTERM or SIGHUP, and when the process that
  * started it goes away (npm does not pass SIGHUP on). A bad variable, a port in use or a bad fleet
@@ -10,8 +12,7 @@ import './node-version.js'; // first: the AWS SDK's Node-version notice off on N
  */
 import { config, ConfigError, parseConfig } from '../../lib/config.js';
 import { DEMO_TENANTS } from './demo.js';
-import { FleetFileError } from './seed-file.js';
-import { startLocalStack, StartError, type LocalStack } from './stack.js';
+import type { LocalStack } from './stack.js';
 
 /** The configuration's own defaults, against which the printed commands say what differs. */
 const defaults = parseConfig({});
@@ -27,6 +28,9 @@ function prefix(vars: Record<string, string | number | undefined>): string {
   return set.map(([k, v]) => `${k}=${String(v)} `).join('');
 }
 
+// EMF metric lines are for CloudWatch: off here unless asked for (README, Configuration). On AWS
+// nothing sets the variable, so they are on.
+process.env.POWERTOOLS_METRICS_DISABLED ??= 'true';
 const env = { ...process.env };
 let stack: LocalStack | undefined;
 let stopping = false;
@@ -62,6 +66,12 @@ try {
   if (error instanceof ConfigError) fail(error.message);
   throw error;
 }
+const seedLive = env.SEED_LIVE?.trim() ?? '';
+if (!['', 'true', 'false'].includes(seedLive)) fail(`SEED_LIVE must be true or false, not ${JSON.stringify(seedLive.slice(0, 20))}.`);
+
+// The stack (handlers, SDKs, engine) loads once the variables are known to be good: a bad one is
+// refused without loading any of it.
+const [{ startLocalStack, StartError }, { FleetFileError, userPath }] = await Promise.all([import('./stack.js'), import('./seed-file.js')]);
 
 try {
   stack = await startLocalStack({
@@ -69,9 +79,10 @@ try {
     privatePort: checked.privatePort,
     dynamoPort: checked.dynamoPort,
     dynamoEndpoint: env.DYNAMODB_ENDPOINT || undefined,
-    dataDir: env.DATA_DIR || undefined,
+    dataDir: env.DATA_DIR ? userPath(env.DATA_DIR) : undefined,
     seed: env.SEED || 'demo',
     say,
+    seedLive: seedLive === 'true',
   });
 } catch (error) {
   if (error instanceof StartError || error instanceof ConfigError) fail(error.message);
@@ -94,7 +105,7 @@ const lines = [
   `  mcp      ${stack.publicUrl}/api/mcp               (MCP Streamable HTTP, stateless; metadata at ${stack.publicUrl}/.well-known/oauth-protected-resource/api/mcp)`,
   `  issuer   ${cfg.jwtIssuer}                  (OAuth sign-in for MCP clients, development only: ${stack.publicUrl}/.well-known/oauth-authorization-server)`,
   `  private  ${stack.privateUrl}/api/mcp/endpoint   (loopback only: the MCP broker's hop)`,
-  `  dynamodb ${stack.dynamoEndpoint}${env.DYNAMODB_ENDPOINT ? ' (external)' : ' (embedded dynalite' + (env.DATA_DIR ? `, on disk in ${env.DATA_DIR})` : ', in memory)')}`,
+  `  dynamodb ${stack.dynamoEndpoint}${env.DYNAMODB_ENDPOINT ? ' (external)' : ' (embedded dynalite' + (env.DATA_DIR ? `, on disk in ${userPath(env.DATA_DIR)})` : ', in memory)')}`,
   '',
 ];
 if ((env.SEED || 'demo') === 'demo') {

@@ -1,7 +1,7 @@
 import type { APIGatewayAuthorizerResult, APIGatewayProxyEvent, APIGatewayRequestAuthorizerEvent } from 'aws-lambda';
 import { config, type Config } from '../config.js';
 import { UnauthorizedError } from '../errors.js';
-import { headerValues } from '../middleware/rest-event.js';
+import { headerValues } from '../rest-event.js';
 import { logger } from '../observability/logger.js';
 import { authorizerContextOf } from './caller.js';
 import { doorAudience, doorOfResource, type Door } from './doors.js';

@@ -1,7 +1,7 @@
 import type { APIGatewayProxyEvent } from 'aws-lambda';
 import type { JWTPayload } from 'jose';
 import { config, type Config } from '../config.js';
-import { headerValues } from '../middleware/rest-event.js';
+import { headerValues } from '../rest-event.js';
 import { refusedAtDoor } from './challenge.js';
 import type { DoorName } from './doors.js';
 import { identityFromClaims, type CallerIdentity } from './identity.js';

@@ -56,7 +56,7 @@ export async function verifyBearerToken(token: string, options: VerifyOptions): 
       currentDate: new Date(now * 1000),
     }));
   } catch (cause) {
-    throw refusal(cause);
+    throw refusal(cause, options.issuer);
   }
   if (typeof payload.iat === 'number' && payload.iat > now + ISSUED_AT_SKEW_SECONDS) {
     throw new UnauthorizedError('The bearer token was issued in the future.');
@@ -81,10 +81,23 @@ export class AudienceMismatchError extends UnauthorizedError {
   }
 }
 
-function refusal(cause: unknown): Error {
+/** An issuer on this machine can only be the local stack's (`npm start`). */
+const LOCAL_ISSUER = /^https?:\/\/(localhost|127\.0\.0\.1|\[::1\])(:[0-9]+)?(\/|$)/;
+
+/**
+ * The refusal of a token from another issuer names the issuer expected (public: the protected
+ * resource metadata names it too), never what the token says; locally it says how to match it.
+ */
+function issuerRefusal(expected: string): string {
+  const hint = LOCAL_ISSUER.test(expected) ? '; make local tokens with the PORT (and JWT_ISSUER) that npm start runs with' : '';
+  return `The bearer token's "iss" claim is not the issuer this service accepts, "${expected}"${hint}.`;
+}
+
+function refusal(cause: unknown, issuer: string): Error {
   // The key source's own answers (an unknown key, an issuer that is down) stand as they are.
   if (cause instanceof HttpError) return cause;
   if (cause instanceof joseErrors.JWTExpired) return new UnauthorizedError('The bearer token has expired.', cause);
+  if (cause instanceof joseErrors.JWTClaimValidationFailed && cause.claim === 'iss') return new UnauthorizedError(issuerRefusal(issuer), cause);
   if (cause instanceof joseErrors.JWTClaimValidationFailed) {
     return new UnauthorizedError(`The bearer token's "${cause.claim}" claim is not acceptable.`, cause);
   }

@@ -210,8 +210,8 @@ const UNREADABLE_RECORDS_HEADER: JsonObject = {
 
 const STATUS_401 =
   '401 with `WWW-Authenticate: Bearer`: the bearer token is missing, malformed, badly signed, of the wrong issuer or audience, expired, or uses `alg: none`.';
-const STATUS_502 = '502 with `Retry-After`: DynamoDB (or what answered in its place) gave an answer that cannot be read, such as a page without items; never read as an empty result.';
-const STATUS_503 = '503 with `Retry-After`: DynamoDB is throttled, unavailable, or reset the connection after the SDK\'s bounded retries';
+const STATUS_502 = '502 with `Retry-After`: DynamoDB (or what answered in its place) gave an answer that cannot be read, such as a page without items, with a status below 500; never read as an empty result.';
+const STATUS_503 = '503 with `Retry-After`: DynamoDB is throttled, unavailable (a 5xx, whatever its body), or reset the connection after the SDK\'s bounded retries';
 const STATUS_504 = '504: DynamoDB or another dependency timed out.';
 const STATUS_500 = '500: anything unexpected.';
 

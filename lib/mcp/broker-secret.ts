@@ -6,6 +6,8 @@ import { config } from '../config.js';
  * set by `npm start`); on AWS it is read at run time from Secrets Manager (BROKER_CLIENT_SECRET_ARN)
  * and never appears in the template or the function's environment. Cached for a few minutes, so a
  * rotated secret is picked up without a deploy, and dropped at once when the issuer refuses it.
+ * Ours rather than Powertools Parameters' getSecret (the same cache): its fetch takes no abort
+ * signal, so it could not end with the invocation's deadline.
  */
 
 const CACHE_MS = 5 * 60_000;

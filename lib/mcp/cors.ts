@@ -1,7 +1,7 @@
 import type { MiddlewareObj, Request } from '@middy/core';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import { config } from '../config.js';
-import { headerValues } from '../middleware/rest-event.js';
+import { headerValues } from '../rest-event.js';
 
 /**
  * Cross-origin access to the MCP door for browser-based clients, admitted by origin

@@ -4,7 +4,7 @@ import { callerFromAuthorizer } from '../auth/caller.js';
 import { bearerToken } from '../auth/verify.js';
 import { config } from '../config.js';
 import { ForbiddenError, MethodNotAllowedError, NotFoundError } from '../errors.js';
-import { headerValues, singleHeader } from '../middleware/rest-event.js';
+import { headerValues, singleHeader } from '../rest-event.js';
 import { logger } from '../observability/logger.js';
 import { isAllowedOrigin, preflightHeaders } from './cors.js';
 import { UPSTREAM_CONCURRENCY } from './limits.js';

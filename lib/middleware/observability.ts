@@ -6,6 +6,7 @@ import {
   endRequestMetrics,
   flushRequestMetrics,
   recordAuthorizerFailure,
+  type InvocationMetrics,
   type Operation,
 } from '../observability/metrics.js';
 
@@ -18,31 +19,33 @@ interface ObservedResponse {
   statusCode?: number;
 }
 
-/** Where the start time of a request is kept: on the request, as concurrent local requests share one handler. */
-const startedAt = new WeakMap<Request, number>();
+/** Each request's metrics and start time: on the request, as concurrent local requests share one handler. */
+const inFlight = new WeakMap<Request, { invocation: InvocationMetrics; startedAt: number }>();
 
 /**
  * Request metrics for one operation: a `Requests` count in `before`; `Latency`, and a failure
  * class from the status the client finally gets, in `after` and `onError`; then one EMF line.
+ * Each request records into its own buffer (see beginRequestMetrics), so two requests in flight in
+ * one process (the local stack's MCP door and the observations request it makes) never share a line.
  * It must sit before `failureHandling()` in the chain, because middy runs `onError` in reverse
  * order of `use`: by the time this `onError` runs, the error has already become its response.
  */
 export function requestMetrics(options: ObservabilityOptions): MiddlewareObj {
   const startRequestMetrics = (request: Request): void => {
-    startedAt.set(request, performance.now());
-    beginRequestMetrics(options.operation);
+    inFlight.set(request, { invocation: beginRequestMetrics(options.operation), startedAt: performance.now() });
   };
 
   const finishRequestMetrics = (request: Request): void => {
-    const started = startedAt.get(request) ?? performance.now();
-    startedAt.delete(request);
+    const started = inFlight.get(request);
+    if (!started) return; // ended already (an error in `after` runs onError too), or never begun
+    inFlight.delete(request);
     const response = request.response as ObservedResponse | undefined;
     // An error nobody mapped (no failure middleware) would reach Lambda as a crash: count it as 5xx.
     const statusCode = typeof response?.statusCode === 'number' ? response.statusCode : request.error ? 500 : 200;
     try {
-      endRequestMetrics(statusCode, performance.now() - started);
+      endRequestMetrics(started.invocation, statusCode, performance.now() - started.startedAt);
     } finally {
-      flushRequestMetrics();
+      flushRequestMetrics(started.invocation);
     }
   };
 
@@ -83,12 +86,18 @@ export function observability(options: ObservabilityOptions): MiddlewareObj[] {
  * EMF line. An authorizer answers no HTTP status, so requestMetrics' classes do not apply.
  */
 export function authorizerMetrics(options: { refusalMessage: string }): MiddlewareObj {
-  const startAuthorizerMetrics = (): void => beginRequestMetrics('authorizer');
+  const started = new WeakMap<Request, InvocationMetrics>();
+  const startAuthorizerMetrics = (request: Request): void => {
+    started.set(request, beginRequestMetrics('authorizer'));
+  };
   const finishAuthorizerMetrics = (request: Request): void => {
+    const invocation = started.get(request);
+    if (!invocation) return;
+    started.delete(request);
     try {
       if (request.error && request.error.message !== options.refusalMessage) recordAuthorizerFailure();
     } finally {
-      flushRequestMetrics();
+      flushRequestMetrics(invocation);
     }
   };
   return { before: startAuthorizerMetrics, after: finishAuthorizerMetrics, onError: finishAuthorizerMetrics };

@@ -1,5 +1,5 @@
 import type { QueryCommandInput } from '@aws-sdk/client-dynamodb';
-import { PutCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { batchGetItems } from './batch-get.js';
 import { agentSortKey, agentsPartition, connectionKey, durableAgentKey, policyKey } from './keys.js';
 import { policyFromItem } from './policy.js';
@@ -91,23 +91,6 @@ export async function* agentRecordPages(
   if (held) yield { agents: [{ durable: held.durable, connection: held.connection }], unreadable: 0, queryPages: 0 };
 }
 
-/** Every agent of a tenant, collected (tests and small tenants; the inventory streams the pages). */
-export async function listTenantAgentRecords(
-  db: DynamoDBDocumentClient,
-  table: string,
-  tenantId: string,
-): Promise<{ agents: AgentRecords[]; unreadable: number; pages: number }> {
-  const agents: AgentRecords[] = [];
-  let unreadable = 0;
-  let pages = 0;
-  for await (const page of agentRecordPages(db, table, tenantId)) {
-    pages += page.queryPages;
-    unreadable += page.unreadable;
-    for (const agent of page.agents) agents.push(agent);
-  }
-  return { agents, unreadable, pages };
-}
-
 /**
  * Everything a dashboard read needs besides samples, in one BatchGetItem: the tenant's policy (or
  * the default) and the agent's durable and connection records by their exact keys, with how many
@@ -152,14 +135,4 @@ export function durableRecordItem(tenantId: string, record: DurableRecord): Reco
 /** The stored item of an agent's connection record: the one place that decides its shape. */
 export function connectionRecordItem(tenantId: string, record: ConnectionRecord): Record<string, unknown> {
   return Object.assign({} as Record<string, unknown>, connectionKey(tenantId, record.agent_id), { kind: RECORD_KIND.connection, tenant_id: tenantId }, record);
-}
-
-/** Writes (or overwrites) an agent's durable record. */
-export async function putDurableRecord(db: DynamoDBDocumentClient, table: string, tenantId: string, record: DurableRecord): Promise<void> {
-  await db.send(new PutCommand({ TableName: table, Item: durableRecordItem(tenantId, record) }));
-}
-
-/** Writes (or overwrites) an agent's connection record. */
-export async function putConnectionRecord(db: DynamoDBDocumentClient, table: string, tenantId: string, record: ConnectionRecord): Promise<void> {
-  await db.send(new PutCommand({ TableName: table, Item: connectionRecordItem(tenantId, record) }));
 }

@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { BatchGetItemCommand, type BatchGetItemCommandOutput, type KeysAndAttributes } from '@aws-sdk/client-dynamodb';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { UnreadableStoreAnswerError } from '../errors.js';
@@ -10,13 +11,11 @@ export class UnprocessedKeysError extends Error {
   override name = 'UnprocessedKeysError';
 }
 
-const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
-
 /**
  * The items at `keys` (up to 100) of one table, in one BatchGetItem: one request where separate
  * reads would take one each. Keys DynamoDB returns unprocessed are asked again with jittered
  * backoff, at most `maxRetries` times. Items come in no particular order; a key with no item gives
- * none.
+ * none. `signal` (the invocation's deadline) ends the requests and the waits between them.
  *
  * @throws UnreadableStoreAnswerError when the answer has no `Responses` for the table or an item
  *   that is not an object (never read as "no item"); UnprocessedKeysError past the retries.
@@ -26,7 +25,8 @@ export async function batchGetItems(db: DynamoDBDocumentClient, table: string, k
   let pending: KeysAndAttributes | undefined = { Keys: keys.map((k) => ({ pk: { S: k.pk }, sk: { S: k.sk } })), ConsistentRead: false };
   for (let round = 0; pending?.Keys && pending.Keys.length > 0; round++) {
     if (round > maxRetries) throw new UnprocessedKeysError(`DynamoDB left ${pending.Keys.length} key(s) unprocessed after ${maxRetries} retries`);
-    if (round > 0) await sleep(Math.random() * 25 * 2 ** round);
+    // The backoff ends with the deadline: an abort rejects the wait at once.
+    if (round > 0) await sleep(Math.random() * 25 * 2 ** round, undefined, signal ? { signal } : undefined);
     signal?.throwIfAborted();
     const out: BatchGetItemCommandOutput = await sendLowLevel<BatchGetItemCommandOutput>(db, new BatchGetItemCommand({ RequestItems: { [table]: pending } }), signal);
     const got = out?.Responses?.[table];

@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { BatchWriteItemCommand, type BatchWriteItemCommandOutput, type WriteRequest } from '@aws-sdk/client-dynamodb';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { toItem } from './attribute-values.js';
@@ -15,14 +16,14 @@ export interface BatchWriteOptions {
   baseDelayMs?: number;
   /** Called after each batch is fully written, with the number of items it held. */
   onWritten?: (count: number) => void;
+  /** Ends the write: the requests in flight and the waits between retries (an AbortError). */
+  signal?: AbortSignal;
 }
 
 /** Thrown when DynamoDB keeps returning a batch's items unprocessed past the retries. */
 export class UnprocessedItemsError extends Error {
   override name = 'UnprocessedItemsError';
 }
-
-const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
  * Writes (puts) `items` into `table` in BatchWriteItems of 25, several in flight. Items DynamoDB
@@ -42,6 +43,7 @@ export async function batchWriteItems(
   const concurrency = options.concurrency ?? 8;
   const maxRetries = options.maxRetries ?? 10;
   const baseDelayMs = options.baseDelayMs ?? 50;
+  const { signal } = options;
   const source = items[Symbol.iterator]();
   let written = 0;
   let failed = false;
@@ -62,8 +64,9 @@ export async function batchWriteItems(
       if (round > maxRetries) {
         throw new UnprocessedItemsError(`DynamoDB left ${pending.length} item(s) unprocessed after ${maxRetries} retries; try again later.`);
       }
-      if (round > 0) await sleep(Math.random() * Math.min(5_000, baseDelayMs * 2 ** (round - 1)));
-      const out = await sendLowLevel<BatchWriteItemCommandOutput>(db, new BatchWriteItemCommand({ RequestItems: { [table]: pending } }));
+      if (round > 0) await sleep(Math.random() * Math.min(5_000, baseDelayMs * 2 ** (round - 1)), undefined, signal ? { signal } : undefined);
+      signal?.throwIfAborted();
+      const out = await sendLowLevel<BatchWriteItemCommandOutput>(db, new BatchWriteItemCommand({ RequestItems: { [table]: pending } }), signal);
       pending = out.UnprocessedItems?.[table] ?? [];
     }
     written += batch.length;

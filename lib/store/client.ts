@@ -14,11 +14,22 @@ export interface ClientOptions {
 }
 
 /**
+ * An endpoint of AWS itself (`https://dynamodb.<region>.amazonaws.com`, a VPC endpoint's name under
+ * `amazonaws.com`, the `api.aws` dual-stack names), which needs real credentials. Any other
+ * endpoint is an engine that takes any (the embedded engine, DynamoDB Local on this machine or in
+ * a container, a test's stand-in).
+ */
+export function isAwsEndpoint(endpoint: string): boolean {
+  const host = new URL(endpoint).hostname.toLowerCase();
+  return /(^|\.)amazonaws\.com(\.cn)?$/.test(host) || /(^|\.)api\.aws$/.test(host);
+}
+
+/**
  * A DynamoDB document client with bounded attempts and timeouts (the SDK only warns on a request
- * timeout unless told to throw). Local engines get static dummy credentials; elsewhere the SDK's
- * provider applies, which the Lambda bundles narrow to the environment's credentials (see
- * infra/build.ts). Every client of the project, the service's, the CLIs' and the tests', is made
- * here.
+ * timeout unless told to throw). Engines that are not AWS get static dummy credentials; AWS (with
+ * or without an explicit endpoint) gets the SDK's provider, which the Lambda bundles
+ * narrow to the environment's credentials (see infra/build.ts). Every client of the project, the
+ * service's, the CLIs' and the tests', is made here.
  *
  * The SDK's logger middleware is removed: with no logger configured it still builds a filtered
  * deep copy of every answer (every item of every Query page) for a logger that discards it, which
@@ -29,7 +40,8 @@ export function createDocumentClient(options: ClientOptions): DynamoDBDocumentCl
     region: options.region,
     maxAttempts: options.maxAttempts,
     requestHandler: { connectionTimeout: options.timeoutMs, requestTimeout: options.timeoutMs, throwOnRequestTimeout: true },
-    ...(options.endpoint ? { endpoint: options.endpoint, credentials: { accessKeyId: 'local', secretAccessKey: 'local' } } : {}),
+    ...(options.endpoint ? { endpoint: options.endpoint } : {}),
+    ...(options.endpoint && !isAwsEndpoint(options.endpoint) ? { credentials: { accessKeyId: 'local', secretAccessKey: 'local' } } : {}),
     ...(options.credentials ? { credentials: options.credentials } : {}),
   });
   base.middlewareStack.remove(SDK_LOGGER_MIDDLEWARE);

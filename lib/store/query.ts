@@ -1,5 +1,10 @@
-import { QueryCommand, type DynamoDBClient, type QueryCommandInput, type QueryCommandOutput } from '@aws-sdk/client-dynamodb';
-import { QueryCommand as DocumentQueryCommand, type DynamoDBDocumentClient, type QueryCommandInput as DocumentQueryInput } from '@aws-sdk/lib-dynamodb';
+import { QueryCommand, type DynamoDBClient, type QueryCommandInput } from '@aws-sdk/client-dynamodb';
+import {
+  paginateQuery,
+  type DynamoDBDocumentClient,
+  type QueryCommand as DocumentQueryCommand,
+  type QueryCommandInput as DocumentQueryInput,
+} from '@aws-sdk/lib-dynamodb';
 import { UnreadableStoreAnswerError } from '../errors.js';
 import type { RawItem } from './records.js';
 
@@ -33,22 +38,33 @@ function checkedPage<T extends object>(page: { Items?: unknown; LastEvaluatedKey
 /**
  * The pages of one Query, followed to the last one (DynamoDB stops a page at 1 MB), as the store
  * sends them: items in their wire form, page by page, so a caller can read and drop each page
- * before the next. The next page is requested as soon as the current one arrives (one request in
- * flight at a time, as a plain loop), so the caller's work on a page overlaps the wait for the
- * next. Every read of a collection goes through here, so none can stop at its first page.
- * `signal` (the invocation's deadline) ends every page request, retries included.
+ * before the next. Every read of a collection goes through here, so none can stop at its first
+ * page. `signal` (the invocation's deadline) ends every page request, retries included.
+ *
+ * The pages come from lib-dynamodb's paginator, with two things it does not do: each page is
+ * checked (see checkedPage) before anything is done with it, and page n+1 is requested as soon as
+ * page n arrives, before page n is handed over (one request in flight at a time, as a plain loop
+ * would, but the caller's work on a page overlaps the wait for the next). The paginator sends
+ * each page as a low-level Query (`withCommand` swaps the document command for it), so items stay
+ * in wire form: the readers check their own items and skip the document client's translation.
  *
  * @throws UnreadableStoreAnswerError when a page is not a list of items (see checkedPage).
  */
 export async function* queryPages(db: DynamoDBDocumentClient, input: QueryCommandInput, signal?: AbortSignal): AsyncGenerator<RawItem[], void, undefined> {
-  const fetchPage = (startKey: RawItem | undefined): Promise<QueryCommandOutput> =>
-    sendLowLevel<QueryCommandOutput>(db, new QueryCommand({ ...input, ExclusiveStartKey: startKey }), signal);
-  let pending: Promise<QueryCommandOutput> | undefined = fetchPage(undefined);
+  const pages = paginateQuery(
+    { client: db, withCommand: (command) => new QueryCommand((command as DocumentQueryCommand).input as QueryCommandInput) },
+    // A copy: the paginator writes each page's start key into the input it is given.
+    { ...(input as DocumentQueryInput) },
+    signal ? { abortSignal: signal } : {},
+  );
+  let pending: Promise<IteratorResult<unknown>> | undefined = pages.next();
   try {
-    while (pending) {
-      const page: { items: RawItem[]; next: RawItem | undefined } = checkedPage<RawItem>(await pending);
-      const { items, next } = page;
-      pending = next ? fetchPage(next) : undefined;
+    for (;;) {
+      const result: IteratorResult<unknown> = await pending;
+      if (result.done) return;
+      // Checked before the next request: a malformed LastEvaluatedKey never becomes a start key.
+      const { items } = checkedPage<RawItem>(result.value as { Items?: unknown; LastEvaluatedKey?: unknown });
+      pending = pages.next();
       yield items;
     }
   } finally {
@@ -63,11 +79,8 @@ export async function* queryPages(db: DynamoDBDocumentClient, input: QueryComman
  */
 export async function queryAllDocuments(db: DynamoDBDocumentClient, input: DocumentQueryInput): Promise<Record<string, unknown>[]> {
   const items: Record<string, unknown>[] = [];
-  let startKey: Record<string, unknown> | undefined;
-  do {
-    const page = checkedPage<Record<string, unknown>>(await db.send(new DocumentQueryCommand({ ...input, ExclusiveStartKey: startKey })));
-    for (const item of page.items) items.push(item);
-    startKey = page.next;
-  } while (startKey);
+  for await (const page of paginateQuery({ client: db }, { ...input })) {
+    for (const item of checkedPage<Record<string, unknown>>(page).items) items.push(item);
+  }
   return items;
 }

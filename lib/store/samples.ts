@@ -1,7 +1,6 @@
 import { QueryCommand, type QueryCommandOutput } from '@aws-sdk/client-dynamodb';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { UnreadableStoreAnswerError } from '../errors.js';
-import { batchWriteItems, type BatchWriteOptions } from './batch-write.js';
 import { sampleKey, sampleSortKey, samplesPartition } from './keys.js';
 import { queryPages, sendLowLevel } from './query.js';
 import { RECORD_KIND, readSampleRecord, type SampleRecord } from './records.js';
@@ -102,22 +101,4 @@ export function sampleItem(tenantId: string, agentId: string, sample: SampleReco
     disk: sample.disk,
     [TTL_ATTRIBUTE]: Math.floor(at.getTime() / 1000) + retentionDays * 86_400,
   };
-}
-
-/** Writes samples in batches of 25, retrying unprocessed items with backoff; each carries its TTL. Idempotent by time. */
-export async function putSamples(
-  db: DynamoDBDocumentClient,
-  table: string,
-  tenantId: string,
-  agentId: string,
-  samples: SampleRecord[],
-  retentionDays: number,
-  options: BatchWriteOptions = {},
-): Promise<void> {
-  await batchWriteItems(
-    db,
-    table,
-    samples.map((s) => sampleItem(tenantId, agentId, s, retentionDays)),
-    options,
-  );
 }

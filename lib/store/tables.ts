@@ -1,7 +1,7 @@
 import {
   CreateTableCommand,
-  DescribeTableCommand,
   UpdateTimeToLiveCommand,
+  waitUntilTableExists,
   type CreateTableCommandInput,
   type DynamoDBClient,
 } from '@aws-sdk/client-dynamodb';
@@ -29,31 +29,38 @@ export function tableDefinition(tableName: string): CreateTableCommandInput {
   };
 }
 
-async function waitActive(client: AnyClient, tableName: string): Promise<void> {
-  for (let i = 0; i < 100; i++) {
-    const { Table } = await (client as DynamoDBClient).send(new DescribeTableCommand({ TableName: tableName }));
-    if (Table?.TableStatus === 'ACTIVE') return;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error(`table ${tableName} did not become active`);
-}
+/** How long a new table may take to become ACTIVE (seconds; an engine is at once, AWS takes a few). */
+const TABLE_ACTIVE_WITHIN_SECONDS = 60;
 
-async function ensureTable(client: AnyClient, tableName: string, ttlAttribute?: string): Promise<boolean> {
+async function ensureTable(client: AnyClient, tableName: string, ttlAttribute: string | undefined, signal: AbortSignal | undefined): Promise<boolean> {
+  const low = client as DynamoDBClient;
+  const options = signal ? { abortSignal: signal } : {};
   let created = false;
   try {
-    await (client as DynamoDBClient).send(new CreateTableCommand(tableDefinition(tableName)));
+    await low.send(new CreateTableCommand(tableDefinition(tableName)), options);
     created = true;
   } catch (error) {
     if ((error as { name?: string }).name !== 'ResourceInUseException') throw error;
   }
-  await waitActive(client, tableName);
+  try {
+    // The SDK's waiter: DescribeTable with backoff until ACTIVE, the time is up, or `signal` fires.
+    await waitUntilTableExists(
+      { client: low, minDelay: 0.1, maxDelay: 2, maxWaitTime: TABLE_ACTIVE_WITHIN_SECONDS, ...(signal ? { abortSignal: signal } : {}) },
+      { TableName: tableName },
+    );
+  } catch (error) {
+    signal?.throwIfAborted();
+    // The waiter's own message is a JSON dump of every answer it saw: say it in one sentence.
+    throw new Error(`table ${tableName} did not become active within ${TABLE_ACTIVE_WITHIN_SECONDS} s`, { cause: error });
+  }
   if (created && ttlAttribute) {
     try {
-      await (client as DynamoDBClient).send(
+      await low.send(
         new UpdateTimeToLiveCommand({
           TableName: tableName,
           TimeToLiveSpecification: { AttributeName: ttlAttribute, Enabled: true },
         }),
+        options,
       );
     } catch {
       // dynalite has no TTL; reads ignore samples past retention anyway (TTL deletion lags on AWS too).
@@ -62,13 +69,17 @@ async function ensureTable(client: AnyClient, tableName: string, ttlAttribute?: 
   return created;
 }
 
-/** Creates the data and audit tables when missing (local stack and seed CLI); idempotent. */
+/**
+ * Creates the data and audit tables when missing (local stack and seed CLI) and returns once both
+ * are ACTIVE; idempotent. Fails when a table is not ACTIVE within a minute, or when `signal` fires.
+ */
 export async function ensureTables(
   client: AnyClient,
   tables: { dataTable: string; auditTable: string },
+  signal?: AbortSignal,
 ): Promise<{ created: string[] }> {
   const created: string[] = [];
-  if (await ensureTable(client, tables.dataTable, TTL_ATTRIBUTE)) created.push(tables.dataTable);
-  if (await ensureTable(client, tables.auditTable)) created.push(tables.auditTable);
+  if (await ensureTable(client, tables.dataTable, TTL_ATTRIBUTE, signal)) created.push(tables.dataTable);
+  if (await ensureTable(client, tables.auditTable, undefined, signal)) created.push(tables.auditTable);
   return { created };
 }

@@ -150,7 +150,10 @@ describe('E2E: GET /api/agents over HTTP through the token authorizer', () => {
     const otherIssuer = await stack.issuer.sign({ issuer: 'https://evil.example.com', audience: config().jwtAudience, tenant: 'acme' });
     const notYet = await stack.token({ extra: { nbf: Math.floor(now / 1000) + 3600 } });
 
-    expectUnauthorized(await get(url, { Authorization: `Bearer ${otherIssuer}` }), 'The bearer token\'s "iss" claim is not acceptable.');
+    expectUnauthorized(
+      await get(url, { Authorization: `Bearer ${otherIssuer}` }),
+      `The bearer token's "iss" claim is not the issuer this service accepts, "${config().jwtIssuer}"; make local tokens with the PORT (and JWT_ISSUER) that npm start runs with.`,
+    );
     expectUnauthorized(await get(url, { Authorization: `Bearer ${notYet}` }), 'The bearer token\'s "nbf" claim is not acceptable.');
   });
 

@@ -1,17 +1,26 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { TestStack } from '../helpers/stack.js';
 
+/** The JSON lines written to stdout: log entries, and EMF metric lines (`_aws`) kept apart. */
+function jsonLines(chunks: string[]): { logs: Array<Record<string, unknown>>; emf: Array<Record<string, unknown>> } {
+  const all = chunks.join('').split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as Record<string, unknown>);
+  return { logs: all.filter((e) => !('_aws' in e)), emf: all.filter((e) => '_aws' in e) };
+}
+
 /**
- * What the handlers log during real requests. The logger is built when its module first loads, so
- * this file turns logging on before it loads anything of the service (other files keep it SILENT).
+ * What the handlers log and count during real requests. The logger and the metrics read their
+ * switches when they are built, so this file turns both on before it loads anything of the service
+ * (other files keep them off).
  */
-describe('E2E: logs of real requests', () => {
+describe('E2E: logs and metrics of real requests', () => {
   let stack: TestStack;
   let get: (typeof import('../helpers/stack.js'))['get'];
   const lines: string[] = [];
+  const warnings: string[] = [];
 
   beforeAll(async () => {
     process.env.POWERTOOLS_LOG_LEVEL = 'INFO';
+    process.env.POWERTOOLS_METRICS_DISABLED = 'false';
     const helpers = await import('../helpers/stack.js');
     get = helpers.get;
     stack = await helpers.startTestStack({
@@ -19,6 +28,10 @@ describe('E2E: logs of real requests', () => {
     });
     vi.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => {
       lines.push(typeof chunk === 'string' ? chunk : Buffer.from(chunk).toString('utf8'));
+      return true;
+    });
+    vi.spyOn(process.stderr, 'write').mockImplementation((chunk: string | Uint8Array) => {
+      warnings.push(typeof chunk === 'string' ? chunk : Buffer.from(chunk).toString('utf8'));
       return true;
     });
   });
@@ -38,7 +51,7 @@ describe('E2E: logs of real requests', () => {
     await get(`${stack.privateUrl}/api/mcp/endpoint?agent_id=a-1`, { ...headers, Authorization: `Bearer ${token}x` });
     await get(`${stack.publicUrl}/api/agents`, { ...headers, Authorization: `Bearer ${inventoryToken}` });
 
-    const entries = lines.join('').split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as Record<string, unknown>);
+    const entries = jsonLines(lines).logs;
     const text = JSON.stringify(entries);
     expect(entries.map((e) => [e.message, e.statusCode ?? 200])).toEqual([
       ['dashboard read', 200],
@@ -52,19 +65,32 @@ describe('E2E: logs of real requests', () => {
     for (const part of [...token.split('.').slice(1), ...inventoryToken.split('.').slice(1)]) expect(text).not.toContain(part);
   });
 
-  it('at the MCP door, never contain the MCP token, the exchanged token or the reason text', async () => {
+  it('at the MCP door, never contain the MCP token, the exchanged token or the reason text; each invocation counts in its own metrics line', async () => {
     const { Client, StreamableHTTPClientTransport } = await import('@modelcontextprotocol/client');
     const mcpToken = await stack.mcpToken({ tenant: 'acme', subject: 'bob' });
     const reason = 'the user reports a fan that never stops';
     lines.length = 0;
+    warnings.length = 0;
     const client = new Client({ name: 'logging-test', version: '1.0.0' });
     await client.connect(new StreamableHTTPClientTransport(new URL(`${stack.publicUrl}/api/mcp`), { requestInit: { headers: { Authorization: `Bearer ${mcpToken}` } } }));
     const result = await client.callTool({ name: 'observations', arguments: { agent_id: 'a-1', reason } });
     await client.close();
 
-    const entries = lines.join('').split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as Record<string, unknown>);
+    const { logs: entries, emf } = jsonLines(lines);
     const text = JSON.stringify(entries);
     expect(result.isError).toBeFalsy();
+    // One metrics line per invocation, each with only its own metrics, and no warning about a shared buffer.
+    const mcpLines = emf.filter((e) => e.operation === 'mcp'); // the client's handshake, the tool call, its goodbye
+    const toolCallLines = mcpLines.filter((e) => 'ToolCalls' in e);
+    const observationsLines = emf.filter((e) => e.operation === 'getEndpointObservations');
+    expect(mcpLines.every((e) => e.Requests === 1)).toBe(true);
+    expect(toolCallLines).toHaveLength(1);
+    expect(observationsLines).toHaveLength(1);
+    expect(toolCallLines[0]).toMatchObject({ Requests: 1, ToolCalls: 1, tool: 'observations', statusCode: '200' });
+    expect(toolCallLines[0]).not.toHaveProperty('AuditWrites');
+    expect(observationsLines[0]).toMatchObject({ Requests: 1, AuditWrites: 1, statusCode: '200' });
+    expect(observationsLines[0]).not.toHaveProperty('ToolCalls');
+    expect(warnings.join('')).not.toContain('has already been added');
     expect(entries.some((e) => e.message === 'dashboard read through the broker' && e.tenant === 'acme' && e.subject === 'bob')).toBe(true);
     // The observations handler logged the read the broker made, under the same user.
     expect(entries.some((e) => e.message === 'dashboard read' && e.broker === 'local-broker' && e.subject === 'bob')).toBe(true);

@@ -1,6 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import { Metrics } from '@aws-lambda-powertools/metrics';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { demoFleet } from '../../infra/local/demo.js';
 import { BROKER_REFUSALS } from '../../lib/auth/broker.js';
@@ -8,7 +9,7 @@ import { config, resetConfig } from '../../lib/config.js';
 import { EndpointList } from '../../lib/contract/mcp-tools.js';
 import { EndpointDashboard } from '../../lib/contract/schemas.js';
 import { logger } from '../../lib/observability/logger.js';
-import { METRIC, metrics } from '../../lib/observability/metrics.js';
+import { METRIC } from '../../lib/observability/metrics.js';
 import { listAuditItems } from '../../lib/store/audit.js';
 import { dynamo, setDynamo } from '../../lib/store/client.js';
 import { eventFixture, testContext } from '../helpers/events.js';
@@ -469,7 +470,7 @@ describe('E2E: upstream failures reach the assistant as one sentence, never as a
 
   /** How often `fn` made the MCP door log and count a broker misconfiguration (the alarm's metric). */
   async function misconfigurationsDuring<T>(fn: () => Promise<T>): Promise<{ result: T; counted: number; logged: number }> {
-    const counted = vi.spyOn(metrics, 'addMetric');
+    const counted = vi.spyOn(Metrics.prototype, 'addMetric');
     const logged = vi.spyOn(logger, 'error');
     try {
       const result = await fn();

@@ -55,14 +55,27 @@ export async function resettingEndpoint(): Promise<{ endpoint: string; resets: (
   };
 }
 
-/** An HTTP server answering every request `200` with `body` as DynamoDB's JSON (a fault injector). */
-export async function answeringEndpoint(body: string): Promise<{ endpoint: string; requests: () => number; close(): Promise<void> }> {
+/** What a fault injector answers to one DynamoDB operation (the `X-Amz-Target` after the dot). */
+export interface InjectedAnswer {
+  statusCode?: number;
+  contentType?: string;
+  body: string;
+}
+
+/**
+ * An HTTP server answering every request with `answer`: a 200 with that body as DynamoDB's JSON
+ * when it is a string, else what the function gives for the request's operation (a fault injector
+ * or a stand-in, named so by the tests that use it).
+ */
+export async function answeringEndpoint(answer: string | ((operation: string) => InjectedAnswer)): Promise<{ endpoint: string; requests: () => number; close(): Promise<void> }> {
   let requests = 0;
   const server = createHttpServer((req, res) => {
     requests += 1;
+    const operation = String(req.headers['x-amz-target'] ?? '').split('.').pop() ?? '';
+    const { statusCode = 200, contentType = 'application/x-amz-json-1.0', body } = typeof answer === 'string' ? { body: answer } : answer(operation);
     req.resume();
     req.on('end', () => {
-      res.writeHead(200, { 'Content-Type': 'application/x-amz-json-1.0' });
+      res.writeHead(statusCode, { 'Content-Type': contentType });
       res.end(body);
     });
   });
@@ -110,6 +123,42 @@ export async function holdingProxy(target: string, holds: (operation: string) =>
   return {
     endpoint: `http://127.0.0.1:${port}`,
     held: () => held,
+    close: () =>
+      new Promise<void>((r) => {
+        server.closeAllConnections();
+        server.close(() => r());
+      }),
+  };
+}
+
+/**
+ * A proxy in front of a real engine that forwards every request and counts them: how many it
+ * received, and the most it had in flight (received, not yet answered) at once.
+ */
+export async function countingProxy(target: string): Promise<{ endpoint: string; received: () => number; mostInFlight: () => number; close(): Promise<void> }> {
+  const { request } = await import('node:http');
+  const upstream = new URL(target);
+  let received = 0;
+  let inFlight = 0;
+  let mostInFlight = 0;
+  const server = createHttpServer((req, res) => {
+    received += 1;
+    inFlight += 1;
+    mostInFlight = Math.max(mostInFlight, inFlight);
+    res.on('close', () => (inFlight -= 1));
+    const forward = request({ host: upstream.hostname, port: upstream.port, method: req.method, path: req.url, headers: req.headers }, (answer) => {
+      res.writeHead(answer.statusCode ?? 502, answer.headers);
+      answer.pipe(res);
+    });
+    forward.on('error', () => res.destroy());
+    req.pipe(forward);
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const { port } = server.address() as AddressInfo;
+  return {
+    endpoint: `http://127.0.0.1:${port}`,
+    received: () => received,
+    mostInFlight: () => mostInFlight,
     close: () =>
       new Promise<void>((r) => {
         server.closeAllConnections();

@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { OFFLINE_PACKAGING_ENV, ROOT } from '../../infra/build.js';
@@ -30,26 +30,20 @@ export interface PackagedTemplate {
 
 /** The safety net for a hung osls; packaging takes seconds. */
 const PACKAGING_TIMEOUT_MS = 240_000;
-const LOCK = join(ROOT, 'dist', '.packaging.lock');
 
 /**
  * Runs `npm run package` as a user would (build, then osls package), offline (no network at all
  * where `unshare` allows) and without AWS credentials, into a fresh folder, and reads the template
- * and the service state osls wrote there. Runs of this in other test files wait for each other:
- * each one rebuilds dist/, and osls reads dist/private-api-deployment.json twice (its logical id
- * and its resource), so a build in between would mismatch the two.
+ * and the service state osls wrote there. Run once per test run, by the template project's global
+ * setup (test/helpers/template-setup.ts), which hands the result to the template test files: nothing
+ * else builds into dist/ during a run, so osls reads one consistent build.
  */
 export async function packageTemplate(): Promise<PackagedTemplate> {
   const outDir = mkdtempSync(join(tmpdir(), 'osls-package-'));
-  const release = await acquireLock();
-  try {
-    const command = ['npm', 'run', '--silent', 'package', '--', '--package', outDir];
-    const [file, ...args] = canCutNetwork ? ['unshare', '-n', ...command] : command;
-    const run = spawnSync(file!, args, { cwd: ROOT, encoding: 'utf8', env: credentialFreeEnv(), timeout: PACKAGING_TIMEOUT_MS });
-    if (run.status !== 0) throw new Error(`npm run package failed (${run.status ?? run.signal}):\n${run.stdout}\n${run.stderr}`);
-  } finally {
-    release();
-  }
+  const command = ['npm', 'run', '--silent', 'package', '--', '--package', outDir];
+  const [file, ...args] = canCutNetwork ? ['unshare', '-n', ...command] : command;
+  const run = spawnSync(file!, args, { cwd: ROOT, encoding: 'utf8', env: credentialFreeEnv(), timeout: PACKAGING_TIMEOUT_MS });
+  if (run.status !== 0) throw new Error(`npm run package failed (${run.status ?? run.signal}):\n${run.stdout}\n${run.stderr}`);
   return {
     outDir,
     template: JSON.parse(readFileSync(join(outDir, 'cloudformation-template-update-stack.json'), 'utf8')) as Json,
@@ -62,38 +56,22 @@ export function removePackage(packaged: PackagedTemplate | undefined): void {
 }
 
 /**
- * A lock folder holding the owner's pid; mkdir is atomic. A lock whose owner died (a test run
- * killed mid-packaging) is taken over rather than waited on.
+ * The logical ids of the resources the CloudFormation fragments under infra/ declare (serverless.yml
+ * includes them): a packaged template must hold every one. Read from the YAML's own layout (a
+ * `Resources:` key, ids two spaces in), which every fragment follows.
  */
-async function acquireLock(): Promise<() => void> {
-  mkdirSync(join(ROOT, 'dist'), { recursive: true });
-  const deadline = Date.now() + PACKAGING_TIMEOUT_MS;
-  for (;;) {
-    try {
-      mkdirSync(LOCK);
-      writeFileSync(join(LOCK, 'pid'), String(process.pid));
-      return () => rmSync(LOCK, { recursive: true, force: true });
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+export function fragmentResourceIds(): string[] {
+  const ids: string[] = [];
+  for (const file of readdirSync(join(ROOT, 'infra')).filter((f) => f.endsWith('.yml')).sort()) {
+    const lines = readFileSync(join(ROOT, 'infra', file), 'utf8').split('\n');
+    let inResources = false;
+    for (const line of lines) {
+      if (/^\S/.test(line)) inResources = line.startsWith('Resources:');
+      else if (inResources) {
+        const id = /^ {2}([A-Za-z0-9]+):\s*$/.exec(line)?.[1];
+        if (id) ids.push(id);
+      }
     }
-    if (ownerIsGone()) rmSync(LOCK, { recursive: true, force: true });
-    else if (Date.now() > deadline) throw new Error(`${LOCK} is still held after ${PACKAGING_TIMEOUT_MS / 1000} s`);
-    else await new Promise((resolve) => setTimeout(resolve, 200));
   }
-}
-
-function ownerIsGone(): boolean {
-  let pid: number;
-  try {
-    pid = Number(readFileSync(join(LOCK, 'pid'), 'utf8'));
-  } catch {
-    return false; // just created, pid not written yet
-  }
-  if (!Number.isInteger(pid) || pid <= 0) return false;
-  try {
-    process.kill(pid, 0);
-    return false;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'ESRCH';
-  }
+  return ids;
 }

@@ -164,6 +164,36 @@ describe('Script: infra/build.ts (npm run build)', () => {
     }
   });
 
+  it('leaves DynamoDB endpoint discovery out of every bundle, and zod\'s JSON Schema generator out of all but the MCP door\'s', () => {
+    const has = (name: FunctionName, pattern: RegExp): boolean => Object.keys(built.get(name)!.metafile.inputs).some((i) => pattern.test(i));
+
+    for (const name of NAMES) {
+      expect(has(name, /middleware-endpoint-discovery|endpoint-cache|mnemonist/)).toBe(false);
+      expect(has(name, /infra\/bundle\/no-endpoint-discovery\.ts$/)).toBe(true);
+    }
+    expect([has('inventory', /zod\/v4\/core\/to-json-schema/), has('observations', /zod\/v4\/core\/to-json-schema/), has('mcp', /zod\/v4\/core\/to-json-schema/)]).toEqual([false, false, true]);
+  });
+
+  it('runs the observations bundle alone without zod\'s JSON Schema generator: its configuration parses (zod) and a request without a token is a text/plain 401', () => {
+    const alone = mkdtempSync(join(tmpdir(), 'bundle-obs-'));
+    cpSync(join(dist, 'observations'), alone, { recursive: true });
+    const script = `
+      const { handler } = await import('./index.mjs');
+      const context = { awsRequestId: 'req-bundle-2', functionName: 'observations', getRemainingTimeInMillis: () => 10000 };
+      const event = { resource: '/api/mcp/endpoint', path: '/api/mcp/endpoint', httpMethod: 'GET', headers: {}, multiValueHeaders: {},
+        queryStringParameters: null, multiValueQueryStringParameters: null, requestContext: { requestId: 'api-2' } };
+      const response = await handler(event, context);
+      process.stdout.write('RESPONSE ' + JSON.stringify(response) + '\\n');`;
+
+    const run = runIsolated(alone, script);
+
+    rmSync(alone, { recursive: true, force: true });
+    expect(run.stderr).toBe('');
+    const response = JSON.parse(run.stdout.split('\n').find((l) => l.startsWith('RESPONSE '))!.slice('RESPONSE '.length)) as { statusCode: number; body: string };
+    expect(response.statusCode).toBe(401);
+    expect(response.body).toMatch(/^A bearer token is required\. \(request id: req-bundle-2\)\n$/);
+  });
+
   it("signs DynamoDB requests with the environment's credentials, and never looks for others (fake DynamoDB that records headers)", async () => {
     const dynamo = await recordingDynamo();
     const alone = mkdtempSync(join(tmpdir(), 'bundle-creds-'));
@@ -197,12 +227,27 @@ describe('Script: infra/build.ts (npm run build)', () => {
     expect(dynamo.requests).toEqual([]);
   });
 
-  it('gives the same zip for the same files (no timestamps), so an unchanged function is not redeployed', () => {
-    const once = zipDirectory(join(dist, 'inventory'));
-    const again = zipDirectory(join(dist, 'inventory'));
+  it('gives the same zip for the same files (no timestamps), so an unchanged function is not redeployed', async () => {
+    const once = await zipDirectory(join(dist, 'inventory'));
+    const again = await zipDirectory(join(dist, 'inventory'));
 
     expect(once.equals(again)).toBe(true);
     expect(once.equals(readFileSync(join(dist, 'inventory.zip')))).toBe(true);
+  });
+
+  it('gives the same zip on a machine in another time zone (zip times are local times)', async () => {
+    const here = await zipDirectory(join(dist, 'inventory'));
+    const tz = process.env.TZ;
+    let elsewhere: Buffer;
+    try {
+      process.env.TZ = 'Pacific/Kiritimati'; // UTC+14: the dates differ from UTC's for half the day
+      elsewhere = await zipDirectory(join(dist, 'inventory'));
+    } finally {
+      if (tz === undefined) delete process.env.TZ;
+      else process.env.TZ = tz;
+    }
+
+    expect(elsewhere.equals(here)).toBe(true);
   });
 
   it('runs the inventory bundle alone: a request no authorizer judged is a text/plain 401 and one EMF line', () => {

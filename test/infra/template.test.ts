@@ -3,13 +3,13 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ROOT } from '../../infra/build.js';
+import { describe, expect, inject, it } from 'vitest';
+import { FUNCTIONS, ROOT } from '../../infra/build.js';
 import { GATEWAY_RESPONSES, gatewayResponseResources } from '../../infra/gateway-responses.js';
 import { ROUTES, type Route } from '../../infra/local/routes.js';
 import { DOORS } from '../../lib/auth/doors.js';
 import { METRIC, METRICS_NAMESPACE } from '../../lib/observability/metrics.js';
-import { canCutNetwork, credentialFreeEnv, packageTemplate, removePackage, type Json, type PackagedTemplate } from '../helpers/package.js';
+import { canCutNetwork, credentialFreeEnv, fragmentResourceIds, type Json } from '../helpers/package.js';
 import { readZip } from './zip.js';
 
 /**
@@ -31,9 +31,8 @@ const EXAMPLE = {
   brokerSecretArn: 'arn:aws:secretsmanager:us-east-1:123456789012:secret:mcp-broker-client-secret-AbCdEf',
 };
 
-let packaged: PackagedTemplate | undefined;
-let template: Json;
-let state: Json;
+// Packaged once per run by the template project's global setup (test/helpers/template-setup.ts).
+const { template, state } = inject('packagedTemplate');
 
 const resources = (): Array<[string, Json]> => Object.entries(template.Resources as Json);
 const ofType = (type: string): Array<[string, Json]> => resources().filter(([, r]) => r.Type === type);
@@ -82,18 +81,14 @@ function routesOfTemplate(): TemplateRoute[] {
   });
 }
 
-beforeAll(async () => {
-  packaged = await packageTemplate();
-  ({ template, state } = packaged);
-}, 300_000);
-
-afterAll(() => {
-  removePackage(packaged);
-});
-
 describe('Template: npm run package', () => {
-  it(`packages with no AWS credentials${canCutNetwork ? ' and no network' : ''}`, () => {
-    expect(Object.keys(template.Resources as Json).length).toBeGreaterThan(30);
+  it(`packages with no AWS credentials${canCutNetwork ? ' and no network' : ''} a template holding every resource of infra/*.yml and a function per bundle`, () => {
+    const ids = Object.keys(template.Resources as Json);
+
+    expect(fragmentResourceIds().filter((id) => !ids.includes(id))).toEqual([]);
+    expect(ofType('AWS::Lambda::Function').map(([id]) => id).sort()).toEqual(
+      expect.arrayContaining(Object.keys(FUNCTIONS).map((name) => `${name[0]!.toUpperCase()}${name.slice(1)}LambdaFunction`)),
+    );
   });
 
   describe('Bundles', () => {
@@ -167,6 +162,9 @@ describe('Template: npm run package', () => {
       }
       expect(resource('AuthorizerLambdaFunction').Properties).toMatchObject({ MemorySize: 256, Timeout: 6, Environment: { Variables: { MCP_AUDIENCE: EXAMPLE.mcpAudience } } });
       expect(resource('AuthorizerLambdaFunction').Properties.VpcConfig).toBeUndefined();
+      // An inventory token must not open the MCP door: the audiences the authorizer checks at the two doors differ.
+      const audiences = resource('AuthorizerLambdaFunction').Properties.Environment.Variables;
+      expect(audiences.JWT_AUDIENCE).not.toEqual(audiences.MCP_AUDIENCE);
     });
 
     it("streams the inventory through Lambda's response-streaming invocation, with its own integration timeout", () => {

@@ -1,9 +1,9 @@
 import fc from 'fast-check';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, inject, it } from 'vitest';
 import { agentsPartition, auditPartition, policyKey, samplesPartition } from '../../lib/store/keys.js';
 import { tenantSessionRequest, type FenceKind } from '../../lib/store/tenant-fence.js';
 import { decide, sessionArn, templateRoles, type Decision, type TemplateRole } from '../helpers/iam.js';
-import { packageTemplate, removePackage, type Json, type PackagedTemplate } from '../helpers/package.js';
+import type { Json } from '../helpers/package.js';
 
 /**
  * The tenant fence, judged by an independent IAM evaluator (`@cloud-copilot/iam-simulate`), not by
@@ -17,21 +17,17 @@ import { packageTemplate, removePackage, type Json, type PackagedTemplate } from
  * every partition key the request names).
  */
 
-let packaged: PackagedTemplate | undefined;
 let roles: Record<string, TemplateRole>;
 let dataTable: string;
 let auditTable: string;
 
-beforeAll(async () => {
-  packaged = await packageTemplate();
-  roles = templateRoles(packaged.template);
-  const tables = packaged.template.Resources as Json;
+beforeAll(() => {
+  // Packaged once per run by the template project's global setup (test/helpers/template-setup.ts).
+  const { template } = inject('packagedTemplate');
+  roles = templateRoles(template);
+  const tables = template.Resources as Json;
   dataTable = `arn:aws:dynamodb:us-east-1:123456789012:table/${tables.DataTable.Properties.TableName as string}`;
   auditTable = `arn:aws:dynamodb:us-east-1:123456789012:table/${tables.AuditTable.Properties.TableName as string}`;
-}, 300_000);
-
-afterAll(() => {
-  removePackage(packaged);
 });
 
 /** Tenant ids as issuers write them, the awkward ones favoured (issue 16). */

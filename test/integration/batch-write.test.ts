@@ -98,4 +98,19 @@ describe('Function: batchWriteItems', () => {
       await fake.close();
     }
   });
+
+  it('stops waiting between retries when its signal fires, not after the wait (fault injector: a throttling stand-in)', async () => {
+    const fake = await throttlingDynamo((_call, puts) => puts);
+    try {
+      const started = performance.now();
+      // The first retry waits up to 5 s (full jitter over baseDelayMs); the signal fires long before.
+      const write = batchWriteItems(documentClient(fake.endpoint), 'table', items(5), { baseDelayMs: 5_000, signal: AbortSignal.timeout(200) });
+
+      await expect(write).rejects.toMatchObject({ name: 'AbortError' });
+      expect(performance.now() - started).toBeLessThan(1_500);
+      expect(fake.calls()).toBe(1);
+    } finally {
+      await fake.close();
+    }
+  });
 });

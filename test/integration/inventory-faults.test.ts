@@ -63,6 +63,24 @@ describe('Handler: inventory when DynamoDB fails (real network faults)', () => {
     expect(performance.now() - started).toBeLessThan(2_000);
   });
 
+  it('returns 503 with Retry-After, not 502, when the store answers 503 with a load balancer\'s HTML page (stand-in: a server answering 503 text/html)', async () => {
+    const balancer = await answeringEndpoint(() => ({
+      statusCode: 503,
+      contentType: 'text/html',
+      body: '<html><head><title>503 Service Temporarily Unavailable</title></head><body><h1>503 Service Temporarily Unavailable</h1></body></html>',
+    }));
+    cleanups.push(balancer.close);
+    pointAt(balancer.endpoint);
+
+    const response = await list();
+
+    expect(balancer.requests()).toBe(2); // both bounded attempts: the SDK retries a 503
+    expect(response.statusCode).toBe(503);
+    expect(response.headers['Content-Type']).toBe('text/plain; charset=utf-8');
+    expect(response.headers['Retry-After']).toMatch(/^[0-9]+$/);
+    expect(response.body).toMatch(/^The inventory store is unavailable right now; try again later\. \(request id: [0-9a-f-]{36}\)\n$/);
+  });
+
   it.each([
     ['a page without Items', '{}'],
     ['Items that is not a list', '{"Items":"none"}'],

@@ -7,12 +7,12 @@ import { loadFleet, type FleetAgent } from '../../infra/local/fleet.js';
 import { authorizerContextOf } from '../../lib/auth/caller.js';
 import { config } from '../../lib/config.js';
 import { AgentInventory } from '../../lib/contract/schemas.js';
-import { listTenantAgentRecords } from '../../lib/store/agents.js';
 import { connectionKey, durableAgentKey } from '../../lib/store/keys.js';
 import { expectResponseMatchesContract } from '../helpers/contract.js';
 import { startTestEngine, type TestEngine } from '../helpers/engine.js';
 import { useEngine } from '../helpers/env.js';
 import { eventFixture, setHeader, testContext } from '../helpers/events.js';
+import { listTenantAgentRecords } from '../helpers/store.js';
 
 type Event = APIGatewayProxyEvent;
 type Result = { statusCode: number; headers: Record<string, string>; body: string; isBase64Encoded?: boolean };

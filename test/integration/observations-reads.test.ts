@@ -5,7 +5,7 @@ import { loadFleet } from '../../infra/local/fleet.js';
 import { EndpointDashboard } from '../../lib/contract/schemas.js';
 import { readEndpointObservations } from '../../lib/observations/read.js';
 import { setDynamo } from '../../lib/store/client.js';
-import { sampleKey } from '../../lib/store/keys.js';
+import { policyKey, sampleKey } from '../../lib/store/keys.js';
 import { documentClient, startTestEngine, type TestEngine } from '../helpers/engine.js';
 import { useEngine } from '../helpers/env.js';
 import { answeringEndpoint } from '../helpers/faults.js';
@@ -116,6 +116,16 @@ describe('Function: readEndpointObservations against a real DynamoDB API', () =>
     expect(dashboard.findings).toContainEqual(expect.objectContaining({ label: 'Unreadable samples', detail: expect.stringMatching(/^1 stored sample of this endpoint could not be read/) }));
     expect(dashboard.metrics?.map((m) => m.value)).toEqual([null, null, null]);
     expect(dashboard.history).toEqual([]);
+  });
+
+  it('fails rather than fall back to the default policy (and drop a ticket rule) when a tenant\'s stored policy cannot be read', async () => {
+    await loadFleet(engine.db, engine.tables, { tenants: [{ tenant_id: 'strict', agents: [agent('s-1')] }] }, 8);
+    await engine.db.send(new PutCommand({ TableName: engine.tables.dataTable, Item: { ...policyKey('strict'), kind: 'policy', tenant_id: 'strict', ticket: 'sometimes' } }));
+
+    const reading = readEndpointObservations({ tenantId: 'strict', query: { agent_id: 's-1', minutes: 60, limit: 100 }, attribution: { reason: 'test' }, now: new Date(minute) });
+
+    await expect(reading).rejects.toThrow();
+    await expect(reading).rejects.not.toHaveProperty('statusCode');
   });
 
   it('never takes a sample stamped after now as the newest one (the window is bounded by now, and so is this read)', async () => {

@@ -1,9 +1,10 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { exportJWK, generateKeyPair, type JWK } from 'jose';
+import { Metrics } from '@aws-lambda-powertools/metrics';
 import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { RemoteKeySet } from '../../lib/auth/key-set.js';
-import { METRIC, metrics } from '../../lib/observability/metrics.js';
+import { METRIC } from '../../lib/observability/metrics.js';
 import { closedPortEndpoint } from '../helpers/faults.js';
 
 /**
@@ -71,6 +72,21 @@ describe('Class: RemoteKeySet', () => {
     expect(fetches).toBe(1);
   });
 
+  it('follows a redirect of the key set URL, as a browser or fetch would', async () => {
+    let asked = 0;
+    answer = (res) => {
+      asked += 1;
+      if (asked === 1) {
+        res.writeHead(301, { Location: '/keys/current.json' });
+        res.end();
+      } else jwks(keyA)(res);
+    };
+    const { keys } = keySet();
+
+    await expect(keys.getKey(header('key-a'))).resolves.toBeDefined();
+    expect(fetches).toBe(2);
+  });
+
   it('finds a rotated key after the cooldown', async () => {
     const { keys, clock } = keySet({ cooldownMs: 30_000 });
     await keys.getKey(header('key-a'));
@@ -90,7 +106,7 @@ describe('Class: RemoteKeySet', () => {
     ['only an encryption key', jwks({ kty: 'RSA', kid: 'enc', use: 'enc', n: 'x', e: 'AQAB' })],
   ])('answers 503 with Retry-After, and counts it, when the key set answers %s', async (_what, respond) => {
     answer = respond;
-    const counted = vi.spyOn(metrics, 'addMetric');
+    const counted = vi.spyOn(Metrics.prototype, 'addMetric');
     const { keys } = keySet();
 
     await expect(keys.getKey(header('key-a'))).rejects.toMatchObject({

@@ -2,12 +2,12 @@ import type { MiddlewareObj, Request } from '@middy/core';
 import type { APIGatewayProxyEvent } from 'aws-lambda';
 import { config } from '../config.js';
 import { ServiceUnavailableError } from '../errors.js';
-import type { ObservationsContext } from '../observations/context.js';
+import { deadlineOf } from '../middleware/deadline.js';
+import type { ObservationsContext } from './context.js';
 import { logger } from '../observability/logger.js';
 import { recordAuditWrite } from '../observability/metrics.js';
 import { putAuditItem, type AuditItem } from '../store/audit.js';
 import { tenantAuditDynamo } from '../store/tenant-client.js';
-import { deadlineOf } from './deadline.js';
 
 type ObservationsRequest = Request<APIGatewayProxyEvent, unknown, Error, ObservationsContext>;
 interface Response {

@@ -1,5 +1,5 @@
 import type { APIGatewayProxyEvent } from 'aws-lambda';
-import { BadRequestError } from '../errors.js';
+import { BadRequestError } from './errors.js';
 
 /**
  * Reading a REST API payload-1.0 event without guessing: every value of a header (case-insensitive)

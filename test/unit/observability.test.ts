@@ -14,6 +14,7 @@ let middy: Middy;
 let observability: typeof import('../../lib/middleware/observability.js').observability;
 let authorizerObservability: typeof import('../../lib/middleware/observability.js').authorizerObservability;
 let failureHandling: typeof import('../../lib/middleware/failures.js').failureHandling;
+let HANDLER_OPTIONS: typeof import('../../lib/middleware/failures.js').HANDLER_OPTIONS;
 let metricsModule: typeof import('../../lib/observability/metrics.js');
 let errors: typeof import('../../lib/errors.js');
 let logger: typeof import('../../lib/observability/logger.js').logger;
@@ -21,7 +22,7 @@ let logger: typeof import('../../lib/observability/logger.js').logger;
 beforeAll(async () => {
   middy = (await import('@middy/core')).default;
   ({ observability, authorizerObservability } = await import('../../lib/middleware/observability.js'));
-  ({ failureHandling } = await import('../../lib/middleware/failures.js'));
+  ({ failureHandling, HANDLER_OPTIONS } = await import('../../lib/middleware/failures.js'));
   metricsModule = await import('../../lib/observability/metrics.js');
   errors = await import('../../lib/errors.js');
   ({ logger } = await import('../../lib/observability/logger.js'));
@@ -33,15 +34,20 @@ interface EmfBlob {
 }
 
 let stdout: string[] = [];
+let stderr: string[] = [];
 
 beforeEach(() => {
   stdout = [];
+  stderr = [];
   vi.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => {
     stdout.push(typeof chunk === 'string' ? chunk : Buffer.from(chunk).toString('utf8'));
     return true;
   });
-  // 5xx failures are logged at ERROR, on stderr: keep the test output clean.
-  vi.spyOn(process.stderr, 'write').mockImplementation(() => true);
+  // 5xx failures are logged at ERROR, on stderr: kept out of the test output, and read where it matters.
+  vi.spyOn(process.stderr, 'write').mockImplementation((chunk: string | Uint8Array) => {
+    stderr.push(typeof chunk === 'string' ? chunk : Buffer.from(chunk).toString('utf8'));
+    return true;
+  });
 });
 
 afterEach(() => {
@@ -83,11 +89,18 @@ function context(awsRequestId: string): Context {
 
 const event = { requestContext: { requestId: 'api-gw-request-1' } };
 
-function handlerThat(body: () => Promise<unknown>) {
-  return middy()
-    .use(observability({ operation: 'listEndpointInventory' }))
+function handlerThat(body: () => Promise<unknown>, operation: 'listEndpointInventory' | 'getEndpointObservations' | 'mcp' = 'listEndpointInventory') {
+  return middy(HANDLER_OPTIONS)
+    .use(observability({ operation }))
     .use(failureHandling())
     .handler(body);
+}
+
+/** A promise and the function that resolves it: lets two requests take turns. */
+function gate(): { opened: Promise<void>; open: () => void } {
+  let open!: () => void;
+  const opened = new Promise<void>((resolve) => (open = resolve));
+  return { opened, open };
 }
 
 describe('Middleware: observability', () => {
@@ -168,6 +181,71 @@ describe('Middleware: observability', () => {
     expect(emfLines()).toHaveLength(2);
     expect(emfLines()[0]).toMatchObject({ UnreadableRecords: 3, Requests: 1 });
     expect(emfLines()[1]).toMatchObject({ UnreadableRecords: 0, UnreadableSamples: 2 });
+  });
+
+  it('keeps the metrics of two requests in flight at once in one process apart, each in its own line', async () => {
+    // The local stack's case: the MCP door's request is in flight while the observations request it made runs.
+    const mcpRecorded = gate();
+    const observationsRecorded = gate();
+    const mcp = handlerThat(async () => {
+      metricsModule.recordToolCall('observations', false);
+      mcpRecorded.open();
+      await observationsRecorded.opened;
+      metricsModule.recordItemsReturned('mcp', 3);
+      return { statusCode: 200, body: '{}' };
+    }, 'mcp');
+    const observations = handlerThat(async () => {
+      await mcpRecorded.opened;
+      metricsModule.recordAuditWrite('ok');
+      observationsRecorded.open();
+      return { statusCode: 200, body: '{}' };
+    }, 'getEndpointObservations');
+
+    await Promise.all([mcp(event, context('req-mcp')), observations(event, context('req-observations'))]);
+
+    const byOperation = Object.fromEntries(emfLines().map((blob) => [blob.operation, blob]));
+    expect(emfLines()).toHaveLength(2);
+    expect(byOperation.mcp).toMatchObject({ Requests: 1, ToolCalls: 1, ItemsReturned: 3, tool: 'observations' });
+    expect(byOperation.mcp).not.toHaveProperty('AuditWrites');
+    expect(byOperation.getEndpointObservations).toMatchObject({ Requests: 1, AuditWrites: 1 });
+    expect(byOperation.getEndpointObservations).not.toHaveProperty('ToolCalls');
+    expect(stderr.join('') + stdout.join('')).not.toContain('has already been added');
+  });
+
+  it('keeps the metrics of a request apart from those of a request it calls in-process', async () => {
+    const inner = handlerThat(async () => {
+      metricsModule.recordAuditWrite('ok');
+      return { statusCode: 200, body: '{}' };
+    }, 'getEndpointObservations');
+    const outer = handlerThat(async () => {
+      metricsModule.recordToolCall('observations', false);
+      await inner(event, context('req-inner'));
+      metricsModule.recordItemsReturned('mcp', 2);
+      return { statusCode: 200, body: '{}' };
+    }, 'mcp');
+
+    await outer(event, context('req-outer'));
+    await handlerThat(async () => ({ statusCode: 200, body: '[]' }))(event, context('req-next'));
+
+    const [innerLine, outerLine, nextLine] = emfLines();
+    expect(emfLines()).toHaveLength(3);
+    expect(innerLine).toMatchObject({ operation: 'getEndpointObservations', Requests: 1, AuditWrites: 1 });
+    expect(outerLine).toMatchObject({ operation: 'mcp', Requests: 1, ToolCalls: 1, ItemsReturned: 2 });
+    expect(outerLine).not.toHaveProperty('AuditWrites');
+    expect(nextLine!._aws.CloudWatchMetrics[0]!.Metrics.map((m) => m.Name).sort()).toEqual(['Latency', 'Requests']);
+    expect(stderr.join('') + stdout.join('')).not.toContain('has already been added');
+  });
+
+  it('publishes what is recorded outside any request at once, never in the next request\'s line', async () => {
+    metricsModule.recordKeySetFailure();
+    await handlerThat(async () => ({ statusCode: 200, body: '[]' }))(event, context('req-after'));
+
+    const [alone, request] = emfLines();
+    expect(emfLines()).toHaveLength(2);
+    expect(alone).toMatchObject({ KeySetFailures: 1 });
+    expect(alone).not.toHaveProperty('Requests');
+    expect(request).toMatchObject({ operation: 'listEndpointInventory', Requests: 1 });
+    expect(request).not.toHaveProperty('KeySetFailures');
   });
 
   it('logs with the Lambda request id as correlation id and the API request id, then forgets both', async () => {

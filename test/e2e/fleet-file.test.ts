@@ -1,0 +1,67 @@
+import { mkdtemp } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startLocalStack, type LocalStack } from '../../infra/local/stack.js';
+import { brokerTokenFor } from '../../infra/local/token-exchange.js';
+import { config } from '../../lib/config.js';
+import { AgentInventory, EndpointDashboard } from '../../lib/contract/schemas.js';
+import { uniqueTables } from '../helpers/engine.js';
+import { get } from '../helpers/stack.js';
+
+/**
+ * The example fleet file of the repository with SEED_LIVE=true: written days ago, it lists and
+ * reads as it did when it was written, and stays so while the stack runs. Time is shrunk as in the
+ * demo's test: a grace and a TTL of 3 s and a pulse every half second stand for 120 s, 600 s and a minute.
+ */
+describe('E2E: SEED=examples/fleet.json SEED_LIVE=true npm start', () => {
+  let stack: LocalStack;
+  const saved = { ...process.env };
+
+  beforeAll(async () => {
+    Object.assign(process.env, uniqueTables(), { ONLINE_GRACE_SECONDS: '3', OBSERVATION_TTL_SECONDS: '3' });
+    stack = await startLocalStack({
+      port: 0,
+      privatePort: 0,
+      dynamoPort: 0,
+      dynamoEndpoint: process.env.TEST_DYNAMODB_ENDPOINT,
+      seed: join(import.meta.dirname, '..', '..', 'examples', 'fleet.json'),
+      seedLive: true,
+      localDir: join(await mkdtemp(join(tmpdir(), 'fleet-')), 'local'),
+      quiet: true,
+      demoPulseMs: 500,
+    });
+  });
+  afterAll(async () => {
+    await stack?.stop();
+    process.env = saved;
+  });
+
+  it('lists and reads the fleet as it was when written, and keeps it so after the grace and the TTL have passed', async () => {
+    const cfg = config();
+    const tenant = 'example-msp';
+    const inventoryToken = await stack.issuer.sign({ issuer: cfg.jwtIssuer, audience: cfg.jwtAudience, tenant, tenantClaim: cfg.tenantClaim });
+    const brokerToken = await brokerTokenFor(
+      stack.issuer,
+      { issuer: cfg.jwtIssuer, tenantClaim: cfg.tenantClaim, clientId: cfg.brokerClientId, audience: cfg.observationsAudience },
+      { subject: 'fleet-check', tenant },
+    );
+    const states = async (): Promise<Record<string, string>> => {
+      const listed = AgentInventory.parse(JSON.parse((await get(`${stack.publicUrl}/api/agents`, { Authorization: `Bearer ${inventoryToken}` })).body));
+      return Object.fromEntries(listed.map((a) => [a.agent_id, a.connection_state]));
+    };
+    const status = async (id: string): Promise<string> => {
+      const res = await get(`${stack.privateUrl}/api/mcp/endpoint?agent_id=${id}`, { Authorization: `Bearer ${brokerToken}`, 'X-Service-Reason': 'fleet check' });
+      return EndpointDashboard.parse(JSON.parse(res.body)).status;
+    };
+    const expected = { 'build-02': 'connected', 'db-01': 'connected', 'edge-09': 'connected', 'kiosk-03': 'disconnected', 'laptop-07': 'stale', 'new-04': 'never_connected', 'web-01': 'connected' };
+
+    const atStart = await states();
+    await new Promise((resolve) => setTimeout(resolve, 4_000));
+    const later = await states();
+
+    expect(atStart).toEqual(expected);
+    expect(later).toEqual(expected);
+    expect([await status('web-01'), await status('db-01'), await status('build-02')]).toEqual(['ok', 'warning', 'critical']);
+  });
+});

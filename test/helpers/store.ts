@@ -1,0 +1,22 @@
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { agentRecordPages, type AgentRecords } from '../../lib/store/agents.js';
+
+/**
+ * Every agent of a tenant, collected, with the number of Query pages it took: for tests that need
+ * to know a tenant really spans several pages (the service itself streams the pages).
+ */
+export async function listTenantAgentRecords(
+  db: DynamoDBDocumentClient,
+  table: string,
+  tenantId: string,
+): Promise<{ agents: AgentRecords[]; unreadable: number; pages: number }> {
+  const agents: AgentRecords[] = [];
+  let unreadable = 0;
+  let pages = 0;
+  for await (const page of agentRecordPages(db, table, tenantId)) {
+    pages += page.queryPages;
+    unreadable += page.unreadable;
+    for (const agent of page.agents) agents.push(agent);
+  }
+  return { agents, unreadable, pages };
+}

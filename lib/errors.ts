@@ -1,4 +1,3 @@
-import { ResourceNotFoundException } from '@aws-sdk/client-dynamodb';
 import { isServerError, isThrottlingError, isTransientError } from '@smithy/core/retry';
 
 /**
@@ -167,7 +166,8 @@ function isStoreUnavailable(link: ErrorLink): boolean {
     isTransientError(link) ||
     isServerError(link) ||
     (link as { $fault?: unknown }).$fault === 'server' ||
-    link instanceof ResourceNotFoundException ||
+    // By name, not by class: importing DynamoDB's exception classes would put its client into every bundle that maps errors (the authorizer's).
+    nameOf(link) === 'ResourceNotFoundException' ||
     nameOf(link) === 'UnprocessedKeysError'
   );
 }

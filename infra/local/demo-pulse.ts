@@ -94,7 +94,8 @@ export function fleetPulse(fleet: Fleet, start: Date, now: Date): Fleet {
 }
 
 export interface DemoPulse {
-  stop(): void;
+  /** Stops the beats; resolves once a write in flight has ended, so the store can be closed after it. */
+  stop(): Promise<void>;
 }
 
 /**
@@ -112,10 +113,13 @@ export function startDemoPulse(options: {
 }): DemoPulse {
   const live = liveFleet(options.fleet ?? demoFleet(options.start), options.start);
   let failing = false;
-  let running = false;
+  let running: Promise<void> | undefined;
   const beat = async (): Promise<void> => {
     if (running) return;
-    running = true;
+    running = writeBeat();
+    await running;
+  };
+  const writeBeat = async (): Promise<void> => {
     try {
       await options.write(pulseAt(live, new Date()));
       if (failing) options.warn(`the ${options.fleet ? 'fleet' : 'demo'} reports again: the data store answers.`);
@@ -124,10 +128,15 @@ export function startDemoPulse(options: {
       if (!failing) options.warn(`warning: the ${options.fleet ? 'fleet' : 'demo'}'s heartbeats and samples could not be written (${(error as Error).name}); trying again every ${Math.round(options.intervalMs / 1000)} s.`);
       failing = true;
     } finally {
-      running = false;
+      running = undefined;
     }
   };
   const timer = setInterval(() => void beat(), options.intervalMs);
   timer.unref();
-  return { stop: () => clearInterval(timer) };
+  return {
+    stop: async () => {
+      clearInterval(timer);
+      await running;
+    },
+  };
 }

@@ -261,7 +261,8 @@ export async function startLocalStack(options: StackOptions = {}): Promise<Local
     async stop() {
       stopped = true;
       clearTimeout(retry);
-      pulse?.stop();
+      // A beat still writing ends before the engine closes (a write into a closed engine throws inside it).
+      await pulse?.stop();
       await Promise.all([closeServer(publicServer), closeServer(privateServer)]);
       await engine?.close();
     },

@@ -95,7 +95,7 @@ export function authorizerMetrics(options: { refusalMessage: string }): Middlewa
     if (!invocation) return;
     started.delete(request);
     try {
-      if (request.error && request.error.message !== options.refusalMessage) recordAuthorizerFailure();
+      if (request.error && request.error.message !== options.refusalMessage) recordAuthorizerFailure(invocation);
     } finally {
       flushRequestMetrics(invocation);
     }

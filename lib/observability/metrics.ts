@@ -199,8 +199,8 @@ export function recordKeySetFailure(): void {
  * so API Gateway answered AUTHORIZER_FAILURE (503). A refused token is not a failure. The
  * `AuthorizerFailures` alarm watches it.
  */
-export function recordAuthorizerFailure(): void {
-  recording().addMetric(METRIC.authorizerFailures, MetricUnit.Count, 1);
+export function recordAuthorizerFailure(invocation: InvocationMetrics): void {
+  invocation.metrics.addMetric(METRIC.authorizerFailures, MetricUnit.Count, 1);
 }
 
 /**

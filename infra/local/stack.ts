@@ -16,6 +16,7 @@ import { loadFleet, writeFleet } from './fleet.js';
 import { pathOf, sendGatewayFailure, sendHttpError, sendLambdaResult, type LambdaHttpResult } from './http.js';
 import { localBrokerSecret, localIssuer, LOCAL_DIR, type LocalIssuer } from './issuer.js';
 import { readFleetFile } from './seed-file.js';
+import { INVENTORY_TIMEOUT_MS, sendStreamingResult, streamingContext, type StreamingHandler } from './streaming.js';
 import { answerTokenRequest, EXCHANGED_TOKEN_SECONDS, type TokenExchangePolicy } from './token-exchange.js';
 
 type HttpApiHandler = (event: APIGatewayProxyEventV2WithJWTAuthorizer, context: Context) => Promise<LambdaHttpResult>;
@@ -217,7 +218,7 @@ export async function startLocalStack(options: StackOptions = {}): Promise<Local
       if (method === 'GET' && path === '/api/agents') {
         // An authorizer refusal throws an HttpError: `guarded` answers it (401/503/504) as text/plain.
         const claims = await authorize(req, config().jwtAudience);
-        sendLambdaResult(res, await inventory(httpApiEvent(req, 'GET /api/agents', claims), lambdaContext('inventory')));
+        await sendStreamingResult(res, inventory as unknown as StreamingHandler, httpApiEvent(req, 'GET /api/agents', claims), streamingContext('inventory', INVENTORY_TIMEOUT_MS));
         return;
       }
       if (path === '/api/mcp' && ['POST', 'GET', 'DELETE'].includes(method)) {

@@ -1,3 +1,4 @@
+import { finished, Readable } from 'node:stream';
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import type { MiddlewareObj, Request } from '@middy/core';
 import { logger } from '../observability/logger.js';
@@ -15,6 +16,7 @@ export interface ObservabilityOptions {
 
 interface ObservedResponse {
   statusCode?: number;
+  body?: unknown;
 }
 
 /** Where the start time of a request is kept: on the request, as concurrent local requests share one handler. */
@@ -32,12 +34,13 @@ export function requestMetrics(options: ObservabilityOptions): MiddlewareObj {
     beginRequestMetrics(options.operation);
   };
 
-  const finishRequestMetrics = (request: Request): void => {
+  const finishRequestMetrics = (request: Request, streamFailed = false): void => {
     const started = startedAt.get(request) ?? performance.now();
     startedAt.delete(request);
     const response = request.response as ObservedResponse | undefined;
     // An error nobody mapped (no failure middleware) would reach Lambda as a crash: count it as 5xx.
-    const statusCode = typeof response?.statusCode === 'number' ? response.statusCode : request.error ? 500 : 200;
+    // So is a stream cut after its 200: the client saw a broken transfer.
+    const statusCode = streamFailed ? 500 : typeof response?.statusCode === 'number' ? response.statusCode : request.error ? 500 : 200;
     try {
       endRequestMetrics(statusCode, performance.now() - started);
     } finally {
@@ -45,7 +48,16 @@ export function requestMetrics(options: ObservabilityOptions): MiddlewareObj {
     }
   };
 
-  return { before: startRequestMetrics, after: finishRequestMetrics, onError: finishRequestMetrics };
+  /** A streamed body is read after `after` runs (middy pipes it then): its request ends when the body does. */
+  const finishWhenAnswered = (request: Request): void => {
+    const body = (request.response as ObservedResponse | undefined)?.body;
+    // A client that went away is no failure of the service's.
+    const failed = (error: NodeJS.ErrnoException | null | undefined): boolean => Boolean(error) && error!.code !== 'ERR_STREAM_PREMATURE_CLOSE';
+    if (body instanceof Readable) finished(body, (error) => finishRequestMetrics(request, failed(error)));
+    else finishRequestMetrics(request);
+  };
+
+  return { before: startRequestMetrics, after: finishWhenAnswered, onError: (request) => finishRequestMetrics(request) };
 }
 
 /**

@@ -68,21 +68,23 @@ export class ResponseStreamStandIn extends Writable {
   }
 }
 
-/** Installs the `awslambda` stand-in unless a real runtime (or an earlier call) put one there. */
+/**
+ * Installs the stand-in's two members on the `awslambda` global, unless a real runtime (or an
+ * earlier call) put them there. The global itself may exist already: the SDK's invoke store
+ * creates an empty one when it loads.
+ */
 export function installLambdaStreamingStandIn(): void {
-  const global = globalThis as { awslambda?: unknown };
-  if (global.awslambda) return;
-  global.awslambda = {
-    streamifyResponse: <H extends object>(handler: H): H => Object.assign(handler, { [STREAMING]: true }),
-    HttpResponseStream: {
-      from(stream: ResponseStreamStandIn, prelude: { statusCode?: number; headers?: Record<string, unknown> }): ResponseStreamStandIn {
-        stream.setContentType(PRELUDE_CONTENT_TYPE);
-        stream.onBeforeFirstWrite = (write) => {
-          write(Buffer.from(JSON.stringify(prelude)));
-          write(PRELUDE_DELIMITER);
-        };
-        return stream;
-      },
+  const global = globalThis as { awslambda?: Record<string, unknown> };
+  const lambda = (global.awslambda ??= {});
+  lambda.streamifyResponse ??= <H extends object>(handler: H): H => Object.assign(handler, { [STREAMING]: true });
+  lambda.HttpResponseStream ??= {
+    from(stream: ResponseStreamStandIn, prelude: { statusCode?: number; headers?: Record<string, unknown> }): ResponseStreamStandIn {
+      stream.setContentType(PRELUDE_CONTENT_TYPE);
+      stream.onBeforeFirstWrite = (write) => {
+        write(Buffer.from(JSON.stringify(prelude)));
+        write(PRELUDE_DELIMITER);
+      };
+      return stream;
     },
   };
 }

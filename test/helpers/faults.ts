@@ -117,3 +117,42 @@ export async function holdingProxy(target: string, holds: (operation: string) =>
       }),
   };
 }
+
+/**
+ * A proxy in front of a real engine that forwards every request and counts the DynamoDB `Query`
+ * calls it passed on; from the `failFrom`-th Query on (1-based), it resets the connection instead
+ * (a fault injector for "the store fails after the first pages", which no engine does on demand).
+ */
+export async function queryCountingProxy(target: string, options: { failFrom?: number } = {}): Promise<{ endpoint: string; queries: () => number; close(): Promise<void> }> {
+  const { request } = await import('node:http');
+  let queries = 0;
+  const upstream = new URL(target);
+  const server = createHttpServer((req, res) => {
+    const operation = String(req.headers['x-amz-target'] ?? '').split('.').pop() ?? '';
+    if (operation === 'Query') {
+      queries += 1;
+      if (options.failFrom !== undefined && queries >= options.failFrom) {
+        req.resume();
+        req.socket.resetAndDestroy();
+        return;
+      }
+    }
+    const forward = request({ host: upstream.hostname, port: upstream.port, method: req.method, path: req.url, headers: req.headers }, (answer) => {
+      res.writeHead(answer.statusCode ?? 502, answer.headers);
+      answer.pipe(res);
+    });
+    forward.on('error', () => res.destroy());
+    req.pipe(forward);
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const { port } = server.address() as AddressInfo;
+  return {
+    endpoint: `http://127.0.0.1:${port}`,
+    queries: () => queries,
+    close: () =>
+      new Promise<void>((r) => {
+        server.closeAllConnections();
+        server.close(() => r());
+      }),
+  };
+}

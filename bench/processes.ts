@@ -70,6 +70,8 @@ export interface FreshRun {
   responseBytes: number;
   importMs: number;
   invokeMs: number;
+  /** From the end of the import to the first body byte (a streamed answer; the whole answer otherwise). */
+  firstByteMs: number;
   maxRssMiB: number;
   cpuMs: number;
   /** From spawn to exit, measured here: node's start, the import, the first invocation. */

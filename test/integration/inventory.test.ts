@@ -5,9 +5,9 @@ import type { APIGatewayProxyEventV2WithJWTAuthorizer } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { handler } from '../../functions/inventory/handler.js';
 import { loadFleet, type FleetAgent } from '../../infra/local/fleet.js';
+import { logger } from '../../lib/observability/logger.js';
 import { AgentInventory } from '../../lib/contract/schemas.js';
 import { listTenantAgentRecords } from '../../lib/store/agents.js';
-import { logger } from '../../lib/observability/logger.js';
 import { agentSortKey, connectionKey, durableAgentKey } from '../../lib/store/keys.js';
 import { expectResponseMatchesContract } from '../helpers/contract.js';
 import { startTestEngine, type TestEngine } from '../helpers/engine.js';
@@ -108,9 +108,14 @@ describe('Handler: inventory against a real DynamoDB API', () => {
     await put({ ...connectionKey('dirty', 'bad-state'), kind: 'connection', agent_id: 'bad-state', hostname: 'h', ...hello, state: 'online' });
     await put({ ...durableAgentKey('dirty', 'someone-else'), kind: 'agent', agent_id: 'good-1', hostname: 'impostor', ...hello });
     await put({ ...durableAgentKey('dirty', 'no-kind'), agent_id: 'no-kind', hostname: 'h', ...hello });
-    const written: string[] = [];
-    const spy = vi.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => (written.push(String(chunk)), true));
-    logger.setLogLevel('WARN');
+    // The request's log lines come from a child of the service's logger: watch its warnings, whatever the log level.
+    const warnings: { args: unknown[]; correlationId: unknown }[] = [];
+    const createChild = logger.createChild.bind(logger);
+    const children = vi.spyOn(logger, 'createChild').mockImplementation((options) => {
+      const child = createChild(options);
+      vi.spyOn(child, 'warn').mockImplementation((...args: unknown[]) => void warnings.push({ args, correlationId: child.getCorrelationId() }));
+      return child;
+    });
 
     let response: StreamedAnswer;
     let clean: StreamedAnswer;
@@ -118,8 +123,7 @@ describe('Handler: inventory against a real DynamoDB API', () => {
       response = await listAs('dirty');
       clean = await listAs('acme');
     } finally {
-      logger.setLogLevel('SILENT');
-      spy.mockRestore();
+      children.mockRestore();
     }
 
     expectResponseMatchesContract('listEndpointInventory', { status: response.statusCode, headers: response.headers, body: response.body });
@@ -130,10 +134,8 @@ describe('Handler: inventory against a real DynamoDB API', () => {
       ['good-2', 'host-good-2'],
     ]);
     expect(clean.statusCode).toBe(200);
-    const warnings = written.flatMap((line) => line.split('\n')).filter((line) => line.startsWith('{')).map((line) => JSON.parse(line) as Record<string, unknown>);
-    expect(warnings).toEqual([
-      expect.objectContaining({ level: 'WARN', message: 'left out stored agent records that cannot be read', unreadableRecords: 5, tenant: 'dirty' }),
-    ]);
+    // Written after the handler returned (the request's keys were reset then), still under the request's correlation id.
+    expect(warnings).toEqual([{ args: ['left out stored agent records that cannot be read', { unreadableRecords: 5 }], correlationId: expect.stringMatching(/^[0-9a-f-]{36}$/) }]);
   });
 
   it('treats the same agent_id in two tenants as two different endpoints', async () => {

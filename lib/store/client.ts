@@ -1,4 +1,4 @@
-import { DynamoDBClient, type QueryCommandOutput } from '@aws-sdk/client-dynamodb';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { config } from '../config.js';
 
@@ -33,78 +33,7 @@ export function createDocumentClient(options: ClientOptions): DynamoDBDocumentCl
     ...(options.credentials ? { credentials: options.credentials } : {}),
   });
   base.middlewareStack.remove(SDK_LOGGER_MIDDLEWARE);
-  readQueryPagesAsJson(base);
   return DynamoDBDocumentClient.from(base, { marshallOptions: { removeUndefinedValues: true } });
-}
-
-/** Where the page read by `queryPageReader` waits for `queryPageOutput`, on the command's context. */
-const QUERY_PAGE = Symbol('queryPage');
-
-type Middleware = Parameters<DynamoDBClient['middlewareStack']['add']>[0];
-interface RawResponse {
-  statusCode?: number;
-  body?: unknown;
-}
-
-/**
- * Query answers read with `JSON.parse`, in their wire form, instead of the SDK's schema-driven
- * deserializer, which walks and copies every attribute of every item (with the garbage collector
- * paying for the copies): measured, it cost more CPU than everything else the inventory does
- * (README, "Performance"). The wire form is what the service's readers read anyway
- * (lib/store/records.ts), and it is the same shape the SDK gives, but for binary (`B`, `BS`)
- * values, which the SDK decodes: an answer holding any (the service writes none) goes the SDK's
- * way, and so does every answer that is not a 200 or not JSON, so errors and their
- * classification are the SDK's own, and every document client command (isDocumentCommand). Two middlewares: one inside the SDK's deserializer reads the
- * body and hands the SDK an empty answer; one outside it puts the page into the output.
- */
-function readQueryPagesAsJson(client: DynamoDBClient): void {
-  const reader: Middleware = (next, context) => async (args) => {
-    const result = await next(args);
-    const response = result.response as RawResponse;
-    if (context.commandName !== 'QueryCommand' || isDocumentCommand(context) || response.statusCode !== 200 || !isReadable(response.body)) return result;
-    const chunks: Buffer[] = [];
-    for await (const chunk of response.body) chunks.push(chunk as Buffer);
-    const bytes = Buffer.concat(chunks);
-    const text = bytes.toString('utf8');
-    let page: unknown;
-    try {
-      page = text.includes('"B":') || text.includes('"BS":') ? undefined : JSON.parse(text);
-    } catch {
-      page = undefined;
-    }
-    if (page === null || typeof page !== 'object') {
-      response.body = bytes; // the SDK reads (and reports) it as it would have
-      return result;
-    }
-    (context as Record<symbol, unknown>)[QUERY_PAGE] = page;
-    response.body = EMPTY_ANSWER;
-    return result;
-  };
-  const output: Middleware = (next, context) => async (args) => {
-    const result = await next(args);
-    const page = (context as Record<symbol, unknown>)[QUERY_PAGE] as Partial<QueryCommandOutput> | undefined;
-    if (!page) return result;
-    const { Items, Count, ScannedCount, LastEvaluatedKey, ConsumedCapacity } = page;
-    return { ...result, output: { ...(result.output as QueryCommandOutput), Items, Count, ScannedCount, LastEvaluatedKey, ConsumedCapacity } };
-  };
-  client.middlewareStack.add(reader, { step: 'deserialize', priority: 'low', name: 'queryPageReader' });
-  client.middlewareStack.add(output, { step: 'deserialize', priority: 'high', name: 'queryPageOutput' });
-}
-
-const EMPTY_ANSWER = Buffer.from('{}');
-
-/**
- * A document client's command (native values, translated by lib-dynamodb, which marks the
- * command's context with its `DDB_MAPPER` feature): left to the SDK, whose translation sits
- * next to its deserializer. Only low-level reads (the service's own, of the wire form) take the
- * JSON path.
- */
-function isDocumentCommand(context: object): boolean {
-  return Boolean((context as { __aws_sdk_context?: { features?: Record<string, unknown> } }).__aws_sdk_context?.features?.DDB_MAPPER);
-}
-
-function isReadable(body: unknown): body is AsyncIterable<unknown> {
-  return body !== null && typeof body === 'object' && Symbol.asyncIterator in body;
 }
 
 /** The name under which the SDK registers its logger middleware. */

@@ -58,7 +58,8 @@ export function targets(r: BenchResults): Target[] {
  * The inventory function's memory size and timeout, from what was measured on the largest tenant:
  * - memory: the smallest size whose CPU share (one vCPU at 1,769 MB) does the largest tenant's CPU
  *   within the time Lambda takes to stream its answer anyway (6 MB at once, then 2 MB/s), so the
- *   client never waits on the CPU, and at least twice its peak RSS;
+ *   client never waits on the CPU, but no more than one vCPU (the work runs on one JavaScript
+ *   thread: a second vCPU would not shorten it), and at least twice its peak RSS;
  * - timeout: the longest an answer can stream (200 MB: 97 s on Lambda's side of the wire) or the
  *   CPU time of the tenant that fills it at that memory, whichever is longer, plus half again,
  *   rounded up to a minute (at most 15 minutes, API Gateway's limit too).
@@ -70,7 +71,7 @@ export function sizing(r: BenchResults): BenchResults['sizing'] {
   const cpuSeconds = largest.fresh.cpuMs / 1000;
   const wireSeconds = streamSeconds(largest.bytes.gzip);
   const forCpu = wireSeconds > 0 ? (cpuSeconds * ONE_VCPU_MB) / wireSeconds : ONE_VCPU_MB;
-  const memoryMb = MEMORY_SIZES.find((s) => s >= Math.max(forCpu, largest.fresh.maxRssMiB * 2)) ?? 3_008;
+  const memoryMb = MEMORY_SIZES.find((s) => s >= Math.max(Math.min(forCpu, ONE_VCPU_MB), largest.fresh.maxRssMiB * 2)) ?? 3_008;
   const limitCpuSeconds = ((cpuSeconds / largest.agents) * limit.gzip * ONE_VCPU_MB) / memoryMb;
   const longest = Math.max(streamSeconds(STREAMED_RESPONSE_LIMIT_BYTES), limitCpuSeconds);
   const timeoutSeconds = Math.min(900, Math.ceil((longest * 1.5) / 60) * 60);

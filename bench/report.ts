@@ -51,6 +51,8 @@ export interface BenchResults {
   /** Per tenant, through the writer of `npm run seed` (the engine in its own process). */
   seeding: { agents: number; items: number; seconds: number }[];
   targets: Target[];
+  /** The memory the fresh inventory processes ran within (their V8 heap capped), when set. */
+  freshHeapCapMb?: number;
   /** The inventory function's memory and timeout, from the largest tenant (bench/targets.ts sizing). */
   sizing:
     | {
@@ -166,7 +168,7 @@ export function performanceSection(r: BenchResults): string {
   lines.push('![GET /api/agents: time against tenant size, service against the wire floor](bench/results.svg)');
   lines.push('');
   lines.push(
-    "**Inventory** (`GET /api/agents`, streamed, `Accept-Encoding: gzip`). Wire floor: the tenant's `Query` pages fetched as raw HTTP one after another and discarded (no SDK, no item parse; the next page's key cut from the page's text). Handler: the deployed bundle called through the Lambda runtime stand-in (`infra/local/streaming.ts`), first and last byte. HTTP: the local stack, whose listener writes the stream to the socket as it comes (emulated authorizer included). CPU floor: parsing the pages, serializing their items and gzipping the text, nothing else (on a sample of the pages). Fresh process: one invocation of the bundle in a new `node` (a cold Lambda), bytes dropped as they come.",
+    "**Inventory** (`GET /api/agents`, streamed, `Accept-Encoding: gzip`). Wire floor: the tenant's `Query` pages fetched as raw HTTP one after another and discarded (no SDK, no item parse; the next page's key cut from the page's text). Handler: the deployed bundle called through the Lambda runtime stand-in (`infra/local/streaming.ts`), first and last byte. HTTP: the local stack, whose listener writes the stream to the socket as it comes (emulated authorizer included). CPU floor: parsing the pages, serializing their items and gzipping the text, nothing else (on a sample of the pages). Fresh process: one invocation of the bundle in a new `node` (a cold Lambda), bytes dropped as they come${r.freshHeapCapMb ? `, its V8 heap capped within ${r.freshHeapCapMb} MB (old space 90%, semi-space 5%) as in a function of that memory` : ', its V8 heap not capped (V8 then collects lazily, so peak RSS grows with the garbage it leaves, not with what is held)'}.",
   );
   lines.push('');
   lines.push('| agents | pages | wire floor (first page) | handler: first / last byte | ratio | HTTP: first / last byte | ratio | gzip / JSON | CPU per 1,000 agents (floor) | fresh process: peak RSS |');

@@ -76,7 +76,7 @@ export function sizing(r: BenchResults): BenchResults['sizing'] {
   const longest = Math.max(streamSeconds(STREAMED_RESPONSE_LIMIT_BYTES), limitCpuSeconds);
   const timeoutSeconds = Math.min(900, Math.ceil((longest * 1.5) / 60) * 60);
   return {
-    basis: `${n(largest.agents)} agents`,
+    basis: `${n(largest.agents)}-agent`,
     cpuSeconds,
     maxRssMiB: largest.fresh.maxRssMiB,
     wireSeconds,

@@ -40,6 +40,7 @@ if (standIn?.isStreamingHandler(handler)) {
 }
 const finished = performance.now();
 const usage = process.resourceUsage();
+const memory = process.memoryUsage();
 process.stdout.write(
   `BENCH ${JSON.stringify({
     status,
@@ -48,6 +49,9 @@ process.stdout.write(
     invokeMs: finished - imported,
     firstByteMs: firstByteMs ?? finished - imported,
     maxRssMiB: usage.maxRSS / 1024,
+    // Where the memory is at the end: the V8 heap, and Buffers (outside it).
+    heapUsedMiB: memory.heapUsed / 1_048_576,
+    arrayBuffersMiB: memory.arrayBuffers / 1_048_576,
     cpuMs: (usage.userCPUTime + usage.systemCPUTime) / 1000,
   })}\n`,
 );

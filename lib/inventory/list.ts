@@ -43,6 +43,7 @@ export async function listInventoryResponse(tenantId: string, now: Date, acceptE
 
   async function* summaryBatches(): AsyncGenerator<string[], void, undefined> {
     let page = first;
+    first = { done: true, value: undefined }; // the first page is not kept for the whole stream
     while (!page.done) {
       tally.queryPages += page.value.queryPages;
       tally.unreadable += page.value.unreadable;

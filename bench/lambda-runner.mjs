@@ -1,12 +1,18 @@
 /**
  * A fresh, Lambda-like process for one invocation: imports a bundle, calls its handler once with
- * BENCH_EVENT, serializes the result as the Lambda runtime does (JSON.stringify), and prints one
- * line `BENCH {...}` with the status, the response's size as Lambda measures it, the import and
- * invocation times, peak RSS and CPU. Plain JavaScript: no loader between node and the bundle.
+ * BENCH_EVENT and prints one line `BENCH {...}` with the status, the response's size, the import
+ * and invocation times, the time to the first body byte, peak RSS and CPU. Plain JavaScript: no
+ * loader between node and the bundle.
+ *
+ * A streaming handler (the inventory) is called through the Lambda runtime stand-in of
+ * infra/local/streaming.ts, bundled by the bench (BENCH_STAND_IN): its bytes are counted and
+ * dropped as they come, as the runtime sends them on; a buffered one's result is serialized as the
+ * runtime does (JSON.stringify).
  *
  * usage: node bench/lambda-runner.mjs BUNDLE (event in BENCH_EVENT, as JSON)
  */
 const started = performance.now();
+const standIn = process.env.BENCH_STAND_IN ? await import(process.env.BENCH_STAND_IN) : undefined;
 const { handler } = await import(process.argv[2]);
 const imported = performance.now();
 const context = {
@@ -14,17 +20,38 @@ const context = {
   functionName: process.env.AWS_LAMBDA_FUNCTION_NAME ?? 'bench',
   getRemainingTimeInMillis: () => 900_000,
 };
-const result = await handler(JSON.parse(process.env.BENCH_EVENT ?? '{}'), context);
-const payload = JSON.stringify(result);
+const event = JSON.parse(process.env.BENCH_EVENT ?? '{}');
+let status;
+let responseBytes = 0;
+let firstByteMs;
+if (standIn?.isStreamingHandler(handler)) {
+  await standIn.invokeStreaming(handler, event, context, {
+    prelude: (prelude) => (status = prelude.statusCode),
+    chunk: (chunk, done) => {
+      firstByteMs ??= performance.now() - imported;
+      responseBytes += chunk.length;
+      done();
+    },
+  });
+} else {
+  const result = await handler(event, context);
+  status = result?.statusCode;
+  responseBytes = Buffer.byteLength(JSON.stringify(result));
+}
 const finished = performance.now();
 const usage = process.resourceUsage();
+const memory = process.memoryUsage();
 process.stdout.write(
   `BENCH ${JSON.stringify({
-    status: result?.statusCode,
-    responseBytes: Buffer.byteLength(payload),
+    status,
+    responseBytes,
     importMs: imported - started,
     invokeMs: finished - imported,
+    firstByteMs: firstByteMs ?? finished - imported,
     maxRssMiB: usage.maxRSS / 1024,
+    // Where the memory is at the end: the V8 heap, and Buffers (outside it).
+    heapUsedMiB: memory.heapUsed / 1_048_576,
+    arrayBuffersMiB: memory.arrayBuffers / 1_048_576,
     cpuMs: (usage.userCPUTime + usage.systemCPUTime) / 1000,
   })}\n`,
 );

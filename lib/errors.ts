@@ -60,14 +60,6 @@ export class MethodNotAllowedError extends HttpError {
   }
 }
 
-/** 406: the answer cannot be sent in a representation the client accepts. */
-export class NotAcceptableError extends HttpError {
-  override name = 'NotAcceptableError';
-  constructor(message: string) {
-    super(406, message);
-  }
-}
-
 /**
  * 502: a dependency answered something that cannot be read (a page without `Items`, an item that
  * is not an object). A failed read, never an empty one; the client may retry later.
@@ -92,17 +84,6 @@ export class GatewayTimeoutError extends HttpError {
   override name = 'GatewayTimeoutError';
   constructor(message: string, cause?: unknown) {
     super(504, message, { cause });
-  }
-}
-
-/**
- * 507: the answer exists but is larger than a Lambda function may return (6 MB, compressed),
- * so it cannot be sent at all. Retrying does not help; the sentence says what to do instead.
- */
-export class ResponseTooLargeError extends HttpError {
-  override name = 'ResponseTooLargeError';
-  constructor(message: string) {
-    super(507, message);
   }
 }
 

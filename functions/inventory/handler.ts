@@ -1,23 +1,39 @@
 import middy from '@middy/core';
-import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
+import type { APIGatewayProxyEvent } from 'aws-lambda';
 import { callerFromAuthorizer } from '../../lib/auth/caller.js';
 import { listInventoryResponse } from '../../lib/inventory/list.js';
+import type { StreamedResult } from '../../lib/json-array-stream.js';
 import { invocationDeadline, type DeadlineContext } from '../../lib/middleware/deadline.js';
 import { failureHandling, HANDLER_OPTIONS } from '../../lib/middleware/failures.js';
 import { observability } from '../../lib/middleware/observability.js';
-import { headerValues } from '../../lib/rest-event.js';
 import { logger } from '../../lib/observability/logger.js';
+import { headerValues } from '../../lib/rest-event.js';
 
-/** GET /api/agents (listEndpointInventory) on the public REST API behind its token authorizer, payload 1.0. */
-const listEndpointInventory = async (event: APIGatewayProxyEvent, context: DeadlineContext): Promise<APIGatewayProxyResult> => {
+/**
+ * What the inventory takes from the gateway's event (the public REST API, payload 1.0): the caller
+ * the token authorizer handed over, and the client's `Accept-Encoding`. The one place that knows
+ * the event's shape.
+ */
+function inventoryRequest(event: APIGatewayProxyEvent): { tenantId: string; subject: string; acceptEncoding: string | undefined } {
   const caller = callerFromAuthorizer(event, 'inventory');
-  logger.appendKeys({ tenant: caller.tenantId, subject: caller.subject });
   // A list header may come as several lines; together they are one list (RFC 9110 §5.3).
   const acceptEncoding = headerValues(event, 'accept-encoding').join(', ') || undefined;
-  return listInventoryResponse(caller.tenantId, new Date(), acceptEncoding, context.deadline);
+  return { tenantId: caller.tenantId, subject: caller.subject, acceptEncoding };
+}
+
+/** GET /api/agents (listEndpointInventory): the tenant's whole inventory, streamed as it is read. */
+const listEndpointInventory = async (event: APIGatewayProxyEvent, context: DeadlineContext): Promise<StreamedResult> => {
+  const { tenantId, subject, acceptEncoding } = inventoryRequest(event);
+  logger.appendKeys({ tenant: tenantId, subject });
+  return listInventoryResponse(tenantId, new Date(), acceptEncoding, context.deadline);
 };
 
-export const handler = middy<APIGatewayProxyEvent, APIGatewayProxyResult, Error, DeadlineContext>(HANDLER_OPTIONS)
+/**
+ * A response-streaming Lambda (API Gateway `responseTransferMode: STREAM`): middy writes the
+ * status and headers once the handler resolves (after the first page is read), then pipes the
+ * body. A failure before that is a text/plain failure through the usual chain.
+ */
+export const handler = middy<APIGatewayProxyEvent, StreamedResult, Error, DeadlineContext>({ ...HANDLER_OPTIONS, streamifyResponse: true })
   .use(invocationDeadline())
   .use(observability({ operation: 'listEndpointInventory' }))
   .use(failureHandling())

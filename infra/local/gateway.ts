@@ -4,6 +4,7 @@ import { config } from '../../lib/config.js';
 import { renderGatewayResponse, type GatewayResponseType } from '../gateway-responses.js';
 import { lambdaContext, localMethodArn, requestAuthorizerEvent, restApiEvent } from './events.js';
 import { invokeIntegration, pathOf, sendGatewayResponse, sendLocalFailure } from './http.js';
+import { INVENTORY_TIMEOUT_MS, streamingContext } from './streaming.js';
 import { HANDLER_MODULES, ROUTES, routeOf, type LambdaHandler, type Route, type RouteFunction } from './routes.js';
 
 /**
@@ -166,7 +167,9 @@ export function localRestApi(options: LocalRestApiOptions): LocalRestApi {
       const event = restApiEvent(req, route.resource, { api: options.api, requestId, authorizer, body });
       try {
         const handler = await handlerOf(route.function);
-        await invokeIntegration(res, { transferMode: route.transferMode, handler, event, context: lambdaContext(route.function, requestId) });
+        // A streamed answer has the function's whole timeout (serverless.yml), not the 29 s of a buffered one.
+        const context = route.transferMode === 'STREAM' ? streamingContext(route.function, INVENTORY_TIMEOUT_MS, requestId) : lambdaContext(route.function, requestId);
+        await invokeIntegration(res, { transferMode: route.transferMode, handler, event, context });
       } catch {
         // The function crashed or answered something that is no proxy result.
         if (res.headersSent) res.destroy();

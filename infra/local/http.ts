@@ -4,6 +4,7 @@ import { BadRequestError } from '../../lib/errors.js';
 import { failureBody, FAILURE_HEADERS } from '../../lib/http.js';
 import type { RenderedGatewayResponse } from '../gateway-responses.js';
 import type { LambdaHandler, TransferMode } from './routes.js';
+import { sendStreamingResult, type StreamingHandler } from './streaming.js';
 
 /** What a Lambda proxy integration returns (payload 1.0). */
 export interface LambdaHttpResult {
@@ -46,11 +47,17 @@ export interface Integration {
 
 /**
  * Invokes a route's Lambda proxy integration and writes its answer: the one place where a route's
- * transfer mode matters. A STREAM route is, for now, invoked and written as a buffered one.
- * @throws whatever the function throws, and MalformedIntegrationResultError for an answer that is
- * not a proxy result, before anything is written (the gateway answers INTEGRATION_FAILURE).
+ * transfer mode matters. BUFFERED: the function's whole proxy result at once. STREAM: its prelude
+ * and body bytes as it writes them (infra/local/streaming.ts).
+ * @throws whatever the function throws before it answered, and MalformedIntegrationResultError for
+ * an answer that is not a proxy result, before anything is written (the gateway answers
+ * INTEGRATION_FAILURE).
  */
 export async function invokeIntegration(res: ServerResponse, integration: Integration): Promise<void> {
+  if (integration.transferMode === 'STREAM') {
+    await sendStreamingResult(res, integration.handler as unknown as StreamingHandler, integration.event, integration.context);
+    return;
+  }
   const result = await integration.handler(integration.event, integration.context);
   if (!isLambdaHttpResult(result)) throw new MalformedIntegrationResultError('the function did not answer with a proxy result');
   writeBufferedResult(res, result);

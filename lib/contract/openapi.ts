@@ -200,14 +200,6 @@ function successResponse(description: string, schema: JsonObject, headers: Recor
   };
 }
 
-/** The inventory's count of stored records left out because they cannot be read (lib/inventory/list.ts). */
-const UNREADABLE_RECORDS_HEADER: JsonObject = {
-  description:
-    'How many stored endpoint records of the tenant could not be read (a required field missing or empty, an unreadable time, an `agent_id` over 128 characters) and are therefore left out of the list; `0` when none. Never guessed at and never silent: a non-zero count means the list is incomplete.',
-  required: true,
-  schema: { type: 'integer', minimum: 0 },
-};
-
 const STATUS_401 =
   '401 with `WWW-Authenticate: Bearer`: the bearer token is missing, malformed, badly signed, of the wrong issuer or audience, expired, or uses `alg: none`.';
 const STATUS_502 = '502 with `Retry-After`: DynamoDB (or what answered in its place) gave an answer that cannot be read, such as a page without items, with a status below 500; never read as an empty result.';
@@ -227,22 +219,18 @@ function inventoryOperation(): JsonObject {
       '- `is_online` is true exactly when `connection_state` is `connected`;',
       '- an endpoint known only from its connection record is still listed; where both records carry a field the durable one wins, except `last_heartbeat`, where the newer wins;',
       '- optional fields are omitted when unknown (never `null`, never `""`); no undeclared property ever appears;',
-      '- order: by `agent_id` ascending (code-unit order). The whole tenant is returned in one array, without pagination.',
+      "- order: the store's sort-key order of the endpoints' records, which is `agent_id` ascending by Unicode code point (the UTF-8 bytes of the ids compared). The whole tenant is returned in one array, without pagination.",
       '',
-      'A failed read is a failure response, never `200 []`. Stored records that cannot be read are left out and counted in `X-Unreadable-Records`.',
+      'Streamed: the array is sent as it is read, page by page, so its first bytes arrive long before a large tenant is read to the end. It is gzip-compressed (`Content-Encoding: gzip`) for clients that send `Accept-Encoding: gzip`, and plain JSON otherwise; a client should send it (the list is about five times smaller).',
       '',
-      'Size: Lambda returns at most 6 MiB, measured on the whole serialized response. Large lists are gzip-compressed (`Content-Encoding: gzip`) for clients that send `Accept-Encoding: gzip`; a client that does not gets 406 when only the compressed list would fit, and every client gets 507 when not even that fits (see the README for the largest tenant measured).',
+      'A failed read is a failure response, never `200 []`: a failure before the first byte has its status; a failure after it (the `200` already sent) breaks the transfer, and what arrived is never a valid array (JSON without its closing `]`, gzip without its trailer): a client that parses the body gets an error, never a shorter list. An answer that would pass the 200 MB a streamed response may carry breaks the same way, before that byte (with realistic endpoints, about 570,000 uncompressed and about 3 million with gzip; see the README). Stored records that cannot be read are left out; a streamed answer cannot say so in a header (they are known only at its end), so the service logs them and counts them in its `UnreadableRecords` metric.',
     ].join('\n'),
     security: [{ [BEARER_SCHEME]: [] }],
     responses: {
-      '200': successResponse("The caller's whole tenant, one AgentSummary per endpoint.", componentRef('AgentInventory'), {
-        'X-Unreadable-Records': UNREADABLE_RECORDS_HEADER,
-      }),
+      '200': successResponse("The caller's whole tenant, one AgentSummary per endpoint, streamed.", componentRef('AgentInventory')),
       default: failureResponse([
         STATUS_401,
         '403: the token is valid but carries no tenant claim (never a default tenant).',
-        '406: the list is larger than 6 MiB uncompressed and the client does not accept gzip; send `Accept-Encoding: gzip`.',
-        '507: the list is larger than a response may carry even compressed; the text gives the size and what to do.',
         STATUS_502,
         `${STATUS_503}.`,
         STATUS_504,

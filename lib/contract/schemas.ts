@@ -54,7 +54,7 @@ export type AgentSummary = z.infer<typeof AgentSummary>;
 
 export const AgentInventory = z
   .array(AgentSummary)
-  .describe("The caller's whole tenant, ordered by agent_id ascending (code-unit order), in one array.");
+  .describe("The caller's whole tenant in one array, in the store's sort-key order (agent_id ascending by Unicode code point).");
 export type AgentInventory = z.infer<typeof AgentInventory>;
 
 export const MetricKey = z.enum(['cpu', 'memory', 'disk']);

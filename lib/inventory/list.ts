@@ -1,67 +1,87 @@
 import type { AgentSummary } from '../contract/schemas.js';
 import { config } from '../config.js';
 import { dependencyFailure } from '../errors.js';
-import { JsonArrayStream, LAMBDA_RESPONSE_LIMIT_BYTES, type JsonResult } from '../http.js';
+import { JSON_HEADERS } from '../http.js';
+import { acceptsGzip, jsonArrayBody, StreamedResponseTooLargeError, type StreamedResult } from '../json-array-stream.js';
 import { logger } from '../observability/logger.js';
 import { recordItemsReturned, recordUnreadableRecords } from '../observability/metrics.js';
-import { agentRecordPages } from '../store/agents.js';
+import { agentRecordPages, type AgentRecordsPage } from '../store/agents.js';
 import { tenantDynamo } from '../store/tenant-client.js';
 import { summarizeAgent } from './merge.js';
 
-/** The response header that counts the tenant's stored agent records that could not be read. */
-export const UNREADABLE_RECORDS_HEADER = 'X-Unreadable-Records';
-
 /**
- * GET /api/agents (listEndpointInventory) for a tenant at `now`: the whole inventory as one JSON
- * array ordered by agent_id, gzip-compressed for clients that accept it, with
- * `X-Unreadable-Records` counting the stored records left out.
+ * GET /api/agents (listEndpointInventory) for a tenant at `now`, streamed: the whole inventory as
+ * one JSON array in the store's sort-key order of the agents' records (lib/store/keys.ts
+ * agentSortKey, compared as UTF-8 bytes), gzip-compressed for clients that accept it.
  *
- * The tenant is read page by page (one paginated Query, never a Scan); each agent is summarised
- * and serialized as its page arrives and written straight into the compressor, and each page's
- * items are dropped before the next: nothing holds the whole tenant, as records or as text.
+ * The tenant is read page by page (one paginated Query, never a Scan); each page's agents are
+ * summarised, serialized and written into the body as the page arrives, and dropped before the
+ * next: nothing holds the whole tenant, as records or as text, and nothing sorts it.
  *
- * Invariants: a failed read throws (502/503/504), never `200 []`; a success fits what Lambda may
- * return (6 MiB as Lambda measures it), and a larger inventory is a 406 (when gzip would fit) or a
- * 507 naming the size and what to do, never a cut list; unreadable records are never silent
- * (header, warning log, `UnreadableRecords` metric).
+ * Invariants: the first page is read before this resolves, so a store failing up front throws
+ * (502/503/504) before any status is sent, never `200 []`; a failure after that (a later page, or
+ * an answer that would pass Lambda's 200 MB streamed limit) destroys the body, which then ends
+ * without its `]` (and gzip trailer): a broken transfer, never a shorter valid array. Unreadable
+ * records are known only at the end of the stream, after the headers are gone: they are never
+ * silent all the same (warning log, `UnreadableRecords` metric and its alarm).
  */
-export async function listInventoryResponse(tenantId: string, now: Date, acceptEncoding: string | undefined, signal?: AbortSignal): Promise<JsonResult> {
+export async function listInventoryResponse(tenantId: string, now: Date, acceptEncoding: string | undefined, signal?: AbortSignal): Promise<StreamedResult> {
   const cfg = config();
   const options = { now, onlineGraceSeconds: cfg.onlineGraceSeconds };
-  const array = new JsonArrayStream({ acceptEncoding, keyOf: (element) => (element as AgentSummary).agent_id });
-  let unreadable = 0;
-  let pages = 0;
+  const gzip = acceptsGzip(acceptEncoding);
+  // The request's log keys (tenant, correlation ids) are reset when the handler returns, before the body is read.
+  const log = logger.createChild();
+  let pages: AsyncGenerator<AgentRecordsPage, void, undefined>;
+  let first: IteratorResult<AgentRecordsPage, void>;
   try {
-    for await (const page of agentRecordPages(await tenantDynamo(tenantId, signal), cfg.dataTable, tenantId, signal)) {
-      pages += page.queryPages;
-      unreadable += page.unreadable;
-      for (const agent of page.agents) {
-        const summary = summarizeAgent(agent.durable, agent.connection, options);
-        array.add(summary.agent_id, JSON.stringify(summary));
-      }
-      await array.drained();
-    }
+    pages = agentRecordPages(await tenantDynamo(tenantId, signal), cfg.dataTable, tenantId, signal);
+    first = await pages.next();
   } catch (error) {
-    array.dispose();
     throw dependencyFailure(error, 'inventory store');
   }
-  const agents = array.length;
-  if (unreadable > 0) logger.warn('left out stored agent records that cannot be read', { unreadableRecords: unreadable });
-  recordUnreadableRecords('listEndpointInventory', unreadable);
-  const response = await array.respond(200, {
-    headers: { [UNREADABLE_RECORDS_HEADER]: String(unreadable) },
-    tooLarge: (bytes) => {
-      const fit = Math.floor((agents * LAMBDA_RESPONSE_LIMIT_BYTES) / bytes);
-      return (
-        `This tenant's inventory is too large for one response: its ${agents} endpoints take ` +
-        `${(bytes / 1_048_576).toFixed(1)} MiB even compressed, and a response may carry at most 6 MiB ` +
-        `(about ${fit} endpoints like these). Ask the service operator to split the tenant; retrying will not help.`
-      );
-    },
+  const tally = { agents: 0, unreadable: 0, queryPages: 0 };
+
+  async function* summaryBatches(): AsyncGenerator<string[], void, undefined> {
+    let page = first;
+    first = { done: true, value: undefined }; // the first page is not kept for the whole stream
+    while (!page.done) {
+      tally.queryPages += page.value.queryPages;
+      tally.unreadable += page.value.unreadable;
+      const batch = page.value.agents.map((agent) => JSON.stringify(summarizeAgent(agent.durable, agent.connection, options)));
+      tally.agents += batch.length;
+      yield batch;
+      try {
+        page = await pages.next();
+      } catch (error) {
+        throw dependencyFailure(error, 'inventory store');
+      }
+    }
+    if (tally.unreadable > 0) log.warn('left out stored agent records that cannot be read', { unreadableRecords: tally.unreadable });
+    recordUnreadableRecords('listEndpointInventory', tally.unreadable);
+    recordItemsReturned('listEndpointInventory', tally.agents);
+    log.info('inventory listed', { agents: tally.agents, queryPages: tally.queryPages, unreadableRecords: tally.unreadable, gzip });
+  }
+
+  const body = jsonArrayBody(summaryBatches(), { gzip });
+  // A body closed early (the client went away, a failure) must not leave the prefetched page unawaited.
+  body.once('close', () => void pages.return(undefined).catch(() => undefined));
+  body.once('error', (error: NodeJS.ErrnoException) => {
+    if (error.code === 'ERR_STREAM_PREMATURE_CLOSE') {
+      log.info('the client went away before the inventory was sent; reading stopped', { agentsSent: tally.agents, queryPages: tally.queryPages });
+      return;
+    }
+    const tooLarge = error instanceof StreamedResponseTooLargeError;
+    log.error(tooLarge ? 'inventory stream stopped before passing the streamed-response limit' : 'inventory stream aborted after its first byte', {
+      reason: error.message,
+      gzip,
+      agentsSent: tally.agents,
+      queryPages: tally.queryPages,
+      ...(tooLarge && !gzip ? { hint: 'the client did not accept gzip; with Accept-Encoding: gzip the list is about five times smaller' } : {}),
+    });
   });
-  logger.info('inventory listed', { agents, queryPages: pages, unreadableRecords: unreadable, bytes: response.body.length });
-  recordItemsReturned('listEndpointInventory', agents);
-  return response;
+  const headers: Record<string, string> = { ...JSON_HEADERS, Vary: 'Accept-Encoding' };
+  if (gzip) headers['Content-Encoding'] = 'gzip';
+  return { statusCode: 200, headers, body };
 }
 
 /**

@@ -1,3 +1,4 @@
+import { finished, Readable } from 'node:stream';
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import type { MiddlewareObj, Request } from '@middy/core';
 import { logger } from '../observability/logger.js';
@@ -17,6 +18,7 @@ export interface ObservabilityOptions {
 
 interface ObservedResponse {
   statusCode?: number;
+  body?: unknown;
 }
 
 /** Each request's metrics and start time: on the request, as concurrent local requests share one handler. */
@@ -35,13 +37,14 @@ export function requestMetrics(options: ObservabilityOptions): MiddlewareObj {
     inFlight.set(request, { invocation: beginRequestMetrics(options.operation), startedAt: performance.now() });
   };
 
-  const finishRequestMetrics = (request: Request): void => {
+  const finishRequestMetrics = (request: Request, streamFailed = false): void => {
     const started = inFlight.get(request);
     if (!started) return; // ended already (an error in `after` runs onError too), or never begun
     inFlight.delete(request);
     const response = request.response as ObservedResponse | undefined;
     // An error nobody mapped (no failure middleware) would reach Lambda as a crash: count it as 5xx.
-    const statusCode = typeof response?.statusCode === 'number' ? response.statusCode : request.error ? 500 : 200;
+    // So is a stream cut after its 200: the client saw a broken transfer.
+    const statusCode = streamFailed ? 500 : typeof response?.statusCode === 'number' ? response.statusCode : request.error ? 500 : 200;
     try {
       endRequestMetrics(started.invocation, statusCode, performance.now() - started.startedAt);
     } finally {
@@ -49,7 +52,16 @@ export function requestMetrics(options: ObservabilityOptions): MiddlewareObj {
     }
   };
 
-  return { before: startRequestMetrics, after: finishRequestMetrics, onError: finishRequestMetrics };
+  /** A streamed body is read after `after` runs (middy pipes it then): its request ends when the body does. */
+  const finishWhenAnswered = (request: Request): void => {
+    const body = (request.response as ObservedResponse | undefined)?.body;
+    // A client that went away is no failure of the service's.
+    const failed = (error: NodeJS.ErrnoException | null | undefined): boolean => Boolean(error) && error!.code !== 'ERR_STREAM_PREMATURE_CLOSE';
+    if (body instanceof Readable) finished(body, (error) => finishRequestMetrics(request, failed(error)));
+    else finishRequestMetrics(request);
+  };
+
+  return { before: startRequestMetrics, after: finishWhenAnswered, onError: (request) => finishRequestMetrics(request) };
 }
 
 /**

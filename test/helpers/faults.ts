@@ -133,19 +133,35 @@ export async function holdingProxy(target: string, holds: (operation: string) =>
 
 /**
  * A proxy in front of a real engine that forwards every request and counts them: how many it
- * received, and the most it had in flight (received, not yet answered) at once.
+ * received, the most it had in flight (received, not yet answered) at once, and the DynamoDB
+ * `Query` calls among them. With `failFrom`, from the `failFrom`-th Query on (1-based) it resets
+ * the connection instead (a fault injector for "the store fails after the first pages", which no
+ * engine does on demand).
  */
-export async function countingProxy(target: string): Promise<{ endpoint: string; received: () => number; mostInFlight: () => number; close(): Promise<void> }> {
+export async function countingProxy(
+  target: string,
+  options: { failFrom?: number } = {},
+): Promise<{ endpoint: string; received: () => number; mostInFlight: () => number; queries: () => number; close(): Promise<void> }> {
   const { request } = await import('node:http');
   const upstream = new URL(target);
   let received = 0;
   let inFlight = 0;
   let mostInFlight = 0;
+  let queries = 0;
   const server = createHttpServer((req, res) => {
     received += 1;
     inFlight += 1;
     mostInFlight = Math.max(mostInFlight, inFlight);
     res.on('close', () => (inFlight -= 1));
+    const operation = String(req.headers['x-amz-target'] ?? '').split('.').pop() ?? '';
+    if (operation === 'Query') {
+      queries += 1;
+      if (options.failFrom !== undefined && queries >= options.failFrom) {
+        req.resume();
+        req.socket.resetAndDestroy();
+        return;
+      }
+    }
     const forward = request({ host: upstream.hostname, port: upstream.port, method: req.method, path: req.url, headers: req.headers }, (answer) => {
       res.writeHead(answer.statusCode ?? 502, answer.headers);
       answer.pipe(res);
@@ -159,6 +175,7 @@ export async function countingProxy(target: string): Promise<{ endpoint: string;
     endpoint: `http://127.0.0.1:${port}`,
     received: () => received,
     mostInFlight: () => mostInFlight,
+    queries: () => queries,
     close: () =>
       new Promise<void>((r) => {
         server.closeAllConnections();

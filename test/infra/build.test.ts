@@ -142,11 +142,11 @@ describe('Script: infra/build.ts (npm run build)', () => {
       expect(entries.every((e) => e.mode === 0o100644)).toBe(true);
     });
 
-    it('loads on its own in a fresh node process and exports a handler function', () => {
+    it("loads on its own in a fresh node process (the runtime's awslambda global a stand-in, for the streaming inventory) and exports a handler function", () => {
       const alone = mkdtempSync(join(tmpdir(), `bundle-${name}-`));
       cpSync(join(dist, name), alone, { recursive: true });
 
-      const run = runIsolated(alone, "const m = await import('./index.mjs'); console.log(typeof m.handler);");
+      const run = runIsolated(alone, "globalThis.awslambda = { streamifyResponse: (h) => h }; const m = await import('./index.mjs'); console.log(typeof m.handler);");
 
       rmSync(alone, { recursive: true, force: true });
       expect(run.stderr).toBe('');
@@ -195,7 +195,7 @@ describe('Script: infra/build.ts (npm run build)', () => {
     expect(response.body).toMatch(/^A bearer token is required\. \(request id: req-bundle-2\)\n$/);
   });
 
-  it("signs DynamoDB requests with the environment's credentials, and never looks for others (fake DynamoDB that records headers)", async () => {
+  it("signs DynamoDB requests with the environment's credentials, and never looks for others (fake DynamoDB that records headers; the Lambda runtime's response stream a stand-in)", async () => {
     const dynamo = await recordingDynamo();
     const alone = mkdtempSync(join(tmpdir(), 'bundle-creds-'));
     cpSync(join(dist, 'inventory'), alone, { recursive: true });
@@ -204,12 +204,18 @@ describe('Script: infra/build.ts (npm run build)', () => {
     mkdirSync(join(home, '.aws'));
     writeFileSync(join(home, '.aws', 'credentials'), '[default]\naws_access_key_id = AKIAFROMSHAREDFILE\naws_secret_access_key = file-secret\n');
     const script = `
+      // A stand-in for the Lambda runtime's response streaming (the inventory streams), as middy and Powertools test theirs.
+      const { Writable } = await import('node:stream');
+      let prelude;
+      const written = [];
+      globalThis.awslambda = { ...globalThis.awslambda, streamifyResponse: (h) => h, HttpResponseStream: { from: (stream, p) => ((prelude = p), stream) } };
+      const stream = new Writable({ write(chunk, _encoding, done) { written.push(Buffer.from(chunk)); done(); } });
       const { handler } = await import('./index.mjs');
       const context = { awsRequestId: 'req-creds', functionName: 'inventory', getRemainingTimeInMillis: () => 10000 };
       const event = { resource: '/api/agents', path: '/api/agents', httpMethod: 'GET', headers: {}, multiValueHeaders: {},
         requestContext: { requestId: 'api-1', authorizer: { principalId: 'u', tenant: 'acme', sub: 'u', exp: String(Math.floor(Date.now() / 1000) + 600) } } };
-      const response = await handler(event, context);
-      process.stdout.write(JSON.stringify({ statusCode: response.statusCode, body: response.body }));`;
+      await handler(event, stream, context);
+      process.stdout.write(JSON.stringify({ statusCode: prelude.statusCode, body: Buffer.concat(written).toString() }));`;
     const env = { HOME: home, AWS_ENDPOINT_URL_DYNAMODB: dynamo.endpoint, DYNAMODB_MAX_ATTEMPTS: '1' };
 
     const withEnv = await runIsolatedAsync(alone, script, { ...env, AWS_ACCESS_KEY_ID: 'AKIAFROMENVIRONMENT', AWS_SECRET_ACCESS_KEY: 'env-secret', AWS_SESSION_TOKEN: 'env-session' });
@@ -251,16 +257,22 @@ describe('Script: infra/build.ts (npm run build)', () => {
     expect(elsewhere.equals(here)).toBe(true);
   });
 
-  it('runs the inventory bundle alone: a request no authorizer judged is a text/plain 401 and one EMF line', () => {
+  it('runs the inventory bundle alone (the Lambda runtime\'s response stream a stand-in): a request no authorizer judged is a text/plain 401 and one EMF line', () => {
     const alone = mkdtempSync(join(tmpdir(), 'bundle-run-'));
     cpSync(join(dist, 'inventory'), alone, { recursive: true });
     const script = `
+      // A stand-in for the Lambda runtime's response streaming (the inventory streams), as middy and Powertools test theirs.
+      const { Writable } = await import('node:stream');
+      let prelude;
+      const written = [];
+      globalThis.awslambda = { ...globalThis.awslambda, streamifyResponse: (h) => h, HttpResponseStream: { from: (stream, p) => ((prelude = p), stream) } };
+      const stream = new Writable({ write(chunk, _encoding, done) { written.push(Buffer.from(chunk)); done(); } });
       const { handler } = await import('./index.mjs');
       const context = { awsRequestId: 'req-bundle-1', functionName: 'inventory', getRemainingTimeInMillis: () => 10000 };
       const event = { resource: '/api/agents', path: '/api/agents', httpMethod: 'GET', headers: {}, multiValueHeaders: {},
         requestContext: { requestId: 'api-1', authorizer: null } };
-      const response = await handler(event, context);
-      process.stdout.write('RESPONSE ' + JSON.stringify(response) + '\\n');`;
+      await handler(event, stream, context);
+      process.stdout.write('RESPONSE ' + JSON.stringify({ ...prelude, body: Buffer.concat(written).toString() }) + '\\n');`;
 
     const run = runIsolated(alone, script);
 

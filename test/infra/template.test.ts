@@ -595,8 +595,9 @@ describe('Template: npm run package', () => {
       });
     });
 
-    it('gives the inventory the memory (and so the CPU) its largest answer needs', () => {
-      expect(resource('InventoryLambdaFunction').Properties.MemorySize).toBe(1024);
+    it('gives the inventory the memory (one vCPU) and the time its largest streamed answer needs', () => {
+      expect(resource('InventoryLambdaFunction').Properties.MemorySize).toBe(1769);
+      expect(resource('InventoryLambdaFunction').Properties.Timeout).toBe(240);
       expect(resource('ObservationsLambdaFunction').Properties.MemorySize).toBe(512);
       expect(resource('McpLambdaFunction').Properties.MemorySize).toBe(512);
       expect(resource('AuthorizerLambdaFunction').Properties.MemorySize).toBe(256);

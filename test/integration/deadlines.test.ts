@@ -12,6 +12,7 @@ import { config } from '../../lib/config.js';
 import { listAuditItems } from '../../lib/store/audit.js';
 import { startTestEngine, type TestEngine } from '../helpers/engine.js';
 import { useEngine } from '../helpers/env.js';
+import { invokeStreamed } from '../helpers/streaming.js';
 import { eventFixture } from '../helpers/events.js';
 import { holdingProxy, silentEndpoint } from '../helpers/faults.js';
 
@@ -68,7 +69,9 @@ beforeAll(async () => {
   jwksUrl = `http://127.0.0.1:${(jwks.address() as AddressInfo).port}/jwks.json`;
   useEngine(engine, { JWT_ISSUER: ISSUER, JWKS_URL: jwksUrl });
   await loadFleet(engine.db, engine.tables, { tenants: [{ tenant_id: 'acme', agents: [{ agent_id: 'a-1', hostname: 'h-1', os: 'linux', arch: 'x86_64', version: '1' }] }] }, 8);
-  inventory = (await import('../../functions/inventory/handler.js')).handler as never;
+  // A streaming handler, called through the stand-in for the Lambda runtime's response stream (the helper installs it).
+  const streaming = (await import('../../functions/inventory/handler.js')).handler;
+  inventory = (event, context) => invokeStreamed(streaming, event, context);
   observations = (await import('../../functions/observations/handler.js')).handler as never;
 });
 afterAll(async () => {

@@ -1,12 +1,16 @@
+import { invokeStreamed, type StreamedAnswer } from '../helpers/streaming.js'; // first: the runtime stand-in the streaming handler needs when it loads
+import { gunzipSync } from 'node:zlib';
 import type { APIGatewayProxyEvent } from 'aws-lambda';
 import { afterAll, describe, expect, it } from 'vitest';
 import { handler } from '../../functions/inventory/handler.js';
+import { writeTenantAgents } from '../../infra/local/fleet.js';
+import { realisticAgents } from '../../infra/local/generator.js';
 import { resetConfig } from '../../lib/config.js';
 import { setDynamo } from '../../lib/store/client.js';
-import { eventFixture, testContext } from '../helpers/events.js';
-import { answeringEndpoint, closedPortEndpoint, resettingEndpoint, silentEndpoint } from '../helpers/faults.js';
-
-type Result = { statusCode: number; headers: Record<string, string>; body: string; isBase64Encoded?: boolean };
+import { startTestEngine } from '../helpers/engine.js';
+import { useEngine } from '../helpers/env.js';
+import { eventFixture, setHeader, testContext } from '../helpers/events.js';
+import { answeringEndpoint, closedPortEndpoint, countingProxy, resettingEndpoint, silentEndpoint } from '../helpers/faults.js';
 
 function pointAt(endpoint: string): void {
   Object.assign(process.env, { DYNAMODB_ENDPOINT: endpoint, DYNAMODB_TIMEOUT_MS: '300', DYNAMODB_MAX_ATTEMPTS: '2' });
@@ -14,8 +18,15 @@ function pointAt(endpoint: string): void {
   setDynamo(undefined);
 }
 
-const list = async (): Promise<Result> =>
-  (await handler(eventFixture<APIGatewayProxyEvent>('rest-api', 'list-agents'), testContext('inventory'))) as Result;
+const list = (tenant = 'acme', acceptEncoding?: string): Promise<StreamedAnswer> =>
+  invokeStreamed(
+    handler,
+    eventFixture<APIGatewayProxyEvent>('rest-api', 'list-agents', (e) => {
+      e.requestContext.authorizer!.tenant = tenant;
+      if (acceptEncoding) setHeader(e, 'Accept-Encoding', acceptEncoding);
+    }),
+    testContext('inventory'),
+  );
 
 describe('Handler: inventory when DynamoDB fails (real network faults)', () => {
   const cleanups: (() => Promise<void>)[] = [];
@@ -99,5 +110,44 @@ describe('Handler: inventory when DynamoDB fails (real network faults)', () => {
     expect(response.headers['Content-Type']).toBe('text/plain; charset=utf-8');
     expect(response.headers['Retry-After']).toMatch(/^[0-9]+$/);
     expect(response.body).toMatch(/^The inventory store gave an answer that cannot be read; try again later\. \(request id: [0-9a-f-]{36}\)\n$/);
+  });
+
+  describe('after the first byte (fault injector: a proxy in front of the real engine that resets the connection from the third Query on)', () => {
+    it.each([
+      ['plain JSON', undefined],
+      ['gzip', 'gzip'],
+    ])('breaks the transfer of a %s list that already began, so a client parsing what arrived gets an error, never a shorter list', async (_what, acceptEncoding) => {
+      const engine = await startTestEngine();
+      cleanups.push(() => engine.close());
+      await writeTenantAgents(engine.db, engine.tables, 'big', realisticAgents('big', 6_000, { now: new Date() }), 8);
+      const proxy = await countingProxy(engine.endpoint, { failFrom: 3 });
+      cleanups.push(proxy.close);
+      useEngine({ ...engine, endpoint: proxy.endpoint }, { DYNAMODB_TIMEOUT_MS: '2000', DYNAMODB_MAX_ATTEMPTS: '2' });
+
+      const answer = await list('big', acceptEncoding);
+
+      // The status line was committed after the first page: it cannot change now.
+      expect(answer.statusCode).toBe(200);
+      expect(answer.error).toMatchObject({ statusCode: 503, message: 'The inventory store is unavailable right now; try again later.' });
+      expect(answer.raw.length).toBeGreaterThan(10_000);
+      const parse = (): unknown => JSON.parse((acceptEncoding ? gunzipSync(answer.raw) : answer.raw).toString('utf8'));
+      expect(parse).toThrow(acceptEncoding ? /unexpected end of file/ : /JSON/);
+    });
+
+    it('answers a store failing on the first page with its text/plain 503 before any byte of a list', async () => {
+      const engine = await startTestEngine();
+      cleanups.push(() => engine.close());
+      await writeTenantAgents(engine.db, engine.tables, 'big', realisticAgents('big', 100, { now: new Date() }), 8);
+      const proxy = await countingProxy(engine.endpoint, { failFrom: 1 });
+      cleanups.push(proxy.close);
+      useEngine({ ...engine, endpoint: proxy.endpoint }, { DYNAMODB_TIMEOUT_MS: '2000', DYNAMODB_MAX_ATTEMPTS: '2' });
+
+      const answer = await list('big', 'gzip');
+
+      expect(answer.statusCode).toBe(503);
+      expect(answer.headers['Content-Type']).toBe('text/plain; charset=utf-8');
+      expect(answer.headers['Content-Encoding']).toBeUndefined();
+      expect(answer.body).toMatch(/^The inventory store is unavailable right now; try again later\. \(request id: [0-9a-f-]{36}\)\n$/);
+    });
   });
 });

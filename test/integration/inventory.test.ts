@@ -1,13 +1,15 @@
+import { invokeStreamed, type StreamedAnswer } from '../helpers/streaming.js'; // first: the runtime stand-in the streaming handler needs when it loads
 import { gunzipSync } from 'node:zlib';
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import type { APIGatewayProxyEvent } from 'aws-lambda';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { handler } from '../../functions/inventory/handler.js';
 import { loadFleet, type FleetAgent } from '../../infra/local/fleet.js';
 import { authorizerContextOf } from '../../lib/auth/caller.js';
 import { config } from '../../lib/config.js';
+import { logger } from '../../lib/observability/logger.js';
 import { AgentInventory } from '../../lib/contract/schemas.js';
-import { connectionKey, durableAgentKey } from '../../lib/store/keys.js';
+import { agentSortKey, connectionKey, durableAgentKey } from '../../lib/store/keys.js';
 import { expectResponseMatchesContract } from '../helpers/contract.js';
 import { startTestEngine, type TestEngine } from '../helpers/engine.js';
 import { useEngine } from '../helpers/env.js';
@@ -15,7 +17,6 @@ import { eventFixture, setHeader, testContext } from '../helpers/events.js';
 import { listTenantAgentRecords } from '../helpers/store.js';
 
 type Event = APIGatewayProxyEvent;
-type Result = { statusCode: number; headers: Record<string, string>; body: string; isBase64Encoded?: boolean };
 
 const recent = (): string => new Date(Date.now() - 5_000).toISOString();
 
@@ -23,12 +24,17 @@ function agent(id: string, extra: Partial<FleetAgent> = {}): FleetAgent {
   return { agent_id: id, hostname: `host-${id}`, os: 'linux', arch: 'x86_64', version: '2.4.1', ...extra };
 }
 
-async function listAs(tenant: string): Promise<Result> {
+/** The inventory as a client receives it, through the stand-in for the Lambda runtime's response stream. */
+async function listAs(tenant: string, acceptEncoding?: string): Promise<StreamedAnswer> {
   const event = eventFixture<Event>('rest-api', 'list-agents', (e) => {
     e.requestContext.authorizer!.tenant = tenant;
+    if (acceptEncoding !== undefined) setHeader(e, 'Accept-Encoding', acceptEncoding);
   });
-  return (await handler(event, testContext('inventory'))) as Result;
+  return invokeStreamed(handler, event, testContext('inventory'));
 }
+
+/** The order the store gives: the agents' sort keys (the one key builder) compared as UTF-8 bytes, as DynamoDB compares them. */
+const storeOrder = (ids: string[]): string[] => [...ids].sort((a, b) => Buffer.compare(Buffer.from(agentSortKey(a, 'D')), Buffer.from(agentSortKey(b, 'D'))));
 
 describe('Handler: inventory against a real DynamoDB API', () => {
   let engine: TestEngine;
@@ -67,23 +73,34 @@ describe('Handler: inventory against a real DynamoDB API', () => {
     await engine.close();
   });
 
-  it("lists exactly the caller's tenant, online and offline, ordered by agent_id", async () => {
+  it("lists exactly the caller's tenant, online and offline, in the store's sort-key order", async () => {
     const response = await listAs('acme');
 
     expect(response.statusCode).toBe(200);
     expect(response.headers['Content-Type']).toBe('application/json; charset=utf-8');
+    expect(response.headers['Cache-Control']).toBe('no-store');
     const agents = AgentInventory.parse(JSON.parse(response.body));
-    expect(agents.map((a) => [a.agent_id, a.connection_state])).toEqual([
-      ['a-1', 'never_connected'],
-      ['a-2', 'connected'],
-      ['conn-only', 'disconnected'],
-      ['ops/db #1', 'never_connected'],
-      ['ops/db %231', 'never_connected'],
-      ['shared-id', 'never_connected'],
-    ]);
+    expect(agents.map((a) => a.agent_id)).toEqual(storeOrder(['a-1', 'a-2', 'conn-only', 'ops/db #1', 'ops/db %231', 'shared-id']));
+    expect(Object.fromEntries(agents.map((a) => [a.agent_id, a.connection_state]))).toEqual({
+      'a-1': 'never_connected',
+      'a-2': 'connected',
+      'conn-only': 'disconnected',
+      'ops/db #1': 'never_connected',
+      'ops/db %231': 'never_connected',
+      'shared-id': 'never_connected',
+    });
   });
 
-  it('says how many stored records it could not read (X-Unreadable-Records), lists the rest, and stays within the contract', async () => {
+  it(`lists ids with punctuation and non-ASCII characters in the order of their sort keys' UTF-8 bytes, whatever the engine`, async () => {
+    const ids = ['a-1', 'a#1', 'a%1', 'a$1', 'a 1', 'a/1', 'a.1', 'a~1', 'A-1', 'Z', 'z', 'ä-1', 'é', 'e\u0301', '日本', '😀', '\uFFFD', '\uE000', 'ß', 'a#', 'a', 'a%23'];
+    await loadFleet(engine.db, engine.tables, { tenants: [{ tenant_id: 'unicode', agents: ids.map((id) => agent(id)) }] }, 8);
+
+    const listed = AgentInventory.parse(JSON.parse((await listAs('unicode')).body)).map((a) => a.agent_id);
+
+    expect(listed).toEqual(storeOrder(ids));
+  });
+
+  it('leaves out stored records it cannot read, lists the rest within the contract, and says how many in a warning log line (the headers are gone by then)', async () => {
     const put = (item: Record<string, unknown>) => engine.db.send(new PutCommand({ TableName: engine.tables.dataTable, Item: item }));
     const hello = { os: 'linux', arch: 'x86_64', version: '1', tenant_id: 'dirty' };
     await loadFleet(engine.db, engine.tables, { tenants: [{ tenant_id: 'dirty', agents: [agent('good-1'), agent('good-2', { connection: { state: 'connected' } })] }] }, 8);
@@ -93,18 +110,34 @@ describe('Handler: inventory against a real DynamoDB API', () => {
     await put({ ...connectionKey('dirty', 'bad-state'), kind: 'connection', agent_id: 'bad-state', hostname: 'h', ...hello, state: 'online' });
     await put({ ...durableAgentKey('dirty', 'someone-else'), kind: 'agent', agent_id: 'good-1', hostname: 'impostor', ...hello });
     await put({ ...durableAgentKey('dirty', 'no-kind'), agent_id: 'no-kind', hostname: 'h', ...hello });
+    // The request's log lines come from a child of the service's logger: watch its warnings, whatever the log level.
+    const warnings: { args: unknown[]; correlationId: unknown }[] = [];
+    const createChild = logger.createChild.bind(logger);
+    const children = vi.spyOn(logger, 'createChild').mockImplementation((options) => {
+      const child = createChild(options);
+      vi.spyOn(child, 'warn').mockImplementation((...args: unknown[]) => void warnings.push({ args, correlationId: child.getCorrelationId() }));
+      return child;
+    });
 
-    const response = await listAs('dirty');
-    const clean = await listAs('acme');
+    let response: StreamedAnswer;
+    let clean: StreamedAnswer;
+    try {
+      response = await listAs('dirty');
+      clean = await listAs('acme');
+    } finally {
+      children.mockRestore();
+    }
 
     expectResponseMatchesContract('listEndpointInventory', { status: response.statusCode, headers: response.headers, body: response.body });
     expect(response.statusCode).toBe(200);
-    expect(response.headers['X-Unreadable-Records']).toBe('5');
+    expect(response.headers).not.toHaveProperty('X-Unreadable-Records');
     expect(AgentInventory.parse(JSON.parse(response.body)).map((a) => [a.agent_id, a.hostname])).toEqual([
       ['good-1', 'host-good-1'],
       ['good-2', 'host-good-2'],
     ]);
-    expect(clean.headers['X-Unreadable-Records']).toBe('0');
+    expect(clean.statusCode).toBe(200);
+    // Written after the handler returned (the request's keys were reset then), still under the request's correlation id.
+    expect(warnings).toEqual([{ args: ['left out stored agent records that cannot be read', { unreadableRecords: 5 }], correlationId: expect.stringMatching(/^[0-9a-f-]{36}$/) }]);
   });
 
   it('treats the same agent_id in two tenants as two different endpoints', async () => {
@@ -113,7 +146,7 @@ describe('Handler: inventory against a real DynamoDB API', () => {
 
     expect(acme.find((a) => a.agent_id === 'shared-id')?.hostname).toBe('acme-box');
     expect(globex.find((a) => a.agent_id === 'shared-id')?.hostname).toBe('globex-box');
-    expect(globex.map((a) => a.agent_id)).toEqual(['g-1', 'shared-id']);
+    expect(globex.map((a) => a.agent_id)).toEqual(storeOrder(['g-1', 'shared-id']));
   });
 
   it('keeps a tenant whose id contains the key separator out of another tenant', async () => {
@@ -152,7 +185,7 @@ describe('Handler: inventory against a real DynamoDB API', () => {
       e.requestContext.authorizer!.tenant = '';
     });
 
-    const response = (await handler(event, testContext('inventory'))) as Result;
+    const response = await invokeStreamed(handler, event, testContext('inventory'));
 
     expect(response.statusCode).toBe(403);
     expect(response.headers['Content-Type']).toBe('text/plain; charset=utf-8');
@@ -166,7 +199,7 @@ describe('Handler: inventory against a real DynamoDB API', () => {
       e.requestContext.authorizer = { principalId: 'user-42', ...context, exp: String(context.exp) };
     });
 
-    const response = (await handler(event, testContext('inventory'))) as Result;
+    const response = await invokeStreamed(handler, event, testContext('inventory'));
 
     expect(context.tenant).toBe('');
     expect(response.statusCode).toBe(403);
@@ -177,7 +210,7 @@ describe('Handler: inventory against a real DynamoDB API', () => {
       e.requestContext.authorizer!.exp = String(Math.floor(Date.now() / 1000) - 1);
     });
 
-    const response = (await handler(event, testContext('inventory'))) as Result;
+    const response = await invokeStreamed(handler, event, testContext('inventory'));
 
     expect(response.statusCode).toBe(401);
     expect(response.headers['WWW-Authenticate']).toBe(
@@ -202,18 +235,13 @@ describe('Handler: inventory against a real DynamoDB API', () => {
     expect(response.body.length).toBeGreaterThan(1024 * 1024);
     const listed = AgentInventory.parse(JSON.parse(response.body));
     expect(listed).toHaveLength(big);
-    expect(listed.map((a) => a.agent_id)).toEqual(agents.map((a) => a.agent_id));
+    expect(listed.map((a) => a.agent_id)).toEqual(storeOrder(agents.map((a) => a.agent_id)));
     expect(listed.every((a) => a.connection_state === 'connected')).toBe(true);
 
-    const compressed = (await handler(
-      eventFixture<Event>('rest-api', 'list-agents', (e) => {
-        e.requestContext.authorizer!.tenant = 'bigcorp';
-        setHeader(e, 'Accept-Encoding', 'gzip, deflate');
-      }),
-      testContext('inventory'),
-    )) as Result & { isBase64Encoded?: boolean };
+    const compressed = await listAs('bigcorp', 'gzip, deflate');
     expect(compressed.headers['Content-Encoding']).toBe('gzip');
-    expect(compressed.isBase64Encoded).toBe(true);
-    expect(gunzipSync(Buffer.from(compressed.body, 'base64')).toString('utf8')).toBe(response.body);
+    expect(compressed.headers.Vary).toBe('Accept-Encoding');
+    expect(compressed.raw.length).toBeLessThan(response.raw.length / 4);
+    expect(gunzipSync(compressed.raw).toString('utf8')).toBe(response.body);
   });
 });

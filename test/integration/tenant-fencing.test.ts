@@ -7,6 +7,7 @@ import { resetTenantClients, tenantAuditDynamo, tenantDynamo } from '../../lib/s
 import { tenantAuditSessionPolicy, tenantSessionName, tenantSessionPolicy } from '../../lib/store/tenant-fence.js';
 import { startTestEngine, type TestEngine } from '../helpers/engine.js';
 import { useEngine } from '../helpers/env.js';
+import { invokeStreamed } from '../helpers/streaming.js';
 import { eventFixture, testContext } from '../helpers/events.js';
 import { startStsStandIn, type StsStandIn } from '../helpers/sts.js';
 
@@ -28,7 +29,9 @@ beforeAll(async () => {
   sts = await startStsStandIn(READ_ROLE);
   const tenants = ['acme', 'a*b'];
   await loadFleet(engine.db, engine.tables, { tenants: tenants.map((t) => ({ tenant_id: t, agents: [{ agent_id: `${t}-1`, hostname: 'h', os: 'linux', arch: 'x86_64', version: '1' }] })) }, 8);
-  inventory = (await import('../../functions/inventory/handler.js')).handler as never;
+  // A streaming handler, called through the stand-in for the Lambda runtime's response stream (the helper installs it).
+  const streaming = (await import('../../functions/inventory/handler.js')).handler;
+  inventory = (event, context) => invokeStreamed(streaming, event, context);
 });
 afterAll(async () => {
   resetTenantClients();

@@ -1,98 +1,176 @@
+import { Writable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
 import { gunzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
-import { JsonArrayStream, LAMBDA_RESPONSE_LIMIT_BYTES, lambdaResponseBytes, type JsonResult } from '../../lib/http.js';
+import { acceptsGzip, jsonArrayBody, StreamedResponseTooLargeError } from '../../lib/json-array-stream.js';
 
-interface Element {
-  id: string;
-  text: string;
+/** Batches of serialized elements `{"id":"e-00000","text":"0....."}`, `size` characters of text each. */
+function batches(count: number, perBatch: number, size = 400): string[][] {
+  const out: string[][] = [];
+  for (let i = 0; i < count; i += perBatch) {
+    out.push(Array.from({ length: Math.min(perBatch, count - i) }, (_, j) => JSON.stringify({ id: `e-${String(i + j).padStart(6, '0')}`, text: `${i + j}`.padEnd(size, '.') })));
+  }
+  return out;
 }
 
-const options = { tooLarge: (bytes: number) => `too large: ${bytes} bytes` };
-
-/** Elements with ids `e-00000`…, each carrying `size` characters of text (repetitive: gzip shrinks them a lot). */
-function elements(count: number, size = 400): Element[] {
-  return Array.from({ length: count }, (_, i) => ({ id: `e-${String(i).padStart(5, '0')}`, text: `${i}`.padEnd(size, '.') }));
+async function* from(list: string[][], failAfter?: number): AsyncGenerator<string[]> {
+  for (let i = 0; i < list.length; i++) {
+    if (failAfter !== undefined && i === failAfter) throw new Error('the store failed');
+    yield list[i]!;
+  }
 }
 
-async function respond(list: Element[], acceptEncoding: string | undefined): Promise<JsonResult> {
-  const stream = new JsonArrayStream({ acceptEncoding, keyOf: (e) => (e as Element).id });
-  for (const e of list) stream.add(e.id, JSON.stringify(e));
-  return stream.respond(200, options);
+/** Everything a client receives from the body, and the error the transfer ended with, if any. */
+async function receive(body: NodeJS.ReadableStream): Promise<{ bytes: Buffer; error?: Error }> {
+  const chunks: Buffer[] = [];
+  const sink = new Writable({
+    write(chunk: Buffer, _encoding, done) {
+      chunks.push(chunk);
+      done();
+    },
+  });
+  try {
+    await pipeline(body, sink);
+    return { bytes: Buffer.concat(chunks) };
+  } catch (error) {
+    return { bytes: Buffer.concat(chunks), error: error as Error };
+  }
 }
 
-function bodyOf(result: JsonResult): Element[] {
-  const text = result.isBase64Encoded ? gunzipSync(Buffer.from(result.body, 'base64')).toString('utf8') : result.body;
-  return JSON.parse(text) as Element[];
+/** What a client makes of the bytes it received: the parsed array, or the error its parser raises. */
+function parseAsClient(bytes: Buffer, gzip: boolean): unknown {
+  return JSON.parse((gzip ? gunzipSync(bytes) : bytes).toString('utf8'));
 }
 
-const byId = (a: Element, b: Element): number => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
+describe('Function: acceptsGzip (negotiator)', () => {
+  it.each([
+    ['gzip', true],
+    ['gzip, deflate, br', true],
+    ['br;q=1, gzip;q=0.8', true],
+    ['*', true],
+    ['identity, *;q=0.5', true],
+    ['GZIP;Q=0.001', true],
+    ['gzip;q=0.001', true],
+    ['x-gzip', true],
+    ['gzip;q=0, x-gzip', true],
+    [undefined, false],
+    ['', false],
+    ['identity', false],
+    ['br, deflate', false],
+    ['gzip;q=0', false],
+    ['x-gzip;q=0, *', false],
+    ['gzip;q=0, *', false],
+    ['*, gzip;q=0', false],
+    ['gzip;q=0.0, *;q=1', false],
+    ['*;q=0', false],
+    ['gzip;q=nonsense', false],
+  ])('Accept-Encoding %j accepts gzip: %s', (header, expected) => {
+    expect(acceptsGzip(header)).toBe(expected);
+  });
+});
 
-describe('Class: JsonArrayStream', () => {
-  it('answers [] and small arrays as plain JSON', async () => {
-    expect((await respond([], 'gzip')).body).toBe('[]');
-    expect(await respond(elements(3), 'gzip')).toMatchObject({ statusCode: 200, body: JSON.stringify(elements(3)) });
+describe('Function: jsonArrayBody', () => {
+  it.each([false, true])('writes the elements of every batch, in the order given, as one JSON array (gzip: %s)', async (gzip) => {
+    const list = batches(5_000, 700);
+
+    const { bytes, error } = await receive(jsonArrayBody(from(list), { gzip }));
+
+    expect(error).toBeUndefined();
+    expect(parseAsClient(bytes, gzip)).toEqual(list.flat().map((e) => JSON.parse(e)));
   });
 
-  it('compresses a large array written in order, element by element, to exactly its JSON', async () => {
-    const list = elements(30_000);
-
-    const result = await respond(list, 'gzip');
-
-    expect(result.headers['Content-Encoding']).toBe('gzip');
-    expect(gunzipSync(Buffer.from(result.body, 'base64')).toString('utf8')).toBe(JSON.stringify(list));
+  it.each([false, true])('writes [] for no elements, and skips empty batches (gzip: %s)', async (gzip) => {
+    expect(parseAsClient((await receive(jsonArrayBody(from([]), { gzip }))).bytes, gzip)).toEqual([]);
+    expect(parseAsClient((await receive(jsonArrayBody(from([[], ['1'], [], ['2', '3'], []]), { gzip }))).bytes, gzip)).toEqual([1, 2, 3]);
   });
 
-  it('sorts when a key arrives out of order early, while every element is still kept', async () => {
-    const list = elements(50);
-    const shuffled = [list[3]!, list[0]!, ...list.slice(4), list[2]!, list[1]!];
+  it.each([false, true])('ends a body whose source fails after the first batch with an error, and what arrived never parses as an array (gzip: %s)', async (gzip) => {
+    const list = batches(6_000, 1_000);
 
-    expect(bodyOf(await respond(shuffled, 'gzip'))).toEqual(list);
-    expect(bodyOf(await respond(shuffled, undefined))).toEqual(list);
+    const { bytes, error } = await receive(jsonArrayBody(from(list, 3), { gzip }));
+
+    expect(error?.message).toBe('the store failed');
+    expect(bytes.length).toBeGreaterThan(0);
+    // A client reading it gets an error from its parser (JSON without its `]`, gzip without its trailer), never a shorter list.
+    expect(() => parseAsClient(bytes, gzip)).toThrow(gzip ? /unexpected end of file/ : /JSON/);
   });
 
-  it('sorts when a key arrives out of order after more than 6 MiB were compressed and dropped, recovering them', async () => {
-    const list = elements(20_000);
-    const late = list.slice(0, 10);
-    const rest = list.slice(10);
-    expect(JSON.stringify(rest).length).toBeGreaterThan(LAMBDA_RESPONSE_LIMIT_BYTES);
+  it.each([false, true])('stops before the byte that would pass the limit, and what passed never parses as an array (gzip: %s)', async (gzip) => {
+    const list = batches(20_000, 500, 100);
+    const limitBytes = gzip ? 60_000 : 600_000;
 
-    const result = await respond([...rest, ...late.reverse()], 'gzip');
+    const { bytes, error } = await receive(jsonArrayBody(from(list), { gzip, limitBytes }));
 
-    expect(result.headers['Content-Encoding']).toBe('gzip');
-    expect(bodyOf(result).map((e) => e.id)).toEqual([...list].sort(byId).map((e) => e.id));
-    expect(bodyOf(result)).toEqual(list);
+    expect(error).toBeInstanceOf(StreamedResponseTooLargeError);
+    expect(bytes.length).toBeGreaterThan(0);
+    expect(bytes.length).toBeLessThanOrEqual(limitBytes);
+    expect(() => parseAsClient(bytes, gzip)).toThrow();
   });
 
-  it('refuses a client without gzip past the limit: 406 when gzip would fit, naming the fix', async () => {
-    const list = elements(20_000);
+  it('sends an answer of exactly the limit', async () => {
+    const list = [['"abc"', '"def"']];
 
-    await expect(respond(list, 'identity')).rejects.toMatchObject({ statusCode: 406, message: expect.stringMatching(/send Accept-Encoding: gzip\.$/) });
+    const { bytes, error } = await receive(jsonArrayBody(from(list), { gzip: false, limitBytes: Buffer.byteLength('["abc","def"]') }));
+
+    expect(error).toBeUndefined();
+    expect(JSON.parse(bytes.toString())).toEqual(['abc', 'def']);
   });
 
-  it('answers 507 when even the compressed array is over the limit, for gzip clients and others', async () => {
-    // Text gzip cannot shrink: each element is distinct digits of a long pseudo-random run.
-    let a = 7;
-    const noisy = Array.from({ length: 12_000 }, (_, i) => {
-      let text = '';
-      while (text.length < 800) {
-        a = (Math.imul(a, 1103515245) + 12345) >>> 0;
-        text += (a >>> 8).toString(36);
+  it('stops reading its source after a few batches while the client does not read (memory stays bounded)', async () => {
+    let pulled = 0;
+    // Text gzip shrinks about as much as a real inventory's (random hex), so a batch fills the small output buffers as a page does.
+    let seed = 7;
+    const hex = (length: number): string => {
+      let out = '';
+      while (out.length < length) {
+        seed = (seed * 1_103_515_245 + 12_345) >>> 0;
+        out += seed.toString(16);
       }
-      return { id: `n-${String(i).padStart(5, '0')}`, text };
-    });
+      return out.slice(0, length);
+    };
+    async function* counting(): AsyncGenerator<string[]> {
+      for (const batch of Array.from({ length: 50 }, () => Array.from({ length: 1_000 }, () => JSON.stringify(hex(200))))) {
+        pulled += 1;
+        yield batch;
+      }
+    }
 
-    const gzip = await respond(noisy, 'gzip').catch((e: unknown) => e);
-    const plain = await respond(noisy, undefined).catch((e: unknown) => e);
+    const body = jsonArrayBody(counting(), { gzip: true });
+    body.pause();
+    body.read(0);
+    // A few batches fill the stages' buffers (the compressor's among them), then reading stops: wait until it has.
+    let seen = -1;
+    for (let waited = 0; waited < 5_000 && pulled !== seen; waited += 300) {
+      seen = pulled;
+      await new Promise((resolve) => setTimeout(resolve, 300));
+    }
 
-    expect(gzip).toMatchObject({ statusCode: 507 });
-    expect(plain).toMatchObject({ statusCode: 507 });
-    expect(Number(/(\d+) bytes$/.exec((gzip as Error).message)?.[1])).toBeGreaterThan(LAMBDA_RESPONSE_LIMIT_BYTES);
+    expect(pulled).toBe(seen);
+    expect(pulled).toBeGreaterThan(0);
+    expect(pulled).toBeLessThanOrEqual(15);
+    body.destroy();
   });
 
-  it('keeps every success within the limit as Lambda measures it', async () => {
-    const result = await respond(elements(40_000, 500), 'gzip');
+  it('stops reading its source when the client goes away', async () => {
+    let pulled = 0;
+    let closed = false;
+    async function* source(): AsyncGenerator<string[]> {
+      try {
+        for (const batch of batches(50_000, 1_000)) {
+          pulled += 1;
+          yield batch;
+        }
+      } finally {
+        closed = true;
+      }
+    }
+    const body = jsonArrayBody(source(), { gzip: false });
+    await new Promise<void>((resolve) => body.once('data', () => resolve()));
 
-    expect(lambdaResponseBytes(result)).toBeLessThanOrEqual(LAMBDA_RESPONSE_LIMIT_BYTES);
-    expect(bodyOf(result)).toHaveLength(40_000);
+    body.destroy();
+    await new Promise((resolve) => setTimeout(resolve, 50));
+
+    expect(closed).toBe(true);
+    expect(pulled).toBeLessThan(10);
   });
 });

@@ -173,7 +173,7 @@ describe('Contract: openapi.json', () => {
     it('states the meaning DESIGN §4 gives to the open fields', () => {
       expect(inventory.description).toMatch(/`stale`.*`disconnected`.*`never_connected`/s);
       expect(inventory.description).toMatch(/`is_online` is true exactly when `connection_state` is `connected`/);
-      expect(inventory.description).toMatch(/by `agent_id` ascending \(code-unit order\)/);
+      expect(inventory.description).toMatch(/order: the store's sort-key order of the endpoints' records, which is `agent_id` ascending by Unicode code point/);
       expect(inventory.description).toMatch(/never `200 \[\]`/);
       for (const phrase of [
         'endpoint-dashboard/v1',
@@ -275,17 +275,18 @@ describe('Helper: expectResponseMatchesContract', () => {
     const body = JSON.stringify([
       { agent_id: 'a-1', hostname: 'web-1', os: 'linux', arch: 'x86_64', version: '2.4.1', is_online: false, connection_state: 'never_connected' },
     ]);
-    const headers = new Headers({ ...JSON_HEADERS, 'X-Unreadable-Records': '0' });
+    const headers = new Headers({ ...JSON_HEADERS });
     expect(() => expectResponseMatchesContract('listEndpointInventory', { status: 200, headers, body })).not.toThrow();
   });
 
-  it('requires the inventory to say how many stored records it could not read (X-Unreadable-Records, a count)', () => {
-    expect(() => expectResponseMatchesContract('listEndpointInventory', { status: 200, headers: JSON_HEADERS, body: '[]' })).toThrow(
-      /header x-unreadable-records is missing/,
+  it('requires the inventory to say it is never cached (Cache-Control: no-store, a required header)', () => {
+    const { 'Cache-Control': _, ...withoutCacheControl } = JSON_HEADERS;
+    expect(() => expectResponseMatchesContract('listEndpointInventory', { status: 200, headers: withoutCacheControl, body: '[]' })).toThrow(
+      /header cache-control is missing/,
     );
     expect(() =>
-      expectResponseMatchesContract('listEndpointInventory', { status: 200, headers: { ...JSON_HEADERS, 'X-Unreadable-Records': '-1' }, body: '[]' }),
-    ).toThrow(/header x-unreadable-records/);
+      expectResponseMatchesContract('listEndpointInventory', { status: 200, headers: { ...JSON_HEADERS, 'Cache-Control': 'max-age=60' }, body: '[]' }),
+    ).toThrow(/header cache-control/);
   });
 
   it('rejects an undeclared property and names it', () => {

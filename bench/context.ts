@@ -1,0 +1,131 @@
+import '../infra/local/node-version.js'; // first: the AWS SDK's Node-version notice off on Node 20 (README, Node versions)
+import '../infra/local/streaming.js'; // the Lambda runtime stand-in, before the streaming inventory bundle loads
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import type { IncomingMessage } from 'node:http';
+import { cpus, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { build } from 'esbuild';
+import { bundleOptions, buildAll, ROOT } from '../infra/build.js';
+import { restApiEvent } from '../infra/local/events.js';
+import { localIssuer, type LocalIssuer } from '../infra/local/issuer.js';
+import type { StreamingHandler } from '../infra/local/streaming.js';
+import { GZIP_LEVEL } from '../lib/json-array-stream.js';
+import { createDocumentClient } from '../lib/store/client.js';
+import { ensureTables } from '../lib/store/tables.js';
+import { bareClient } from './floors.js';
+import { startEngine, startStack, stopChildren } from './processes.js';
+import type { BenchResults } from './report.js';
+
+/**
+ * What every figure of the bench shares: the deployed bundles (and the floors' and the runtime
+ * stand-in's, built with the same options), the engine and the local stack each in a process of
+ * their own, the tables, the issuer, and the results being written.
+ */
+export interface BenchContext {
+  quick: boolean;
+  now: Date;
+  say: (line: string) => void;
+  results: BenchResults;
+  bundleOf: (name: string) => string;
+  engineEndpoint: string;
+  stack: { publicUrl: string; privateUrl: string };
+  issuer: LocalIssuer;
+  db: ReturnType<typeof createDocumentClient>;
+  floorClient: ReturnType<typeof bareClient>;
+  /** The functions' environment (as in a Lambda-like fresh process). */
+  serviceEnv: Record<string, string>;
+  dataTable: string;
+  issuerUrl: string;
+  audience: string;
+  /** The handlers as deployed: the bundles, imported into this process. */
+  inventoryHandler: StreamingHandler;
+  observationsHandler: (event: unknown, context: unknown) => Promise<{ statusCode: number }>;
+  /** A Node request as the local listener sees one, for the event builders. */
+  fakeRequest: (url: string, headers: Record<string, string>) => IncomingMessage;
+  /** The inventory's event for `tenant`, as the gateway hands it over after its authorizer (gzip accepted). */
+  inventoryEvent: (tenant: string) => unknown;
+  cleanup: () => Promise<void>;
+}
+
+const DATA_TABLE = 'bench-data';
+const AUDIT_TABLE = 'bench-audit';
+const ISSUER = 'http://localhost:bench-issuer';
+const AUDIENCE = 'endpoint-read-service';
+
+export async function benchContext(quick: boolean): Promise<BenchContext> {
+  const say = (line: string): void => void process.stderr.write(`${line}\n`);
+  const results: BenchResults = {
+    date: new Date().toISOString(),
+    mode: quick ? 'quick' : 'full',
+    machine: { cpus: cpus().length, model: cpus()[0]?.model ?? 'unknown', node: process.version },
+    gzipLevel: GZIP_LEVEL,
+    inventory: [],
+    observations: [],
+    bundles: [],
+    coldStart: [],
+    gzipLevels: [],
+    seeding: [],
+    fencing: undefined,
+    targets: [],
+    sizing: undefined,
+    durationSeconds: 0,
+  };
+
+  say('building bundles');
+  const dist = mkdtempSync(join(tmpdir(), 'bench-dist-'));
+  const built = await buildAll(dist);
+  const bareBundle = join(dist, 'bare-sdk', 'index.mjs');
+  await build({ ...bundleOptions(join(ROOT, 'bench', 'bare-sdk-handler.ts'), bareBundle), sourcemap: false });
+  const standIn = join(dist, 'stand-in', 'index.mjs');
+  await build({ ...bundleOptions(join(ROOT, 'infra', 'local', 'streaming.ts'), standIn), sourcemap: false });
+  const bundleOf = (name: string): string => (name === 'bare-sdk' ? bareBundle : built.find((b) => b.name === name)!.bundle);
+  for (const name of ['inventory', 'observations', 'mcp', 'bare-sdk']) results.bundles.push({ name, bytes: readFileSync(bundleOf(name)).length });
+
+  say('starting the engine and the local stack, each in its own process');
+  const engine = await startEngine();
+  const localDir = mkdtempSync(join(tmpdir(), 'bench-local-'));
+  // The local engine holding a million agents pauses for its garbage collector far longer than
+  // DynamoDB ever takes for a page: give each attempt room, as the bench measures the service, not
+  // its timeouts against a slow local engine.
+  const stackEnv = { DYNAMODB_ENDPOINT: engine.endpoint, DATA_TABLE, AUDIT_TABLE, JWT_ISSUER: ISSUER, LOCAL_DIR: localDir, DYNAMODB_TIMEOUT_MS: '60000' };
+  const stack = await startStack(stackEnv);
+  const issuer = await localIssuer(localDir);
+  const jwksUrl = `${stack.publicUrl.replace('localhost', '127.0.0.1')}/.well-known/jwks.json`;
+  const serviceEnv = { ...stackEnv, JWKS_URL: jwksUrl, POWERTOOLS_LOG_LEVEL: 'SILENT', POWERTOOLS_METRICS_DISABLED: 'true', BENCH_STAND_IN: standIn };
+  Object.assign(process.env, serviceEnv);
+  const db = createDocumentClient({ region: 'us-east-1', endpoint: engine.endpoint, maxAttempts: 5, timeoutMs: 60_000 });
+  await ensureTables(db, { dataTable: DATA_TABLE, auditTable: AUDIT_TABLE });
+
+  const fakeRequest = (url: string, headers: Record<string, string>): IncomingMessage =>
+    ({ url, method: 'GET', httpVersion: '1.1', headers: Object.fromEntries(Object.entries(headers).map(([k, v]) => [k.toLowerCase(), v])), rawHeaders: Object.entries(headers).flat(), socket: { remoteAddress: '127.0.0.1' } }) as unknown as IncomingMessage;
+  return {
+    quick,
+    now: new Date(),
+    say,
+    results,
+    bundleOf,
+    engineEndpoint: engine.endpoint,
+    stack,
+    issuer,
+    db,
+    floorClient: bareClient(engine.endpoint),
+    serviceEnv,
+    dataTable: DATA_TABLE,
+    issuerUrl: ISSUER,
+    audience: AUDIENCE,
+    inventoryHandler: (await import(bundleOf('inventory'))).handler as StreamingHandler,
+    observationsHandler: (await import(bundleOf('observations'))).handler,
+    fakeRequest,
+    // What the token authorizer hands over for a verified token (lib/auth/caller.ts), as API Gateway passes it.
+    inventoryEvent: (tenant) =>
+      restApiEvent(fakeRequest('/api/agents', { 'Accept-Encoding': 'gzip', Authorization: 'Bearer verified-by-the-authorizer' }), '/api/agents', {
+        api: 'public',
+        authorizer: { principalId: 'bench', tenant, sub: 'bench', exp: String(Math.floor(Date.now() / 1000) + 86_400) },
+      }),
+    async cleanup() {
+      await stopChildren();
+      rmSync(dist, { recursive: true, force: true });
+      rmSync(localDir, { recursive: true, force: true });
+    },
+  };
+}

@@ -1,0 +1,126 @@
+import { writeTenantAgents } from '../infra/local/fleet.js';
+import { realisticAgents } from '../infra/local/generator.js';
+import { collectStreaming, streamingContext } from '../infra/local/streaming.js';
+import { gunzipSync } from 'node:zlib';
+import { GZIP_LEVEL, STREAMED_RESPONSE_LIMIT_BYTES, StreamedResponseTooLargeError } from '../lib/json-array-stream.js';
+import { agentsPartition } from '../lib/store/keys.js';
+import type { BenchContext } from './context.js';
+import { cpuFloor, httpGet, wireFloor, type WireRun } from './floors.js';
+import { freshInvocation, type FreshRun } from './processes.js';
+import { interleaved, median, n } from './stats.js';
+
+/** Realistic tenants measured: the full run's sizes are those of large MSP and enterprise tenants. */
+export const inventorySizes = (quick: boolean): number[] => (quick ? [10_000, 30_000] : [100_000, 300_000, 1_000_000]);
+const tenantOf = (agents: number): string => `bench-${agents}`;
+/** Pages of the wire floor kept for the CPU floor (a sample: the floor is stated per 1,000 agents). */
+const CPU_FLOOR_PAGES = 40;
+/** The fresh process runs as a function of this memory (its heap capped within it): the target is every tenant within 256 MB. */
+export const FRESH_MEMORY_MB = 256;
+
+function runsFor(quick: boolean, agents: number): number {
+  if (quick) return 3;
+  return agents >= 1_000_000 ? 2 : agents >= 300_000 ? 3 : 5;
+}
+
+/** Seeds each tenant through the writer of `npm run seed -- --generate` (the engine in its own process). */
+export async function seedInventoryTenants(ctx: BenchContext): Promise<void> {
+  for (const agents of inventorySizes(ctx.quick)) {
+    const started = performance.now();
+    const written = await writeTenantAgents(ctx.db, { dataTable: ctx.dataTable }, tenantOf(agents), realisticAgents(tenantOf(agents), agents, { now: ctx.now }), 8);
+    ctx.results.seeding.push({ agents, items: written.items, seconds: (performance.now() - started) / 1000 });
+    ctx.say(`seeded ${n(agents)} agents (${n(written.items)} items) in ${ctx.results.seeding.at(-1)!.seconds.toFixed(1)} s`);
+  }
+}
+
+/**
+ * GET /api/agents, streamed, for each tenant size: the wire floor (the same Query pages as raw HTTP,
+ * discarded), the handler (the deployed bundle through the runtime stand-in: first byte and end)
+ * and the local stack over HTTP, interleaved; the CPU floor on a sample of the pages; one
+ * invocation in a fresh Lambda-like process (peak RSS, CPU, first byte).
+ */
+export async function inventoryFigure(ctx: BenchContext): Promise<void> {
+  ctx.results.freshHeapCapMb = FRESH_MEMORY_MB;
+  for (const agents of inventorySizes(ctx.quick)) {
+    const tenant = tenantOf(agents);
+    const pk = agentsPartition(tenant);
+    const token = await ctx.issuer.sign({ issuer: ctx.issuerUrl, audience: ctx.audience, tenant, subject: 'bench' });
+    const runs = runsFor(ctx.quick, agents);
+    ctx.say(`inventory, ${n(agents)} agents: wire floor, handler and HTTP, ${runs} interleaved runs`);
+    const wire: WireRun[] = [];
+    const handler: { firstByteMs: number; ms: number; status: number; bytes: number }[] = [];
+    const http: { firstByteMs: number; ms: number; status: number; bytes: number }[] = [];
+    let kept: string[] = [];
+    await interleaved(
+      {
+        wire: async () => {
+          const run = await wireFloor(ctx.engineEndpoint, ctx.dataTable, pk, kept.length === 0 ? CPU_FLOOR_PAGES : 0);
+          if (run.kept.length > 0) kept = run.kept;
+          wire.push(run);
+        },
+        handler: async () => {
+          const started = performance.now();
+          const answer = await collectStreaming(ctx.inventoryHandler, ctx.inventoryEvent(tenant), streamingContext('inventory', 900_000));
+          if (answer.error) throw answer.error;
+          handler.push({ firstByteMs: answer.chunks[0]?.atMs ?? 0, ms: performance.now() - started, status: answer.statusCode, bytes: answer.body.length });
+        },
+        http: async () => {
+          const res = await httpGet(`${ctx.stack.publicUrl}/api/agents`, { Authorization: `Bearer ${token}`, 'Accept-Encoding': 'gzip' });
+          http.push({ firstByteMs: res.firstByteMs, ms: res.ms, status: res.status, bytes: res.bytes });
+        },
+      },
+      runs,
+      agents >= 300_000 ? 0 : 1,
+    );
+    // The warm-up round (when there is one) is the first entry of each list: drop it.
+    const measured = <T>(list: T[]): T[] => list.slice(list.length - runs);
+    const w = measured(wire);
+    const h = measured(handler);
+    const ht = measured(http);
+    // The JSON's size, from one gzip answer; then what a client without gzip gets (past 200 MB: a transfer broken at the limit).
+    const gzipAnswer = await collectStreaming(ctx.inventoryHandler, ctx.inventoryEvent(tenant), streamingContext('inventory', 900_000));
+    const jsonBytes = gunzipSync(gzipAnswer.body).length;
+    const plain = await collectStreaming(ctx.inventoryHandler, { ...(ctx.inventoryEvent(tenant) as object), headers: {} }, streamingContext('inventory', 900_000));
+    const plainOutcome = plain.error === undefined ? 'complete' : plain.error instanceof StreamedResponseTooLargeError ? 'stopped before the 200 MB limit' : `failed: ${String(plain.error)}`;
+    const cpu = cpuFloor(kept, GZIP_LEVEL);
+    ctx.say('  fresh Lambda-like processes (peak RSS, CPU)');
+    const fresh: FreshRun[] = [];
+    for (let i = 0; i < (ctx.quick || agents >= 1_000_000 ? 1 : 2); i++) fresh.push(await freshInvocation(ctx.bundleOf('inventory'), ctx.inventoryEvent(tenant), ctx.serviceEnv, FRESH_MEMORY_MB));
+    const wireMs = median(w.map((r) => r.ms));
+    const pages = w[0]!.pages;
+    const freshCpuMs = median(fresh.map((f) => f.cpuMs));
+    ctx.results.inventory.push({
+      agents,
+      runs,
+      pages,
+      wire: { ms: wireMs, firstPageMs: median(w.map((r) => r.firstPageMs)), pageMs: wireMs / pages, bytes: w[0]!.bytes },
+      handler: { ms: median(h.map((r) => r.ms)), firstByteMs: median(h.map((r) => r.firstByteMs)), status: h[0]!.status },
+      http: { ms: median(ht.map((r) => r.ms)), firstByteMs: median(ht.map((r) => r.firstByteMs)), status: ht[0]!.status },
+      bytes: { json: jsonBytes, gzip: h[0]!.bytes, plainSent: plain.body.length, plainOutcome },
+      cpuFloor: { sampleAgents: cpu.agents, perThousandAgentsMs: cpu.perThousandAgentsMs },
+      fresh: {
+        status: fresh[0]!.status,
+        maxRssMiB: median(fresh.map((f) => f.maxRssMiB)),
+        cpuMs: freshCpuMs,
+        cpuPerThousandAgentsMs: (freshCpuMs * 1000) / agents,
+        firstByteMs: median(fresh.map((f) => f.firstByteMs)),
+        invokeMs: median(fresh.map((f) => f.invokeMs)),
+      },
+    });
+    const r = ctx.results.inventory.at(-1)!;
+    ctx.say(
+      `  ${n(pages)} pages; wire ${n(r.wire.ms)} ms (first page ${n(r.wire.firstPageMs)} ms); handler ${n(r.handler.ms)} ms (first byte ${n(r.handler.firstByteMs)} ms); ` +
+        `HTTP ${n(r.http.ms)} ms (first byte ${n(r.http.firstByteMs)} ms); gzip ${n(r.bytes.gzip)} B, JSON ${n(r.bytes.json)} B; ` +
+        `CPU ${r.fresh.cpuPerThousandAgentsMs.toFixed(1)} ms/1k agents (floor ${r.cpuFloor.perThousandAgentsMs.toFixed(1)}); fresh ${n(r.fresh.maxRssMiB)} MiB`,
+    );
+  }
+}
+
+/** The largest realistic tenant a streamed answer can carry, plain and gzip, from the largest tenant's bytes per agent. */
+export function streamedLimitAgents(r: BenchContext['results']): { plain: number; gzip: number } | undefined {
+  const largest = r.inventory.at(-1);
+  if (!largest) return undefined;
+  return {
+    plain: Math.floor((STREAMED_RESPONSE_LIMIT_BYTES * largest.agents) / largest.bytes.json),
+    gzip: Math.floor((STREAMED_RESPONSE_LIMIT_BYTES * largest.agents) / largest.bytes.gzip),
+  };
+}

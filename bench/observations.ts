@@ -1,0 +1,68 @@
+import { writeTenantAgents } from '../infra/local/fleet.js';
+import { realisticAgents } from '../infra/local/generator.js';
+import { lambdaContext, restApiEvent } from '../infra/local/events.js';
+import { brokerTokenFor } from '../infra/local/token-exchange.js';
+import { sampleSortKey, samplesPartition } from '../lib/store/keys.js';
+import type { BenchContext } from './context.js';
+import { httpGet, windowFloor } from './floors.js';
+import { interleaved, median, n } from './stats.js';
+
+export const windows = (quick: boolean): number[] => (quick ? [60, 1_440] : [60, 1_440, 10_080]);
+export const OBSERVED_TENANT = 'bench-obs';
+
+/** What the MCP broker sends: a token from the token exchange, naming the broker as actor. */
+export const brokerToken = (ctx: BenchContext): Promise<string> =>
+  brokerTokenFor(
+    ctx.issuer,
+    { issuer: ctx.issuerUrl, tenantClaim: 'tenant_id', clientId: 'local-broker', audience: 'endpoint-observations', lifetimeSeconds: 3_600 },
+    { subject: 'bench', tenant: OBSERVED_TENANT },
+  );
+
+/** One endpoint with a week of 1-minute samples (and a few spare minutes), through the seed CLI's writer. */
+export async function seedObservedEndpoint(ctx: BenchContext): Promise<string> {
+  const [observed] = [...realisticAgents(OBSERVED_TENANT, 1, { now: ctx.now, samples: Math.max(...windows(ctx.quick)) + 60 })];
+  await writeTenantAgents(ctx.db, { dataTable: ctx.dataTable }, OBSERVED_TENANT, [observed], 8);
+  return observed!.agent_id;
+}
+
+/**
+ * GET /api/mcp/endpoint over windows of 60, 1440 and 10080 minutes: the handler (token check,
+ * reads, audit write) and HTTP, against a bare SDK Query of the sample partition over the window.
+ */
+export async function observationsFigure(ctx: BenchContext, agentId: string): Promise<void> {
+  const headers = { Authorization: `Bearer ${await brokerToken(ctx)}`, 'X-Service-Reason': 'bench: dashboard read' };
+  for (const minutes of windows(ctx.quick)) {
+    const path = `/api/mcp/endpoint?agent_id=${encodeURIComponent(agentId)}&minutes=${minutes}`;
+    const pk = samplesPartition(OBSERVED_TENANT, agentId);
+    let samples = 0;
+    let handlerStatus = 0;
+    const runs = ctx.quick ? 9 : 15;
+    ctx.say(`observations, ${minutes}-minute window: floor, handler and HTTP, ${runs} interleaved runs`);
+    const times = await interleaved(
+      {
+        floor: async () => {
+          const at = new Date();
+          samples = await windowFloor(ctx.floorClient, ctx.dataTable, pk, sampleSortKey(new Date(at.getTime() - minutes * 60_000)), sampleSortKey(at));
+        },
+        handler: async () =>
+          (handlerStatus = (await ctx.observationsHandler(restApiEvent(ctx.fakeRequest(path, headers), '/api/mcp/endpoint'), lambdaContext('observations'))).statusCode),
+        http: () => httpGet(`${ctx.stack.privateUrl}${path}`, headers),
+      },
+      runs,
+      2,
+    );
+    const floorMs = median(times.floor!);
+    ctx.results.observations.push({
+      minutes,
+      samples,
+      floorMs,
+      handlerMs: median(times.handler!),
+      httpMs: median(times.http!),
+      handlerRatio: median(times.handler!) / floorMs,
+      httpRatio: median(times.http!) / floorMs,
+      handlerStatus,
+    });
+    const r = ctx.results.observations.at(-1)!;
+    ctx.say(`  ${n(samples)} samples: floor ${r.floorMs.toFixed(1)} ms, handler ${r.handlerMs.toFixed(1)} ms (${r.handlerRatio.toFixed(2)}x, ${handlerStatus}), HTTP ${r.httpMs.toFixed(1)} ms (${r.httpRatio.toFixed(2)}x)`);
+  }
+}

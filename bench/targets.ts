@@ -1,0 +1,89 @@
+import { STREAMED_RESPONSE_LIMIT_BYTES } from '../lib/json-array-stream.js';
+import { streamedLimitAgents } from './inventory.js';
+import type { BenchResults, Target } from './report.js';
+import { n } from './stats.js';
+
+/** Lambda streams a response's first 6 MB at full speed, then at most 2 MB/s. */
+const UNCAPPED_BYTES = 6_000_000;
+const CAPPED_BYTES_PER_SECOND = 2_000_000;
+/** Lambda gives one vCPU at 1,769 MB, in proportion below. */
+const ONE_VCPU_MB = 1_769;
+const MEMORY_SIZES = [512, 1_024, 1_536, 1_769, 2_048, 3_008];
+
+/** Seconds a streamed answer of `bytes` takes on Lambda's side of the wire, whatever the function's speed. */
+export const streamSeconds = (bytes: number): number => Math.max(0, bytes - UNCAPPED_BYTES) / CAPPED_BYTES_PER_SECOND;
+
+export function targets(r: BenchResults): Target[] {
+  const out: Target[] = [];
+  const ratio = (v: number): string => `${v.toFixed(2)}x`;
+  const largest = r.inventory.at(-1)?.agents;
+  const timed = r.inventory.filter((i) => r.mode === 'quick' || i.agents === 100_000 || i.agents === 1_000_000);
+  for (const i of timed) {
+    for (const [what, run] of [['handler', i.handler], ['over HTTP', i.http]] as const) {
+      const total = run.ms / i.wire.ms;
+      out.push({ what: `inventory ${what}, ${n(i.agents)} agents: total time`, target: '<= 1.3x wire floor', measured: ratio(total), met: total <= 1.3 });
+    }
+  }
+  for (const i of r.inventory) {
+    const firstByteBound = i.wire.firstPageMs + i.wire.pageMs;
+    out.push({
+      what: `inventory handler, ${n(i.agents)} agents: first byte`,
+      target: "<= wire floor's first page + one page",
+      measured: `${n(i.handler.firstByteMs)} ms (bound ${n(firstByteBound)} ms)`,
+      met: i.handler.firstByteMs <= firstByteBound,
+    });
+    const cpu = i.fresh.cpuPerThousandAgentsMs / i.cpuFloor.perThousandAgentsMs;
+    out.push({
+      what: `inventory CPU per 1,000 agents, ${n(i.agents)} agents (fresh process)`,
+      target: '<= 1.5x CPU floor',
+      measured: `${i.fresh.cpuPerThousandAgentsMs.toFixed(1)} ms against ${i.cpuFloor.perThousandAgentsMs.toFixed(1)} ms (${ratio(cpu)})`,
+      met: cpu <= 1.5,
+    });
+  }
+  const big = r.inventory.find((i) => i.agents === largest);
+  if (big) out.push({ what: `peak RSS, ${n(big.agents)} agents, fresh process`, target: '<= 256 MB', measured: `${n(big.fresh.maxRssMiB * 1.048576)} MB`, met: big.fresh.maxRssMiB * 1.048576 <= 256 });
+  for (const o of r.observations) {
+    out.push({ what: `observations handler, ${o.minutes}-minute window`, target: '<= 1.2x floor', measured: ratio(o.handlerRatio), met: o.handlerRatio <= 1.2 });
+  }
+  for (const b of r.bundles.filter((x) => x.name !== 'bare-sdk')) {
+    out.push({ what: `${b.name} bundle`, target: '<= 400 KiB', measured: `${(b.bytes / 1024).toFixed(0)} KiB`, met: b.bytes <= 400 * 1024 });
+  }
+  for (const c of r.coldStart.filter((x) => x.name !== 'bare-sdk')) {
+    out.push({ what: `${c.name} cold start`, target: '<= 1.5x bare-SDK bundle', measured: ratio(c.ratio), met: c.ratio <= 1.5 });
+  }
+  return out;
+}
+
+/**
+ * The inventory function's memory size and timeout, from what was measured on the largest tenant:
+ * - memory: the smallest size whose CPU share (one vCPU at 1,769 MB) does the largest tenant's CPU
+ *   within the time Lambda takes to stream its answer anyway (6 MB at once, then 2 MB/s), so the
+ *   client never waits on the CPU, but no more than one vCPU (the work runs on one JavaScript
+ *   thread: a second vCPU would not shorten it), and at least twice its peak RSS;
+ * - timeout: the longest an answer can stream (200 MB: 97 s on Lambda's side of the wire) or the
+ *   CPU time of the tenant that fills it at that memory, whichever is longer, plus half again,
+ *   rounded up to a minute (at most 15 minutes, API Gateway's limit too).
+ */
+export function sizing(r: BenchResults): BenchResults['sizing'] {
+  const largest = r.inventory.at(-1);
+  const limit = streamedLimitAgents(r);
+  if (!largest || !limit) return undefined;
+  const cpuSeconds = largest.fresh.cpuMs / 1000;
+  const wireSeconds = streamSeconds(largest.bytes.gzip);
+  const forCpu = wireSeconds > 0 ? (cpuSeconds * ONE_VCPU_MB) / wireSeconds : ONE_VCPU_MB;
+  const memoryMb = MEMORY_SIZES.find((s) => s >= Math.max(Math.min(forCpu, ONE_VCPU_MB), largest.fresh.maxRssMiB * 2)) ?? 3_008;
+  const limitCpuSeconds = ((cpuSeconds / largest.agents) * limit.gzip * ONE_VCPU_MB) / memoryMb;
+  const longest = Math.max(streamSeconds(STREAMED_RESPONSE_LIMIT_BYTES), limitCpuSeconds);
+  const timeoutSeconds = Math.min(900, Math.ceil((longest * 1.5) / 60) * 60);
+  return {
+    basis: `${n(largest.agents)}-agent`,
+    cpuSeconds,
+    maxRssMiB: largest.fresh.maxRssMiB,
+    wireSeconds,
+    memoryMb,
+    cpuSecondsAtMemory: (cpuSeconds * ONE_VCPU_MB) / memoryMb,
+    limitAgents: limit,
+    limitCpuSeconds,
+    timeoutSeconds,
+  };
+}

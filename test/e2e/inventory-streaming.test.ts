@@ -1,0 +1,176 @@
+import { request } from 'node:http';
+import { mkdtemp } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { gunzipSync } from 'node:zlib';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { writeTenantAgents } from '../../infra/local/fleet.js';
+import { realisticAgents } from '../../infra/local/generator.js';
+import { startLocalStack, type LocalStack } from '../../infra/local/stack.js';
+import { config } from '../../lib/config.js';
+import { AgentInventory } from '../../lib/contract/schemas.js';
+import { agentSortKey } from '../../lib/store/keys.js';
+import { expectResponseMatchesContract } from '../helpers/contract.js';
+import { startTestEngine, type TestEngine } from '../helpers/engine.js';
+import { countingProxy } from '../helpers/faults.js';
+
+/**
+ * GET /api/agents over real HTTP through the local listener, which writes a streaming function's
+ * bytes to the socket as the function writes them (chunked), as API Gateway's streaming
+ * integration does. The engine sits behind a proxy that counts the Query pages read (and, where a
+ * test says so, fails them: a fault injector), so a test can see how far the read had got when
+ * the client received its first bytes.
+ */
+
+const AGENTS = 15_000;
+
+interface Received {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  body: Buffer;
+  /** Query pages the store had been asked for when the first body byte reached the client. */
+  queriesAtFirstByte: number;
+  /** How the transfer ended: complete, or broken (the connection cut before the chunked body's end). */
+  ending: 'complete' | 'broken';
+}
+
+describe('E2E: GET /api/agents streamed through the local listener', () => {
+  let engine: TestEngine;
+  let proxy: Awaited<ReturnType<typeof countingProxy>>;
+  let stack: LocalStack;
+  let failFrom: number | undefined;
+  /** Query pages of the whole tenant, as the first test reads them. */
+  let fullRead = Number.POSITIVE_INFINITY;
+
+  beforeAll(async () => {
+    engine = await startTestEngine();
+    await writeTenantAgents(engine.db, engine.tables, 'big', realisticAgents('big', AGENTS, { now: new Date() }), 8);
+    proxy = await countingProxy(engine.endpoint, {
+      get failFrom() {
+        return failFrom;
+      },
+    });
+    Object.assign(process.env, { DATA_TABLE: engine.tables.dataTable, AUDIT_TABLE: engine.tables.auditTable, DYNAMODB_MAX_ATTEMPTS: '2', DYNAMODB_TIMEOUT_MS: '5000' });
+    stack = await startLocalStack({ port: 0, privatePort: 0, dynamoEndpoint: proxy.endpoint, seed: 'none', localDir: join(await mkdtemp(join(tmpdir(), 'stream-')), 'local'), quiet: true });
+  }, 120_000);
+  afterAll(async () => {
+    await stack?.stop();
+    await proxy?.close();
+    await engine?.close();
+  });
+
+  const token = (): Promise<string> => {
+    const cfg = config();
+    return stack.issuer.sign({ issuer: cfg.jwtIssuer, audience: cfg.jwtAudience, tenant: 'big', tenantClaim: cfg.tenantClaim });
+  };
+
+  /** A GET as curl makes it, reading the body chunk by chunk; `stopAfterFirstChunk` hangs up after the first body bytes. */
+  async function fetchAgents(headers: Record<string, string>, stopAfterFirstChunk = false): Promise<Received> {
+    const before = proxy.queries();
+    return new Promise((resolve, reject) => {
+      const req = request(`${stack.publicUrl.replace('localhost', '127.0.0.1')}/api/agents`, { headers, agent: false }, (res) => {
+        const chunks: Buffer[] = [];
+        let queriesAtFirstByte = -1;
+        const done = (ending: Received['ending']): void =>
+          resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks), queriesAtFirstByte, ending });
+        res.on('data', (chunk: Buffer) => {
+          if (queriesAtFirstByte < 0) queriesAtFirstByte = proxy.queries() - before;
+          chunks.push(chunk);
+          if (stopAfterFirstChunk) {
+            req.destroy();
+            done('broken');
+          }
+        });
+        res.on('end', () => done('complete'));
+        res.on('error', () => done('broken'));
+        res.on('aborted', () => done('broken'));
+      });
+      req.on('error', (error) => (stopAfterFirstChunk ? undefined : reject(error)));
+      req.end();
+    });
+  }
+
+  const byKey = (ids: string[]): string[] => [...ids].sort((a, b) => Buffer.compare(Buffer.from(agentSortKey(a, 'D')), Buffer.from(agentSortKey(b, 'D'))));
+
+  it('sends the first bytes of a large tenant while most of its pages are still unread, chunked, then the whole tenant as one gzip array', async () => {
+    failFrom = undefined;
+    const before = proxy.queries();
+
+    const res = await fetchAgents({ Authorization: `Bearer ${await token()}`, 'Accept-Encoding': 'gzip' });
+
+    const pages = proxy.queries() - before;
+    fullRead = pages;
+    expect(res.status).toBe(200);
+    expect(res.ending).toBe('complete');
+    expect(res.headers['transfer-encoding']).toBe('chunked');
+    expect(res.headers['content-encoding']).toBe('gzip');
+    expect(res.headers['content-length']).toBeUndefined();
+    expect(pages).toBeGreaterThanOrEqual(5);
+    // The first page is read before the status line; the next is prefetched; the rest come later.
+    expect(res.queriesAtFirstByte).toBeLessThanOrEqual(3);
+    const text = gunzipSync(res.body).toString('utf8');
+    expectResponseMatchesContract('listEndpointInventory', { status: res.status, headers: { 'content-type': String(res.headers['content-type']), 'cache-control': String(res.headers['cache-control']) }, body: text });
+    const listed = AgentInventory.parse(JSON.parse(text)).map((a) => a.agent_id);
+    expect(listed).toHaveLength(AGENTS);
+    expect(listed).toEqual(byKey(listed));
+  });
+
+  it('sends plain JSON, streamed the same way, to a client that does not accept gzip', async () => {
+    failFrom = undefined;
+
+    const res = await fetchAgents({ Authorization: `Bearer ${await token()}` });
+
+    expect(res.status).toBe(200);
+    expect(res.ending).toBe('complete');
+    expect(res.headers['content-encoding']).toBeUndefined();
+    expect(res.headers.vary).toBe('Accept-Encoding');
+    expect(res.queriesAtFirstByte).toBeLessThanOrEqual(3);
+    expect(JSON.parse(res.body.toString('utf8'))).toHaveLength(AGENTS);
+  });
+
+  it.each([
+    ['gzip', { 'Accept-Encoding': 'gzip' }],
+    ['plain JSON', {}],
+  ])('breaks the %s transfer when the store fails after the first byte (fault injector), so the client never holds a shorter valid list', async (what, headers) => {
+    failFrom = proxy.queries() + 4;
+
+    const res = await fetchAgents({ Authorization: `Bearer ${await token()}`, ...headers });
+
+    expect(res.status).toBe(200);
+    expect(res.ending).toBe('broken');
+    expect(res.body.length).toBeGreaterThan(0);
+    expect(() => JSON.parse((what === 'gzip' ? gunzipSync(res.body) : res.body).toString('utf8'))).toThrow();
+  });
+
+  it('answers a store failing on the first page with the text/plain 503, never a 200', async () => {
+    failFrom = proxy.queries() + 1;
+
+    const res = await fetchAgents({ Authorization: `Bearer ${await token()}`, 'Accept-Encoding': 'gzip' });
+
+    expect(res.status).toBe(503);
+    expect(res.ending).toBe('complete');
+    expect(res.headers['content-type']).toBe('text/plain; charset=utf-8');
+    expect(res.headers['retry-after']).toMatch(/^\d+$/);
+    expect(res.body.toString('utf8')).toMatch(/^The inventory store is unavailable right now; try again later\. \(request id: [0-9a-f-]{36}\)\n$/);
+  });
+
+  it('stops reading the store when the client hangs up', async () => {
+    failFrom = undefined;
+    const before = proxy.queries();
+
+    const res = await fetchAgents({ Authorization: `Bearer ${await token()}`, 'Accept-Encoding': 'gzip' }, true);
+    // Wait until the reads have stopped: a page in flight when the client left may still finish (and prefetch one more).
+    let read = proxy.queries() - before;
+    for (let waited = 0; waited < 15_000; waited += 1_000) {
+      await new Promise((resolve) => setTimeout(resolve, 1_000));
+      const now = proxy.queries() - before;
+      if (now === read) break;
+      read = now;
+    }
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+
+    expect(res.status).toBe(200);
+    expect(proxy.queries() - before).toBe(read);
+    expect(read).toBeLessThan(fullRead);
+  });
+});

@@ -16,8 +16,10 @@ import { config } from '../../lib/config.js';
  * door says, its policy applied to the method asked.
  */
 
+// The stand-in functions answer buffered, so every route here is BUFFERED (the streamed inventory
+// through this gateway: test/e2e/inventory-streaming.test.ts).
 const ROUTES: Route[] = [
-  { api: 'public', method: 'GET', resource: '/api/agents', function: 'inventory', authorizer: 'inventory', transferMode: 'STREAM' },
+  { api: 'public', method: 'GET', resource: '/api/agents', function: 'inventory', authorizer: 'inventory', transferMode: 'BUFFERED' },
   { api: 'public', method: 'POST', resource: '/api/mcp', function: 'mcp', authorizer: 'mcp', transferMode: 'BUFFERED' },
   { api: 'public', method: 'GET', resource: '/open', function: 'observations', authorizer: null, transferMode: 'BUFFERED' },
 ];

@@ -159,18 +159,19 @@ describe('E2E: GET /api/agents streamed through the local listener', () => {
     const before = proxy.queries();
 
     const res = await fetchAgents({ Authorization: `Bearer ${await token()}`, 'Accept-Encoding': 'gzip' }, true);
-    // Wait until the reads have stopped: a page in flight when the client left may still finish (and prefetch one more).
+    // A page in flight when the client left may still finish (and prefetch one more): wait until no
+    // page has been asked for during two seconds, however slow a loaded machine makes that.
     let read = proxy.queries() - before;
-    for (let waited = 0; waited < 15_000; waited += 1_000) {
-      await new Promise((resolve) => setTimeout(resolve, 1_000));
+    let quietFor = 0;
+    for (let waited = 0; waited < 20_000 && quietFor < 2_000; waited += 250) {
+      await new Promise((resolve) => setTimeout(resolve, 250));
       const now = proxy.queries() - before;
-      if (now === read) break;
+      quietFor = now === read ? quietFor + 250 : 0;
       read = now;
     }
-    await new Promise((resolve) => setTimeout(resolve, 1_000));
 
     expect(res.status).toBe(200);
-    expect(proxy.queries() - before).toBe(read);
-    expect(read).toBeLessThan(fullRead);
+    expect(quietFor).toBeGreaterThanOrEqual(2_000); // the reads stopped
+    expect(read).toBeLessThan(fullRead); // before the end of the tenant
   });
 });

@@ -1,13 +1,13 @@
 import { invokeStreamed, type StreamedAnswer } from '../helpers/streaming.js'; // first: the runtime stand-in the streaming handler needs when it loads
 import { gunzipSync } from 'node:zlib';
 import type { APIGatewayProxyEvent } from 'aws-lambda';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { handler } from '../../functions/inventory/handler.js';
 import { writeTenantAgents } from '../../infra/local/fleet.js';
 import { realisticAgents } from '../../infra/local/generator.js';
 import { resetConfig } from '../../lib/config.js';
 import { setDynamo } from '../../lib/store/client.js';
-import { startTestEngine } from '../helpers/engine.js';
+import { startTestEngine, type TestEngine } from '../helpers/engine.js';
 import { useEngine } from '../helpers/env.js';
 import { eventFixture, setHeader, testContext } from '../helpers/events.js';
 import { answeringEndpoint, closedPortEndpoint, countingProxy, resettingEndpoint, silentEndpoint } from '../helpers/faults.js';
@@ -112,17 +112,26 @@ describe('Handler: inventory when DynamoDB fails (real network faults)', () => {
     expect(response.body).toMatch(/^The inventory store gave an answer that cannot be read; try again later\. \(request id: [0-9a-f-]{36}\)\n$/);
   });
 
-  describe('after the first byte (fault injector: a proxy in front of the real engine that resets the connection from the third Query on)', () => {
+  describe('after the first byte (fault injector: a proxy in front of the real engine that resets the connection from a given Query on)', () => {
+    // One engine and one 6,000-agent tenant (three pages) for the group: seeding is the costly part.
+    let engine: TestEngine;
+    beforeAll(async () => {
+      engine = await startTestEngine();
+      cleanups.push(() => engine.close());
+      await writeTenantAgents(engine.db, engine.tables, 'big', realisticAgents('big', 6_000, { now: new Date() }), 8);
+    }, 60_000);
+
+    async function failingFrom(query: number): Promise<void> {
+      const proxy = await countingProxy(engine.endpoint, { failFrom: query });
+      cleanups.push(proxy.close);
+      useEngine({ ...engine, endpoint: proxy.endpoint }, { DYNAMODB_TIMEOUT_MS: '2000', DYNAMODB_MAX_ATTEMPTS: '2' });
+    }
+
     it.each([
       ['plain JSON', undefined],
       ['gzip', 'gzip'],
     ])('breaks the transfer of a %s list that already began, so a client parsing what arrived gets an error, never a shorter list', async (_what, acceptEncoding) => {
-      const engine = await startTestEngine();
-      cleanups.push(() => engine.close());
-      await writeTenantAgents(engine.db, engine.tables, 'big', realisticAgents('big', 6_000, { now: new Date() }), 8);
-      const proxy = await countingProxy(engine.endpoint, { failFrom: 3 });
-      cleanups.push(proxy.close);
-      useEngine({ ...engine, endpoint: proxy.endpoint }, { DYNAMODB_TIMEOUT_MS: '2000', DYNAMODB_MAX_ATTEMPTS: '2' });
+      await failingFrom(3);
 
       const answer = await list('big', acceptEncoding);
 
@@ -135,12 +144,7 @@ describe('Handler: inventory when DynamoDB fails (real network faults)', () => {
     });
 
     it('answers a store failing on the first page with its text/plain 503 before any byte of a list', async () => {
-      const engine = await startTestEngine();
-      cleanups.push(() => engine.close());
-      await writeTenantAgents(engine.db, engine.tables, 'big', realisticAgents('big', 100, { now: new Date() }), 8);
-      const proxy = await countingProxy(engine.endpoint, { failFrom: 1 });
-      cleanups.push(proxy.close);
-      useEngine({ ...engine, endpoint: proxy.endpoint }, { DYNAMODB_TIMEOUT_MS: '2000', DYNAMODB_MAX_ATTEMPTS: '2' });
+      await failingFrom(1);
 
       const answer = await list('big', 'gzip');
 

@@ -2,8 +2,9 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { DOORS, type Door } from '../../lib/auth/doors.js';
 import { config } from '../../lib/config.js';
 import { renderGatewayResponse, type GatewayResponseType } from '../gateway-responses.js';
-import { lambdaContext, localMethodArn, requestAuthorizerEvent, restApiEvent } from './events.js';
-import { invokeIntegration, pathOf, sendGatewayResponse, sendLocalFailure } from './http.js';
+import { localMethodArn, pathOf, requestAuthorizerEvent, restApiEvent } from './events.js';
+import { invokeIntegration, sendGatewayResponse, sendLocalFailure } from './http.js';
+import { lambdaContext } from './lambda-context.js';
 import { INVENTORY_TIMEOUT_MS, streamingContext } from './streaming.js';
 import { HANDLER_MODULES, ROUTES, routeOf, type LambdaHandler, type Route, type RouteFunction } from './routes.js';
 

@@ -12,7 +12,7 @@ import { startEmbeddedEngine, type EmbeddedEngine } from './engine.js';
 import { loadFleet, writeFleet } from './fleet.js';
 import { shiftFleet, staleFleetNote } from './fleet-time.js';
 import { localRestApi, type LocalRestApi } from './gateway.js';
-import { pathOf, sendGatewayResponse, sendLocalFailure } from './http.js';
+import { sendGatewayResponse, sendLocalFailure } from './http.js';
 import { localBrokerSecret, localIssuer, LOCAL_DIR, type LocalIssuer } from './issuer.js';
 import { bind, portsInUseSentence, type StackPort } from './ports.js';
 import { readFleetFile } from './seed-file.js';

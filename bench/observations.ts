@@ -1,6 +1,7 @@
 import { writeTenantAgents } from '../infra/local/fleet.js';
 import { realisticAgents } from '../infra/local/generator.js';
-import { lambdaContext, restApiEvent } from '../infra/local/events.js';
+import { restApiEvent } from '../infra/local/events.js';
+import { lambdaContext } from '../infra/local/lambda-context.js';
 import { brokerTokenFor } from '../infra/local/token-exchange.js';
 import { sampleSortKey, samplesPartition } from '../lib/store/keys.js';
 import type { BenchContext } from './context.js';

@@ -11,11 +11,18 @@
  * (lib/auth/challenge.ts). Gateway response bodies get simple `$context` substitution (no VTL), and
  * their headers are static or copied from the request: which door refuses with which type is
  * decided in lib/auth/doors.ts.
+ *
+ * CORS: every gateway response says `Vary: Origin` and exposes the challenge and protocol headers,
+ * so a browser-based MCP client at an admitted origin can read a 401 and start its sign-in. The
+ * origin it names cannot be chosen per request on AWS (a header value is a literal or a copy, never
+ * a condition): the template names one browser origin, the `mcpBrowserOrigin` stage parameter; the
+ * local gateway names the request's origin when MCP_ALLOWED_ORIGINS lists it (docs/decisions.md).
  */
 import { bearerChallenge } from '../lib/auth/challenge.js';
 import { DOORS, type DoorName } from '../lib/auth/doors.js';
 import type { Config } from '../lib/config.js';
 import { FAILURE_HEADERS, failureBody } from '../lib/http.js';
+import { MCP_EXPOSED_HEADERS } from '../lib/mcp/cors.js';
 
 export type GatewayResponseType =
   | 'UNAUTHORIZED'
@@ -88,13 +95,25 @@ export function gatewayResponseBodyTemplate(definition: GatewayResponseDefinitio
   return failureBody(definition.sentence, '$context.requestId');
 }
 
-/** The headers of a gateway response, for a public URL (a literal, or the template's `${param:publicUrl}`). */
-export function gatewayResponseHeaders(definition: GatewayResponseDefinition, cfg: Pick<Config, 'publicUrl'>): Record<string, string> {
+/**
+ * The headers of a gateway response, for a public URL (a literal, or the template's
+ * `${param:publicUrl}`) and the browser origin its answer is readable from (none: no
+ * `Access-Control-Allow-Origin`, and no browser page can read it).
+ */
+export function gatewayResponseHeaders(definition: GatewayResponseDefinition, cfg: Pick<Config, 'publicUrl'>, browserOrigin?: string): Record<string, string> {
   return {
     ...FAILURE_HEADERS,
     ...(definition.retryAfterSeconds !== undefined ? { 'Retry-After': String(definition.retryAfterSeconds) } : {}),
     ...(definition.challenge ? { 'WWW-Authenticate': bearerChallenge(cfg, definition.challenge) } : {}),
+    Vary: 'Origin',
+    'Access-Control-Expose-Headers': MCP_EXPOSED_HEADERS.join(', '),
+    ...(browserOrigin ? { 'Access-Control-Allow-Origin': browserOrigin } : {}),
   };
+}
+
+/** The request's one `Origin` when MCP_ALLOWED_ORIGINS lists it (what lib/mcp/cors.ts admits), else undefined. */
+export function admittedOrigin(origins: readonly string[], cfg: Pick<Config, 'mcpAllowedOrigins'>): string | undefined {
+  return origins.length === 1 && cfg.mcpAllowedOrigins.includes(origins[0]!) ? origins[0] : undefined;
 }
 
 /** `$context.requestId`, `$context.authorizer.<key>`: the simple substitution API Gateway makes in gateway response bodies. */
@@ -111,17 +130,18 @@ export interface RenderedGatewayResponse {
 /**
  * A gateway response as the local gateway sends it: the same headers, and the body with the
  * request id and the authorizer's context filled in. `status` is the case's own, for the defaults.
+ * `origins` are the request's `Origin` values: an admitted one is named in Access-Control-Allow-Origin.
  */
 export function renderGatewayResponse(
   type: GatewayResponseType,
-  values: { requestId: string; authorizer?: Readonly<Record<string, string>>; status?: number; cfg: Pick<Config, 'publicUrl'> },
+  values: { requestId: string; authorizer?: Readonly<Record<string, string>>; status?: number; origins?: readonly string[]; cfg: Pick<Config, 'publicUrl' | 'mcpAllowedOrigins'> },
 ): RenderedGatewayResponse {
   const definition = gatewayResponse(type);
   const variables: Record<string, string> = { requestId: values.requestId };
   for (const [key, value] of Object.entries(values.authorizer ?? {})) variables[`authorizer.${key}`] = value;
   return {
     status: definition.status ?? values.status ?? (type === 'DEFAULT_4XX' ? 400 : 500),
-    headers: gatewayResponseHeaders(definition, values.cfg),
+    headers: gatewayResponseHeaders(definition, values.cfg, admittedOrigin(values.origins ?? [], values.cfg)),
     body: substitute(gatewayResponseBodyTemplate(definition), variables),
   };
 }
@@ -135,16 +155,16 @@ export function gatewayResponseLogicalId(type: GatewayResponseType): string {
 /**
  * The template's gateway responses of the public REST API (osls names it ApiGatewayRestApi), as a
  * CloudFormation `Resources` map. Header values are static, quoted as API Gateway wants them; the
- * public URL is the stage parameter osls fills in. The same body is given for `application/json`
+ * public URL and the one browser origin are the stage parameters osls fills in. The same body is given for `application/json`
  * (what API Gateway uses when the client's Accept names no template) and `text/plain`, and
  * `Content-Type` is set as a header, so the client gets text/plain whatever it asked for.
  */
-export function gatewayResponseResources(publicUrl = '${param:publicUrl}'): Record<string, unknown> {
+export function gatewayResponseResources(publicUrl = '${param:publicUrl}', browserOrigin = '${param:mcpBrowserOrigin}'): Record<string, unknown> {
   const resources: Record<string, unknown> = {};
   for (const definition of GATEWAY_RESPONSES) {
     const body = gatewayResponseBodyTemplate(definition);
     const parameters: Record<string, string> = {};
-    for (const [name, value] of Object.entries(gatewayResponseHeaders(definition, { publicUrl }))) parameters[`gatewayresponse.header.${name}`] = `'${value}'`;
+    for (const [name, value] of Object.entries(gatewayResponseHeaders(definition, { publicUrl }, browserOrigin))) parameters[`gatewayresponse.header.${name}`] = `'${value}'`;
     resources[gatewayResponseLogicalId(definition.type)] = {
       Type: 'AWS::ApiGateway::GatewayResponse',
       Properties: {

@@ -3,7 +3,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { TOKEN_EXCHANGE_GRANT } from '../../lib/auth/token-exchange.js';
 import { config } from '../../lib/config.js';
 import { DEMO_TENANTS } from './demo.js';
-import { pathOf, targetOf } from './http.js';
+import { pathOf, targetOf } from './events.js';
 import type { LocalIssuer } from './issuer.js';
 import { ClientError, ClientRegistry, isLoopbackHost, redirectUriMatches, type OAuthClient } from './oauth-clients.js';
 import { GrantStore } from './oauth-grants.js';

@@ -1,12 +1,31 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
-import { targetOf } from './http.js';
-import type { APIGatewayProxyEvent, APIGatewayRequestAuthorizerEvent, Context } from 'aws-lambda';
+import type { APIGatewayProxyEvent, APIGatewayRequestAuthorizerEvent } from 'aws-lambda';
+import { BadRequestError } from '../../lib/errors.js';
 
 /**
  * Turns local HTTP requests into the very events API Gateway sends to Lambda, so the listeners
  * call the deployed handler modules unchanged.
  */
+
+/**
+ * The request target as API Gateway reads it: an absolute path (which may begin with `//`) with
+ * its query, or an absolute URL. Anything that is neither (`//[`, `http://[::1/…`, `*`) is a 400,
+ * never a crash.
+ */
+export function targetOf(req: IncomingMessage): URL {
+  const target = req.url ?? '/';
+  try {
+    return target.startsWith('/') ? new URL(`http://local${target}`) : new URL(target);
+  } catch {
+    throw new BadRequestError('The request target is not a valid path.');
+  }
+}
+
+/** The request's path, as API Gateway reads its target. */
+export function pathOf(req: IncomingMessage): string {
+  return targetOf(req).pathname;
+}
 
 function splitUrl(req: IncomingMessage): { path: string; params: URLSearchParams } {
   const url = targetOf(req);
@@ -137,27 +156,4 @@ export function requestAuthorizerEvent(req: IncomingMessage, resource: string, r
     ...request,
     requestContext: { ...requestContext, authorizer: undefined },
   } as APIGatewayRequestAuthorizerEvent;
-}
-
-/**
- * A Lambda context like the one AWS passes, with API Gateway's 29-second integration budget. The
- * local gateway gives its own request id as the invocation's, so the id in a failure body is the one
- * in the access line.
- */
-export function lambdaContext(functionName: string, requestId: string = randomUUID()): Context {
-  const deadline = Date.now() + 29_000;
-  return {
-    callbackWaitsForEmptyEventLoop: false,
-    functionName,
-    functionVersion: '$LATEST',
-    invokedFunctionArn: `arn:aws:lambda:local:000000000000:function:${functionName}`,
-    memoryLimitInMB: '512',
-    awsRequestId: requestId,
-    logGroupName: `/aws/lambda/${functionName}`,
-    logStreamName: 'local',
-    getRemainingTimeInMillis: () => Math.max(0, deadline - Date.now()),
-    done: () => undefined,
-    fail: () => undefined,
-    succeed: () => undefined,
-  };
 }

@@ -2,8 +2,9 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { DOORS, type Door } from '../../lib/auth/doors.js';
 import { config } from '../../lib/config.js';
 import { renderGatewayResponse, type GatewayResponseType } from '../gateway-responses.js';
-import { lambdaContext, localMethodArn, requestAuthorizerEvent, restApiEvent } from './events.js';
-import { invokeIntegration, pathOf, sendGatewayResponse, sendLocalFailure } from './http.js';
+import { localMethodArn, pathOf, requestAuthorizerEvent, restApiEvent } from './events.js';
+import { invokeIntegration, sendGatewayResponse, sendLocalFailure } from './http.js';
+import { lambdaContext } from './lambda-context.js';
 import { INVENTORY_TIMEOUT_MS, streamingContext } from './streaming.js';
 import { HANDLER_MODULES, ROUTES, routeOf, type LambdaHandler, type Route, type RouteFunction } from './routes.js';
 
@@ -86,11 +87,15 @@ function policyEffect(answer: AuthorizerAnswer, methodArn: string): 'Allow' | 'D
 
 /** The single value of a header as API Gateway reads an identity source: the last one sent. */
 function identityValue(req: IncomingMessage, header: string): string | undefined {
-  let value: string | undefined;
-  for (let i = 0; i + 1 < req.rawHeaders.length; i += 2) {
-    if (req.rawHeaders[i]!.toLowerCase() === header.toLowerCase()) value = req.rawHeaders[i + 1];
-  }
+  const value = headerValuesOf(req, header.toLowerCase()).at(-1);
   return value?.trim() ? value : undefined;
+}
+
+/** Every value of a request header, in the order sent. */
+function headerValuesOf(req: IncomingMessage, header: string): string[] {
+  const values: string[] = [];
+  for (let i = 0; i + 1 < req.rawHeaders.length; i += 2) if (req.rawHeaders[i]!.toLowerCase() === header) values.push(req.rawHeaders[i + 1]!);
+  return values;
 }
 
 type Verdict = { allowed: true; context: Record<string, string> } | { allowed: false; type: GatewayResponseType; context?: Record<string, string> };
@@ -142,7 +147,7 @@ export function localRestApi(options: LocalRestApiOptions): LocalRestApi {
   return {
     async handle(req, res, requestId) {
       const reply = (type: GatewayResponseType, authorizer?: Record<string, string>): void =>
-        sendGatewayResponse(res, renderGatewayResponse(type, { requestId, cfg: config(), ...(authorizer ? { authorizer } : {}) }));
+        sendGatewayResponse(res, renderGatewayResponse(type, { requestId, cfg: config(), origins: headerValuesOf(req, 'origin'), ...(authorizer ? { authorizer } : {}) }));
       const route = routeOf(routes, options.api, (req.method ?? 'GET').toUpperCase(), pathOf(req));
       // A REST API answers a method or path it does not have as a missing token; here, in the contract's words.
       if (!route) return reply('MISSING_AUTHENTICATION_TOKEN');

@@ -1,6 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Context } from 'aws-lambda';
-import { BadRequestError } from '../../lib/errors.js';
 import { failureBody, FAILURE_HEADERS } from '../../lib/http.js';
 import type { RenderedGatewayResponse } from '../gateway-responses.js';
 import type { LambdaHandler, TransferMode } from './routes.js';
@@ -76,22 +75,4 @@ export function sendGatewayResponse(res: ServerResponse, response: RenderedGatew
 export function sendLocalFailure(res: ServerResponse, status: number, sentence: string, requestId: string, headers: Record<string, string> = {}): void {
   res.writeHead(status, { ...FAILURE_HEADERS, ...headers });
   res.end(failureBody(sentence, requestId));
-}
-
-/**
- * The request target as API Gateway reads it: an absolute path (which may begin with `//`) with
- * its query, or an absolute URL. Anything that is neither (`//[`, `http://[::1/…`, `*`) is a 400,
- * never a crash.
- */
-export function targetOf(req: IncomingMessage): URL {
-  const target = req.url ?? '/';
-  try {
-    return target.startsWith('/') ? new URL(`http://local${target}`) : new URL(target);
-  } catch {
-    throw new BadRequestError('The request target is not a valid path.');
-  }
-}
-
-export function pathOf(req: IncomingMessage): string {
-  return targetOf(req).pathname;
 }

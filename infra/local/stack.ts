@@ -12,7 +12,7 @@ import { startEmbeddedEngine, type EmbeddedEngine } from './engine.js';
 import { loadFleet, writeFleet } from './fleet.js';
 import { shiftFleet, staleFleetNote } from './fleet-time.js';
 import { localRestApi, type LocalRestApi } from './gateway.js';
-import { pathOf, sendGatewayResponse, sendLocalFailure } from './http.js';
+import { sendGatewayResponse, sendLocalFailure } from './http.js';
 import { localBrokerSecret, localIssuer, LOCAL_DIR, type LocalIssuer } from './issuer.js';
 import { bind, portsInUseSentence, type StackPort } from './ports.js';
 import { readFleetFile } from './seed-file.js';
@@ -139,6 +139,79 @@ async function bindAll(
 }
 
 /**
+ * Creates the tables and seeds them (the demo, or a fleet file), then keeps the demo reporting. A
+ * store that is down at start does not stop the stack: it says so and tries again every `retryMs`
+ * until the store answers (requests meanwhile get 503). `ready` is whether the first try worked.
+ */
+function prepareStore(options: {
+  say: (line: string) => void;
+  seed: string;
+  fleetFile: Awaited<ReturnType<typeof readFleetFile>> | undefined;
+  seedLive: boolean;
+  demoPulseMs: number | undefined;
+  retryMs: number;
+  dynamoEndpoint: string;
+}): { ready: Promise<boolean>; stop(): Promise<void> } {
+  const { say, seed, fleetFile, seedLive, retryMs, dynamoEndpoint } = options;
+  let pulse: DemoPulse | undefined;
+  let retry: NodeJS.Timeout | undefined;
+  let stopped = false;
+  const once = async (): Promise<void> => {
+    const cfg = config();
+    const { created } = await ensureTables(dynamo(), cfg);
+    if (created.length > 0) say(`created tables: ${created.join(', ')}`);
+    if (seed === 'none') return;
+    const seededAt = new Date();
+    // A fleet file was validated when it was read; the demo is validated as it is written.
+    const fleet = fleetFile && seedLive ? shiftFleet(fleetFile, seededAt) : fleetFile;
+    const loaded = fleet
+      ? await writeFleet(dynamo(), cfg, fleet, cfg.sampleRetentionDays)
+      : await loadFleet(dynamo(), cfg, demoFleet(seededAt), cfg.sampleRetentionDays);
+    say(`seeded ${seed}: ${loaded.tenants} tenants, ${loaded.agents} agents, ${loaded.samples} samples${fleet && seedLive ? ' (times moved to now, kept reporting)' : ''}`);
+    const note = fleetFile && !seedLive ? staleFleetNote(fleetFile, seededAt, cfg.onlineGraceSeconds) : undefined;
+    if (note) say(note);
+    if ((seed === 'demo' || (fleet && seedLive)) && !stopped) {
+      pulse = startDemoPulse({
+        start: seededAt,
+        intervalMs: options.demoPulseMs ?? 60_000,
+        write: (live) => loadFleet(dynamo(), config(), live, config().sampleRetentionDays),
+        warn: say,
+        ...(fleet && seedLive ? { fleet } : {}),
+      });
+    }
+  };
+  const again = async (): Promise<void> => {
+    try {
+      await once();
+      say(`the data store at ${dynamoEndpoint} answers again: ready.`);
+    } catch {
+      if (!stopped) retry = setTimeout(() => void again(), retryMs);
+    }
+  };
+  const ready = once().then(
+    () => true,
+    (error: unknown) => {
+      const e = error as Error;
+      say(
+        `warning: the data store at ${dynamoEndpoint} is not usable (${e.name}: ${e.message}); requests will fail with 503 until it is. ` +
+          `Trying again every ${Math.round(retryMs / 1000)} s: the tables${seed === 'none' ? '' : ' and the seed'} are created as soon as it answers.`,
+      );
+      retry = setTimeout(() => void again(), retryMs);
+      return false;
+    },
+  );
+  return {
+    ready,
+    async stop() {
+      stopped = true;
+      clearTimeout(retry);
+      // A beat still writing ends before the engine closes (a write into a closed engine throws inside it).
+      await pulse?.stop();
+    },
+  };
+}
+
+/**
  * Starts the local stack of DESIGN §7: the engine, tables and seed, the issuer (JWKS, metadata,
  * token exchange), the public listener (the public REST API: GET /api/agents, /api/mcp and the
  * RFC 9728 documents, behind the token authorizer) and the private loopback listener (GET
@@ -197,58 +270,9 @@ export async function startLocalStack(options: StackOptions = {}): Promise<Local
   process.env.BROKER_CLIENT_SECRET = brokerSecret;
   resetConfig();
   setDynamo(undefined);
-  const cfg = config();
 
-  let pulse: DemoPulse | undefined;
-  let retry: NodeJS.Timeout | undefined;
-  let stopped = false;
-  /** Creates the tables and seeds; true when done. */
-  const prepareStore = async (): Promise<boolean> => {
-    const { created } = await ensureTables(dynamo(), cfg);
-    if (created.length > 0) say(`created tables: ${created.join(', ')}`);
-    if (seed !== 'none') {
-      const seededAt = new Date();
-      // A fleet file was validated when it was read; the demo is validated as it is written.
-      const fleet = fleetFile && options.seedLive ? shiftFleet(fleetFile, seededAt) : fleetFile;
-      const loaded = fleet
-        ? await writeFleet(dynamo(), cfg, fleet, cfg.sampleRetentionDays)
-        : await loadFleet(dynamo(), cfg, demoFleet(seededAt), cfg.sampleRetentionDays);
-      say(`seeded ${seed}: ${loaded.tenants} tenants, ${loaded.agents} agents, ${loaded.samples} samples${fleet && options.seedLive ? ' (times moved to now, kept reporting)' : ''}`);
-      const note = fleetFile && !options.seedLive ? staleFleetNote(fleetFile, seededAt, cfg.onlineGraceSeconds) : undefined;
-      if (note) say(note);
-      if ((seed === 'demo' || (fleet && options.seedLive)) && !stopped) {
-        pulse = startDemoPulse({
-          start: seededAt,
-          intervalMs: options.demoPulseMs ?? 60_000,
-          write: (live) => loadFleet(dynamo(), config(), live, config().sampleRetentionDays),
-          warn: say,
-          ...(fleet && options.seedLive ? { fleet } : {}),
-        });
-      }
-    }
-    return true;
-  };
-
-  let ready = false;
-  try {
-    ready = await prepareStore();
-  } catch (error) {
-    const e = error as Error;
-    const every = Math.round((options.retryMs ?? 5_000) / 1000);
-    say(
-      `warning: the data store at ${dynamoEndpoint} is not usable (${e.name}: ${e.message}); requests will fail with 503 until it is. ` +
-        `Trying again every ${every} s: the tables${seed === 'none' ? '' : ' and the seed'} are created as soon as it answers.`,
-    );
-    const again = async (): Promise<void> => {
-      try {
-        await prepareStore();
-        say(`the data store at ${dynamoEndpoint} answers again: ready.`);
-      } catch {
-        if (!stopped) retry = setTimeout(() => void again(), options.retryMs ?? 5_000);
-      }
-    };
-    retry = setTimeout(() => void again(), options.retryMs ?? 5_000);
-  }
+  const store = prepareStore({ say, seed, fleetFile, seedLive: options.seedLive ?? false, demoPulseMs: options.demoPulseMs, retryMs: options.retryMs ?? 5_000, dynamoEndpoint });
+  const ready = await store.ready;
   starting = false;
 
   return {
@@ -259,10 +283,7 @@ export async function startLocalStack(options: StackOptions = {}): Promise<Local
     brokerSecret,
     ready,
     async stop() {
-      stopped = true;
-      clearTimeout(retry);
-      // A beat still writing ends before the engine closes (a write into a closed engine throws inside it).
-      await pulse?.stop();
+      await store.stop();
       await Promise.all([closeServer(publicServer), closeServer(privateServer)]);
       await engine?.close();
     },

@@ -1,7 +1,7 @@
 import type { ServerResponse } from 'node:http';
 import { Writable } from 'node:stream';
 import type { Context } from 'aws-lambda';
-import { lambdaContext } from './events.js';
+import { lambdaContext } from './lambda-context.js';
 
 /**
  * Lambda response streaming without AWS: a stand-in for what the Node.js runtime gives a streaming

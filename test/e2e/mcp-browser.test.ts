@@ -34,6 +34,15 @@ window.runMcp = async (url, token, modern) => {
     await client.close();
   }
 };
+// What a browser-based client does first: a call without a token, then the 401's challenge read
+// to find where to sign in. \`simple\`: a CORS-safelisted request (no preflight), so only the 401's
+// own headers decide whether the page may read it; otherwise as the SDK sends it (preflighted).
+window.readChallenge = async (url, simple) => {
+  const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' });
+  const headers = simple ? { 'Content-Type': 'text/plain' } : { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream', 'Mcp-Protocol-Version': '2025-11-25' };
+  const response = await fetch(url, { method: 'POST', headers, body });
+  return { status: response.status, challenge: response.headers.get('www-authenticate'), body: await response.text() };
+};
 window.pageReady = true;
 `;
 
@@ -100,7 +109,36 @@ async function runInPage(origin: string, modern: boolean): Promise<{ protocol: s
   }
 }
 
+async function challengeInPage(origin: string, simple: boolean): Promise<{ status: number; challenge: string | null; body: string }> {
+  const page = await browser.newPage();
+  try {
+    await page.goto(`${origin}/`);
+    await page.waitForFunction(() => (globalThis as unknown as { pageReady?: boolean }).pageReady === true);
+    return await page.evaluate(
+      ([url, plain]) => (globalThis as unknown as { readChallenge: (u: string, s: boolean) => Promise<never> }).readChallenge(url, plain),
+      [`${stack.publicUrl}/api/mcp`, simple] as const,
+    );
+  } finally {
+    await page.close();
+  }
+}
+
 describe('E2E: a browser page calls the MCP door across origins (headless Chromium)', () => {
+  it.each([
+    ['a simple request', true],
+    ['the request an MCP client sends (preflighted)', false],
+  ])("reads the gateway's 401 and its challenge from an admitted origin without a token (%s)", async (_kind, simple) => {
+    const result = await challengeInPage(admitted.origin, simple);
+
+    expect(result.status).toBe(401);
+    expect(result.challenge).toBe(`Bearer resource_metadata="${stack.publicUrl}/.well-known/oauth-protected-resource/api/mcp"`);
+    expect(result.body).toMatch(/^A valid bearer token issued for this MCP server is required; .* \(request id: [0-9a-f-]{36}\)\n$/);
+  });
+
+  it("cannot read the gateway's 401 from an origin that is not admitted", async () => {
+    await expect(challengeInPage(foreign.origin, true)).rejects.toThrow(/Failed to fetch|NetworkError|CORS/i);
+  });
+
   it.each([
     ['2025-11-25', false],
     ['2026-07-28', true],

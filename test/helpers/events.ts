@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { APIGatewayProxyEvent, Context } from 'aws-lambda';
-import { lambdaContext } from '../../infra/local/events.js';
+import { lambdaContext } from '../../infra/local/lambda-context.js';
 
 const FIXTURES = join(import.meta.dirname, '..', 'fixtures', 'events');
 

@@ -1,4 +1,4 @@
-import { createServer as createHttpServer } from 'node:http';
+import { createServer as createHttpServer, request, type IncomingMessage, type Server as HttpServer, type ServerResponse } from 'node:http';
 import { createServer, type Server } from 'node:net';
 import type { AddressInfo } from 'node:net';
 
@@ -55,6 +55,30 @@ export async function resettingEndpoint(): Promise<{ endpoint: string; resets: (
   };
 }
 
+/** Listens on an ephemeral loopback port; `close` drops open connections so a held request cannot keep it open. */
+async function listenOnLoopback(server: HttpServer): Promise<{ endpoint: string; close(): Promise<void> }> {
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const { port } = server.address() as AddressInfo;
+  return {
+    endpoint: `http://127.0.0.1:${port}`,
+    close: () =>
+      new Promise<void>((r) => {
+        server.closeAllConnections();
+        server.close(() => r());
+      }),
+  };
+}
+
+/** Passes one request on to the engine at `upstream` and its answer back, as it comes. */
+function forward(upstream: URL, req: IncomingMessage, res: ServerResponse): void {
+  const onward = request({ host: upstream.hostname, port: upstream.port, method: req.method, path: req.url, headers: req.headers }, (answer) => {
+    res.writeHead(answer.statusCode ?? 502, answer.headers);
+    answer.pipe(res);
+  });
+  onward.on('error', () => res.destroy());
+  req.pipe(onward);
+}
+
 /** What a fault injector answers to one DynamoDB operation (the `X-Amz-Target` after the dot). */
 export interface InjectedAnswer {
   statusCode?: number;
@@ -79,17 +103,7 @@ export async function answeringEndpoint(answer: string | ((operation: string) =>
       res.end(body);
     });
   });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const { port } = server.address() as AddressInfo;
-  return {
-    endpoint: `http://127.0.0.1:${port}`,
-    requests: () => requests,
-    close: () =>
-      new Promise<void>((r) => {
-        server.closeAllConnections();
-        server.close(() => r());
-      }),
-  };
+  return { ...(await listenOnLoopback(server)), requests: () => requests };
 }
 
 /**
@@ -98,7 +112,6 @@ export async function answeringEndpoint(answer: string | ((operation: string) =>
  * while the data table answers", which no engine does on demand.
  */
 export async function holdingProxy(target: string, holds: (operation: string) => boolean): Promise<{ endpoint: string; held: () => number; close(): Promise<void> }> {
-  const { request } = await import('node:http');
   let held = 0;
   const upstream = new URL(target);
   const server = createHttpServer((req, res) => {
@@ -108,27 +121,9 @@ export async function holdingProxy(target: string, holds: (operation: string) =>
       req.resume();
       return;
     }
-    const forward = request(
-      { host: upstream.hostname, port: upstream.port, method: req.method, path: req.url, headers: req.headers },
-      (answer) => {
-        res.writeHead(answer.statusCode ?? 502, answer.headers);
-        answer.pipe(res);
-      },
-    );
-    forward.on('error', () => res.destroy());
-    req.pipe(forward);
+    forward(upstream, req, res);
   });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const { port } = server.address() as AddressInfo;
-  return {
-    endpoint: `http://127.0.0.1:${port}`,
-    held: () => held,
-    close: () =>
-      new Promise<void>((r) => {
-        server.closeAllConnections();
-        server.close(() => r());
-      }),
-  };
+  return { ...(await listenOnLoopback(server)), held: () => held };
 }
 
 /**
@@ -142,7 +137,6 @@ export async function countingProxy(
   target: string,
   options: { failFrom?: number } = {},
 ): Promise<{ endpoint: string; received: () => number; mostInFlight: () => number; queries: () => number; close(): Promise<void> }> {
-  const { request } = await import('node:http');
   const upstream = new URL(target);
   let received = 0;
   let inFlight = 0;
@@ -162,24 +156,7 @@ export async function countingProxy(
         return;
       }
     }
-    const forward = request({ host: upstream.hostname, port: upstream.port, method: req.method, path: req.url, headers: req.headers }, (answer) => {
-      res.writeHead(answer.statusCode ?? 502, answer.headers);
-      answer.pipe(res);
-    });
-    forward.on('error', () => res.destroy());
-    req.pipe(forward);
+    forward(upstream, req, res);
   });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const { port } = server.address() as AddressInfo;
-  return {
-    endpoint: `http://127.0.0.1:${port}`,
-    received: () => received,
-    mostInFlight: () => mostInFlight,
-    queries: () => queries,
-    close: () =>
-      new Promise<void>((r) => {
-        server.closeAllConnections();
-        server.close(() => r());
-      }),
-  };
+  return { ...(await listenOnLoopback(server)), received: () => received, mostInFlight: () => mostInFlight, queries: () => queries };
 }

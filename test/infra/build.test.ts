@@ -1,7 +1,7 @@
 import { spawn, spawnSync } from 'node:child_process';
 import { createServer, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { builtinModules } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -153,6 +153,17 @@ describe('Script: infra/build.ts (npm run build)', () => {
       expect(run.status).toBe(0);
       expect(run.stdout.trim()).toBe('function');
     });
+  });
+
+  it('keeps every bundle within its size ceiling: the target where it is met, today\'s size where it is not yet (README, Performance)', () => {
+    // Targets (bench/targets.ts): inventory and observations 400 KiB, MCP 500 KiB. The observations and
+    // MCP bundles still miss theirs (412 and 648 KiB); their ceilings stop them growing until they are cut.
+    const ceilingsKiB: Record<FunctionName, number> = { inventory: 400, authorizer: 200, observations: 420, mcp: 660 };
+    for (const name of NAMES) {
+      const kib = statSync(built.get(name)!.bundle).size / 1024;
+
+      expect(kib, name).toBeLessThanOrEqual(ceilingsKiB[name]);
+    }
   });
 
   it('leaves the SDK credential chain and event-stream support out of every bundle', () => {

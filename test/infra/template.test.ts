@@ -197,12 +197,16 @@ describe('Template: npm run package', () => {
     it("answers every refusal API Gateway makes itself in the contract's words: the table of infra/gateway-responses.ts", () => {
       const responses = Object.fromEntries(ofType('AWS::ApiGateway::GatewayResponse'));
 
-      expect(responses).toEqual(gatewayResponseResources(EXAMPLE.publicUrl));
+      expect(responses).toEqual(gatewayResponseResources(EXAMPLE.publicUrl, 'https://no-browser-origin.invalid'));
       expect(Object.keys(responses)).toHaveLength(GATEWAY_RESPONSES.length);
       for (const response of Object.values(responses)) {
         const headers = response.Properties.ResponseParameters;
         expect(headers['gatewayresponse.header.Content-Type']).toBe("'text/plain; charset=utf-8'");
         expect(headers['gatewayresponse.header.Cache-Control']).toBe("'no-store'");
+        // Readable by the stage's one browser origin (none by default: a reserved name no page has), the challenge exposed.
+        expect(headers['gatewayresponse.header.Access-Control-Allow-Origin']).toBe("'https://no-browser-origin.invalid'");
+        expect(headers['gatewayresponse.header.Access-Control-Expose-Headers']).toBe("'WWW-Authenticate, Mcp-Protocol-Version'");
+        expect(headers['gatewayresponse.header.Vary']).toBe("'Origin'");
         for (const body of Object.values(response.Properties.ResponseTemplates as Record<string, string>)) expect(body).toMatch(/^[^\n]+ \(request id: \$context\.requestId\)\n$/);
       }
     });

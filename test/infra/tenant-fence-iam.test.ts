@@ -168,6 +168,10 @@ describe('IAM fence: tenant-read sessions (role policy from the packaged templat
     await fc.assert(
       fc.asyncProperty(anyTenant, anyTenant, fc.constantFrom(...READS), fc.boolean(), async (tenant, other, action, withSessionPolicy) => {
         fc.pre(tenant !== other);
+        // Each id is also an agent id in a key, kept as itself above `$` (escapeId). iam-simulate turns
+        // `*` into a JavaScript `.*`, which stops at U+2028/U+2029 (\n and \r are escaped in keys):
+        // its answer for those is a refusal, which says nothing about IAM's `*`, so they are left out.
+        fc.pre(!/[\u2028\u2029]/.test(tenant + other));
         const session = sessionOf(role, tenant, 'read');
         expect(await ask(role, session, action, dataTable, [samplesPartition(tenant, other)], withSessionPolicy)).toBe('Allowed');
         expect(await ask(role, session, action, dataTable, [samplesPartition(other, tenant)], withSessionPolicy)).not.toBe('Allowed');

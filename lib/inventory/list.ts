@@ -1,3 +1,5 @@
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { assertScopeAllowed, type EndpointScope } from '../auth/endpoint-scope.js';
 import type { AgentSummary } from '../contract/schemas.js';
 import { config } from '../config.js';
 import { dependencyFailure } from '../errors.js';
@@ -6,12 +8,38 @@ import { acceptsGzip, jsonArrayBody, StreamedResponseTooLargeError, type Streame
 import { logger } from '../observability/logger.js';
 import { recordItemsReturned, recordUnreadableRecords } from '../observability/metrics.js';
 import { agentRecordPages, type AgentRecordsPage } from '../store/agents.js';
+import { getTenantPolicy } from '../store/policy.js';
 import { tenantDynamo } from '../store/tenant-client.js';
 import { summarizeAgent } from './merge.js';
 
 /**
- * GET /api/agents (listEndpointInventory) for a tenant at `now`, streamed: the whole inventory as
- * one JSON array in the store's sort-key order of the agents' records (lib/store/keys.ts
+ * The tenant's pages for this scope, with its first page read, and a caller without the scope
+ * claim refused (403) when the tenant's policy requires one. The policy is read only for such a
+ * caller, alongside the first page and not before it, so the first byte waits for no extra round
+ * trip; a refused caller's pages are closed unread.
+ */
+async function firstPageInScope(
+  db: DynamoDBDocumentClient,
+  tenantId: string,
+  scope: EndpointScope,
+  signal: AbortSignal | undefined,
+): Promise<{ pages: AsyncGenerator<AgentRecordsPage, void, undefined>; first: IteratorResult<AgentRecordsPage, void> }> {
+  const cfg = config();
+  const pages = agentRecordPages(db, cfg.dataTable, tenantId, scope, signal);
+  const allowed = scope.kind === 'unscoped' ? getTenantPolicy(db, cfg.dataTable, tenantId, signal).then((policy) => assertScopeAllowed(scope, policy, cfg.scopeClaim)) : undefined;
+  try {
+    const [first] = await Promise.all([pages.next(), allowed]);
+    return { pages, first };
+  } catch (error) {
+    void pages.return(undefined).catch(() => undefined);
+    throw error;
+  }
+}
+
+/**
+ * GET /api/agents (listEndpointInventory) for a tenant at `now`, streamed: the inventory as one
+ * JSON array of the agents the caller's endpoint scope admits (the whole tenant for an unscoped or
+ * `*` caller; see agentRecordPages), as in the store's sort-key order of the agents' records (lib/store/keys.ts
  * agentSortKey, compared as UTF-8 bytes), gzip-compressed for clients that accept it.
  *
  * The tenant is read page by page (one paginated Query, never a Scan); each page's agents are
@@ -19,13 +47,20 @@ import { summarizeAgent } from './merge.js';
  * next: nothing holds the whole tenant, as records or as text, and nothing sorts it.
  *
  * Invariants: the first page is read before this resolves, so a store failing up front throws
- * (502/503/504) before any status is sent, never `200 []`; a failure after that (a later page, or
+ * (502/503/504) before any status is sent, never `200 []`, and so does a caller without the scope
+ * claim at a tenant whose policy requires one (403, firstPageInScope); a failure after that (a later page, or
  * an answer that would pass Lambda's 200 MB streamed limit) destroys the body, which then ends
  * without its `]` (and gzip trailer): a broken transfer, never a shorter valid array. Unreadable
  * records are known only at the end of the stream, after the headers are gone: they are never
  * silent all the same (warning log, `UnreadableRecords` metric and its alarm).
  */
-export async function listInventoryResponse(tenantId: string, now: Date, acceptEncoding: string | undefined, signal?: AbortSignal): Promise<StreamedResult> {
+export async function listInventoryResponse(
+  tenantId: string,
+  scope: EndpointScope,
+  now: Date,
+  acceptEncoding: string | undefined,
+  signal?: AbortSignal,
+): Promise<StreamedResult> {
   const cfg = config();
   const options = { now, onlineGraceSeconds: cfg.onlineGraceSeconds };
   const gzip = acceptsGzip(acceptEncoding);
@@ -34,12 +69,11 @@ export async function listInventoryResponse(tenantId: string, now: Date, acceptE
   let pages: AsyncGenerator<AgentRecordsPage, void, undefined>;
   let first: IteratorResult<AgentRecordsPage, void>;
   try {
-    pages = agentRecordPages(await tenantDynamo(tenantId, signal), cfg.dataTable, tenantId, signal);
-    first = await pages.next();
+    ({ pages, first } = await firstPageInScope(await tenantDynamo(tenantId, signal), tenantId, scope, signal));
   } catch (error) {
     throw dependencyFailure(error, 'inventory store');
   }
-  const tally = { agents: 0, unreadable: 0, queryPages: 0 };
+  const tally = { agents: 0, unreadable: 0, outOfScope: 0, queryPages: 0 };
 
   async function* summaryBatches(): AsyncGenerator<string[], void, undefined> {
     let page = first;
@@ -47,6 +81,7 @@ export async function listInventoryResponse(tenantId: string, now: Date, acceptE
     while (!page.done) {
       tally.queryPages += page.value.queryPages;
       tally.unreadable += page.value.unreadable;
+      tally.outOfScope += page.value.outOfScope;
       const batch = page.value.agents.map((agent) => JSON.stringify(summarizeAgent(agent.durable, agent.connection, options)));
       tally.agents += batch.length;
       yield batch;
@@ -59,7 +94,7 @@ export async function listInventoryResponse(tenantId: string, now: Date, acceptE
     if (tally.unreadable > 0) log.warn('left out stored agent records that cannot be read', { unreadableRecords: tally.unreadable });
     recordUnreadableRecords('listEndpointInventory', tally.unreadable);
     recordItemsReturned('listEndpointInventory', tally.agents);
-    log.info('inventory listed', { agents: tally.agents, queryPages: tally.queryPages, unreadableRecords: tally.unreadable, gzip });
+    log.info('inventory listed', { agents: tally.agents, scope: scope.kind, outOfScope: tally.outOfScope, queryPages: tally.queryPages, unreadableRecords: tally.unreadable, gzip });
   }
 
   const body = jsonArrayBody(summaryBatches(), { gzip });
@@ -85,8 +120,9 @@ export async function listInventoryResponse(tenantId: string, now: Date, acceptE
 }
 
 /**
- * The tenant's inventory as the same read gives it, one summary at a time in the order the pages
- * bring them, for callers that select rather than send it all (the MCP door's `list_endpoints`).
+ * The tenant's inventory as the same read gives it (the same endpoint scope, the same 403 for a
+ * caller without the scope claim where the tenant requires one), one summary at a time in the
+ * order the pages bring them, for callers that select rather than send it all (the MCP door's `list_endpoints`).
  * `visit` returns false to stop: no further page is read (`complete` is then false), so a caller
  * that has what it needs costs only the pages up to there. A failed read throws (502/503/504)
  * before `visit` has seen a partial tenant as whole; unreadable records are counted, logged and in
@@ -94,6 +130,7 @@ export async function listInventoryResponse(tenantId: string, now: Date, acceptE
  */
 export async function forEachInventoryAgent(
   tenantId: string,
+  scope: EndpointScope,
   now: Date,
   visit: (agent: AgentSummary) => boolean | void,
   signal?: AbortSignal,
@@ -104,15 +141,21 @@ export async function forEachInventoryAgent(
   let unreadable = 0;
   let complete = true;
   try {
-    pages: for await (const page of agentRecordPages(await tenantDynamo(tenantId, signal), cfg.dataTable, tenantId, signal)) {
-      unreadable += page.unreadable;
-      for (const agent of page.agents) {
-        agents += 1;
-        if (visit(summarizeAgent(agent.durable, agent.connection, options)) === false) {
-          complete = false;
-          break pages;
+    const { pages, first } = await firstPageInScope(await tenantDynamo(tenantId, signal), tenantId, scope, signal);
+    try {
+      pages: for (let page = first; !page.done; page = await pages.next()) {
+        unreadable += page.value.unreadable;
+        for (const agent of page.value.agents) {
+          agents += 1;
+          if (visit(summarizeAgent(agent.durable, agent.connection, options)) === false) {
+            complete = false;
+            break pages;
+          }
         }
       }
+    } finally {
+      // Stopped early or failed: no further page is read.
+      await pages.return(undefined).catch(() => undefined);
     }
   } catch (error) {
     throw dependencyFailure(error, 'inventory store');

@@ -194,7 +194,7 @@ describe('Handler: inventory against a real DynamoDB API', () => {
   });
 
   it('returns 403 when the tenant claim is an array: the authorizer hands over no tenant for it', async () => {
-    const context = authorizerContextOf({ sub: 'user-42', exp: 4_102_444_800, tenant_id: ['acme', 'globex'] }, 'tenant_id');
+    const context = authorizerContextOf({ sub: 'user-42', exp: 4_102_444_800, tenant_id: ['acme', 'globex'] }, 'tenant_id', 'endpoint_groups');
     const event = eventFixture<Event>('rest-api', 'list-agents', (e) => {
       e.requestContext.authorizer = { principalId: 'user-42', ...context, exp: String(context.exp) };
     });

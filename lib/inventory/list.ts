@@ -1,5 +1,4 @@
-import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { assertScopeAllowed, type EndpointScope } from '../auth/endpoint-scope.js';
+import type { EndpointScope } from '../auth/endpoint-scope.js';
 import type { AgentSummary } from '../contract/schemas.js';
 import { config } from '../config.js';
 import { dependencyFailure } from '../errors.js';
@@ -7,39 +6,15 @@ import { JSON_HEADERS } from '../http.js';
 import { acceptsGzip, jsonArrayBody, StreamedResponseTooLargeError, type StreamedResult } from '../json-array-stream.js';
 import { logger } from '../observability/logger.js';
 import { recordItemsReturned, recordUnreadableRecords } from '../observability/metrics.js';
-import { agentRecordPages, type AgentRecordsPage } from '../store/agents.js';
-import { getTenantPolicy } from '../store/policy.js';
+import type { AgentRecordsPage } from '../store/agents.js';
 import { tenantDynamo } from '../store/tenant-client.js';
 import { summarizeAgent } from './merge.js';
+import { inventoryPages } from './scoped-pages.js';
 
 /**
- * The tenant's pages for this scope, with its first page read, and a caller without the scope
- * claim refused (403) when the tenant's policy requires one. The policy is read only for such a
- * caller, alongside the first page and not before it, so the first byte waits for no extra round
- * trip; a refused caller's pages are closed unread.
- */
-async function firstPageInScope(
-  db: DynamoDBDocumentClient,
-  tenantId: string,
-  scope: EndpointScope,
-  signal: AbortSignal | undefined,
-): Promise<{ pages: AsyncGenerator<AgentRecordsPage, void, undefined>; first: IteratorResult<AgentRecordsPage, void> }> {
-  const cfg = config();
-  const pages = agentRecordPages(db, cfg.dataTable, tenantId, scope, signal);
-  const allowed = scope.kind === 'unscoped' ? getTenantPolicy(db, cfg.dataTable, tenantId, signal).then((policy) => assertScopeAllowed(scope, policy, cfg.scopeClaim)) : undefined;
-  try {
-    const [first] = await Promise.all([pages.next(), allowed]);
-    return { pages, first };
-  } catch (error) {
-    void pages.return(undefined).catch(() => undefined);
-    throw error;
-  }
-}
-
-/**
- * GET /api/agents (listEndpointInventory) for a tenant at `now`, streamed: the inventory as one
- * JSON array of the agents the caller's endpoint scope admits (the whole tenant for an unscoped or
- * `*` caller; see agentRecordPages), as in the store's sort-key order of the agents' records (lib/store/keys.ts
+ * GET /api/agents (listEndpointInventory) for a tenant at `now`, streamed: the agents the caller's
+ * endpoint scope admits (the whole tenant for an unscoped or `*` caller; inventoryPages) as one
+ * JSON array in the store's sort-key order of the agents' records (lib/store/keys.ts
  * agentSortKey, compared as UTF-8 bytes), gzip-compressed for clients that accept it.
  *
  * The tenant is read page by page (one paginated Query, never a Scan); each page's agents are
@@ -47,8 +22,8 @@ async function firstPageInScope(
  * next: nothing holds the whole tenant, as records or as text, and nothing sorts it.
  *
  * Invariants: the first page is read before this resolves, so a store failing up front throws
- * (502/503/504) before any status is sent, never `200 []`, and so does a caller without the scope
- * claim at a tenant whose policy requires one (403, firstPageInScope); a failure after that (a later page, or
+ * (502/503/504) before any status is sent, never `200 []`, and so does the 403 of a caller
+ * without the scope claim at a tenant that requires one; a failure after that (a later page, or
  * an answer that would pass Lambda's 200 MB streamed limit) destroys the body, which then ends
  * without its `]` (and gzip trailer): a broken transfer, never a shorter valid array. Unreadable
  * records are known only at the end of the stream, after the headers are gone: they are never
@@ -69,7 +44,8 @@ export async function listInventoryResponse(
   let pages: AsyncGenerator<AgentRecordsPage, void, undefined>;
   let first: IteratorResult<AgentRecordsPage, void>;
   try {
-    ({ pages, first } = await firstPageInScope(await tenantDynamo(tenantId, signal), tenantId, scope, signal));
+    pages = inventoryPages(await tenantDynamo(tenantId, signal), tenantId, scope, signal);
+    first = await pages.next();
   } catch (error) {
     throw dependencyFailure(error, 'inventory store');
   }
@@ -120,9 +96,9 @@ export async function listInventoryResponse(
 }
 
 /**
- * The tenant's inventory as the same read gives it (the same endpoint scope, the same 403 for a
- * caller without the scope claim where the tenant requires one), one summary at a time in the
- * order the pages bring them, for callers that select rather than send it all (the MCP door's `list_endpoints`).
+ * The tenant's inventory as the same read gives it (the same endpoint scope and 403), one summary
+ * at a time in the order the pages bring them, for callers that select rather than send it all
+ * (the MCP door's `list_endpoints`).
  * `visit` returns false to stop: no further page is read (`complete` is then false), so a caller
  * that has what it needs costs only the pages up to there. A failed read throws (502/503/504)
  * before `visit` has seen a partial tenant as whole; unreadable records are counted, logged and in
@@ -141,21 +117,15 @@ export async function forEachInventoryAgent(
   let unreadable = 0;
   let complete = true;
   try {
-    const { pages, first } = await firstPageInScope(await tenantDynamo(tenantId, signal), tenantId, scope, signal);
-    try {
-      pages: for (let page = first; !page.done; page = await pages.next()) {
-        unreadable += page.value.unreadable;
-        for (const agent of page.value.agents) {
-          agents += 1;
-          if (visit(summarizeAgent(agent.durable, agent.connection, options)) === false) {
-            complete = false;
-            break pages;
-          }
+    pages: for await (const page of inventoryPages(await tenantDynamo(tenantId, signal), tenantId, scope, signal)) {
+      unreadable += page.unreadable;
+      for (const agent of page.agents) {
+        agents += 1;
+        if (visit(summarizeAgent(agent.durable, agent.connection, options)) === false) {
+          complete = false;
+          break pages;
         }
       }
-    } finally {
-      // Stopped early or failed: no further page is read.
-      await pages.return(undefined).catch(() => undefined);
     }
   } catch (error) {
     throw dependencyFailure(error, 'inventory store');

@@ -276,7 +276,8 @@ describe('E2E: MCP tools with a scoped user token (the exchange copies the endpo
   });
 
   it("lists only the endpoints in the token's groups, in the inventory's order, and counts only those", async () => {
-    const americas = new Set(demoFleet(new Date()).tenants.find((t) => t.tenant_id === 'acme')!.agents.filter((a) => a.groups?.includes('americas')).map((a) => a.agent_id));
+    const acme = (demoFleet(new Date()).tenants ?? []).find((t) => t.tenant_id === 'acme')?.agents ?? [];
+    const americas = new Set(acme.filter((a) => a.groups?.includes('americas')).map((a) => a.agent_id));
 
     const mine = EndpointList.parse((await call(scoped, 'list_endpoints', { limit: 500 })).structuredContent);
     const all = EndpointList.parse((await call(unscoped, 'list_endpoints', { limit: 500 })).structuredContent);

@@ -45,6 +45,15 @@ export interface BenchResults {
   fencing:
     | { agents: number; offMs: number; fencedMs: number; ratio: number; firstReadOffMs: number; firstReadFencedMs: number; firstReadRatio: number; stsCalls: number }
     | undefined;
+  /** The inventory for a token with the endpoint scope claim next to one without, on the largest tenant (bench/scoped-inventory.ts). */
+  scopedInventory?:
+    | {
+        agents: number;
+        groups: string[];
+        unscoped: { listed: number; ms: number; status: number; maxRssMiB: number; cpuMs: number };
+        scoped: { listed: number; ms: number; status: number; maxRssMiB: number; cpuMs: number };
+      }
+    | undefined;
   bundles: { name: string; bytes: number }[];
   coldStart: { name: string; ms: number; importMs: number; ratio: number }[];
   gzipLevels: { level: number; agents: number; bytes: number; ms: number }[];
@@ -199,6 +208,13 @@ export function performanceSection(r: BenchResults): string {
     const f = r.fencing;
     lines.push(
       `**Tenant fencing by IAM** (\`TENANT_FENCING=iam\`, on on AWS): the inventory handler with fenced credentials against the same handler without, interleaved. On a ${n(f.agents)}-agent tenant whose credentials are cached: ${ms(f.offMs)} ms against ${ms(f.fencedMs)} ms, **${x(f.ratio)}**. The first read of a tenant (one \`sts:AssumeRole\`, a new client and connection; an empty tenant, so the read itself is small): ${ms(f.firstReadOffMs)} ms against ${ms(f.firstReadFencedMs)} ms, ${x(f.firstReadRatio)} (${n(f.stsCalls)} AssumeRole calls for ${n(f.stsCalls)} tenants). STS here is a local stand-in that answers at once; on AWS add one STS round trip (typically tens of milliseconds) per tenant per warm instance per hour.`,
+    );
+    lines.push('');
+  }
+  if (r.scopedInventory) {
+    const { agents, groups, unscoped: u, scoped: sc } = r.scopedInventory;
+    lines.push(
+      `**Endpoint scope** (a token with \`endpoint_groups: ${JSON.stringify(groups)}\` next to one without the claim, the ${n(agents)}-agent tenant): the handler reads the same Query pages and keeps only the scope's endpoints as each page arrives. Unscoped: ${n(u.listed)} endpoints listed in ${ms(u.ms)} ms, peak RSS ${n(u.maxRssMiB)} MiB in a fresh process; scoped: ${n(sc.listed)} listed in ${ms(sc.ms)} ms (**${x(sc.ms / u.ms)}**), peak RSS ${n(sc.maxRssMiB)} MiB.`,
     );
     lines.push('');
   }

@@ -15,6 +15,7 @@ import { fencingFigure } from './fencing.js';
 import { gzipLevelsFigure } from './gzip-levels.js';
 import { inventoryFigure, seedInventoryTenants } from './inventory.js';
 import { observationsFigure, seedObservedEndpoint } from './observations.js';
+import { scopedInventoryFigure } from './scoped-inventory.js';
 import { writeReport } from './report.js';
 import { sizing, targets } from './targets.js';
 import { writeTenantAgents } from '../infra/local/fleet.js';
@@ -29,6 +30,7 @@ const state = { observedAgentId: '' };
 const FIGURES: { name: string; run: (ctx: BenchContext) => Promise<void> | void }[] = [
   { name: 'seeding', run: seedInventoryTenants },
   { name: 'inventory', run: inventoryFigure },
+  { name: 'scoped inventory', run: scopedInventoryFigure },
   {
     name: 'tenant fencing',
     run: async (ctx) => {

@@ -45,6 +45,11 @@ export function targets(r: BenchResults): Target[] {
   }
   const big = r.inventory.find((i) => i.agents === largest);
   if (big) out.push({ what: `peak RSS, ${n(big.agents)} agents, fresh process`, target: '<= 256 MB', measured: `${n(big.fresh.maxRssMiB * 1.048576)} MB`, met: big.fresh.maxRssMiB * 1.048576 <= 256 });
+  if (r.scopedInventory) {
+    const { agents, unscoped: u, scoped: sc } = r.scopedInventory;
+    out.push({ what: `scoped inventory handler, ${n(agents)} agents: total time`, target: '<= 1.1x unscoped', measured: ratio(sc.ms / u.ms), met: sc.ms / u.ms <= 1.1 });
+    out.push({ what: `scoped inventory peak RSS, ${n(agents)} agents, fresh process`, target: '<= 256 MB', measured: `${n(sc.maxRssMiB * 1.048576)} MB`, met: sc.maxRssMiB * 1.048576 <= 256 });
+  }
   for (const o of r.observations) {
     // A successful read makes two sequential round trips at the least (the reads, then its audit write): 2x the one-Query floor.
     const bound = o.minutes <= 60 ? 2 : 1.2;

@@ -35,6 +35,7 @@ const EnvSchema = z
     DYNAMODB_TIMEOUT_MS: positiveInt.default(3000),
     DYNAMODB_MAX_ATTEMPTS: positiveInt.max(10).default(3),
     TENANT_CLAIM: z.string().min(1).default('tenant_id'),
+    ENDPOINT_SCOPE_CLAIM: z.string().min(1).default('endpoint_groups'),
     ONLINE_GRACE_SECONDS: positiveInt.default(120),
     OBSERVATION_TTL_SECONDS: positiveInt.default(600),
     SAMPLE_RETENTION_DAYS: positiveInt.default(8),
@@ -86,6 +87,8 @@ const EnvSchema = z
       dynamoTimeoutMs: env.DYNAMODB_TIMEOUT_MS,
       dynamoMaxAttempts: env.DYNAMODB_MAX_ATTEMPTS,
       tenantClaim: env.TENANT_CLAIM,
+      /** The claim naming the endpoint groups a caller may see (lib/auth/endpoint-scope.ts); taken as one claim name, never a path. */
+      scopeClaim: env.ENDPOINT_SCOPE_CLAIM,
       onlineGraceSeconds: env.ONLINE_GRACE_SECONDS,
       observationTtlSeconds: env.OBSERVATION_TTL_SECONDS,
       sampleRetentionDays: env.SAMPLE_RETENTION_DAYS,

@@ -1,6 +1,7 @@
 import middy from '@middy/core';
 import type { APIGatewayProxyEvent } from 'aws-lambda';
 import { callerFromAuthorizer } from '../../lib/auth/caller.js';
+import type { EndpointScope } from '../../lib/auth/endpoint-scope.js';
 import { listInventoryResponse } from '../../lib/inventory/list.js';
 import type { StreamedResult } from '../../lib/json-array-stream.js';
 import { invocationDeadline, type DeadlineContext } from '../../lib/middleware/deadline.js';
@@ -11,21 +12,21 @@ import { headerValues } from '../../lib/rest-event.js';
 
 /**
  * What the inventory takes from the gateway's event (the public REST API, payload 1.0): the caller
- * the token authorizer handed over, and the client's `Accept-Encoding`. The one place that knows
- * the event's shape.
+ * the token authorizer handed over (tenant, subject, endpoint scope), and the client's
+ * `Accept-Encoding`. The one place that knows the event's shape.
  */
-function inventoryRequest(event: APIGatewayProxyEvent): { tenantId: string; subject: string; acceptEncoding: string | undefined } {
+function inventoryRequest(event: APIGatewayProxyEvent): { tenantId: string; subject: string; scope: EndpointScope; acceptEncoding: string | undefined } {
   const caller = callerFromAuthorizer(event, 'inventory');
   // A list header may come as several lines; together they are one list (RFC 9110 §5.3).
   const acceptEncoding = headerValues(event, 'accept-encoding').join(', ') || undefined;
-  return { tenantId: caller.tenantId, subject: caller.subject, acceptEncoding };
+  return { tenantId: caller.tenantId, subject: caller.subject, scope: caller.scope, acceptEncoding };
 }
 
-/** GET /api/agents (listEndpointInventory): the tenant's whole inventory, streamed as it is read. */
+/** GET /api/agents (listEndpointInventory): the tenant's inventory in the caller's scope, streamed as it is read. */
 const listEndpointInventory = async (event: APIGatewayProxyEvent, context: DeadlineContext): Promise<StreamedResult> => {
-  const { tenantId, subject, acceptEncoding } = inventoryRequest(event);
+  const { tenantId, subject, scope, acceptEncoding } = inventoryRequest(event);
   logger.appendKeys({ tenant: tenantId, subject });
-  return listInventoryResponse(tenantId, new Date(), acceptEncoding, context.deadline);
+  return listInventoryResponse(tenantId, scope, new Date(), acceptEncoding, context.deadline);
 };
 
 /**

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { isGroupName, MAX_GROUP_NAME_CHARACTERS } from '../../lib/auth/endpoint-scope.js';
 import { TOKEN_EXCHANGE_GRANT } from '../../lib/auth/token-exchange.js';
 import { config } from '../../lib/config.js';
 import { DEMO_TENANTS } from './demo.js';
@@ -116,7 +117,7 @@ function single(params: URLSearchParams, name: string): string | undefined {
 export function localAuthorizationServer(options: AuthorizationServerOptions): LocalAuthorizationServer {
   const clients = new ClientRegistry();
   const pending = new Map<string, PendingSignIn>();
-  const grants = new GrantStore(options.issuer, () => ({ issuer: config().jwtIssuer, tenantClaim: config().tenantClaim }));
+  const grants = new GrantStore(options.issuer, () => ({ issuer: config().jwtIssuer, tenantClaim: config().tenantClaim, scopeClaim: config().scopeClaim }));
   const tenants = options.tenants ?? (() => DEMO_TENANTS);
   const endpoint = (path: string): string => `${options.publicUrl()}${path}`;
 
@@ -201,7 +202,17 @@ export function localAuthorizationServer(options: AuthorizationServerOptions): L
       sendPage(res, 400, errorPage('Tenant and user must be 1 to 128 letters, digits or ._@:+- characters. Go back and correct them.'));
       return;
     }
-    const code = grants.issueCode({ clientId: request.client.client_id, tenant, subject: user, resource: request.resource, scope: request.scope }, request.redirectUri, request.codeChallenge);
+    // Endpoint groups, separated by spaces; none: a token without the scope claim (the whole tenant).
+    const groups = (form.get('groups') ?? '').split(' ').filter((g) => g !== '');
+    if (!groups.every(isGroupName)) {
+      sendPage(res, 400, errorPage(`Endpoint groups must be names of 1 to ${MAX_GROUP_NAME_CHARACTERS} characters separated by spaces, or * for all. Go back and correct them.`));
+      return;
+    }
+    const code = grants.issueCode(
+      { clientId: request.client.client_id, tenant, subject: user, resource: request.resource, scope: request.scope, ...(groups.length > 0 ? { groups } : {}) },
+      request.redirectUri,
+      request.codeChallenge,
+    );
     go({ code });
   }
 
@@ -219,6 +230,7 @@ export function localAuthorizationServer(options: AuthorizationServerOptions): L
           subjectAudience: cfg.mcpAudience,
           targetAudiences: [cfg.observationsAudience],
           tenantClaim: cfg.tenantClaim,
+          scopeClaim: cfg.scopeClaim,
           lifetimeSeconds: EXCHANGED_TOKEN_SECONDS,
         },
         form,

@@ -5,6 +5,10 @@ import { seededRandom as random } from './generator.js';
  * The demo fleet `npm start` seeds: two tenants of 50 agents each, every connection_state present,
  * a day of 1-minute samples for a few agents, dashboards in every status, a connection-only agent,
  * ids with characters that must be escaped, and the same agent_id in both tenants.
+ * Every durable agent is in two endpoint groups, a region and a role (acme: `emea` for ac-001 to
+ * ac-025, `americas` for the rest; `servers` for Linux, `workstations` for Windows and macOS), so
+ * a scoped token (`npm run token -- --tenant acme --groups emea`) visibly sees less than an
+ * unscoped one; the connection-only agent is in none (only unscoped and `*` tokens see it).
  * Times are relative to `now`, so the demo is alive whenever it starts.
  */
 
@@ -43,12 +47,16 @@ const OSES = [
   ['linux', 'arm64'],
 ] as const;
 
+/** The two region groups of each demo tenant: the first half of its agents, then the second. */
+const DEMO_REGIONS: Readonly<Record<string, readonly [string, string]>> = Object.freeze({ acme: ['emea', 'americas'], globex: ['munich', 'hamburg'] });
+
 /** One tenant's 50 agents. */
 function demoTenantAgents(tenant: string, now: Date, seed: number): FleetAgent[] {
   const rnd = random(seed);
   const end = minuteFloor(now);
   const agents: FleetAgent[] = [];
   const clients = tenant === 'acme' ? [['c-17', 'Contoso'], ['c-18', 'Northwind']] : [['g-1', 'Initech'], ['g-2', 'Umbrella']];
+  const [firstRegion, secondRegion] = DEMO_REGIONS[tenant] ?? ['region-1', 'region-2'];
   for (let n = 1; n <= 50; n++) {
     const [os, arch] = OSES[n % OSES.length] as (typeof OSES)[number];
     const [clientId, clientName] = clients[n % 2] as [string, string];
@@ -64,6 +72,7 @@ function demoTenantAgents(tenant: string, now: Date, seed: number): FleetAgent[]
       client_name: clientName,
       enrolled_at: enrolled,
       update_ring: n % 10 === 0 ? 'beta' : 'stable',
+      groups: [n <= 25 ? firstRegion : secondRegion, os === 'linux' ? 'servers' : 'workstations'],
     };
     // Cycle through the states: most connected, some stale, disconnected, never connected.
     const kind = n % 10;
@@ -124,11 +133,11 @@ export function demoFleet(now: Date): Fleet {
     connection: { state: 'connected', connected_at: iso(end - 600_000) },
   });
   // Ids with separators and non-ASCII, which the key builder must keep apart.
-  acme.push({ agent_id: 'ops/db #1', hostname: 'acme-db-1', os: 'linux', arch: 'x86_64', version: '2.4.1', client_name: 'Contoso' });
-  acme.push({ agent_id: 'ops/db %23 1', hostname: 'acme-db-2', os: 'linux', arch: 'x86_64', version: '2.4.1' });
-  globex.push({ agent_id: 'kiosk-münchen', hostname: 'gx-kiosk', os: 'linux', arch: 'arm64', version: '2.4.1' });
+  acme.push({ agent_id: 'ops/db #1', hostname: 'acme-db-1', os: 'linux', arch: 'x86_64', version: '2.4.1', client_name: 'Contoso', groups: ['emea', 'servers', 'databases'] });
+  acme.push({ agent_id: 'ops/db %23 1', hostname: 'acme-db-2', os: 'linux', arch: 'x86_64', version: '2.4.1', groups: ['americas', 'servers', 'databases'] });
+  globex.push({ agent_id: 'kiosk-münchen', hostname: 'gx-kiosk', os: 'linux', arch: 'arm64', version: '2.4.1', groups: ['munich', 'kiosks'] });
   // The same agent_id in both tenants: two different endpoints.
-  globex.push({ agent_id: 'ac-001', hostname: 'globex-shadow', os: 'linux', arch: 'x86_64', version: '1.0.0' });
+  globex.push({ agent_id: 'ac-001', hostname: 'globex-shadow', os: 'linux', arch: 'x86_64', version: '1.0.0', groups: ['hamburg', 'servers'] });
   return {
     tenants: [
       { tenant_id: 'acme', policy: { ticket: 'optional', thresholds: { disk: { warning: 80, critical: 90 } } }, agents: acme },

@@ -1,5 +1,6 @@
 import * as z from 'zod';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { ALL_GROUPS, isGroupName, MAX_GROUP_NAME_CHARACTERS } from '../../lib/auth/endpoint-scope.js';
 import { connectionRecordItem, durableRecordItem } from '../../lib/store/agents.js';
 import { batchWriteItems } from '../../lib/store/batch-write.js';
 import { putTenantPolicy } from '../../lib/store/policy.js';
@@ -11,6 +12,15 @@ import { sampleItem } from '../../lib/store/samples.js';
 const time = z.iso.datetime({ offset: true });
 const optionalString = z.string().nullish();
 const metric = z.number().min(0).max(100).nullish();
+/** An endpoint group: what a token's scope claim names (lib/auth/endpoint-scope.ts). */
+const groupName = z
+  .string()
+  .refine(isGroupName, `a group name is 1 to ${MAX_GROUP_NAME_CHARACTERS} characters`)
+  .refine((g) => g !== ALL_GROUPS, `"${ALL_GROUPS}" is not a group name (in a token it means every group)`);
+const groups = z
+  .array(groupName)
+  .refine((g) => new Set(g).size === g.length, 'a group appears twice in one agent')
+  .nullish();
 
 export const FleetAgent = z
   .strictObject({
@@ -25,6 +35,8 @@ export const FleetAgent = z
     enrolled_at: time.nullish(),
     update_ring: optionalString,
     last_heartbeat: time.nullish(),
+    /** The endpoint groups it belongs to, kept on its durable record. */
+    groups,
     connection: z
       .strictObject({
         state: z.enum(['connected', 'disconnected']),
@@ -37,7 +49,11 @@ export const FleetAgent = z
       .array(z.strictObject({ observed_at: time, cpu: metric, memory: metric, disk: metric }))
       .default([]),
   })
-  .refine((a) => a.durable || a.connection, { message: 'an agent with durable: false must have a connection' });
+  .refine((a) => a.durable || a.connection, { message: 'an agent with durable: false must have a connection' })
+  .refine((a) => a.durable || !a.groups || a.groups.length === 0, {
+    message: 'groups are kept on the durable record: an agent with durable: false has none',
+    path: ['groups'],
+  });
 export type FleetAgent = z.input<typeof FleetAgent>;
 type ParsedAgent = z.output<typeof FleetAgent>;
 
@@ -72,6 +88,7 @@ function* agentItems(tenantId: string, a: ParsedAgent, retentionDays: number): G
       enrolled_at: opt(a.enrolled_at),
       update_ring: opt(a.update_ring),
       last_heartbeat: opt(a.last_heartbeat),
+      groups: a.groups ?? undefined,
     });
   }
   if (a.connection) {

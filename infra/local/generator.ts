@@ -7,8 +7,9 @@ import type { FleetAgent } from './fleet.js';
  * UUID-like agent ids, hostnames in the styles real fleets have (Windows DESKTOP-/LAPTOP- names,
  * cloud instance names, site-coded servers, Macs), a spread of OS, architecture, agent version,
  * client and update ring, millisecond timestamps spread over realistic ranges, every connection
- * state (connected, stale, disconnected, never connected, known only to the broker), and samples
- * with per-endpoint levels, daily waves, noise, spikes and gaps.
+ * state (connected, stale, disconnected, never connected, known only to the broker), endpoint
+ * groups (a region, a site in it and a role, some agents also `critical` or `pci`, a few in none
+ * yet), and samples with per-endpoint levels, daily waves, noise, spikes and gaps.
  *
  * Deterministic: the same tenant name, size and `now` minute give the same fleet, so seeding twice
  * within a minute writes the same items.
@@ -97,6 +98,28 @@ function hostnameFor(rnd: Random, os: Os, n: number): string {
     [() => `${pick(rnd, ROLES)}${pad(int(rnd, 1, 99), 2)}.${pick(rnd, SITES)}.${pick(rnd, DOMAINS)}`, 2],
     [() => `k8s-node-${chars(rnd, HEX, 6)}-${chars(rnd, 'bcdfghjklmnpqrstvwxz2456789', 5)}`, 1],
   ] as const)();
+}
+
+/** The sites of each region (every site of SITES once): an agent's groups are its region, one of its sites and its role. */
+const REGION_SITES = {
+  emea: ['fra1', 'ams2', 'lon3', 'par1', 'muc1', 'zrh2', 'dub1', 'mad2', 'waw1'],
+  amer: ['nyc2', 'sfo1', 'tor3', 'sao1'],
+  apac: ['sin4', 'syd1'],
+} as const;
+
+/**
+ * The endpoint groups of one agent, from its own generator (so adding groups changed no other
+ * field of a generated fleet): a region (EMEA about 45%, Americas 40%, APAC 15%), a site in it,
+ * its role (`servers` for Linux, `workstations` otherwise), sometimes `critical` (8%) or `pci`
+ * (5%); 2% are in no group yet (visible to unscoped and `*` tokens only).
+ */
+function groupsFor(rnd: Random, os: Os): string[] | undefined {
+  if (rnd() < 0.02) return undefined;
+  const region = weighted(rnd, [['emea', 45], ['amer', 40], ['apac', 15]] as const);
+  const groups: string[] = [region, pick(rnd, REGION_SITES[region]), os === 'linux' ? 'servers' : 'workstations'];
+  if (rnd() < 0.08) groups.push('critical');
+  if (rnd() < 0.05) groups.push('pci');
+  return groups;
 }
 
 const VERSIONS = [
@@ -197,6 +220,11 @@ export function* realisticAgents(tenant: string, count: number, options: Generat
       agent.connection = { state: 'disconnected', connected_at: iso(at - int(rnd, HOUR, 20 * DAY)), disconnected_at: iso(at) };
     } else if (rnd() < 0.5) {
       agent.last_heartbeat = iso(since(HOUR, 300 * DAY)); // enrolled and heard of, never through the broker
+    }
+    // Groups live on the durable record: an agent known only to the broker has none.
+    if (agent.durable !== false) {
+      const groups = groupsFor(seededRandom(seedOf(`${agent.agent_id}#groups`)), os);
+      if (groups) agent.groups = groups;
     }
     if (samples > 0) {
       const own = seededRandom(seedOf(agent.agent_id));

@@ -25,6 +25,8 @@ export interface Grant {
   /** The resource the tokens are for (their `aud`). */
   resource: string;
   scope?: string | undefined;
+  /** The endpoint groups signed in with (the token's scope claim); none: the claim is left out. */
+  groups?: readonly string[] | undefined;
 }
 
 interface PendingCode extends Grant {
@@ -48,6 +50,7 @@ export interface TokenResponse {
 export interface GrantPolicy {
   issuer: string;
   tenantClaim: string;
+  scopeClaim: string;
 }
 
 const digest = (value: string): string => createHash('sha256').update(value).digest('base64url');
@@ -120,13 +123,18 @@ export class GrantStore {
       tenantClaim: policy.tenantClaim,
       subject: grant.subject,
       expiresInSeconds: ACCESS_TOKEN_SECONDS,
-      extra: { client_id: grant.clientId, jti: randomUUID(), ...(grant.scope ? { scope: grant.scope } : {}) },
+      extra: {
+        client_id: grant.clientId,
+        jti: randomUUID(),
+        ...(grant.scope ? { scope: grant.scope } : {}),
+        ...(grant.groups ? { [policy.scopeClaim]: [...grant.groups] } : {}),
+      },
     });
     const response: TokenResponse = { access_token: accessToken, token_type: 'Bearer', expires_in: ACCESS_TOKEN_SECONDS, ...(grant.scope ? { scope: grant.scope } : {}) };
     if (client.grant_types.includes('refresh_token')) {
       const refreshToken = randomBytes(32).toString('base64url');
-      const { clientId, tenant, subject, resource, scope } = grant;
-      this.refreshTokens.set(digest(refreshToken), { clientId, tenant, subject, resource, scope, expiresAt: Date.now() + REFRESH_TOKEN_SECONDS * 1000 });
+      const { clientId, tenant, subject, resource, scope, groups } = grant;
+      this.refreshTokens.set(digest(refreshToken), { clientId, tenant, subject, resource, scope, groups, expiresAt: Date.now() + REFRESH_TOKEN_SECONDS * 1000 });
       prune(this.refreshTokens, MAX_REFRESH_TOKENS);
       response.refresh_token = refreshToken;
     }

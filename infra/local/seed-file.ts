@@ -19,7 +19,8 @@ function where(path: readonly PropertyKey[]): string {
 }
 
 function rule(issue: z.core.$ZodIssue): string {
-  if (issue.code === 'invalid_type' && (issue as { input?: unknown }).input === undefined) return 'required';
+  // zod leaves the input out of its issues: a missing field is the type error that received undefined.
+  if (issue.code === 'invalid_type' && issue.message.endsWith('received undefined')) return 'required';
   if (issue.code === 'unrecognized_keys') return `unknown field${issue.keys.length > 1 ? 's' : ''} ${issue.keys.map((k) => JSON.stringify(k)).join(', ')}`;
   return issue.message.replace(/^Invalid input: /, '');
 }

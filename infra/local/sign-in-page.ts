@@ -60,6 +60,8 @@ export function signInPage(view: SignInView): string {
 <select id="tenant" name="tenant">${options}</select>
 <label for="user">User (the token's <code>sub</code>)</label>
 <input id="user" name="user" value="demo-user" required maxlength="128" pattern="[A-Za-z0-9._@:+\\-]{1,128}">
+<label for="groups">Endpoint groups (optional, separated by spaces, <code>*</code> for all; empty: no scope claim, the whole tenant)</label>
+<input id="groups" name="groups" value="" placeholder="emea servers">
 <button type="submit" name="action" value="allow">Sign in</button>
 <button type="submit" name="action" value="deny">Cancel</button>
 </form>`,

@@ -1,20 +1,24 @@
 /**
- * `npm run token -- --tenant T [--sub S] [--expires-in SECONDS] [--audience A | --mcp | --as-broker]`
+ * `npm run token -- --tenant T [--sub S] [--groups G1,G2] [--expires-in SECONDS] [--audience A | --mcp | --as-broker]`
  * Prints one bearer token signed by the local issuer, and nothing else:
  * - by default for the inventory (JWT_AUDIENCE);
  * - `--mcp`: for the MCP resource (MCP_AUDIENCE), what an MCP client sends to POST /api/mcp;
  * - `--as-broker`: the token the local MCP broker obtains for that user by token exchange: the
  *   observations audience, the broker as actor (`act.sub`), five minutes unless --expires-in says;
  * - `--audience A`: any audience.
+ * `--groups emea,servers` gives a scoped token: the endpoint scope claim (ENDPOINT_SCOPE_CLAIM,
+ * default `endpoint_groups`) as the JSON array `["emea","servers"]`; `--groups '*'` sees every
+ * endpoint. With `--as-broker` the claim is carried as the token exchange carries it.
  * A negative --expires-in gives an expired token; `--tenant ''` gives a token without the tenant claim.
  */
 import './node-version.js'; // first: the AWS SDK's Node-version notice off on Node 20 (README, Node versions)
 import { parseArgs } from 'node:util';
+import { isGroupName, MAX_GROUP_NAME_CHARACTERS } from '../../lib/auth/endpoint-scope.js';
 import { config } from '../../lib/config.js';
 import { localIssuer } from './issuer.js';
 import { brokerTokenFor, EXCHANGED_TOKEN_SECONDS } from './token-exchange.js';
 
-const usage = 'usage: npm run token -- --tenant T [--sub S] [--expires-in SECONDS] [--audience A | --mcp | --as-broker]';
+const usage = 'usage: npm run token -- --tenant T [--sub S] [--groups G1,G2] [--expires-in SECONDS] [--audience A | --mcp | --as-broker]';
 
 try {
   // `--expires-in -60` must read as a negative number, not as another option.
@@ -26,6 +30,7 @@ try {
     options: {
       tenant: { type: 'string' },
       sub: { type: 'string', default: 'local-user' },
+      groups: { type: 'string' },
       'expires-in': { type: 'string' },
       audience: { type: 'string' },
       mcp: { type: 'boolean', default: false },
@@ -39,6 +44,10 @@ try {
   }
   const expiresIn = Number(values['expires-in'] ?? (values['as-broker'] ? EXCHANGED_TOKEN_SECONDS : 3600));
   if (!Number.isInteger(expiresIn)) throw new Error('--expires-in must be a whole number of seconds');
+  const groups = values.groups?.split(',').map((g) => g.trim());
+  if (groups && (groups.length === 0 || !groups.every(isGroupName))) {
+    throw new Error(`--groups takes endpoint group names separated by commas, each 1 to ${MAX_GROUP_NAME_CHARACTERS} characters (or '*' for all)`);
+  }
   const cfg = config();
   const issuer = await localIssuer();
   const tenant = values.tenant === '' ? undefined : values.tenant;
@@ -47,8 +56,8 @@ try {
     // Exactly what the token endpoint issues to the local broker for this user (infra/local/token-exchange.ts).
     token = await brokerTokenFor(
       issuer,
-      { issuer: cfg.jwtIssuer, tenantClaim: cfg.tenantClaim, clientId: cfg.brokerClientId, audience: cfg.observationsAudience, lifetimeSeconds: expiresIn },
-      { subject: values.sub, tenant },
+      { issuer: cfg.jwtIssuer, tenantClaim: cfg.tenantClaim, scopeClaim: cfg.scopeClaim, clientId: cfg.brokerClientId, audience: cfg.observationsAudience, lifetimeSeconds: expiresIn },
+      { subject: values.sub, tenant, groups },
     );
   } else {
     token = await issuer.sign({
@@ -58,6 +67,7 @@ try {
       tenantClaim: cfg.tenantClaim,
       subject: values.sub,
       expiresInSeconds: expiresIn,
+      ...(groups ? { extra: { [cfg.scopeClaim]: groups } } : {}),
     });
   }
   process.stdout.write(`${token}\n`);

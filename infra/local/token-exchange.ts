@@ -1,13 +1,15 @@
 import { randomUUID, timingSafeEqual } from 'node:crypto';
 import { ACCESS_TOKEN_TYPE, TOKEN_EXCHANGE_GRANT } from '../../lib/auth/token-exchange.js';
 import { verifyBearerToken } from '../../lib/auth/verify.js';
+import { config } from '../../lib/config.js';
 import type { LocalIssuer } from './issuer.js';
 
 /**
  * The local issuer's OAuth 2.0 token endpoint for one grant: RFC 8693 token exchange. The MCP
  * broker, a confidential client, trades the user's token for the MCP resource for a short-lived
- * token for the observations service, which names the user (`sub`, tenant claim) and the broker as
- * actor (`act.sub`, RFC 8693 §4.1). Errors are RFC 6749 §5.2 JSON bodies.
+ * token for the observations service, which names the user (`sub`, tenant claim, and the endpoint
+ * scope claim when the user's token has one) and the broker as actor (`act.sub`, RFC 8693 §4.1).
+ * Errors are RFC 6749 §5.2 JSON bodies.
  */
 
 const JWT_TOKEN_TYPE = 'urn:ietf:params:oauth:token-type:jwt';
@@ -24,6 +26,8 @@ export interface TokenExchangePolicy {
   /** The audiences a client may ask for (the observations audience). */
   targetAudiences: readonly string[];
   tenantClaim: string;
+  /** The endpoint scope claim (ENDPOINT_SCOPE_CLAIM), copied as it is: the service judges it. */
+  scopeClaim: string;
   /** Lifetime of an issued token; short, since the broker exchanges again whenever it needs to. */
   lifetimeSeconds: number;
 }
@@ -75,29 +79,38 @@ export interface ExchangedTokenRequest {
 }
 
 /**
- * Signs the token an exchange issues: `sub` and the tenant claim copied from the subject token,
- * `aud` the requested audience, `act.sub` the exchanging client (an actor already in the subject
+ * Signs the token an exchange issues: `sub`, the tenant claim and the endpoint scope claim copied
+ * from the subject token (the scope exactly as it is, whatever its form, or left out when the
+ * subject token has none: the exchange never widens nor narrows it), `aud` the requested audience, `act.sub` the exchanging client (an actor already in the subject
  * token is kept nested below it), a fresh `jti`, and the lifetime given (never past the subject token's, see answerTokenRequest).
  */
-export async function issueExchangedToken(issuer: LocalIssuer, policy: Pick<TokenExchangePolicy, 'issuer' | 'tenantClaim' | 'lifetimeSeconds'>, request: ExchangedTokenRequest): Promise<string> {
+export async function issueExchangedToken(
+  issuer: LocalIssuer,
+  policy: Pick<TokenExchangePolicy, 'issuer' | 'tenantClaim' | 'scopeClaim' | 'lifetimeSeconds'>,
+  request: ExchangedTokenRequest,
+): Promise<string> {
   const { subject } = request;
   const tenant = subject[policy.tenantClaim];
   const act: Record<string, unknown> = { sub: request.clientId };
   if (subject.act && typeof subject.act === 'object') act.act = subject.act;
+  const extra: Record<string, unknown> = { act, jti: randomUUID() };
+  if (subject[policy.scopeClaim] !== undefined) extra[policy.scopeClaim] = subject[policy.scopeClaim];
   return issuer.sign({
     issuer: policy.issuer,
     audience: request.audience,
     subject: typeof subject.sub === 'string' ? subject.sub : 'unknown',
     ...(typeof tenant === 'string' ? { tenant, tenantClaim: policy.tenantClaim } : {}),
     expiresInSeconds: policy.lifetimeSeconds,
-    extra: { act, jti: randomUUID() },
+    extra,
   });
 }
 
 export interface BrokerTokenFor {
-  /** The issuer's `iss`, tenant claim and the broker's client id and target audience, as configured. */
+  /** The issuer's `iss`, tenant and scope claims and the broker's client id and target audience, as configured. */
   issuer: string;
   tenantClaim: string;
+  /** Default: the configured ENDPOINT_SCOPE_CLAIM. */
+  scopeClaim?: string;
   clientId: string;
   audience: string;
   /** Default EXCHANGED_TOKEN_SECONDS. */
@@ -106,15 +119,25 @@ export interface BrokerTokenFor {
 
 /**
  * The token the token endpoint would issue to the broker for this user (`tenant` undefined: a
- * token without the tenant claim), signed directly: for `npm run token -- --as-broker`, the tests
+ * token without the tenant claim; `groups` undefined: without the scope claim, else its value as
+ * the user's token would carry it), signed directly: for `npm run token -- --as-broker`, the tests
  * and the bench, which need the token without a user token and an HTTP round trip first.
  */
-export function brokerTokenFor(issuer: LocalIssuer, broker: BrokerTokenFor, user: { subject: string; tenant?: string | undefined }): Promise<string> {
+export function brokerTokenFor(
+  issuer: LocalIssuer,
+  broker: BrokerTokenFor,
+  user: { subject: string; tenant?: string | undefined; groups?: unknown },
+): Promise<string> {
+  const scopeClaim = broker.scopeClaim ?? config().scopeClaim;
   return issueExchangedToken(
     issuer,
-    { issuer: broker.issuer, tenantClaim: broker.tenantClaim, lifetimeSeconds: broker.lifetimeSeconds ?? EXCHANGED_TOKEN_SECONDS },
+    { issuer: broker.issuer, tenantClaim: broker.tenantClaim, scopeClaim, lifetimeSeconds: broker.lifetimeSeconds ?? EXCHANGED_TOKEN_SECONDS },
     {
-      subject: { sub: user.subject, ...(user.tenant !== undefined ? { [broker.tenantClaim]: user.tenant } : {}) },
+      subject: {
+        sub: user.subject,
+        ...(user.tenant !== undefined ? { [broker.tenantClaim]: user.tenant } : {}),
+        ...(user.groups !== undefined ? { [scopeClaim]: user.groups } : {}),
+      },
       clientId: broker.clientId,
       audience: broker.audience,
     },

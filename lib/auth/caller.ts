@@ -2,37 +2,46 @@ import type { APIGatewayProxyEvent } from 'aws-lambda';
 import type { JWTPayload } from 'jose';
 import { config, type Config } from '../config.js';
 import { headerValues } from '../rest-event.js';
+import { ForbiddenError } from '../errors.js';
 import { refusedAtDoor } from './challenge.js';
 import type { DoorName } from './doors.js';
+import { badScopeClaimSentence, readScopeClaim, scopeContextValue, scopeFromContextValue, type EndpointScope } from './endpoint-scope.js';
 import { identityFromClaims, type CallerIdentity } from './identity.js';
 
 /**
  * What the token authorizer hands to the handlers behind a public door, in its answer's `context`
  * (API Gateway allows strings, numbers and booleans there, and passes them on as strings in
  * `event.requestContext.authorizer`): the tenant (empty when the token names no single one), the
- * subject, and the token's expiry, which the handler checks again because API Gateway may serve a
- * cached answer after the token expired.
+ * subject, the token's expiry, which the handler checks again because API Gateway may serve a
+ * cached answer after the token expired, and the endpoint scope when the token carries the scope
+ * claim (its string form, lib/auth/endpoint-scope.ts scopeContextValue; `invalid` for a bad claim,
+ * which the handler refuses as it refuses a missing tenant). The scope comes from the token alone,
+ * so an answer cached for that token carries the right one.
  */
 export interface AuthorizerContext {
   tenant: string;
   sub: string;
   exp: number;
-  [key: string]: string | number | boolean;
+  scope?: string;
+  [key: string]: string | number | boolean | undefined;
 }
 
 /** The context of an allowed token, from its verified claims. */
-export function authorizerContextOf(claims: JWTPayload, tenantClaim: string): AuthorizerContext {
+export function authorizerContextOf(claims: JWTPayload, tenantClaim: string, scopeClaim: string): AuthorizerContext {
   let tenant = '';
   try {
     tenant = identityFromClaims(claims as Record<string, unknown>, tenantClaim).tenantId;
   } catch {
     // No single tenant: the handler refuses with 403, never a default tenant (DESIGN §5).
   }
-  return { tenant, sub: typeof claims.sub === 'string' ? claims.sub : '', exp: Number(claims.exp) };
+  const context: AuthorizerContext = { tenant, sub: typeof claims.sub === 'string' ? claims.sub : '', exp: Number(claims.exp) };
+  const scope = scopeContextValue(readScopeClaim((claims as Record<string, unknown>)[scopeClaim]));
+  if (scope !== undefined) context.scope = scope;
+  return context;
 }
 
 export interface CallerOptions {
-  cfg?: Pick<Config, 'tenantClaim' | 'publicUrl'>;
+  cfg?: Pick<Config, 'tenantClaim' | 'scopeClaim' | 'publicUrl'>;
   /** The clock, in epoch seconds (tests). */
   now?: () => number;
 }
@@ -42,10 +51,15 @@ export interface CallerOptions {
  * (payload 1.0: `event.requestContext.authorizer`). Invariants: a request with no verified caller,
  * with an `Authorization` header sent more than once, or whose token's `exp` has passed (an answer
  * API Gateway served from its cache) is a 401 with the door's challenge; a verified token without a
- * single tenant is a 403, never a default tenant. The tenant comes from nowhere else. `expiresAt`
- * is the token's `exp` (epoch seconds): what the MCP door caps its exchanged tokens by.
+ * single tenant is a 403, never a default tenant, and so is a bad scope claim (naming the claim).
+ * The tenant and the scope come from nowhere else. `expiresAt` is the token's `exp` (epoch
+ * seconds): what the MCP door caps its exchanged tokens by.
  */
-export function callerFromAuthorizer(event: APIGatewayProxyEvent, door: DoorName, options: CallerOptions = {}): CallerIdentity & { expiresAt: number } {
+export function callerFromAuthorizer(
+  event: APIGatewayProxyEvent,
+  door: DoorName,
+  options: CallerOptions = {},
+): CallerIdentity & { expiresAt: number; scope: EndpointScope } {
   const cfg = options.cfg ?? config();
   const authorizations = headerValues(event, 'authorization');
   // A cached answer is found by one header value; the others were never checked.
@@ -57,5 +71,8 @@ export function callerFromAuthorizer(event: APIGatewayProxyEvent, door: DoorName
   }
   const now = options.now?.() ?? Math.floor(Date.now() / 1000);
   if (exp <= now) throw refusedAtDoor(cfg, door, 'The bearer token has expired.', true);
-  return { ...identityFromClaims({ [cfg.tenantClaim]: context.tenant, sub: context.sub }, cfg.tenantClaim), expiresAt: exp };
+  const identity = identityFromClaims({ [cfg.tenantClaim]: context.tenant, sub: context.sub }, cfg.tenantClaim);
+  const scope = scopeFromContextValue(context.scope);
+  if (scope === 'invalid') throw new ForbiddenError(badScopeClaimSentence(cfg.scopeClaim));
+  return { ...identity, expiresAt: exp, scope };
 }

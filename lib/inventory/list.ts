@@ -1,3 +1,4 @@
+import type { EndpointScope } from '../auth/endpoint-scope.js';
 import type { AgentSummary } from '../contract/schemas.js';
 import { config } from '../config.js';
 import { dependencyFailure } from '../errors.js';
@@ -5,13 +6,15 @@ import { JSON_HEADERS } from '../http.js';
 import { acceptsGzip, jsonArrayBody, StreamedResponseTooLargeError, type StreamedResult } from '../json-array-stream.js';
 import { logger } from '../observability/logger.js';
 import { recordItemsReturned, recordUnreadableRecords } from '../observability/metrics.js';
-import { agentRecordPages, type AgentRecordsPage } from '../store/agents.js';
+import type { AgentRecordsPage } from '../store/agents.js';
 import { tenantDynamo } from '../store/tenant-client.js';
 import { summarizeAgent } from './merge.js';
+import { inventoryPages } from './scoped-pages.js';
 
 /**
- * GET /api/agents (listEndpointInventory) for a tenant at `now`, streamed: the whole inventory as
- * one JSON array in the store's sort-key order of the agents' records (lib/store/keys.ts
+ * GET /api/agents (listEndpointInventory) for a tenant at `now`, streamed: the agents the caller's
+ * endpoint scope admits (the whole tenant for an unscoped or `*` caller; inventoryPages) as one
+ * JSON array in the store's sort-key order of the agents' records (lib/store/keys.ts
  * agentSortKey, compared as UTF-8 bytes), gzip-compressed for clients that accept it.
  *
  * The tenant is read page by page (one paginated Query, never a Scan); each page's agents are
@@ -19,13 +22,20 @@ import { summarizeAgent } from './merge.js';
  * next: nothing holds the whole tenant, as records or as text, and nothing sorts it.
  *
  * Invariants: the first page is read before this resolves, so a store failing up front throws
- * (502/503/504) before any status is sent, never `200 []`; a failure after that (a later page, or
+ * (502/503/504) before any status is sent, never `200 []`, and so does the 403 of a caller
+ * without the scope claim at a tenant that requires one; a failure after that (a later page, or
  * an answer that would pass Lambda's 200 MB streamed limit) destroys the body, which then ends
  * without its `]` (and gzip trailer): a broken transfer, never a shorter valid array. Unreadable
  * records are known only at the end of the stream, after the headers are gone: they are never
  * silent all the same (warning log, `UnreadableRecords` metric and its alarm).
  */
-export async function listInventoryResponse(tenantId: string, now: Date, acceptEncoding: string | undefined, signal?: AbortSignal): Promise<StreamedResult> {
+export async function listInventoryResponse(
+  tenantId: string,
+  scope: EndpointScope,
+  now: Date,
+  acceptEncoding: string | undefined,
+  signal?: AbortSignal,
+): Promise<StreamedResult> {
   const cfg = config();
   const options = { now, onlineGraceSeconds: cfg.onlineGraceSeconds };
   const gzip = acceptsGzip(acceptEncoding);
@@ -34,12 +44,12 @@ export async function listInventoryResponse(tenantId: string, now: Date, acceptE
   let pages: AsyncGenerator<AgentRecordsPage, void, undefined>;
   let first: IteratorResult<AgentRecordsPage, void>;
   try {
-    pages = agentRecordPages(await tenantDynamo(tenantId, signal), cfg.dataTable, tenantId, signal);
+    pages = inventoryPages(await tenantDynamo(tenantId, signal), tenantId, scope, signal);
     first = await pages.next();
   } catch (error) {
     throw dependencyFailure(error, 'inventory store');
   }
-  const tally = { agents: 0, unreadable: 0, queryPages: 0 };
+  const tally = { agents: 0, unreadable: 0, outOfScope: 0, queryPages: 0 };
 
   async function* summaryBatches(): AsyncGenerator<string[], void, undefined> {
     let page = first;
@@ -47,6 +57,7 @@ export async function listInventoryResponse(tenantId: string, now: Date, acceptE
     while (!page.done) {
       tally.queryPages += page.value.queryPages;
       tally.unreadable += page.value.unreadable;
+      tally.outOfScope += page.value.outOfScope;
       const batch = page.value.agents.map((agent) => JSON.stringify(summarizeAgent(agent.durable, agent.connection, options)));
       tally.agents += batch.length;
       yield batch;
@@ -59,7 +70,7 @@ export async function listInventoryResponse(tenantId: string, now: Date, acceptE
     if (tally.unreadable > 0) log.warn('left out stored agent records that cannot be read', { unreadableRecords: tally.unreadable });
     recordUnreadableRecords('listEndpointInventory', tally.unreadable);
     recordItemsReturned('listEndpointInventory', tally.agents);
-    log.info('inventory listed', { agents: tally.agents, queryPages: tally.queryPages, unreadableRecords: tally.unreadable, gzip });
+    log.info('inventory listed', { agents: tally.agents, scope: scope.kind, outOfScope: tally.outOfScope, queryPages: tally.queryPages, unreadableRecords: tally.unreadable, gzip });
   }
 
   const body = jsonArrayBody(summaryBatches(), { gzip });
@@ -85,8 +96,9 @@ export async function listInventoryResponse(tenantId: string, now: Date, acceptE
 }
 
 /**
- * The tenant's inventory as the same read gives it, one summary at a time in the order the pages
- * bring them, for callers that select rather than send it all (the MCP door's `list_endpoints`).
+ * The tenant's inventory as the same read gives it (the same endpoint scope and 403), one summary
+ * at a time in the order the pages bring them, for callers that select rather than send it all
+ * (the MCP door's `list_endpoints`).
  * `visit` returns false to stop: no further page is read (`complete` is then false), so a caller
  * that has what it needs costs only the pages up to there. A failed read throws (502/503/504)
  * before `visit` has seen a partial tenant as whole; unreadable records are counted, logged and in
@@ -94,6 +106,7 @@ export async function listInventoryResponse(tenantId: string, now: Date, acceptE
  */
 export async function forEachInventoryAgent(
   tenantId: string,
+  scope: EndpointScope,
   now: Date,
   visit: (agent: AgentSummary) => boolean | void,
   signal?: AbortSignal,
@@ -104,7 +117,7 @@ export async function forEachInventoryAgent(
   let unreadable = 0;
   let complete = true;
   try {
-    pages: for await (const page of agentRecordPages(await tenantDynamo(tenantId, signal), cfg.dataTable, tenantId, signal)) {
+    pages: for await (const page of inventoryPages(await tenantDynamo(tenantId, signal), tenantId, scope, signal)) {
       unreadable += page.unreadable;
       for (const agent of page.agents) {
         agents += 1;

@@ -1,4 +1,6 @@
+import { decodeJwt } from 'jose';
 import { BROKER_REFUSALS } from '../auth/broker.js';
+import { readScopeClaim, sameScope, type EndpointScope } from '../auth/endpoint-scope.js';
 import { ExchangedTokenCache, exchangeToken, TokenExchangeError, type ExchangedToken } from '../auth/token-exchange.js';
 import { config } from '../config.js';
 import { ATTRIBUTION_HEADERS, encodedReasonHeaders, TICKET_REQUIRED } from '../contract/attribution.js';
@@ -28,6 +30,8 @@ export interface BrokeredRead {
   subjectToken: string;
   /** When it expires (epoch ms), so no exchanged token is kept past it. */
   subjectExpiresAt?: number | undefined;
+  /** The endpoint scope of the user's token, which the exchanged token must carry unchanged. */
+  scope: EndpointScope;
   args: ObservationsToolInput;
   /** The caller's deadline for the whole tool call. */
   signal: AbortSignal;
@@ -150,16 +154,39 @@ async function getDashboard(args: ObservationsToolInput, token: string, signal: 
 }
 
 /**
+ * Refuses an exchanged token whose endpoint scope differs from the user's: an issuer that drops the
+ * scope claim in the exchange would widen a scoped user to the whole tenant at the observations
+ * service. The broker reads its own token's claims only to compare them (the service verifies the
+ * token); a token it cannot read is left to the service, which refuses it.
+ */
+function assertScopeCarried(token: string, scope: EndpointScope): void {
+  const claim = config().scopeClaim;
+  let claims: Record<string, unknown>;
+  try {
+    claims = decodeJwt(token);
+  } catch {
+    return;
+  }
+  const exchanged = readScopeClaim(claims[claim]);
+  if (!sameScope(exchanged, scope)) {
+    throw misconfiguration(TOOL_SENTENCES.misconfigured, { cause: `the token exchange did not carry the "${claim}" claim unchanged`, exchangedScope: exchanged === 'invalid' ? 'invalid' : exchanged.kind, userScope: scope.kind });
+  }
+}
+
+/**
  * Reads one endpoint's dashboard for the user behind `subjectToken`. A token from the cache that
- * the service refuses (401) is exchanged again once: the issuer may have rotated its keys.
+ * the service refuses (401) is exchanged again once: the issuer may have rotated its keys. An
+ * exchanged token that does not carry the user's endpoint scope is never sent.
  */
 export async function readDashboardForUser(read: BrokeredRead): Promise<DashboardRead> {
   const cfg = config();
   let { token, cached } = await observationsToken(read.subjectToken, read.subjectExpiresAt, read.signal);
+  assertScopeCarried(token, read.scope);
   let { response, body } = await getDashboard(read.args, token, read.signal);
   if (response.status === 401 && cached) {
     exchangedTokens.forget(read.subjectToken, cfg.observationsAudience);
     ({ token, cached } = await observationsToken(read.subjectToken, read.subjectExpiresAt, read.signal));
+    assertScopeCarried(token, read.scope);
     ({ response, body } = await getDashboard(read.args, token, read.signal));
   }
   if (response.status === 401) exchangedTokens.forget(read.subjectToken, cfg.observationsAudience);

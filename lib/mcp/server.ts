@@ -23,7 +23,7 @@ import { registerTools, type ToolCaller } from './tools.js';
 const SERVER_INFO = Object.freeze({ name: 'endpoint-read-service', title: 'Endpoint read service', version: CONTRACT_VERSION });
 
 const INSTRUCTIONS = [
-  'Read-only tools over the managed endpoints of your tenant.',
+  'Read-only tools over the managed endpoints of your tenant that your account may see.',
   'Use list_endpoints to find an endpoint and its agent_id, then observations to read its health dashboard.',
   'observations needs a reason (it is audited) and, for some tenants, a ticket.',
   'Missing data is unknown, never healthy; a null value is not zero; an error result means the read failed, not that all is well.',

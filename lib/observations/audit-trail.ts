@@ -1,5 +1,6 @@
 import type { MiddlewareObj, Request } from '@middy/core';
 import type { APIGatewayProxyEvent } from 'aws-lambda';
+import { auditedScope } from '../auth/endpoint-scope.js';
 import { config } from '../config.js';
 import { ServiceUnavailableError } from '../errors.js';
 import { deadlineOf } from '../middleware/deadline.js';
@@ -28,6 +29,7 @@ function auditItem(request: ObservationsRequest, statusCode: number): AuditItem 
     subject: context.caller?.subject ?? null,
     broker: context.caller?.broker ?? null,
     agent_id: context.query?.agent_id ?? null,
+    scope: context.caller ? auditedScope(context.caller.scope) : null,
     reason: context.attribution?.reason ?? null,
     ticket_number: context.attribution?.ticketNumber ?? null,
     ticket_system: context.attribution?.ticketSystem ?? null,

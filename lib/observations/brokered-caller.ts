@@ -1,6 +1,7 @@
 import type { MiddlewareObj, Request } from '@middy/core';
 import type { APIGatewayProxyEvent } from 'aws-lambda';
 import { assertAllowedBroker, BROKER_REFUSALS, brokerOf } from '../auth/broker.js';
+import { badScopeClaimSentence, readScopeClaim } from '../auth/endpoint-scope.js';
 import { identityFromClaims } from '../auth/identity.js';
 import { AudienceMismatchError, bearerToken, remoteKeys, verifyBearerToken } from '../auth/verify.js';
 import { config } from '../config.js';
@@ -13,8 +14,9 @@ import { singleHeader } from '../rest-event.js';
  * The caller of the private observations operation: a bearer token whose audience is this service
  * (verified here: no authorizer sits in front of the private API), obtained by a broker through
  * token exchange. The token names the user (`sub`), the tenant and the broker (`BROKER_CLAIM`,
- * `act.sub` by default), which must be on `BROKER_ALLOW_LIST`. 401 before anything is known; once
- * the token verified, every refusal is a 403 that the audit trail records. A token the issuer
+ * `act.sub` by default), which must be on `BROKER_ALLOW_LIST`, and the user's endpoint scope
+ * (`ENDPOINT_SCOPE_CLAIM`, which the exchange must carry). 401 before anything is known; once
+ * the token verified, every refusal (a bad scope claim included) is a 403 that the audit trail records. A token the issuer
  * signed for another audience (a user's MCP or inventory token passed through) verified in all but
  * its audience: it is such a refusal too, audited under the tenant and subject it names.
  */
@@ -46,11 +48,13 @@ export function brokeredCaller(): MiddlewareObj<APIGatewayProxyEvent, unknown, E
       noTenant = error;
     }
     const broker = brokerOf(claims, cfg.brokerClaim);
-    context.caller = { subject: typeof claims.sub === 'string' ? claims.sub : null, tenantId, broker };
+    const scope = readScopeClaim(claims[cfg.scopeClaim]);
+    context.caller = { subject: typeof claims.sub === 'string' ? claims.sub : null, tenantId, broker, scope };
     logger.appendKeys({ tenant: tenantId ?? undefined, subject: context.caller.subject, broker: broker ?? undefined });
     if (passthrough) throw new ForbiddenError(BROKER_REFUSALS.passthrough);
     assertAllowedBroker(broker, cfg.brokerAllowList);
     if (noTenant) throw noTenant;
+    if (scope === 'invalid') throw new ForbiddenError(badScopeClaimSentence(cfg.scopeClaim));
   };
   return { before: establishCaller };
 }

@@ -1,3 +1,4 @@
+import type { EndpointScope } from '../auth/endpoint-scope.js';
 import type { DeadlineContext } from '../middleware/deadline.js';
 import type { ObservationsQuery } from '../contract/schemas.js';
 import type { Attribution } from './request.js';
@@ -8,6 +9,8 @@ export interface BrokeredCaller {
   /** null until the tenant claim was read (and when the token has none). */
   tenantId: string | null;
   broker: string | null;
+  /** The endpoint scope of the token (read with the tenant, before the broker is judged); `invalid` for a bad claim, which is refused. */
+  scope: EndpointScope | 'invalid';
 }
 
 /**

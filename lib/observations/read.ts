@@ -1,3 +1,4 @@
+import { assertScopeAllowed, scopeAdmits, type EndpointScope } from '../auth/endpoint-scope.js';
 import { TICKET_REQUIRED } from '../contract/attribution.js';
 import type { EndpointDashboard, ObservationsQuery } from '../contract/schemas.js';
 import { config } from '../config.js';
@@ -12,11 +13,13 @@ import { logger } from '../observability/logger.js';
 import { recordUnreadableRecords, recordUnreadableSamples } from '../observability/metrics.js';
 import type { Attribution } from './request.js';
 
-/** The same sentence for an unknown agent and another tenant's agent: existence never leaks. */
+/** The same sentence for an unknown agent, another tenant's and one outside the caller's endpoint scope: existence never leaks. */
 export const AGENT_NOT_FOUND = 'No endpoint with that agent_id is visible to you.';
 
 export interface ObservationsRead {
   tenantId: string;
+  /** The caller's endpoint scope: an endpoint outside it is read as unknown. */
+  scope: EndpointScope;
   query: ObservationsQuery;
   attribution: Attribution;
   now: Date;
@@ -36,13 +39,14 @@ async function store<T>(read: Promise<T>): Promise<T> {
  * getEndpointObservations: the dashboard of one endpoint of the caller's tenant at `now`.
  * Reads, both at once: one BatchGetItem for the tenant policy and the agent's two records, and one
  * paginated Query over the window (the window's samples are only used once the policy and the
- * agent allow it, so the order of checks stays: ticket policy 403, then agent 404); and only when
+ * agent allow it, so the order of checks stays: scope policy 403, ticket policy 403, then agent
+ * 404, an endpoint outside the caller's scope being the same 404 as an unknown one); and only when
  * the window holds no
  * readable sample, a one-item Query for the newest sample within retention and not after `now`.
  * A failed read throws (502/503/504); it never becomes an empty dashboard. Samples that cannot be
  * read are counted in the `UnreadableSamples` metric and named in a finding, never dropped silently.
  */
-export async function readEndpointObservations({ tenantId, query, attribution, now, signal }: ObservationsRead): Promise<EndpointDashboard> {
+export async function readEndpointObservations({ tenantId, scope, query, attribution, now, signal }: ObservationsRead): Promise<EndpointDashboard> {
   const cfg = config();
   // The tenant's reads, fenced to its partitions when TENANT_FENCING is iam.
   const db = await store(tenantDynamo(tenantId, signal));
@@ -54,11 +58,13 @@ export async function readEndpointObservations({ tenantId, query, attribution, n
     store(querySamples(db, cfg.dataTable, tenantId, query.agent_id, windowStart, now, signal)),
   ]);
   const { policy } = records;
+  assertScopeAllowed(scope, policy, cfg.scopeClaim);
   if (policy.ticket === 'required' && attribution.ticketNumber === undefined) {
     throw new ForbiddenError(TICKET_REQUIRED);
   }
   const base = records.durable ?? records.connection;
-  if (!base) throw new NotFoundError(AGENT_NOT_FOUND);
+  // The endpoint's groups are on its durable record: one known only to the broker is in none.
+  if (!base || !scopeAdmits(scope, records.durable?.groups)) throw new NotFoundError(AGENT_NOT_FOUND);
   if (records.unreadable > 0) logger.warn('left out stored agent records that cannot be read', { unreadableRecords: records.unreadable });
   recordUnreadableRecords('getEndpointObservations', records.unreadable);
 

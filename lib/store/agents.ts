@@ -1,5 +1,6 @@
 import type { QueryCommandInput } from '@aws-sdk/client-dynamodb';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { scopeAdmits, type EndpointScope } from '../auth/endpoint-scope.js';
 import { batchGetItems } from './batch-get.js';
 import { agentSortKey, agentsPartition, connectionKey, durableAgentKey, policyKey } from './keys.js';
 import { policyFromItem } from './policy.js';
@@ -24,6 +25,8 @@ export interface AgentRecordsPage {
   agents: AgentRecords[];
   /** Items of this page that are not a readable agent record (counted, never guessed at). */
   unreadable: number;
+  /** Agents of this page left out because they are outside the caller's endpoint scope. */
+  outOfScope: number;
   /** 1 for a Query page; 0 for the last yield, which only hands over the agent held back from the last page. */
   queryPages: number;
 }
@@ -50,8 +53,13 @@ function readAgentItem(item: RawItem): { durable?: DurableRecord; connection?: C
 }
 
 /**
- * A tenant's agents, page by page, in sort-key order: one paginated Query (never a Scan) to the
- * last page. Each page's items are read, checked and dropped before the next page is read.
+ * A tenant's agents that `scope` admits, page by page, in sort-key order: one paginated Query
+ * (never a Scan) to the last page. Each page's items are read, checked, paired, filtered and
+ * dropped before the next page is read, so a scoped read holds no more than an unscoped one.
+ *
+ * The endpoint scope is judged here, on each agent once its records are paired (its groups are on
+ * its durable record; an agent with no readable durable record has none, so only unscoped and `*`
+ * callers see it): no caller of this reader can forget it, and nothing collects the tenant first.
  *
  * Invariant: every agent appears in exactly one entry, with both of its records when both are
  * readable. The two records of an agent have adjacent sort keys (`A#<id>#C`, `A#<id>#D`; an
@@ -63,6 +71,7 @@ export async function* agentRecordPages(
   db: DynamoDBDocumentClient,
   table: string,
   tenantId: string,
+  scope: EndpointScope,
   signal?: AbortSignal,
 ): AsyncGenerator<AgentRecordsPage, void, undefined> {
   const input: QueryCommandInput = {
@@ -74,6 +83,7 @@ export async function* agentRecordPages(
   for await (const items of queryPages(db, input, signal)) {
     const agents: AgentRecords[] = [];
     let unreadable = 0;
+    let outOfScope = 0;
     for (const item of items) {
       const read = readAgentItem(item);
       if (!read) {
@@ -82,13 +92,19 @@ export async function* agentRecordPages(
         if (read.durable) held.durable = read.durable;
         else held.connection = read.connection;
       } else {
-        if (held) agents.push({ durable: held.durable, connection: held.connection });
+        if (held) {
+          if (scopeAdmits(scope, held.durable?.groups)) agents.push({ durable: held.durable, connection: held.connection });
+          else outOfScope += 1;
+        }
         held = read;
       }
     }
-    yield { agents, unreadable, queryPages: 1 };
+    yield { agents, unreadable, outOfScope, queryPages: 1 };
   }
-  if (held) yield { agents: [{ durable: held.durable, connection: held.connection }], unreadable: 0, queryPages: 0 };
+  if (held) {
+    const admitted = scopeAdmits(scope, held.durable?.groups);
+    yield { agents: admitted ? [{ durable: held.durable, connection: held.connection }] : [], unreadable: 0, outOfScope: admitted ? 0 : 1, queryPages: 0 };
+  }
 }
 
 /**
@@ -124,12 +140,15 @@ export async function getAgentRecordsAndPolicy(
 
 /**
  * The stored item of an agent's durable record: the one place that decides its shape (key, kind,
- * tenant, then the record's fields; undefined fields are left out when written).
+ * tenant, then the record's fields; undefined fields are left out when written). `groups` is
+ * written as a string set (`SS`), and left out when the agent is in no group.
  */
 export function durableRecordItem(tenantId: string, record: DurableRecord): Record<string, unknown> {
   // Object.assign rather than spread: seeding builds hundreds of thousands of these, and V8's
   // object spread is an order of magnitude slower here.
-  return Object.assign({} as Record<string, unknown>, durableAgentKey(tenantId, record.agent_id), { kind: RECORD_KIND.durable, tenant_id: tenantId }, record);
+  const item: Record<string, unknown> = Object.assign({} as Record<string, unknown>, durableAgentKey(tenantId, record.agent_id), { kind: RECORD_KIND.durable, tenant_id: tenantId }, record);
+  item.groups = record.groups && record.groups.length > 0 ? new Set(record.groups) : undefined;
+  return item;
 }
 
 /** The stored item of an agent's connection record: the one place that decides its shape. */

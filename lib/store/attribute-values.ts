@@ -7,8 +7,9 @@ import type { AttributeValue } from '@aws-sdk/client-dynamodb';
  */
 
 /**
- * A native value in DynamoDB's wire form: strings, finite numbers, booleans, null, lists and maps
- * (undefined members are left out, as the document client's removeUndefinedValues does).
+ * A native value in DynamoDB's wire form: strings, finite numbers, booleans, null, lists, maps,
+ * and a Set of strings as a string set (`SS`; an empty set is left out, since DynamoDB refuses
+ * one); undefined members are left out, as the document client's removeUndefinedValues does.
  */
 export function toAttributeValue(value: unknown): AttributeValue | undefined {
   switch (typeof value) {
@@ -23,6 +24,12 @@ export function toAttributeValue(value: unknown): AttributeValue | undefined {
       return undefined;
     case 'object': {
       if (value === null) return { NULL: true };
+      if (value instanceof Set) {
+        if (value.size === 0) return undefined;
+        const strings = [...(value as Set<unknown>)];
+        if (!strings.every((v) => typeof v === 'string')) throw new TypeError('only sets of strings are stored');
+        return { SS: strings as string[] };
+      }
       if (Array.isArray(value)) return { L: value.map((v) => toAttributeValue(v) ?? { NULL: true }) };
       return { M: toItem(value as Record<string, unknown>) };
     }
@@ -43,7 +50,8 @@ export function toItem(item: Record<string, unknown>): Record<string, AttributeV
 
 /**
  * A wire-form value as a native one: `S` a string, `N` a number, `BOOL`, `NULL` null, `L` a list,
- * `M` a map. Sets and binaries are never stored by this service and read as undefined.
+ * `M` a map, `SS` an array of its strings. Other sets and binaries are never stored by this
+ * service and read as undefined.
  */
 export function fromAttributeValue(av: AttributeValue | undefined): unknown {
   if (av === undefined || av === null || typeof av !== 'object') return undefined;
@@ -53,6 +61,7 @@ export function fromAttributeValue(av: AttributeValue | undefined): unknown {
   if (typeof v.BOOL === 'boolean') return v.BOOL;
   if (v.NULL === true) return null;
   if (Array.isArray(v.L)) return v.L.map((e) => fromAttributeValue(e as AttributeValue));
+  if (Array.isArray((v as { SS?: unknown }).SS)) return [...((v as { SS: string[] }).SS)];
   if (v.M && typeof v.M === 'object') return fromItem(v.M as Record<string, AttributeValue>);
   return undefined;
 }

@@ -14,6 +14,11 @@ export interface AuditItem {
   subject: string | null;
   broker: string | null;
   agent_id: string | null;
+  /**
+   * The endpoint scope the read was made under (lib/auth/endpoint-scope.ts auditedScope): null when
+   * the token carried no scope claim (the whole tenant), `"*"`, the group names, or `"invalid"`.
+   */
+  scope: string | string[] | null;
   reason: string | null;
   ticket_number: string | null;
   ticket_system: string | null;

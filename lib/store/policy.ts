@@ -1,10 +1,13 @@
+import { GetItemCommand, type GetItemCommandOutput } from '@aws-sdk/client-dynamodb';
 import { PutCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { UnreadableStoreAnswerError } from '../errors.js';
 import { fromAttributeValue } from './attribute-values.js';
 import { policyKey } from './keys.js';
+import { sendLowLevel } from './query.js';
 import { RECORD_KIND, TenantPolicy, type RawItem } from './records.js';
 
-/** The default policy: ticket optional, and the thresholds of DESIGN §4 for every metric. */
-export const DEFAULT_POLICY: TenantPolicy = Object.freeze({ ticket: 'optional', thresholds: {} }) as TenantPolicy;
+/** The default policy: ticket optional, scope optional, and the thresholds of DESIGN §4 for every metric. */
+export const DEFAULT_POLICY: TenantPolicy = Object.freeze({ ticket: 'optional', scope: 'optional', thresholds: {} }) as TenantPolicy;
 
 /**
  * A tenant's policy from its stored item in wire form, or the default when there is none. A stored
@@ -12,7 +15,23 @@ export const DEFAULT_POLICY: TenantPolicy = Object.freeze({ ticket: 'optional', 
  */
 export function policyFromItem(item: RawItem | undefined): TenantPolicy {
   if (!item) return DEFAULT_POLICY;
-  return TenantPolicy.parse({ ticket: fromAttributeValue(item.ticket), thresholds: fromAttributeValue(item.thresholds) });
+  return TenantPolicy.parse({ ticket: fromAttributeValue(item.ticket), scope: fromAttributeValue(item.scope), thresholds: fromAttributeValue(item.thresholds) });
+}
+
+/**
+ * A tenant's policy by its key (one GetItem, eventually consistent as the dashboard's read), or the default when it has
+ * none. A stored policy that does not parse throws, as policyFromItem does.
+ */
+export async function getTenantPolicy(db: DynamoDBDocumentClient, table: string, tenantId: string, signal?: AbortSignal): Promise<TenantPolicy> {
+  const key = policyKey(tenantId);
+  const answer = await sendLowLevel<GetItemCommandOutput>(
+    db,
+    new GetItemCommand({ TableName: table, Key: { pk: { S: key.pk }, sk: { S: key.sk } } }),
+    signal,
+  );
+  const item = answer?.Item;
+  if (item !== undefined && (item === null || typeof item !== 'object')) throw new UnreadableStoreAnswerError('a GetItem answer with an item that is not an object');
+  return policyFromItem(item);
 }
 
 export async function putTenantPolicy(

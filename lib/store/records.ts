@@ -31,6 +31,11 @@ export interface DurableRecord extends AgentHello {
   enrolled_at?: string | undefined;
   update_ring?: string | undefined;
   last_heartbeat?: string | undefined;
+  /**
+   * The endpoint groups the agent belongs to (the endpoint scope, lib/auth/endpoint-scope.ts);
+   * undefined when it belongs to none. Never part of an AgentSummary.
+   */
+  groups?: readonly string[] | undefined;
 }
 
 /** Written by the connection broker, with the agent's own hello fields and heartbeat. */
@@ -121,6 +126,34 @@ function optionalText(av: AttributeValue | undefined): string | undefined | Bad 
   return s === '' ? undefined : s;
 }
 
+/**
+ * An optional set of group names: a string set (`SS`, as the service writes it) or a list of
+ * strings (`L`, as some writers put a JSON array); absent, `NULL` or empty is undefined; another
+ * type, or a list with a member that is not a string, is BAD. Empty names match no scope and are
+ * dropped.
+ */
+function optionalGroups(av: AttributeValue | undefined): readonly string[] | undefined | Bad {
+  if (av === undefined || (av as { NULL?: unknown }).NULL === true) return undefined;
+  const set = (av as { SS?: unknown }).SS;
+  const list = (av as { L?: unknown }).L;
+  let names: string[];
+  if (Array.isArray(set)) {
+    for (const name of set) if (typeof name !== 'string') return BAD;
+    names = set as string[];
+  } else if (Array.isArray(list)) {
+    names = [];
+    for (const member of list) {
+      const name = (member as { S?: unknown } | null)?.S;
+      if (typeof name !== 'string') return BAD;
+      names.push(name);
+    }
+  } else {
+    return BAD;
+  }
+  if (names.includes('')) names = names.filter((name) => name !== '');
+  return names.length === 0 ? undefined : names;
+}
+
 function optionalTime(av: AttributeValue | undefined): string | undefined | Bad {
   const s = optionalText(av);
   return s === undefined || s === BAD ? s : normaliseTime(s);
@@ -150,7 +183,8 @@ function readHello(item: RawItem): AgentHello | undefined {
 /**
  * A durable record, or undefined when it cannot be read: a hello field missing or empty, an
  * `agent_id` over 128 characters (it would break the contract), or an optional field of the
- * wrong type or an unreadable time.
+ * wrong type (`groups` included: it decides who may see the agent, so it is never guessed at) or
+ * an unreadable time.
  */
 export function readDurableRecord(item: RawItem): DurableRecord | undefined {
   const hello = readHello(item);
@@ -160,7 +194,8 @@ export function readDurableRecord(item: RawItem): DurableRecord | undefined {
   const enrolledAt = optionalTime(item.enrolled_at);
   const updateRing = optionalText(item.update_ring);
   const lastHeartbeat = optionalTime(item.last_heartbeat);
-  if (clientId === BAD || clientName === BAD || enrolledAt === BAD || updateRing === BAD || lastHeartbeat === BAD) return undefined;
+  const groups = optionalGroups(item.groups);
+  if (clientId === BAD || clientName === BAD || enrolledAt === BAD || updateRing === BAD || lastHeartbeat === BAD || groups === BAD) return undefined;
   // Built property by property: object spread costs microseconds per record in V8, and this runs per stored record.
   return {
     agent_id: hello.agent_id,
@@ -173,6 +208,7 @@ export function readDurableRecord(item: RawItem): DurableRecord | undefined {
     enrolled_at: enrolledAt,
     update_ring: updateRing,
     last_heartbeat: lastHeartbeat,
+    groups,
   };
 }
 
@@ -219,6 +255,8 @@ export type Thresholds = z.output<typeof Thresholds>;
 
 export const TenantPolicy = z.object({
   ticket: z.enum(['optional', 'required']).default('optional'),
+  /** `required`: a token without the endpoint scope claim is refused (403) at every door. */
+  scope: z.enum(['optional', 'required']).default('optional'),
   thresholds: z
     .strictObject({ cpu: Thresholds.optional(), memory: Thresholds.optional(), disk: Thresholds.optional() })
     .default({}),

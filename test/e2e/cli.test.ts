@@ -97,6 +97,16 @@ describe.concurrent('E2E: the local stack and its CLIs as separate processes', (
       .map((line) => JSON.parse(line) as { audit_id: string; reason: string });
     expect(audit.find((i) => i.audit_id === auditId)).toMatchObject({ reason: 'checking disk', broker: 'local-broker', subject: 'local-user' });
 
+    // `--groups`: a scoped token sees only its groups' endpoints, and the others are unknown to it.
+    const emeaToken = (await cli('token-cli.ts', ['--tenant', 'acme', '--groups', 'emea'], env)).trim();
+    const emea = AgentInventory.parse(JSON.parse((await get(`${stack.publicUrl}/api/agents`, { Authorization: `Bearer ${emeaToken}` })).body)).map((a) => a.agent_id);
+    expect(emea).toEqual(agents.map((a) => a.agent_id).filter((id) => /^ac-0(0\d|1\d|2[0-5])$/.test(id) || id === 'ops/db #1'));
+    const emeaBroker = (await cli('token-cli.ts', ['--tenant', 'acme', '--groups', 'emea,databases', '--as-broker'], env)).trim();
+    const scopedRead = (agentId: string) => get(`${stack.privateUrl}/api/mcp/endpoint?agent_id=${encodeURIComponent(agentId)}`, { Authorization: `Bearer ${emeaBroker}`, 'X-Service-Reason': 'checking disk' });
+    expect((await scopedRead('ac-001')).status).toBe(200);
+    expect((await scopedRead('ops/db %23 1')).status).toBe(200); // americas, but in databases
+    expect((await scopedRead('ac-030')).status).toBe(404);
+
     const unauthenticated = await get(`${stack.publicUrl}/api/agents`);
     expect(unauthenticated.status).toBe(401);
     expect(unauthenticated.headers.get('content-type')).toBe('text/plain; charset=utf-8');
@@ -189,6 +199,14 @@ describe.concurrent('E2E: the local stack and its CLIs as separate processes', (
       stderr: `audit failed: nothing answers at ${endpoint}. Is \`npm start\` running? If it runs on another engine port, give it here too: DYNAMODB_PORT=<port> npm run audit -- --tenant T (or DYNAMODB_ENDPOINT=<url>).\n`,
     });
     await expect(cli('audit-cli.ts', [], {})).rejects.toMatchObject({ code: 2, stderr: expect.stringContaining('usage: npm run audit') });
+  }, 120_000);
+
+  it('refuses `npm run token -- --groups` without group names, naming the rule, and prints no token', async ({ expect }) => {
+    await expect(cli('token-cli.ts', ['--tenant', 'acme', '--groups', 'emea,,servers'], {})).rejects.toMatchObject({
+      code: 2,
+      stdout: '',
+      stderr: expect.stringContaining("--groups takes endpoint group names separated by commas, each 1 to 128 characters (or '*' for all)"),
+    });
   }, 120_000);
 
   it('prints nothing but a usage line and exits 2 when `npm run token` is called without a tenant', async ({ expect }) => {

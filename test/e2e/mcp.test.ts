@@ -261,6 +261,62 @@ describe.each(ERAS)('E2E: MCP tools over HTTP with %s', (_era, options, revision
   });
 });
 
+describe('E2E: MCP tools with a scoped user token (the exchange copies the endpoint_groups claim)', () => {
+  let scoped: Client;
+  let unscoped: Client;
+  const subject = 'mcp-scoped-user';
+
+  beforeAll(async () => {
+    scoped = await connect(await stack.mcpToken({ tenant: 'acme', subject, extra: { endpoint_groups: ['americas'] } }), { versionNegotiation: { mode: 'auto' } });
+    unscoped = await connect(await stack.mcpToken({ tenant: 'acme', subject: 'mcp-unscoped-user' }), { versionNegotiation: { mode: 'auto' } });
+  });
+  afterAll(async () => {
+    await scoped?.close();
+    await unscoped?.close();
+  });
+
+  it("lists only the endpoints in the token's groups, in the inventory's order, and counts only those", async () => {
+    const acme = (demoFleet(new Date()).tenants ?? []).find((t) => t.tenant_id === 'acme')?.agents ?? [];
+    const americas = new Set(acme.filter((a) => a.groups?.includes('americas')).map((a) => a.agent_id));
+
+    const mine = EndpointList.parse((await call(scoped, 'list_endpoints', { limit: 500 })).structuredContent);
+    const all = EndpointList.parse((await call(unscoped, 'list_endpoints', { limit: 500 })).structuredContent);
+
+    expect(mine.endpoints.map((a) => a.agent_id)).toEqual(all.endpoints.map((a) => a.agent_id).filter((id) => americas.has(id)));
+    expect(mine).toMatchObject({ total: americas.size, matching: americas.size, truncated: false });
+    expect(all.endpoints.length).toBeGreaterThan(americas.size);
+    expect(JSON.stringify(mine)).not.toContain('groups');
+  });
+
+  it('reads an endpoint in its groups, answers one outside them as not found, and the service audits the scope the exchanged token carried', async () => {
+    const reason = 'scoped read through the MCP door';
+
+    const inside = await call(scoped, 'observations', { agent_id: 'ac-030', reason });
+    const outside = await call(scoped, 'observations', { agent_id: 'ac-001', reason });
+
+    expect(inside.isError).toBeFalsy();
+    expect(inside.structuredContent).toMatchObject({ endpoint: { id: 'ac-030' } });
+    expect(outside).toMatchObject({ isError: true, content: [{ type: 'text', text: 'No endpoint with agent_id "ac-001" is visible to you; list_endpoints shows the endpoints you can read.' }] });
+    const items = (await listAuditItems(dynamo(), config().auditTable, 'acme')).filter((i) => i.reason === reason);
+    expect(items.map((i) => [i.agent_id, i.subject, i.scope, i.status_code]).sort()).toEqual([
+      ['ac-001', subject, ['americas'], 404],
+      ['ac-030', subject, ['americas'], 200],
+    ]);
+  });
+
+  it('refuses a token whose scope claim is not a list of names with 403 naming the claim', async () => {
+    const res = await fetch(`${stack.publicUrl}/api/mcp`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream', Authorization: `Bearer ${await stack.mcpToken({ extra: { endpoint_groups: { all: true } } })}` },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
+    });
+
+    expect(res.status).toBe(403);
+    expect(res.headers.get('content-type')).toBe('text/plain; charset=utf-8');
+    expect(await res.text()).toMatch(/^The token's "endpoint_groups" claim must be "\*" or endpoint group names: .* \(request id: [0-9a-f-]{36}\)\n$/);
+  });
+});
+
 describe('E2E: the MCP door over plain HTTP', () => {
   const post = (body: unknown, headers: Record<string, string> = {}): Promise<Response> =>
     fetch(`${stack.publicUrl}/api/mcp`, {

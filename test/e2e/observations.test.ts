@@ -26,8 +26,8 @@ const FLEET: Fleet = {
     {
       tenant_id: 'acme',
       agents: [
-        agent('healthy', { ...online, client_name: 'Contoso', samples: sampleSeries(minute, 30, 'ok', rnd) }),
-        agent('disk-high', { ...online, samples: sampleSeries(minute, 30, 'warning', rnd) }),
+        agent('healthy', { ...online, client_name: 'Contoso', groups: ['emea', 'servers'], samples: sampleSeries(minute, 30, 'ok', rnd) }),
+        agent('disk-high', { ...online, groups: ['americas'], samples: sampleSeries(minute, 30, 'warning', rnd) }),
         agent('cpu-hot', { ...online, samples: sampleSeries(minute, 300, 'critical', rnd) }),
         agent('silent', { ...online }),
         agent('went-quiet', { ...online, samples: sampleSeries(minute - 3 * 3_600_000, 10, 'ok', rnd) }),
@@ -36,6 +36,7 @@ const FLEET: Fleet = {
       ],
     },
     { tenant_id: 'globex', policy: { ticket: 'required' }, agents: [agent('g-1', { ...online, samples: sampleSeries(minute, 5, 'ok', rnd) })] },
+    { tenant_id: 'initech', policy: { scope: 'required' }, agents: [agent('i-1', { ...online, groups: ['emea'], samples: sampleSeries(minute, 5, 'ok', rnd) })] },
   ],
 };
 
@@ -334,6 +335,65 @@ describe('E2E: GET /api/mcp/endpoint on the private loopback listener', () => {
       expectFailure(unknown, 404, 'No endpoint with that agent_id is visible to you.');
       expectFailure(foreign, 404, 'No endpoint with that agent_id is visible to you.');
       expect(unknown.body.replace(/request id: [0-9a-f-]+/, '')).toBe(foreign.body.replace(/request id: [0-9a-f-]+/, ''));
+    });
+  });
+
+  describe('endpoint scope (the endpoint_groups claim the exchange copied)', () => {
+    const auditOf = async (tenant: string, subject: string) => (await listAuditItems(dynamo(), config().auditTable, tenant)).filter((i) => i.subject === subject);
+
+    it("reads an endpoint in one of the token's groups, answers one outside them with the unknown endpoint's 404, and audits both with the scope", async () => {
+      const subject = `scoped-${now}`;
+      const scoped = await stack.brokerToken({ subject, groups: ['emea', 'kiosks'] });
+
+      const inScope = await observe('agent_id=healthy', {}, scoped);
+      const outside = await observe('agent_id=disk-high', {}, scoped);
+      const unknown = await observe('agent_id=nope', {}, scoped);
+
+      expect(inScope.status).toBe(200);
+      expectFailure(outside, 404, 'No endpoint with that agent_id is visible to you.');
+      expect(outside.body.replace(/request id: [0-9a-f-]+/, '')).toBe(unknown.body.replace(/request id: [0-9a-f-]+/, ''));
+      expect((await auditOf('acme', subject)).map((i) => [i.agent_id, i.scope, i.outcome, i.status_code]).sort()).toEqual([
+        ['disk-high', ['emea', 'kiosks'], 'denied', 404],
+        ['healthy', ['emea', 'kiosks'], 'allowed', 200],
+        ['nope', ['emea', 'kiosks'], 'denied', 404],
+      ]);
+    });
+
+    it('reads the space-separated form and "*" as the issuer wrote them, and audits a token without the claim with scope null', async () => {
+      const subject = `scope-forms-${now}`;
+
+      expect((await observe('agent_id=disk-high', {}, await stack.brokerToken({ subject, groups: 'servers americas' }))).status).toBe(200);
+      expect((await observe('agent_id=disk-high', {}, await stack.brokerToken({ subject, groups: '*' }))).status).toBe(200);
+      expect((await observe('agent_id=disk-high', {}, await stack.brokerToken({ subject }))).status).toBe(200);
+      expect((await auditOf('acme', subject)).map((i) => JSON.stringify(i.scope)).sort()).toEqual(['"*"', '["americas","servers"]', 'null']);
+    });
+
+    it.each<[string, unknown]>([
+      ['a number', 3],
+      ['an empty list', []],
+      ['a list with a number', ['emea', 3]],
+      ['a name over 128 characters', ['q'.repeat(129)]],
+    ])('refuses a scope claim that is %s with 403 naming the claim, and audits it', async (what, claim) => {
+      const subject = `bad-scope-${what.replace(/\W/g, '-')}-${now}`;
+
+      const res = await observe('agent_id=healthy', {}, await stack.brokerToken({ subject, groups: claim }));
+
+      expectFailure(res, 403, 'The token\'s "endpoint_groups" claim must be "*" or endpoint group names: a list of strings, or one string of names separated by spaces, each 1 to 128 characters.');
+      expect(await auditOf('acme', subject)).toEqual([expect.objectContaining({ scope: 'invalid', outcome: 'denied', status_code: 403 })]);
+    });
+
+    it('refuses a token without the claim at a tenant whose policy requires a scope (403 naming the claim, audited), and reads with it', async () => {
+      const subject = `scope-required-${now}`;
+
+      const refused = await observe('agent_id=i-1', {}, await stack.brokerToken({ tenant: 'initech', subject }));
+      const allowed = await observe('agent_id=i-1', {}, await stack.brokerToken({ tenant: 'initech', subject, groups: ['emea'] }));
+
+      expectFailure(refused, 403, 'This tenant requires an endpoint scope: the token must carry the "endpoint_groups" claim.');
+      expect(allowed.status).toBe(200);
+      expect((await auditOf('initech', subject)).map((i) => [i.scope, i.status_code]).sort((a, b) => Number(a[1]) - Number(b[1]))).toEqual([
+        [['emea'], 200],
+        [null, 403],
+      ]);
     });
   });
 

@@ -25,9 +25,10 @@ export interface TestStack extends LocalStack {
   mcpToken(options?: Omit<TokenOptions, 'audience'>): Promise<string>;
   /**
    * The token the local broker obtains by token exchange for this user: the observations audience
-   * and the broker (`client`, default BROKER_CLIENT_ID) as actor; what the private listener expects.
+   * and the broker (`client`, default BROKER_CLIENT_ID) as actor, and the user's endpoint scope claim
+   * when `groups` is given (copied as the exchange copies it); what the private listener expects.
    */
-  brokerToken(options?: Omit<TokenOptions, 'audience' | 'extra'> & { client?: string }): Promise<string>;
+  brokerToken(options?: Omit<TokenOptions, 'audience' | 'extra'> & { client?: string; groups?: unknown }): Promise<string>;
 }
 
 /**
@@ -83,7 +84,7 @@ export async function startTestStack(fleet: Fleet | 'none', env: Record<string, 
           audience: cfg.observationsAudience,
           ...(options.expiresInSeconds !== undefined ? { lifetimeSeconds: options.expiresInSeconds } : {}),
         },
-        { subject: options.subject ?? 'user-1', tenant: 'tenant' in options ? options.tenant : 'acme' },
+        { subject: options.subject ?? 'user-1', tenant: 'tenant' in options ? options.tenant : 'acme', groups: options.groups },
       );
     },
   };

@@ -1,4 +1,5 @@
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { UNSCOPED, type EndpointScope } from '../../lib/auth/endpoint-scope.js';
 import { agentRecordPages, type AgentRecords } from '../../lib/store/agents.js';
 
 /**
@@ -9,14 +10,17 @@ export async function listTenantAgentRecords(
   db: DynamoDBDocumentClient,
   table: string,
   tenantId: string,
-): Promise<{ agents: AgentRecords[]; unreadable: number; pages: number }> {
+  scope: EndpointScope = UNSCOPED,
+): Promise<{ agents: AgentRecords[]; unreadable: number; outOfScope: number; pages: number }> {
   const agents: AgentRecords[] = [];
   let unreadable = 0;
+  let outOfScope = 0;
   let pages = 0;
-  for await (const page of agentRecordPages(db, table, tenantId)) {
+  for await (const page of agentRecordPages(db, table, tenantId, scope)) {
     pages += page.queryPages;
     unreadable += page.unreadable;
+    outOfScope += page.outOfScope;
     for (const agent of page.agents) agents.push(agent);
   }
-  return { agents, unreadable, pages };
+  return { agents, unreadable, outOfScope, pages };
 }

@@ -237,9 +237,12 @@ describe('Script: infra/build.ts (npm run build)', () => {
     rmSync(alone, { recursive: true, force: true });
     rmSync(home, { recursive: true, force: true });
     expect(JSON.parse(withEnv.stdout)).toEqual({ statusCode: 200, body: '[]' });
-    expect(signed).toHaveLength(1);
-    expect(signed[0]!.authorization).toMatch(/Credential=AKIAFROMENVIRONMENT\//);
-    expect(signed[0]!['x-amz-security-token']).toBe('env-session');
+    // The Query of the tenant's agents and, for a token without the scope claim, the GetItem of its policy.
+    expect(signed.map((headers) => headers['x-amz-target']).sort()).toEqual(['DynamoDB_20120810.GetItem', 'DynamoDB_20120810.Query']);
+    for (const headers of signed) {
+      expect(headers.authorization).toMatch(/Credential=AKIAFROMENVIRONMENT\//);
+      expect(headers['x-amz-security-token']).toBe('env-session');
+    }
     // Without them the read fails (a 5xx answer); the shared file is never used.
     expect(JSON.parse(withoutEnv.stdout).statusCode).toBeGreaterThanOrEqual(500);
     expect(dynamo.requests).toEqual([]);

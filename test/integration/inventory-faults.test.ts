@@ -18,15 +18,19 @@ function pointAt(endpoint: string): void {
   setDynamo(undefined);
 }
 
-const list = (tenant = 'acme', acceptEncoding?: string): Promise<StreamedAnswer> =>
+/** `scope`: the authorizer's scope of a token with the scope claim; none: an unscoped token, whose listing also reads the tenant's policy. */
+const list = (tenant = 'acme', acceptEncoding?: string, scope?: string): Promise<StreamedAnswer> =>
   invokeStreamed(
     handler,
     eventFixture<APIGatewayProxyEvent>('rest-api', 'list-agents', (e) => {
       e.requestContext.authorizer!.tenant = tenant;
+      if (scope !== undefined) e.requestContext.authorizer!.scope = scope;
       if (acceptEncoding) setHeader(e, 'Accept-Encoding', acceptEncoding);
     }),
     testContext('inventory'),
   );
+/** A `*` token: it reads no policy, so every request the store sees is the Query's. */
+const listAll = (): Promise<StreamedAnswer> => list('acme', undefined, '*');
 
 describe('Handler: inventory when DynamoDB fails (real network faults)', () => {
   const cleanups: (() => Promise<void>)[] = [];
@@ -64,7 +68,7 @@ describe('Handler: inventory when DynamoDB fails (real network faults)', () => {
     pointAt(resetting.endpoint);
     const started = performance.now();
 
-    const response = await list();
+    const response = await listAll();
 
     expect(resetting.resets()).toBe(2); // both bounded attempts were reset
     expect(response.statusCode).toBe(503);
@@ -83,7 +87,7 @@ describe('Handler: inventory when DynamoDB fails (real network faults)', () => {
     cleanups.push(balancer.close);
     pointAt(balancer.endpoint);
 
-    const response = await list();
+    const response = await listAll();
 
     expect(balancer.requests()).toBe(2); // both bounded attempts: the SDK retries a 503
     expect(response.statusCode).toBe(503);

@@ -24,10 +24,15 @@ function agent(id: string, extra: Partial<FleetAgent> = {}): FleetAgent {
   return { agent_id: id, hostname: `host-${id}`, os: 'linux', arch: 'x86_64', version: '2.4.1', ...extra };
 }
 
-/** The inventory as a client receives it, through the stand-in for the Lambda runtime's response stream. */
-async function listAs(tenant: string, acceptEncoding?: string): Promise<StreamedAnswer> {
+/**
+ * The inventory as a client receives it, through the stand-in for the Lambda runtime's response
+ * stream. `claims`: more claims of the token (the endpoint scope), handed over as the token
+ * authorizer hands them (lib/auth/caller.ts authorizerContextOf, every value a string).
+ */
+async function listAs(tenant: string, acceptEncoding?: string, claims: Record<string, unknown> = {}): Promise<StreamedAnswer> {
   const event = eventFixture<Event>('rest-api', 'list-agents', (e) => {
-    e.requestContext.authorizer!.tenant = tenant;
+    const context = authorizerContextOf({ sub: 'user-42', exp: 4_102_444_800, tenant_id: tenant, ...claims }, 'tenant_id', 'endpoint_groups');
+    e.requestContext.authorizer = { principalId: 'user-42', ...Object.fromEntries(Object.entries(context).map(([k, v]) => [k, String(v)])) };
     if (acceptEncoding !== undefined) setHeader(e, 'Accept-Encoding', acceptEncoding);
   });
   return invokeStreamed(handler, event, testContext('inventory'));
@@ -194,7 +199,7 @@ describe('Handler: inventory against a real DynamoDB API', () => {
   });
 
   it('returns 403 when the tenant claim is an array: the authorizer hands over no tenant for it', async () => {
-    const context = authorizerContextOf({ sub: 'user-42', exp: 4_102_444_800, tenant_id: ['acme', 'globex'] }, 'tenant_id');
+    const context = authorizerContextOf({ sub: 'user-42', exp: 4_102_444_800, tenant_id: ['acme', 'globex'] }, 'tenant_id', 'endpoint_groups');
     const event = eventFixture<Event>('rest-api', 'list-agents', (e) => {
       e.requestContext.authorizer = { principalId: 'user-42', ...context, exp: String(context.exp) };
     });
@@ -243,5 +248,104 @@ describe('Handler: inventory against a real DynamoDB API', () => {
     expect(compressed.headers.Vary).toBe('Accept-Encoding');
     expect(compressed.raw.length).toBeLessThan(response.raw.length / 4);
     expect(gunzipSync(compressed.raw).toString('utf8')).toBe(response.body);
+  });
+
+  describe('with an endpoint scope (the endpoint_groups claim)', () => {
+    /** Region by position, a role for some, none for every seventh: agents in one group, two, or none. */
+    const groupsOfAgent = (i: number): string[] | undefined => (i % 7 === 0 ? undefined : [['emea', 'americas', 'apac'][i % 3]!, ...(i % 2 === 0 ? ['servers'] : [])]);
+    const regional = Array.from({ length: 1200 }, (_, i) => agent(`r-${String(i).padStart(4, '0')}`, { hostname: `${'y'.repeat(900)}-${i}`, groups: groupsOfAgent(i) }));
+
+    beforeAll(async () => {
+      await loadFleet(
+        engine.db,
+        engine.tables,
+        {
+          tenants: [
+            { tenant_id: 'regions', agents: regional },
+            {
+              tenant_id: 'strict',
+              policy: { scope: 'required' },
+              agents: [agent('s-1', { groups: ['emea'] }), agent('s-2', { groups: ['apac'] }), agent('s-conn', { durable: false, connection: { state: 'connected' } })],
+            },
+          ],
+        },
+        8,
+      );
+    });
+
+    const ids = (response: StreamedAnswer): string[] => AgentInventory.parse(JSON.parse(response.body)).map((a) => a.agent_id);
+
+    it('lists only the endpoints in at least one of the groups, in the store\'s order, across several Query pages, and never shows the groups', async () => {
+      const records = await listTenantAgentRecords(engine.db, engine.tables.dataTable, 'regions');
+      const expected = regional.filter((a) => a.groups?.some((g) => g === 'apac' || g === 'servers')).map((a) => a.agent_id);
+
+      const response = await listAs('regions', undefined, { endpoint_groups: ['apac', 'servers'] });
+
+      expect(records.pages).toBeGreaterThan(1);
+      expectResponseMatchesContract('listEndpointInventory', { status: response.statusCode, headers: response.headers, body: response.body });
+      expect(response.statusCode).toBe(200);
+      expect(ids(response)).toEqual(storeOrder(expected));
+      expect(expected.length).toBeGreaterThan(100);
+      expect(expected.length).toBeLessThan(regional.length - 100);
+      expect(response.body).not.toContain('groups');
+      expect(response.body).not.toContain('servers');
+    });
+
+    it('reads the claim as one string of names separated by spaces the same as a list, gzip or not', async () => {
+      const asList = await listAs('regions', undefined, { endpoint_groups: ['emea'] });
+      const asString = await listAs('regions', 'gzip', { endpoint_groups: 'emea' });
+
+      expect(asString.headers['Content-Encoding']).toBe('gzip');
+      expect(gunzipSync(asString.raw).toString('utf8')).toBe(asList.body);
+      expect(ids(asList)).toEqual(storeOrder(regional.filter((a) => a.groups?.[0] === 'emea').map((a) => a.agent_id)));
+    });
+
+    it('lists the whole tenant for "*" and for a token without the claim, endpoints in no group included', async () => {
+      const all = await listAs('regions', undefined, { endpoint_groups: '*' });
+      const unscoped = await listAs('regions');
+
+      expect(ids(all)).toEqual(storeOrder(regional.map((a) => a.agent_id)));
+      expect(all.body).toBe(unscoped.body);
+    });
+
+    it('lists nothing, with 200 [], for groups no endpoint is in (the same answer as an empty tenant)', async () => {
+      const response = await listAs('regions', undefined, { endpoint_groups: ['nowhere'] });
+
+      expect(response.statusCode).toBe(200);
+      expect(response.body).toBe('[]');
+    });
+
+    it('keeps an endpoint known only to the broker (no durable record, so no groups) out of a scoped list', async () => {
+      expect(ids(await listAs('strict', undefined, { endpoint_groups: 'emea apac' }))).toEqual(['s-1', 's-2']);
+      expect(ids(await listAs('strict', undefined, { endpoint_groups: '*' }))).toEqual(['s-1', 's-2', 's-conn']);
+    });
+
+    it('refuses a token without the claim with 403 naming it when the tenant\'s policy says "scope": "required", and serves scoped tokens there', async () => {
+      const response = await listAs('strict');
+
+      expect(response.statusCode).toBe(403);
+      expect(response.headers['Content-Type']).toBe('text/plain; charset=utf-8');
+      expect(response.headers['Cache-Control']).toBe('no-store');
+      expect(response.body).toMatch(/^This tenant requires an endpoint scope: the token must carry the "endpoint_groups" claim\. \(request id: [0-9a-f-]{36}\)\n$/);
+      expect(ids(await listAs('strict', undefined, { endpoint_groups: ['apac'] }))).toEqual(['s-2']);
+    });
+
+    it.each<[string, unknown]>([
+      ['a number', 7],
+      ['an object', { groups: ['emea'] }],
+      ['an empty list', []],
+      ['an empty string', ''],
+      ['a list with a number', ['emea', 1]],
+      ['a name over 128 characters', ['z'.repeat(129)]],
+    ])('refuses a scope claim that is %s with 403 naming the claim, never the whole tenant', async (_what, claim) => {
+      const response = await listAs('regions', undefined, { endpoint_groups: claim });
+
+      expect(response.statusCode).toBe(403);
+      expect(response.headers['Content-Type']).toBe('text/plain; charset=utf-8');
+      expect(response.headers['Cache-Control']).toBe('no-store');
+      expect(response.body).toMatch(
+        /^The token's "endpoint_groups" claim must be "\*" or endpoint group names: a list of strings, or one string of names separated by spaces, each 1 to 128 characters\. \(request id: [0-9a-f-]{36}\)\n$/,
+      );
+    });
   });
 });

@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sampleSeries } from '../../infra/local/demo.js';
 import { loadFleet } from '../../infra/local/fleet.js';
 import { EndpointDashboard } from '../../lib/contract/schemas.js';
+import { UNSCOPED } from '../../lib/auth/endpoint-scope.js';
 import { readEndpointObservations } from '../../lib/observations/read.js';
 import { setDynamo } from '../../lib/store/client.js';
 import { policyKey, sampleKey } from '../../lib/store/keys.js';
@@ -30,7 +31,7 @@ describe('Function: readEndpointObservations against a real DynamoDB API', () =>
   let engine: TestEngine;
   const log: { name: string; input: Record<string, unknown> }[] = [];
   const read = (agentId: string, minutes = 60) =>
-    readEndpointObservations({ tenantId: 'acme', query: { agent_id: agentId, minutes, limit: 100 }, attribution: { reason: 'test' }, now: new Date(minute + 1000) });
+    readEndpointObservations({ tenantId: 'acme', scope: UNSCOPED, query: { agent_id: agentId, minutes, limit: 100 }, attribution: { reason: 'test' }, now: new Date(minute + 1000) });
 
   beforeAll(async () => {
     engine = await startTestEngine();
@@ -122,7 +123,7 @@ describe('Function: readEndpointObservations against a real DynamoDB API', () =>
     await loadFleet(engine.db, engine.tables, { tenants: [{ tenant_id: 'strict', agents: [agent('s-1')] }] }, 8);
     await engine.db.send(new PutCommand({ TableName: engine.tables.dataTable, Item: { ...policyKey('strict'), kind: 'policy', tenant_id: 'strict', ticket: 'sometimes' } }));
 
-    const reading = readEndpointObservations({ tenantId: 'strict', query: { agent_id: 's-1', minutes: 60, limit: 100 }, attribution: { reason: 'test' }, now: new Date(minute) });
+    const reading = readEndpointObservations({ tenantId: 'strict', scope: UNSCOPED, query: { agent_id: 's-1', minutes: 60, limit: 100 }, attribution: { reason: 'test' }, now: new Date(minute) });
 
     await expect(reading).rejects.toThrow();
     await expect(reading).rejects.not.toHaveProperty('statusCode');
@@ -143,7 +144,7 @@ describe('Function: readEndpointObservations when the store answers what DynamoD
     try {
       setDynamo(documentClient(injector.endpoint, { maxAttempts: 1 }));
 
-      const read = readEndpointObservations({ tenantId: 'acme', query: { agent_id: 'a-1', minutes: 60, limit: 100 }, attribution: { reason: 'test' }, now: new Date() });
+      const read = readEndpointObservations({ tenantId: 'acme', scope: UNSCOPED, query: { agent_id: 'a-1', minutes: 60, limit: 100 }, attribution: { reason: 'test' }, now: new Date() });
 
       await expect(read).rejects.toMatchObject({ statusCode: 502, message: 'The observations store gave an answer that cannot be read; try again later.' });
     } finally {

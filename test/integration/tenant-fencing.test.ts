@@ -61,6 +61,7 @@ const auditItem = (tenant: string | null, id: string): AuditItem => ({
   subject: 'alice',
   broker: 'local-broker',
   agent_id: 'a-1',
+  scope: null,
   reason: 'checking',
   ticket_number: null,
   ticket_system: null,

@@ -10,7 +10,7 @@ import { eventFixture, setHeader } from '../helpers/events.js';
  * and the one 401 challenge every public door answers with.
  */
 
-const cfg = { tenantClaim: 'tenant_id', publicUrl: 'https://api.example.com' };
+const cfg = { tenantClaim: 'tenant_id', scopeClaim: 'endpoint_groups', publicUrl: 'https://api.example.com' };
 const NOW = 1_800_000_000;
 const options = { cfg, now: () => NOW };
 
@@ -31,7 +31,7 @@ function refusal(read: () => unknown): UnauthorizedError | ForbiddenError {
 
 describe('Function: callerFromAuthorizer', () => {
   it('reads tenant and subject from the context API Gateway passes on (every value a string)', () => {
-    expect(callerFromAuthorizer(event(), 'inventory', options)).toEqual({ tenantId: 'acme', subject: 'user-42', expiresAt: NOW + 60 });
+    expect(callerFromAuthorizer(event(), 'inventory', options)).toEqual({ tenantId: 'acme', subject: 'user-42', expiresAt: NOW + 60, scope: { kind: 'unscoped' } });
   });
 
   it('accepts the expiry as a number too', () => {

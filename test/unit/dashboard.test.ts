@@ -33,7 +33,7 @@ const BASE_INPUT: DashboardInput = {
   connectionState: 'connected',
   windowSamples: [sample(2, 10, 20, 30), sample(1, 40, 50, 60)],
   newestEver: null,
-  policy: { ticket: 'optional', thresholds: {} },
+  policy: { ticket: 'optional', scope: 'optional', thresholds: {} },
   minutes: 60,
   limit: 100,
   now: NOW,
@@ -362,7 +362,7 @@ describe('Function: evaluateDashboard', () => {
 
   it('returns statuses and descriptions from the tenant thresholds when the policy overrides a metric', () => {
     // Prepare
-    const policy: TenantPolicy = { ticket: 'required', thresholds: { disk: { warning: 80, critical: 90 } } };
+    const policy: TenantPolicy = { ticket: 'required', scope: 'optional', thresholds: { disk: { warning: 80, critical: 90 } } };
     const windowSamples = [sample(1, 88, 88, 88)];
 
     // Act
@@ -389,7 +389,7 @@ describe('Function: evaluateDashboard', () => {
 
   it('returns critical for a tenant threshold that is lower than the default when the value reaches it', () => {
     // Prepare
-    const policy: TenantPolicy = { ticket: 'optional', thresholds: { cpu: { warning: 50, critical: 70 } } };
+    const policy: TenantPolicy = { ticket: 'optional', scope: 'optional', thresholds: { cpu: { warning: 50, critical: 70 } } };
 
     // Act
     const dashboard = evaluate({ policy, windowSamples: [sample(1, 70, 70, 70)] });

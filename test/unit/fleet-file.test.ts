@@ -1,9 +1,10 @@
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { Fleet } from '../../infra/local/fleet.js';
 import { newestReport, shiftFleet, staleFleetNote } from '../../infra/local/fleet-time.js';
-import { readFleetFile } from '../../infra/local/seed-file.js';
+import { FleetFileError, readFleetFile } from '../../infra/local/seed-file.js';
 
 const ROOT = join(import.meta.dirname, '..', '..');
 
@@ -71,5 +72,53 @@ describe('Function: shiftFleet', () => {
         'and its observations as expired or outside the window. SEED_LIVE=true moves its times to now and keeps it reporting, as the demo does.',
     );
     expect(staleFleetNote(fleet, new Date('2026-11-20T09:01:00Z'), 120)).toBeUndefined();
+  });
+});
+
+describe('Fleet files: endpoint groups', () => {
+  const fleetWith = (groups: unknown, extra: object = {}) => ({
+    tenants: [{ tenant_id: 't', agents: [{ agent_id: 'a', hostname: 'h', os: 'linux', arch: 'x86_64', version: '1' }, { agent_id: 'b', hostname: 'h', os: 'linux', arch: 'x86_64', version: '1', groups, ...extra }] }],
+  });
+  async function refusal(fleet: object): Promise<string> {
+    const dir = mkdtempSync(join(tmpdir(), 'fleet-groups-'));
+    const path = join(dir, 'fleet.json');
+    writeFileSync(path, JSON.stringify(fleet));
+    try {
+      await readFleetFile(path);
+    } catch (error) {
+      expect(error).toBeInstanceOf(FleetFileError);
+      return (error as Error).message.replace(path, 'FILE');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+    throw new Error('the fleet file was accepted');
+  }
+
+  it('accepts groups on an agent and keeps them as written', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'fleet-groups-'));
+    const path = join(dir, 'fleet.json');
+    writeFileSync(path, JSON.stringify(fleetWith(['emea', 'münchen', 'x'.repeat(128)])));
+
+    const fleet = await readFleetFile(path);
+
+    rmSync(dir, { recursive: true, force: true });
+    expect(fleet.tenants[0]!.agents[1]!.groups).toEqual(['emea', 'münchen', 'x'.repeat(128)]);
+  });
+
+  it.each<[string, unknown, object, string]>([
+    ['a string instead of a list', 'emea', {}, 'tenants[0].agents[1].groups: expected array, received string'],
+    ['a name that is not a string', ['emea', 7], {}, 'tenants[0].agents[1].groups[1]: expected string, received number'],
+    ['an empty name', [''], {}, 'tenants[0].agents[1].groups[0]: a group name is 1 to 128 characters'],
+    ['a name over 128 characters', ['x'.repeat(129)], {}, 'tenants[0].agents[1].groups[0]: a group name is 1 to 128 characters'],
+    ['"*", which a token uses for every group', ['*'], {}, 'tenants[0].agents[1].groups[0]: "*" is not a group name (in a token it means every group)'],
+    ['a name given twice', ['emea', 'emea'], {}, 'tenants[0].agents[1].groups: a group appears twice in one agent'],
+    [
+      'groups on an agent known only to the broker',
+      ['emea'],
+      { durable: false, connection: { state: 'connected' } },
+      'tenants[0].agents[1].groups: groups are kept on the durable record: an agent with durable: false has none',
+    ],
+  ])('refuses %s, naming the place and the rule', async (_what, groups, extra, problem) => {
+    expect(await refusal(fleetWith(groups, extra))).toBe(`the fleet file FILE is not a valid fleet: ${problem}`);
   });
 });

@@ -1,0 +1,68 @@
+import { gunzipSync } from 'node:zlib';
+import { collectStreaming, streamingContext } from '../infra/local/streaming.js';
+import { readScopeClaim, scopeContextValue } from '../lib/auth/endpoint-scope.js';
+import type { BenchContext } from './context.js';
+import { FRESH_MEMORY_MB, inventorySizes } from './inventory.js';
+import { freshInvocation, type FreshRun } from './processes.js';
+import { interleaved, median, n } from './stats.js';
+
+/** The scoped token's groups: one region of the generator's three (about 45% of a generated tenant). */
+export const BENCH_SCOPE = ['emea'] as const;
+
+/** The inventory event of a token with this endpoint scope claim, as the token authorizer hands it over. */
+function scopedEvent(ctx: BenchContext, tenant: string, claim: unknown): unknown {
+  const event = ctx.inventoryEvent(tenant) as { requestContext: { authorizer: Record<string, string> } };
+  const scope = readScopeClaim(claim);
+  const value = scope === 'invalid' ? 'invalid' : scopeContextValue(scope);
+  if (value !== undefined) event.requestContext.authorizer.scope = value;
+  return event;
+}
+
+/** Agents in a gzip inventory answer, counted in its bytes (no parse of a possibly large array). */
+function agentsIn(gzipBody: Buffer): number {
+  const json = gunzipSync(gzipBody);
+  const needle = Buffer.from('{"agent_id":');
+  let count = 0;
+  for (let at = json.indexOf(needle); at !== -1; at = json.indexOf(needle, at + needle.length)) count += 1;
+  return count;
+}
+
+/**
+ * GET /api/agents for a scoped token (the endpoint_groups claim) next to an unscoped one, on the
+ * run's largest realistic tenant: the handler interleaved (same pages read, the scoped one keeps
+ * about half), and one invocation each in a fresh Lambda-like process (peak RSS, CPU). The scope
+ * filter sits in the page-by-page reader, so a scoped read must cost no more time nor memory.
+ */
+export async function scopedInventoryFigure(ctx: BenchContext): Promise<void> {
+  const agents = inventorySizes(ctx.quick).at(-1)!;
+  const tenant = `bench-${agents}`;
+  const unscopedEvent = ctx.inventoryEvent(tenant);
+  const scoped = scopedEvent(ctx, tenant, [...BENCH_SCOPE]);
+  const list = async (event: unknown): Promise<Buffer> => {
+    const answer = await collectStreaming(ctx.inventoryHandler, event, streamingContext('inventory', 900_000));
+    if (answer.error) throw answer.error;
+    return answer.body;
+  };
+  const runs = ctx.quick ? 3 : 5;
+  ctx.say(`scoped inventory, ${n(agents)} agents: unscoped and scoped (${BENCH_SCOPE.join(' ')}) handler, ${runs} interleaved runs`);
+  const times = await interleaved({ unscoped: () => list(unscopedEvent), scoped: () => list(scoped) }, runs);
+  const listed = { unscoped: agentsIn(await list(unscopedEvent)), scoped: agentsIn(await list(scoped)) };
+  ctx.say('  fresh Lambda-like processes (peak RSS, CPU)');
+  const fresh: Record<'unscoped' | 'scoped', FreshRun> = {
+    unscoped: await freshInvocation(ctx.bundleOf('inventory'), unscopedEvent, ctx.serviceEnv, FRESH_MEMORY_MB),
+    scoped: await freshInvocation(ctx.bundleOf('inventory'), scoped, ctx.serviceEnv, FRESH_MEMORY_MB),
+  };
+  const figure = (kind: 'unscoped' | 'scoped') => ({
+    listed: listed[kind],
+    ms: median(times[kind]!),
+    status: fresh[kind].status,
+    maxRssMiB: fresh[kind].maxRssMiB,
+    cpuMs: fresh[kind].cpuMs,
+  });
+  ctx.results.scopedInventory = { agents, groups: [...BENCH_SCOPE], unscoped: figure('unscoped'), scoped: figure('scoped') };
+  const { unscoped: u, scoped: s } = ctx.results.scopedInventory;
+  ctx.say(
+    `  unscoped: ${n(u.listed)} listed, ${n(u.ms)} ms, fresh ${n(u.maxRssMiB)} MiB; ` +
+      `scoped: ${n(s.listed)} listed, ${n(s.ms)} ms (${(s.ms / u.ms).toFixed(2)}x), fresh ${n(s.maxRssMiB)} MiB`,
+  );
+}

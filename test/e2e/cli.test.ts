@@ -33,7 +33,8 @@ async function startProcess(env: Record<string, string>): Promise<Started> {
   let out = '';
   child.stdout!.on('data', (c: Buffer) => (out += c.toString()));
   child.stderr!.on('data', (c: Buffer) => (out += c.toString()));
-  const deadline = Date.now() + 60_000;
+  // Generous: on a loaded 2-core machine several `node --import tsx` starts at once take long; a start that fails says so at once.
+  const deadline = Date.now() + 110_000;
   while (!/private\s+(http:\/\/\S+?)\/api\/mcp\/endpoint/.test(out) || (env.SEED === 'demo' && !out.includes('Try:'))) {
     if (child.exitCode !== null || Date.now() > deadline) throw new Error(`npm start did not come up:\n${out}`);
     await new Promise((r) => setTimeout(r, 100));
@@ -127,7 +128,7 @@ describe.concurrent('E2E: the local stack and its CLIs as separate processes', (
     } finally {
       await client.close();
     }
-  }, 120_000);
+  }, 180_000);
 
   it('seeds a generated tenant idempotently with `npm run seed -- --generate`', async ({ expect }) => {
     const dir = await mkdtemp(join(tmpdir(), 'cli-'));
@@ -154,7 +155,7 @@ describe.concurrent('E2E: the local stack and its CLIs as separate processes', (
     expect(agents.map((a) => a.agent_id)).toEqual(generatedIds('gen', 25));
     expect(new Set(agents.map((a) => a.connection_state))).toEqual(new Set(['connected', 'stale', 'disconnected', 'never_connected']));
     expect(new Set(agents.map((a) => a.hostname)).size).toBe(25);
-  }, 120_000);
+  }, 180_000);
 
   it('keeps the embedded engine\'s data across restarts with DATA_DIR', async ({ expect }) => {
     const dir = await mkdtemp(join(tmpdir(), 'cli-'));
@@ -171,7 +172,7 @@ describe.concurrent('E2E: the local stack and its CLIs as separate processes', (
     const res = await get(`${second.publicUrl}/api/agents`, { Authorization: `Bearer ${token}` });
 
     expect(AgentInventory.parse(JSON.parse(res.body)).map((a) => a.agent_id)).toEqual(generatedIds('kept', 3));
-  }, 120_000);
+  }, 180_000);
 
   it('says where a fleet file is invalid, names a missing one by its resolved path, and prints the usage only for bad arguments', async ({ expect }) => {
     const dir = await mkdtemp(join(tmpdir(), 'cli-'));
@@ -189,7 +190,7 @@ describe.concurrent('E2E: the local stack and its CLIs as separate processes', (
       stderr: `seed failed: there is no fleet file at ${join(dir, 'missing.json')}\n`,
     });
     await expect(cli('seed-cli.ts', ['--generate'], env)).rejects.toMatchObject({ code: 2, stderr: expect.stringContaining('usage: npm run seed') });
-  }, 120_000);
+  }, 180_000);
 
   it('tells `npm run audit` users where it looked and how to point it at another engine port, without a usage line', async ({ expect }) => {
     const endpoint = await closedPortEndpoint();
@@ -199,7 +200,7 @@ describe.concurrent('E2E: the local stack and its CLIs as separate processes', (
       stderr: `audit failed: nothing answers at ${endpoint}. Is \`npm start\` running? If it runs on another engine port, give it here too: DYNAMODB_PORT=<port> npm run audit -- --tenant T (or DYNAMODB_ENDPOINT=<url>).\n`,
     });
     await expect(cli('audit-cli.ts', [], {})).rejects.toMatchObject({ code: 2, stderr: expect.stringContaining('usage: npm run audit') });
-  }, 120_000);
+  }, 180_000);
 
   it('refuses `npm run token -- --groups` without group names, naming the rule, and prints no token', async ({ expect }) => {
     await expect(cli('token-cli.ts', ['--tenant', 'acme', '--groups', 'emea,,servers'], {})).rejects.toMatchObject({
@@ -207,9 +208,9 @@ describe.concurrent('E2E: the local stack and its CLIs as separate processes', (
       stdout: '',
       stderr: expect.stringContaining("--groups takes endpoint group names separated by commas, each 1 to 128 characters (or '*' for all)"),
     });
-  }, 120_000);
+  }, 180_000);
 
   it('prints nothing but a usage line and exits 2 when `npm run token` is called without a tenant', async ({ expect }) => {
     await expect(cli('token-cli.ts', [], {})).rejects.toMatchObject({ code: 2, stdout: '' });
-  }, 120_000);
+  }, 180_000);
 });

@@ -4,7 +4,8 @@ import './node-version.js'; // first: the AWS SDK's Node-version notice off on N
  * Environment: PORT, PRIVATE_PORT, DYNAMODB_PORT, DYNAMODB_ENDPOINT, DATA_DIR, SEED and the
  * service's own variables (README, Configuration), validated before anything starts. SEED_LIVE=true
  * moves a fleet file's times to now and keeps it reporting (infra/local/fleet-time.ts). Metric lines
- * (EMF) are off unless POWERTOOLS_METRICS_DISABLED=false asks for them.
+ * (EMF) are off unless POWERTOOLS_METRICS_DISABLED=false asks for them; the handlers' log records
+ * below WARN unless POWERTOOLS_LOG_LEVEL=INFO (or DEBUG) asks for them.
  *
  * It stops, and leaves no process behind, on SIGINT, SIGTERM or SIGHUP, and when the process that
  * started it goes away (npm does not pass SIGHUP on). A bad variable, a port in use or a bad fleet
@@ -28,9 +29,11 @@ function prefix(vars: Record<string, string | number | undefined>): string {
   return set.map(([k, v]) => `${k}=${String(v)} `).join('');
 }
 
-// EMF metric lines are for CloudWatch: off here unless asked for (README, Configuration). On AWS
-// nothing sets the variable, so they are on.
+// EMF metric lines and the handlers' INFO records are for CloudWatch: here the terminal shows the
+// banner and one access line per request, with warnings and errors, unless asked for more (README,
+// Configuration). On AWS nothing sets these variables: metrics on, logs at INFO.
 process.env.POWERTOOLS_METRICS_DISABLED ??= 'true';
+process.env.POWERTOOLS_LOG_LEVEL ??= 'WARN';
 const env = { ...process.env };
 let stack: LocalStack | undefined;
 let stopping = false;

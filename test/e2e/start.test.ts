@@ -141,19 +141,27 @@ describe.concurrent('E2E: npm start refuses a bad start with one sentence', () =
 });
 
 describe.concurrent('E2E: the terminal of npm start', () => {
-  it('shows the banner first, then one short line per request: method, path, status, time and the request id of the answer', async ({ expect }) => {
+  it('shows the banner first, then one short line per request: method, path, status, time and the request id of the answer, and no log records unless asked', async ({ expect }) => {
     const port = await freePort();
-    const run = start({ ...(await base()), PORT: String(port), SEED: 'none' });
+    const fleet = join(await mkdtemp(join(tmpdir(), 'fleet-')), 'fleet.json');
+    await writeFile(fleet, JSON.stringify({ tenants: [{ tenant_id: 'acme', agents: [{ agent_id: 'a-1', hostname: 'h', os: 'linux', arch: 'x86_64', version: '1' }] }] }));
+    // The user's default: POWERTOOLS_LOG_LEVEL unset (the handlers' JSON records would be INFO).
+    const env = { ...(await base()), PORT: String(port), SEED: fleet };
+    const token = await tokenFor('acme', env); // first: it also makes the issuer key the stack will then use
+    const run = start({ ...env, POWERTOOLS_LOG_LEVEL: undefined });
     await waitFor(run, 'Stop with Ctrl-C');
     try {
       const res = await fetch(`http://127.0.0.1:${port}/api/agents`);
       const requestId = /\(request id: ([0-9a-f-]{36})\)/.exec(await res.text())?.[1];
-      await waitFor(run, /^GET \/api\/agents 401 \d+ ms [0-9a-f-]{36}$/m);
+      const listed = await fetch(`http://127.0.0.1:${port}/api/agents`, { headers: { Authorization: `Bearer ${token}` } });
+      await listed.arrayBuffer();
+      await waitFor(run, /^GET \/api\/agents 200 \d+ ms [0-9a-f-]{36}$/m);
 
       const output = run.output();
       expect(output.trimStart().startsWith('Endpoint read service (local)')).toBe(true);
       expect(output.indexOf('created tables')).toBeGreaterThan(output.indexOf('Stop with Ctrl-C'));
       expect(output).toMatch(new RegExp(`^GET /api/agents 401 \\d+ ms ${requestId}$`, 'm'));
+      expect(output).not.toContain('{"level"');
     } finally {
       run.child.kill('SIGTERM');
       await run.exited;

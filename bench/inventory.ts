@@ -1,3 +1,4 @@
+import { INVENTORY_HEAP_FLAGS } from '../infra/inventory-heap.js';
 import { writeTenantAgents } from '../infra/local/fleet.js';
 import { realisticAgents } from '../infra/local/generator.js';
 import { collectStreaming, streamingContext } from '../infra/local/streaming.js';
@@ -14,7 +15,7 @@ export const inventorySizes = (quick: boolean): number[] => (quick ? [10_000, 30
 const tenantOf = (agents: number): string => `bench-${agents}`;
 /** Pages of the wire floor kept for the CPU floor (a sample: the floor is stated per 1,000 agents). */
 const CPU_FLOOR_PAGES = 40;
-/** The fresh process runs as a function of this memory (its heap capped within it): the target is every tenant within 256 MB. */
+/** The fresh process's memory as the runner tells it (AWS_LAMBDA_FUNCTION_MEMORY_SIZE): the target, every tenant within 256 MB. */
 export const FRESH_MEMORY_MB = 256;
 
 function runsFor(quick: boolean, agents: number): number {
@@ -39,7 +40,7 @@ export async function seedInventoryTenants(ctx: BenchContext): Promise<void> {
  * invocation in a fresh Lambda-like process (peak RSS, CPU, first byte).
  */
 export async function inventoryFigure(ctx: BenchContext): Promise<void> {
-  ctx.results.freshHeapCapMb = FRESH_MEMORY_MB;
+  ctx.results.freshHeapFlags = INVENTORY_HEAP_FLAGS.join(' ');
   for (const agents of inventorySizes(ctx.quick)) {
     const tenant = tenantOf(agents);
     const pk = agentsPartition(tenant);
@@ -84,7 +85,7 @@ export async function inventoryFigure(ctx: BenchContext): Promise<void> {
     const cpu = cpuFloor(kept, GZIP_LEVEL);
     ctx.say('  fresh Lambda-like processes (peak RSS, CPU)');
     const fresh: FreshRun[] = [];
-    for (let i = 0; i < (ctx.quick || agents >= 1_000_000 ? 1 : 2); i++) fresh.push(await freshInvocation(ctx.bundleOf('inventory'), ctx.inventoryEvent(tenant), ctx.serviceEnv, FRESH_MEMORY_MB));
+    for (let i = 0; i < (ctx.quick || agents >= 1_000_000 ? 1 : 2); i++) fresh.push(await freshInvocation(ctx.bundleOf('inventory'), ctx.inventoryEvent(tenant), ctx.serviceEnv, FRESH_MEMORY_MB, INVENTORY_HEAP_FLAGS));
     const wireMs = median(w.map((r) => r.ms));
     const pages = w[0]!.pages;
     const freshCpuMs = median(fresh.map((f) => f.cpuMs));

@@ -80,14 +80,15 @@ export interface FreshRun {
 
 /**
  * Runs one invocation of `bundle` in a fresh node process with a Lambda-like environment (the
- * function's variables, dummy credentials; no tsx, no test settings), its V8 heap capped within
- * `memoryMb` (old space 90%, semi-space 5%), and returns what it measured.
+ * function's variables, dummy credentials; no tsx, no test settings), its V8 heap capped with
+ * `heapFlags` when given (the function's own, as deployed), else within `memoryMb` (old space
+ * 90%, semi-space 5%), and returns what it measured.
  */
-export function freshInvocation(bundle: string, event: unknown, env: Record<string, string>, memoryMb = 512): Promise<FreshRun> {
+export function freshInvocation(bundle: string, event: unknown, env: Record<string, string>, memoryMb = 512, heapFlags?: readonly string[]): Promise<FreshRun> {
   return new Promise((resolve, reject) => {
     const started = performance.now();
-    // The heap capped within the function's memory, so a run that needs more fails here as it would there.
-    const heap = [`--max-old-space-size=${Math.floor(memoryMb * 0.9)}`, `--max-semi-space-size=${Math.max(1, Math.floor(memoryMb * 0.05))}`];
+    // The heap capped, so a run that needs more fails here as it would there.
+    const heap = heapFlags ?? [`--max-old-space-size=${Math.floor(memoryMb * 0.9)}`, `--max-semi-space-size=${Math.max(1, Math.floor(memoryMb * 0.05))}`];
     const child = spawn(process.execPath, [...heap, join(ROOT, 'bench', 'lambda-runner.mjs'), bundle], {
       cwd: ROOT,
       env: {

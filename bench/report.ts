@@ -61,7 +61,10 @@ export interface BenchResults {
   seeding: { agents: number; items: number; seconds: number }[];
   targets: Target[];
   /** The memory the fresh inventory processes ran within (their V8 heap capped), when set. */
+  /** Results before the inventory had heap flags of its own: the fresh process's heap was capped within this memory. */
   freshHeapCapMb?: number;
+  /** The V8 heap flags the fresh inventory processes ran with: the inventory function's own (infra/inventory-heap.ts). */
+  freshHeapFlags?: string;
   /** The inventory function's memory and timeout, from the largest tenant (bench/targets.ts sizing). */
   sizing:
     | {
@@ -178,9 +181,11 @@ export function performanceSection(r: BenchResults): string {
   lines.push('');
   lines.push(
     "**Inventory** (`GET /api/agents`, streamed, `Accept-Encoding: gzip`). Wire floor: the tenant's `Query` pages fetched as raw HTTP one after another and discarded (no SDK, no item parse; the next page's key cut from the page's text). Handler: the deployed bundle called through the Lambda runtime stand-in (`infra/local/streaming.ts`), first and last byte. HTTP: the local stack, whose listener writes the stream to the socket as it comes (emulated authorizer included). CPU floor: parsing the pages, serializing their items and gzipping the text, nothing else (on a sample of the pages). Fresh process: one invocation of the bundle in a new `node` (a cold Lambda), bytes dropped as they come" +
-      (r.freshHeapCapMb
-        ? `, its V8 heap capped within ${r.freshHeapCapMb} MB (old space 90%, semi-space 5%) as in a function of that memory.`
-        : ', its V8 heap not capped (V8 then collects lazily: peak RSS grows with the garbage it has not yet collected, not only with what is held).'),
+      (r.freshHeapFlags
+        ? `, with the V8 heap flags the deployed function has (\`${r.freshHeapFlags}\`, serverless.yml): what the process holds is a few pages at a time, and the flags keep V8 from letting their garbage pile up before it collects (docs/decisions.md, "The inventory's heap").`
+        : r.freshHeapCapMb
+          ? `, its V8 heap capped within ${r.freshHeapCapMb} MB (old space 90%, semi-space 5%) as in a function of that memory.`
+          : ', its V8 heap not capped (V8 then sizes the heap from the machine and collects lazily: peak RSS then follows the garbage not yet collected, not what is held).'),
   );
   lines.push('');
   lines.push('| agents | pages | wire floor (first page) | handler: first / last byte | ratio | HTTP: first / last byte | ratio | gzip / JSON | CPU per 1,000 agents (floor) | fresh process: peak RSS |');

@@ -27,6 +27,13 @@ export const GZIP_LEVEL = 6;
 /** Compressed output handed on at a time: large enough to keep the per-write cost small. */
 const GZIP_CHUNK_BYTES = 64 * 1024;
 
+/**
+ * Text handed to the stream at a time, in UTF-16 code units: well below V8's large-object size
+ * (128 KiB), so each stage holds a small piece rather than a page's text, and neither the text nor
+ * its UTF-8 Buffer is a fresh memory mapping whose every page faults on first touch.
+ */
+const TEXT_PIECE_CHARS = 16 * 1024;
+
 /** A streamed success: the status and headers of the prelude, then the body. */
 export interface StreamedResult {
   statusCode: number;
@@ -85,7 +92,8 @@ export interface JsonArrayBodyOptions {
  * The body of a JSON array whose elements arrive in batches (each element already serialized
  * JSON), as a byte stream: `[`, the elements in the order given, `]`, gzip-compressed when asked.
  * Reading is pulled by the consumer: at most a couple of batches are read ahead of what the client
- * has taken, so memory stays bounded whatever the array's length.
+ * has taken, so memory stays bounded whatever the array's length. The text goes out in pieces of
+ * about TEXT_PIECE_CHARS, whatever the size of a batch.
  *
  * Invariants: the closing `]` (and, compressed, gzip's trailer) is written only after the last
  * batch; when `batches` throws, or the limit would be passed, the body is destroyed with that
@@ -94,14 +102,19 @@ export interface JsonArrayBodyOptions {
  */
 export function jsonArrayBody(batches: AsyncIterable<readonly string[]>, options: JsonArrayBodyOptions): Readable {
   async function* text(): AsyncGenerator<string, void, undefined> {
-    let first = true;
+    let piece = '[';
+    let separator = '';
     for await (const batch of batches) {
-      if (batch.length === 0) continue;
-      const joined = batch.join(',');
-      yield first ? `[${joined}` : `,${joined}`;
-      first = false;
+      for (const element of batch) {
+        piece += separator + element;
+        separator = ',';
+        if (piece.length >= TEXT_PIECE_CHARS) {
+          yield piece;
+          piece = '';
+        }
+      }
     }
-    yield first ? '[]' : ']';
+    yield `${piece}]`;
   }
   const source = Readable.from(text(), { objectMode: false, highWaterMark: 1 });
   const limit = new ByteLimit(options.limitBytes ?? STREAMED_RESPONSE_LIMIT_BYTES);

@@ -65,6 +65,9 @@ export async function* queryPages(db: DynamoDBDocumentClient, input: QueryComman
       // Checked before the next request: a malformed LastEvaluatedKey never becomes a start key.
       const { items } = checkedPage<RawItem>(result.value as { Items?: unknown; LastEvaluatedKey?: unknown });
       pending = pages.next();
+      // The caller may hold this page a while (a slow client): a failure of the next one is taken
+      // when it is awaited, and must not count as an unhandled rejection meanwhile.
+      pending.catch(() => undefined);
       yield items;
     }
   } finally {

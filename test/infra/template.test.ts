@@ -6,6 +6,7 @@ import { dirname, join } from 'node:path';
 import { describe, expect, inject, it } from 'vitest';
 import { FUNCTIONS, ROOT } from '../../infra/build.js';
 import { GATEWAY_RESPONSES, gatewayResponseResources } from '../../infra/gateway-responses.js';
+import { INVENTORY_HEAP_FLAGS } from '../../infra/inventory-heap.js';
 import { ROUTES, type Route } from '../../infra/local/routes.js';
 import { DOORS } from '../../lib/auth/doors.js';
 import { METRIC, METRICS_NAMESPACE } from '../../lib/observability/metrics.js';
@@ -605,6 +606,13 @@ describe('Template: npm run package', () => {
       expect(resource('ObservationsLambdaFunction').Properties.MemorySize).toBe(512);
       expect(resource('McpLambdaFunction').Properties.MemorySize).toBe(512);
       expect(resource('AuthorizerLambdaFunction').Properties.MemorySize).toBe(256);
+    });
+
+    it('runs the inventory with the V8 heap flags the bench measures it with, and the other functions without them', () => {
+      const options = (id: string): string => String(resource(id).Properties.Environment.Variables.NODE_OPTIONS);
+
+      expect(options('InventoryLambdaFunction').split(/\s+/)).toEqual(['--enable-source-maps', ...INVENTORY_HEAP_FLAGS]);
+      for (const id of ['ObservationsLambdaFunction', 'McpLambdaFunction', 'AuthorizerLambdaFunction']) expect(options(id)).toBe('--enable-source-maps');
     });
 
     it('reserves concurrency for each function, so a storm on one door cannot starve another', () => {

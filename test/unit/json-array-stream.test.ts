@@ -151,6 +151,22 @@ describe('Function: jsonArrayBody', () => {
     body.destroy();
   });
 
+  it('hands a large batch on in small pieces, so no stage holds a whole page of text', async () => {
+    // One batch the size of a Query page's summaries (about 2 MB of JSON).
+    const list = batches(5_000, 5_000);
+    const sizes: number[] = [];
+    const body = jsonArrayBody(from(list), { gzip: false });
+    body.on('data', (chunk: Buffer) => sizes.push(chunk.length));
+
+    const { bytes, error } = await receive(body);
+
+    expect(error).toBeUndefined();
+    expect(parseAsClient(bytes, false)).toHaveLength(5_000);
+    expect(sizes.length).toBeGreaterThan(50);
+    // Below V8's large-object size (128 KiB): a piece is never a page's text joined whole.
+    expect(Math.max(...sizes)).toBeLessThan(64 * 1024);
+  });
+
   it('stops reading its source when the client goes away', async () => {
     let pulled = 0;
     let closed = false;

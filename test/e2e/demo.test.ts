@@ -1,12 +1,8 @@
-import { mkdtemp } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startLocalStack, type LocalStack } from '../../infra/local/stack.js';
+import type { LocalStack } from '../../infra/local/stack.js';
 import { config } from '../../lib/config.js';
 import { AgentInventory, EndpointDashboard } from '../../lib/contract/schemas.js';
-import { uniqueTables } from '../helpers/engine.js';
-import { get } from '../helpers/stack.js';
+import { get, startShrunkTimeStack } from '../helpers/stack.js';
 import { brokerTokenFor } from '../../infra/local/token-exchange.js';
 
 /**
@@ -18,24 +14,12 @@ import { brokerTokenFor } from '../../infra/local/token-exchange.js';
 
 describe('E2E: the demo while npm start runs', () => {
   let stack: LocalStack;
-  const saved = { ...process.env };
 
   beforeAll(async () => {
-    Object.assign(process.env, uniqueTables(), { ONLINE_GRACE_SECONDS: '3', OBSERVATION_TTL_SECONDS: '3' });
-    stack = await startLocalStack({
-      port: 0,
-      privatePort: 0,
-      dynamoPort: 0,
-      dynamoEndpoint: process.env.TEST_DYNAMODB_ENDPOINT,
-      seed: 'demo',
-      localDir: join(await mkdtemp(join(tmpdir(), 'demo-')), 'local'),
-      quiet: true,
-      demoPulseMs: 500,
-    });
+    stack = await startShrunkTimeStack('demo');
   });
   afterAll(async () => {
     await stack?.stop();
-    process.env = saved;
   });
 
   it('keeps every documented status after the grace and the TTL have passed', async () => {

@@ -1,13 +1,10 @@
-import { mkdtemp } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startLocalStack, type LocalStack } from '../../infra/local/stack.js';
+import type { LocalStack } from '../../infra/local/stack.js';
 import { brokerTokenFor } from '../../infra/local/token-exchange.js';
 import { config } from '../../lib/config.js';
 import { AgentInventory, EndpointDashboard } from '../../lib/contract/schemas.js';
-import { uniqueTables } from '../helpers/engine.js';
-import { get } from '../helpers/stack.js';
+import { get, startShrunkTimeStack } from '../helpers/stack.js';
 
 /**
  * The example fleet file of the repository with SEED_LIVE=true: written days ago, it lists and
@@ -16,25 +13,12 @@ import { get } from '../helpers/stack.js';
  */
 describe('E2E: SEED=examples/fleet.json SEED_LIVE=true npm start', () => {
   let stack: LocalStack;
-  const saved = { ...process.env };
 
   beforeAll(async () => {
-    Object.assign(process.env, uniqueTables(), { ONLINE_GRACE_SECONDS: '3', OBSERVATION_TTL_SECONDS: '3' });
-    stack = await startLocalStack({
-      port: 0,
-      privatePort: 0,
-      dynamoPort: 0,
-      dynamoEndpoint: process.env.TEST_DYNAMODB_ENDPOINT,
-      seed: join(import.meta.dirname, '..', '..', 'examples', 'fleet.json'),
-      seedLive: true,
-      localDir: join(await mkdtemp(join(tmpdir(), 'fleet-')), 'local'),
-      quiet: true,
-      demoPulseMs: 500,
-    });
+    stack = await startShrunkTimeStack(join(import.meta.dirname, '..', '..', 'examples', 'fleet.json'), { seedLive: true });
   });
   afterAll(async () => {
     await stack?.stop();
-    process.env = saved;
   });
 
   it('lists and reads the fleet as it was when written, and keeps it so after the grace and the TTL have passed', async () => {

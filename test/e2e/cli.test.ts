@@ -1,80 +1,32 @@
-import { spawn, execFile, type ChildProcess } from 'node:child_process';
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, it } from 'vitest';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { realisticAgents } from '../../infra/local/generator.js';
 import { AgentInventory } from '../../lib/contract/schemas.js';
-import { closedPortEndpoint } from '../helpers/faults.js';
+import { killStarted, npmStartReady, runCli } from '../helpers/npm-start.js';
 import { get } from '../helpers/stack.js';
 
-const run = promisify(execFile);
-const ROOT = join(import.meta.dirname, '..', '..');
-/** How npm runs the scripts (`node --import tsx FILE`): one node process, where the tsx binary starts two. */
-const TSX_ARGS = ['--import', 'tsx'];
+/** `npm start` and the CLIs a user runs beside it (token, seed, audit), each its own process. */
 
-interface Started {
-  child: ChildProcess;
-  publicUrl: string;
-  privateUrl: string;
-  dynamo: string;
-  output: () => string;
-}
-
-/** Starts `npm start`'s entry point as its own process on free ports and waits for its banner. */
-async function startProcess(env: Record<string, string>): Promise<Started> {
-  const child = spawn(process.execPath, [...TSX_ARGS, 'infra/local/start.ts'], {
-    cwd: ROOT,
-    env: { ...process.env, PORT: '0', PRIVATE_PORT: '0', DYNAMODB_PORT: '0', POWERTOOLS_LOG_LEVEL: 'SILENT', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let out = '';
-  child.stdout!.on('data', (c: Buffer) => (out += c.toString()));
-  child.stderr!.on('data', (c: Buffer) => (out += c.toString()));
-  // Generous: on a loaded 2-core machine several `node --import tsx` starts at once take long; a start that fails says so at once.
-  const deadline = Date.now() + 110_000;
-  while (!/private\s+(http:\/\/\S+?)\/api\/mcp\/endpoint/.test(out) || (env.SEED === 'demo' && !out.includes('Try:'))) {
-    if (child.exitCode !== null || Date.now() > deadline) throw new Error(`npm start did not come up:\n${out}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  return {
-    child,
-    publicUrl: /public\s+(http:\/\/\S+?)\/api\/agents/.exec(out)![1]!,
-    privateUrl: /private\s+(http:\/\/\S+?)\/api\/mcp\/endpoint/.exec(out)![1]!,
-    dynamo: /dynamodb\s+(http:\/\/\S+)/.exec(out)![1]!,
-    output: () => out,
-  };
-}
+afterAll(killStarted);
 
 /** The agent ids `npm run seed -- --generate` writes for a tenant (they depend on its name and size only), in listing order. */
 function generatedIds(tenant: string, count: number): string[] {
   return [...realisticAgents(tenant, count, { now: new Date() })].map((a) => a.agent_id).sort();
 }
 
-async function cli(script: string, args: string[], env: Record<string, string>): Promise<string> {
-  return (await cliOutput(script, args, env)).stdout;
-}
-
-async function cliOutput(script: string, args: string[], env: Record<string, string>): Promise<{ stdout: string; stderr: string }> {
-  const { stdout, stderr } = await run(process.execPath, [...TSX_ARGS, `infra/local/${script}`, ...args], { cwd: ROOT, env: { ...process.env, ...env } });
-  return { stdout, stderr };
-}
+const cli = async (script: string, args: string[], env: Record<string, string>): Promise<string> => (await runCli(script, args, env)).stdout;
+const cliOutput = runCli;
 
 // Each test starts its own processes (free ports, its own folders): they run at the same time.
 describe.concurrent('E2E: the local stack and its CLIs as separate processes', () => {
-  const children: ChildProcess[] = [];
-  afterAll(() => {
-    for (const c of children) c.kill('SIGTERM');
-  });
-
   // One demo stack for the three CLIs and an MCP client: seeding the demo is the costly part of a start.
   it("serves the demo fleet to `npm run token`'s tokens: the inventory, the private hop (the read shows in `npm run audit`), and an MCP client built from the SDK", async ({ expect }) => {
     const dir = await mkdtemp(join(tmpdir(), 'cli-'));
     const env = { LOCAL_DIR: join(dir, 'local'), JWT_ISSUER: 'http://localhost:issuer-under-test', SEED: 'demo' };
-    const stack = await startProcess(env);
-    children.push(stack.child);
+    const stack = await npmStartReady(env);
     const token = (await cli('token-cli.ts', ['--tenant', 'acme'], env)).trim();
 
     expect(token).toMatch(/^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/);
@@ -133,8 +85,7 @@ describe.concurrent('E2E: the local stack and its CLIs as separate processes', (
   it('seeds a generated tenant idempotently with `npm run seed -- --generate`', async ({ expect }) => {
     const dir = await mkdtemp(join(tmpdir(), 'cli-'));
     const env = { LOCAL_DIR: join(dir, 'local'), JWT_ISSUER: 'http://localhost:issuer-under-test', SEED: 'none' };
-    const stack = await startProcess(env);
-    children.push(stack.child);
+    const stack = await npmStartReady(env);
     const seedEnv = { ...env, DYNAMODB_ENDPOINT: stack.dynamo };
 
     const { stdout: first, stderr: progress } = await cliOutput('seed-cli.ts', ['--generate', '--tenant', 'gen', '--agents', '25', '--samples', '3'], seedEnv);
@@ -160,57 +111,15 @@ describe.concurrent('E2E: the local stack and its CLIs as separate processes', (
   it('keeps the embedded engine\'s data across restarts with DATA_DIR', async ({ expect }) => {
     const dir = await mkdtemp(join(tmpdir(), 'cli-'));
     const env = { LOCAL_DIR: join(dir, 'local'), JWT_ISSUER: 'http://localhost:issuer-under-test', SEED: 'none', DATA_DIR: join(dir, 'data') };
-    const first = await startProcess(env);
-    children.push(first.child);
+    const first = await npmStartReady(env);
     await cli('seed-cli.ts', ['--generate', '--tenant', 'kept', '--agents', '3'], { ...env, DYNAMODB_ENDPOINT: first.dynamo });
     first.child.kill('SIGTERM');
     await new Promise((r) => first.child.once('exit', r));
 
-    const second = await startProcess(env);
-    children.push(second.child);
+    const second = await npmStartReady(env);
     const token = (await cli('token-cli.ts', ['--tenant', 'kept'], env)).trim();
     const res = await get(`${second.publicUrl}/api/agents`, { Authorization: `Bearer ${token}` });
 
     expect(AgentInventory.parse(JSON.parse(res.body)).map((a) => a.agent_id)).toEqual(generatedIds('kept', 3));
-  }, 180_000);
-
-  it('says where a fleet file is invalid, names a missing one by its resolved path, and prints the usage only for bad arguments', async ({ expect }) => {
-    const dir = await mkdtemp(join(tmpdir(), 'cli-'));
-    const file = join(dir, 'fleet.json');
-    const { writeFile } = await import('node:fs/promises');
-    await writeFile(file, JSON.stringify({ tenants: [{ tenant_id: 't', agents: [{ agent_id: 'a', hostname: 'h', os: 'linux', version: '1' }] }] }));
-    const env = { DYNAMODB_ENDPOINT: await closedPortEndpoint() };
-
-    await expect(cli('seed-cli.ts', ['--file', file], env)).rejects.toMatchObject({
-      code: 2,
-      stderr: `seed failed: the fleet file ${file} is not a valid fleet: tenants[0].agents[0].arch: required\n`,
-    });
-    await expect(cli('seed-cli.ts', ['--file', 'missing.json'], { ...env, INIT_CWD: dir })).rejects.toMatchObject({
-      code: 2,
-      stderr: `seed failed: there is no fleet file at ${join(dir, 'missing.json')}\n`,
-    });
-    await expect(cli('seed-cli.ts', ['--generate'], env)).rejects.toMatchObject({ code: 2, stderr: expect.stringContaining('usage: npm run seed') });
-  }, 180_000);
-
-  it('tells `npm run audit` users where it looked and how to point it at another engine port, without a usage line', async ({ expect }) => {
-    const endpoint = await closedPortEndpoint();
-
-    await expect(cli('audit-cli.ts', ['--tenant', 'acme'], { DYNAMODB_ENDPOINT: endpoint, DYNAMODB_MAX_ATTEMPTS: '1', DYNAMODB_TIMEOUT_MS: '500' })).rejects.toMatchObject({
-      code: 1,
-      stderr: `audit failed: nothing answers at ${endpoint}. Is \`npm start\` running? If it runs on another engine port, give it here too: DYNAMODB_PORT=<port> npm run audit -- --tenant T (or DYNAMODB_ENDPOINT=<url>).\n`,
-    });
-    await expect(cli('audit-cli.ts', [], {})).rejects.toMatchObject({ code: 2, stderr: expect.stringContaining('usage: npm run audit') });
-  }, 180_000);
-
-  it('refuses `npm run token -- --groups` without group names, naming the rule, and prints no token', async ({ expect }) => {
-    await expect(cli('token-cli.ts', ['--tenant', 'acme', '--groups', 'emea,,servers'], {})).rejects.toMatchObject({
-      code: 2,
-      stdout: '',
-      stderr: expect.stringContaining("--groups takes endpoint group names separated by commas, each 1 to 128 characters (or '*' for all)"),
-    });
-  }, 180_000);
-
-  it('prints nothing but a usage line and exits 2 when `npm run token` is called without a tenant', async ({ expect }) => {
-    await expect(cli('token-cli.ts', [], {})).rejects.toMatchObject({ code: 2, stdout: '' });
   }, 180_000);
 });

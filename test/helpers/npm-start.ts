@@ -1,0 +1,108 @@
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { mkdtemp } from 'node:fs/promises';
+import { connect } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { closedPortEndpoint } from './faults.js';
+
+/**
+ * `npm start` and the project's CLIs as a user runs them: each its own process, started the way npm
+ * starts the scripts (`node --import tsx FILE`: one node process, where the tsx binary starts two),
+ * from the project's root.
+ */
+
+const ROOT = join(import.meta.dirname, '..', '..');
+const TSX_ARGS = ['--import', 'tsx'];
+const execFileAsync = promisify(execFile);
+
+/** A started `npm start`: its process, everything it printed so far, and its exit code once it exits. */
+export interface NpmStart {
+  child: ChildProcess;
+  output: () => string;
+  exited: Promise<number | null>;
+}
+
+const started: ChildProcess[] = [];
+
+/** Kills every `npm start` this file started that still runs (for afterAll). */
+export function killStarted(): void {
+  for (const child of started) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+}
+
+/**
+ * Runs the start script (`npm run -s start` with `viaNpm`, else the command npm runs), with handler
+ * logs silent; a variable given as undefined is unset.
+ */
+export function npmStart(env: Record<string, string | undefined>, viaNpm = false): NpmStart {
+  const options = { cwd: ROOT, env: { ...process.env, POWERTOOLS_LOG_LEVEL: 'SILENT', ...env }, stdio: ['ignore', 'pipe', 'pipe'] as ['ignore', 'pipe', 'pipe'] };
+  const child = viaNpm ? spawn('npm', ['run', '-s', 'start'], options) : spawn(process.execPath, [...TSX_ARGS, 'infra/local/start.ts'], options);
+  started.push(child);
+  let out = '';
+  child.stdout.on('data', (c: Buffer) => (out += c.toString()));
+  child.stderr.on('data', (c: Buffer) => (out += c.toString()));
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  return { child, output: () => out, exited };
+}
+
+/**
+ * Waits until `npm start` has printed `text`; fails at once when it exits first. Generous by default:
+ * on a loaded 2-core machine several `node --import tsx` starts at once take long.
+ */
+export async function waitFor(run: NpmStart, text: string | RegExp, ms = 110_000): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (typeof text === 'string' ? !run.output().includes(text) : !text.test(run.output())) {
+    if (run.child.exitCode !== null || Date.now() > deadline) throw new Error(`npm start did not print ${String(text)}:\n${run.output()}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+/** A started stack's addresses, as its banner prints them. */
+export interface Banner {
+  publicUrl: string;
+  privateUrl: string;
+  dynamo: string;
+}
+
+/** Starts `npm start` on free ports (or those `env` gives) and waits for its whole banner. */
+export async function npmStartReady(env: Record<string, string | undefined>): Promise<NpmStart & Banner> {
+  const run = npmStart({ PORT: '0', PRIVATE_PORT: '0', DYNAMODB_PORT: '0', ...env });
+  await waitFor(run, 'Stop with Ctrl-C');
+  const out = run.output();
+  return {
+    ...run,
+    publicUrl: /public\s+(http:\/\/\S+?)\/api\/agents/.exec(out)![1]!,
+    privateUrl: /private\s+(http:\/\/\S+?)\/api\/mcp\/endpoint/.exec(out)![1]!,
+    dynamo: /dynamodb\s+(http:\/\/\S+)/.exec(out)![1]!,
+  };
+}
+
+/** `npm run <script>` for infra/local/`script`: its stdout and stderr; rejects (with code, stdout, stderr) on a non-zero exit. */
+export async function runCli(script: string, args: string[], env: Record<string, string>): Promise<{ stdout: string; stderr: string }> {
+  const { stdout, stderr } = await execFileAsync(process.execPath, [...TSX_ARGS, `infra/local/${script}`, ...args], { cwd: ROOT, env: { ...process.env, ...env } });
+  return { stdout, stderr };
+}
+
+/** `npm run token -- --tenant T [args]` for a stack started with `env` (the same issuer key folder and PORT). */
+export async function tokenFor(tenant: string, env: Record<string, string>, args: string[] = []): Promise<string> {
+  return (await runCli('token-cli.ts', ['--tenant', tenant, ...args], env)).stdout.trim();
+}
+
+/** A port nothing listens on right now. */
+export async function freePort(): Promise<number> {
+  return Number(new URL(await closedPortEndpoint()).port);
+}
+
+export function portIsOpen(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = connect(port, '127.0.0.1');
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.once('error', () => resolve(false));
+  });
+}
+
+/** A start's own folder for the issuer key (LOCAL_DIR) and free ports chosen by the system. */
+export const freshStartEnv = async (): Promise<Record<string, string>> => ({ LOCAL_DIR: join(await mkdtemp(join(tmpdir(), 'start-')), 'local'), PRIVATE_PORT: '0', DYNAMODB_PORT: '0', PORT: '0' });

@@ -63,7 +63,9 @@ function runVitest(endpoint: string): Promise<number> {
   return new Promise((resolve) => {
     vitest = spawn(
       process.execPath,
-      [VITEST, 'run', 'test/integration', 'test/e2e', '--passWithNoTests', ...process.argv.slice(2)],
+      // One worker: every file shares the one Java engine, whose writes take a lock; two files at once
+      // (a large seeding beside a streamed listing) held a page past its per-attempt timeout.
+      [VITEST, 'run', 'test/integration', 'test/e2e', '--passWithNoTests', '--maxWorkers=1', ...process.argv.slice(2)],
       { stdio: 'inherit', env: { ...process.env, TEST_DYNAMODB_ENDPOINT: endpoint } },
     );
     vitest.once('error', (error) => {

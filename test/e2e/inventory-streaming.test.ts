@@ -50,7 +50,7 @@ describe('E2E: GET /api/agents streamed through the local listener', () => {
         return failFrom;
       },
     });
-    Object.assign(process.env, { DATA_TABLE: engine.tables.dataTable, AUDIT_TABLE: engine.tables.auditTable, DYNAMODB_MAX_ATTEMPTS: '2', DYNAMODB_TIMEOUT_MS: '5000' });
+    Object.assign(process.env, { DATA_TABLE: engine.tables.dataTable, AUDIT_TABLE: engine.tables.auditTable, DYNAMODB_MAX_ATTEMPTS: '2', DYNAMODB_TIMEOUT_MS: '15000' }); // faults here are resets, never waits: a slow engine page is no fault
     stack = await startLocalStack({ port: 0, privatePort: 0, dynamoEndpoint: proxy.endpoint, seed: 'none', localDir: join(await mkdtemp(join(tmpdir(), 'stream-')), 'local'), quiet: true });
   }, 120_000);
   afterAll(async () => {

@@ -60,7 +60,6 @@ export interface BenchResults {
   /** Per tenant, through the writer of `npm run seed` (the engine in its own process). */
   seeding: { agents: number; items: number; seconds: number }[];
   targets: Target[];
-  /** The memory the fresh inventory processes ran within (their V8 heap capped), when set. */
   /** Results before the inventory had heap flags of its own: the fresh process's heap was capped within this memory. */
   freshHeapCapMb?: number;
   /** The V8 heap flags the fresh inventory processes ran with: the inventory function's own (infra/inventory-heap.ts). */

@@ -45,15 +45,7 @@ export async function startTestStack(fleet: Fleet | 'none', env: Record<string, 
     seed = join(dir, 'fleet.json');
     await writeFile(seed, JSON.stringify(fleet));
   }
-  const stack = await startLocalStack({
-    port: 0,
-    privatePort: 0,
-    dynamoPort: 0,
-    dynamoEndpoint: process.env.TEST_DYNAMODB_ENDPOINT,
-    seed,
-    localDir: join(dir, 'local'),
-    quiet: true,
-  });
+  const stack = await startOnFreePorts({ seed, localDir: join(dir, 'local') });
   if (!stack.ready) throw new Error('the test stack could not create or seed its tables');
   const token = (options: TokenOptions = {}): Promise<string> => {
     const cfg = config();
@@ -117,15 +109,10 @@ export async function get(url: string, headers: Record<string, string> = {}): Pr
 export async function startShrunkTimeStack(seed: string, options: { seedLive?: boolean } = {}): Promise<LocalStack> {
   const saved = { ...process.env };
   Object.assign(process.env, uniqueTables(), { ONLINE_GRACE_SECONDS: '3', OBSERVATION_TTL_SECONDS: '3' });
-  const stack = await startLocalStack({
-    port: 0,
-    privatePort: 0,
-    dynamoPort: 0,
-    dynamoEndpoint: process.env.TEST_DYNAMODB_ENDPOINT,
+  const stack = await startOnFreePorts({
     seed,
     ...(options.seedLive ? { seedLive: true } : {}),
     localDir: join(await mkdtemp(join(tmpdir(), 'shrunk-')), 'local'),
-    quiet: true,
     demoPulseMs: 500,
   });
   const stop = stack.stop.bind(stack);
@@ -135,4 +122,9 @@ export async function startShrunkTimeStack(seed: string, options: { seedLive?: b
       process.env = saved;
     },
   });
+}
+
+/** startLocalStack on free ports, quiet, on TEST_DYNAMODB_ENDPOINT when set (DynamoDB Local), else its embedded engine. */
+function startOnFreePorts(options: Omit<Parameters<typeof startLocalStack>[0], 'port' | 'privatePort' | 'dynamoPort' | 'dynamoEndpoint' | 'quiet'>): Promise<LocalStack> {
+  return startLocalStack({ port: 0, privatePort: 0, dynamoPort: 0, dynamoEndpoint: process.env.TEST_DYNAMODB_ENDPOINT, quiet: true, ...options });
 }

@@ -11,6 +11,8 @@
  *
  * usage: node bench/lambda-runner.mjs BUNDLE (event in BENCH_EVENT, as JSON)
  */
+import { readFileSync } from 'node:fs';
+
 const started = performance.now();
 const standIn = process.env.BENCH_STAND_IN ? await import(process.env.BENCH_STAND_IN) : undefined;
 const { handler } = await import(process.argv[2]);
@@ -40,6 +42,20 @@ if (standIn?.isStreamingHandler(handler)) {
 }
 const finished = performance.now();
 const usage = process.resourceUsage();
+/**
+ * Peak RSS of this process's own memory: VmHWM on Linux. Not getrusage's maxRSS: Linux carries
+ * into it the RSS of the forked copy of the parent this process was exec'd from, so a bench
+ * holding hundreds of MB when it spawns would be reported as this process's peak.
+ */
+function peakRssMiB() {
+  try {
+    const hwm = /^VmHWM:\s+(\d+) kB$/m.exec(readFileSync('/proc/self/status', 'utf8'));
+    if (hwm) return Number(hwm[1]) / 1024;
+  } catch {
+    // not Linux
+  }
+  return usage.maxRSS / 1024;
+}
 const memory = process.memoryUsage();
 process.stdout.write(
   `BENCH ${JSON.stringify({
@@ -48,7 +64,7 @@ process.stdout.write(
     importMs: imported - started,
     invokeMs: finished - imported,
     firstByteMs: firstByteMs ?? finished - imported,
-    maxRssMiB: usage.maxRSS / 1024,
+    maxRssMiB: peakRssMiB(),
     // Where the memory is at the end: the V8 heap, and Buffers (outside it).
     heapUsedMiB: memory.heapUsed / 1_048_576,
     arrayBuffersMiB: memory.arrayBuffers / 1_048_576,

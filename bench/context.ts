@@ -9,6 +9,7 @@ import { bundleOptions, buildAll, ROOT } from '../infra/build.js';
 import { restApiEvent } from '../infra/local/events.js';
 import { localIssuer, type LocalIssuer } from '../infra/local/issuer.js';
 import type { StreamingHandler } from '../infra/local/streaming.js';
+import { parseConfig, type Config } from '../lib/config.js';
 import { GZIP_LEVEL } from '../lib/json-array-stream.js';
 import { createDocumentClient } from '../lib/store/client.js';
 import { ensureTables } from '../lib/store/tables.js';
@@ -37,20 +38,21 @@ export interface BenchContext {
   dataTable: string;
   issuerUrl: string;
   audience: string;
+  /** The service's configuration under the bench's environment. */
+  cfg: Config;
   /** The handlers as deployed: the bundles, imported into this process. */
   inventoryHandler: StreamingHandler;
   observationsHandler: (event: unknown, context: unknown) => Promise<{ statusCode: number }>;
   /** A Node request as the local listener sees one, for the event builders. */
   fakeRequest: (url: string, headers: Record<string, string>) => IncomingMessage;
-  /** The inventory's event for `tenant`, as the gateway hands it over after its authorizer (gzip accepted). */
-  inventoryEvent: (tenant: string) => unknown;
+  /** The inventory's event for `tenant`, as the gateway hands it over after its authorizer (gzip accepted unless `gzip: false`). */
+  inventoryEvent: (tenant: string, options?: { gzip?: boolean }) => unknown;
   cleanup: () => Promise<void>;
 }
 
 const DATA_TABLE = 'bench-data';
 const AUDIT_TABLE = 'bench-audit';
 const ISSUER = 'http://localhost:bench-issuer';
-const AUDIENCE = 'endpoint-read-service';
 
 export async function benchContext(quick: boolean): Promise<BenchContext> {
   const say = (line: string): void => void process.stderr.write(`${line}\n`);
@@ -93,6 +95,8 @@ export async function benchContext(quick: boolean): Promise<BenchContext> {
   const jwksUrl = `${stack.publicUrl.replace('localhost', '127.0.0.1')}/.well-known/jwks.json`;
   const serviceEnv = { ...stackEnv, JWKS_URL: jwksUrl, POWERTOOLS_LOG_LEVEL: 'SILENT', POWERTOOLS_METRICS_DISABLED: 'true', BENCH_STAND_IN: standIn };
   Object.assign(process.env, serviceEnv);
+  // The service's configuration as the handlers read it: audiences, claims and the broker from here, not restated.
+  const cfg = parseConfig(process.env);
   const db = createDocumentClient({ region: 'us-east-1', endpoint: engine.endpoint, maxAttempts: 5, timeoutMs: 60_000 });
   await ensureTables(db, { dataTable: DATA_TABLE, auditTable: AUDIT_TABLE });
 
@@ -112,13 +116,14 @@ export async function benchContext(quick: boolean): Promise<BenchContext> {
     serviceEnv,
     dataTable: DATA_TABLE,
     issuerUrl: ISSUER,
-    audience: AUDIENCE,
+    audience: cfg.jwtAudience,
+    cfg,
     inventoryHandler: (await import(bundleOf('inventory'))).handler as StreamingHandler,
     observationsHandler: (await import(bundleOf('observations'))).handler,
     fakeRequest,
     // What the token authorizer hands over for a verified token (lib/auth/caller.ts), as API Gateway passes it.
-    inventoryEvent: (tenant) =>
-      restApiEvent(fakeRequest('/api/agents', { 'Accept-Encoding': 'gzip', Authorization: 'Bearer verified-by-the-authorizer' }), '/api/agents', {
+    inventoryEvent: (tenant, { gzip = true } = {}) =>
+      restApiEvent(fakeRequest('/api/agents', { ...(gzip ? { 'Accept-Encoding': 'gzip' } : {}), Authorization: 'Bearer verified-by-the-authorizer' }), '/api/agents', {
         api: 'public',
         authorizer: { principalId: 'bench', tenant, sub: 'bench', exp: String(Math.floor(Date.now() / 1000) + 86_400) },
       }),

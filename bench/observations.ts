@@ -15,7 +15,7 @@ export const OBSERVED_TENANT = 'bench-obs';
 export const brokerToken = (ctx: BenchContext): Promise<string> =>
   brokerTokenFor(
     ctx.issuer,
-    { issuer: ctx.issuerUrl, tenantClaim: 'tenant_id', clientId: 'local-broker', audience: 'endpoint-observations', lifetimeSeconds: 3_600 },
+    { issuer: ctx.issuerUrl, tenantClaim: ctx.cfg.tenantClaim, clientId: ctx.cfg.brokerClientId, audience: ctx.cfg.observationsAudience, lifetimeSeconds: 3_600 },
     { subject: 'bench', tenant: OBSERVED_TENANT },
   );
 
@@ -45,9 +45,15 @@ export async function observationsFigure(ctx: BenchContext, agentId: string): Pr
           const at = new Date();
           samples = await windowFloor(ctx.floorClient, ctx.dataTable, pk, sampleSortKey(new Date(at.getTime() - minutes * 60_000)), sampleSortKey(at));
         },
-        handler: async () =>
-          (handlerStatus = (await ctx.observationsHandler(restApiEvent(ctx.fakeRequest(path, headers), '/api/mcp/endpoint'), lambdaContext('observations'))).statusCode),
-        http: () => httpGet(`${ctx.stack.privateUrl}${path}`, headers),
+        // A refusal is no read: timing one would measure the wrong thing.
+        handler: async () => {
+          handlerStatus = (await ctx.observationsHandler(restApiEvent(ctx.fakeRequest(path, headers), '/api/mcp/endpoint'), lambdaContext('observations'))).statusCode;
+          if (handlerStatus !== 200) throw new Error(`the observations handler answered ${handlerStatus}, not a dashboard`);
+        },
+        http: async () => {
+          const res = await httpGet(`${ctx.stack.privateUrl}${path}`, headers);
+          if (res.status !== 200) throw new Error(`the private listener answered ${res.status}, not a dashboard`);
+        },
       },
       runs,
       2,

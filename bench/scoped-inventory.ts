@@ -2,7 +2,8 @@ import { gunzipSync } from 'node:zlib';
 import { collectStreaming, streamingContext } from '../infra/local/streaming.js';
 import { readScopeClaim, scopeContextValue } from '../lib/auth/endpoint-scope.js';
 import type { BenchContext } from './context.js';
-import { FRESH_MEMORY_MB, inventorySizes } from './inventory.js';
+import { INVENTORY_HEAP_FLAGS } from '../infra/inventory-heap.js';
+import { FRESH_MEMORY_MB, inventorySizes, tenantOf } from './inventory.js';
 import { freshInvocation, type FreshRun } from './processes.js';
 import { interleaved, median, n } from './stats.js';
 
@@ -35,22 +36,25 @@ function agentsIn(gzipBody: Buffer): number {
  */
 export async function scopedInventoryFigure(ctx: BenchContext): Promise<void> {
   const agents = inventorySizes(ctx.quick).at(-1)!;
-  const tenant = `bench-${agents}`;
+  const tenant = tenantOf(agents);
   const unscopedEvent = ctx.inventoryEvent(tenant);
   const scoped = scopedEvent(ctx, tenant, [...BENCH_SCOPE]);
-  const list = async (event: unknown): Promise<Buffer> => {
+  // The last answer of each kind is kept, to count what it listed once the timing is done.
+  const last: Record<'unscoped' | 'scoped', Buffer> = { unscoped: Buffer.alloc(0), scoped: Buffer.alloc(0) };
+  const list = async (kind: 'unscoped' | 'scoped', event: unknown): Promise<void> => {
     const answer = await collectStreaming(ctx.inventoryHandler, event, streamingContext('inventory', 900_000));
     if (answer.error) throw answer.error;
-    return answer.body;
+    last[kind] = answer.body;
   };
   const runs = ctx.quick ? 3 : 5;
   ctx.say(`scoped inventory, ${n(agents)} agents: unscoped and scoped (${BENCH_SCOPE.join(' ')}) handler, ${runs} interleaved runs`);
-  const times = await interleaved({ unscoped: () => list(unscopedEvent), scoped: () => list(scoped) }, runs);
-  const listed = { unscoped: agentsIn(await list(unscopedEvent)), scoped: agentsIn(await list(scoped)) };
+  const times = await interleaved({ unscoped: () => list('unscoped', unscopedEvent), scoped: () => list('scoped', scoped) }, runs);
+  const listed = { unscoped: agentsIn(last.unscoped), scoped: agentsIn(last.scoped) };
+  last.unscoped = last.scoped = Buffer.alloc(0);
   ctx.say('  fresh Lambda-like processes (peak RSS, CPU)');
   const fresh: Record<'unscoped' | 'scoped', FreshRun> = {
-    unscoped: await freshInvocation(ctx.bundleOf('inventory'), unscopedEvent, ctx.serviceEnv, FRESH_MEMORY_MB),
-    scoped: await freshInvocation(ctx.bundleOf('inventory'), scoped, ctx.serviceEnv, FRESH_MEMORY_MB),
+    unscoped: await freshInvocation(ctx.bundleOf('inventory'), unscopedEvent, ctx.serviceEnv, FRESH_MEMORY_MB, INVENTORY_HEAP_FLAGS),
+    scoped: await freshInvocation(ctx.bundleOf('inventory'), scoped, ctx.serviceEnv, FRESH_MEMORY_MB, INVENTORY_HEAP_FLAGS),
   };
   const figure = (kind: 'unscoped' | 'scoped') => ({
     listed: listed[kind],

@@ -120,10 +120,36 @@ function clientMetadata(body: Record<string, unknown>, defaultAuth: ClientAuthMe
   };
 }
 
-function sameSecret(given: string, expected: string): boolean {
+/** A client secret compared in constant time. */
+export function sameSecret(given: string, expected: string): boolean {
   const a = Buffer.from(given);
   const b = Buffer.from(expected);
   return a.length === b.length && timingSafeEqual(a, b);
+}
+
+/**
+ * The client credentials a token request presents: `client_secret_basic` (RFC 6749 §2.3.1: each
+ * part form-urlencoded inside the base64) or the form's `client_id` and `client_secret`.
+ * `ambiguous`: a secret both ways (one method only, §2.3); `malformed`: a Basic header that does
+ * not decode. The one reading of every grant of the local token endpoint.
+ */
+export function presentedCredentials(form: URLSearchParams, authorization: string | undefined): { id?: string; secret?: string } | 'ambiguous' | 'malformed' {
+  const basic = /^Basic\s+([A-Za-z0-9+/=]+)\s*$/i.exec(authorization ?? '');
+  const postedSecret = form.get('client_secret') ?? undefined;
+  if (!basic) {
+    const id = form.get('client_id') ?? undefined;
+    return { ...(id !== undefined ? { id } : {}), ...(postedSecret !== undefined ? { secret: postedSecret } : {}) };
+  }
+  if (postedSecret !== undefined) return 'ambiguous';
+  const decoded = Buffer.from(basic[1]!, 'base64').toString('utf8');
+  const colon = decoded.indexOf(':');
+  if (colon < 0) return 'malformed';
+  try {
+    const unform = (v: string): string => decodeURIComponent(v.replace(/\+/g, ' '));
+    return { id: unform(decoded.slice(0, colon)), secret: unform(decoded.slice(colon + 1)) };
+  } catch {
+    return 'malformed';
+  }
 }
 
 /** A URL client_id this server fetches: https anywhere, or (local development) http on this machine. */
@@ -174,22 +200,10 @@ export class ClientRegistry {
    * `client_id` alone, a confidential one by its secret (basic or post, one way only).
    */
   async authenticate(form: URLSearchParams, authorization: string | undefined): Promise<OAuthClient> {
-    const basic = /^Basic\s+([A-Za-z0-9+/=]+)\s*$/i.exec(authorization ?? '');
-    let id = form.get('client_id') ?? undefined;
-    let secret = form.get('client_secret') ?? undefined;
-    if (basic) {
-      if (secret !== undefined) throw new ClientError('invalid_request', 'Authenticate the client one way only.');
-      const decoded = Buffer.from(basic[1]!, 'base64').toString('utf8');
-      const colon = decoded.indexOf(':');
-      if (colon < 0) throw new ClientError('invalid_client', 'Client authentication failed.', 401);
-      try {
-        const unform = (v: string): string => decodeURIComponent(v.replace(/\+/g, ' '));
-        id = unform(decoded.slice(0, colon));
-        secret = unform(decoded.slice(colon + 1));
-      } catch {
-        throw new ClientError('invalid_client', 'Client authentication failed.', 401);
-      }
-    }
+    const presented = presentedCredentials(form, authorization);
+    if (presented === 'ambiguous') throw new ClientError('invalid_request', 'Authenticate the client one way only.');
+    if (presented === 'malformed') throw new ClientError('invalid_client', 'Client authentication failed.', 401);
+    const { id, secret } = presented;
     if (!id) throw new ClientError('invalid_client', 'client_id is required.', 401);
     let client: OAuthClient | undefined;
     try {

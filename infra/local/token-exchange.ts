@@ -1,8 +1,9 @@
-import { randomUUID, timingSafeEqual } from 'node:crypto';
-import { ACCESS_TOKEN_TYPE, TOKEN_EXCHANGE_GRANT } from '../../lib/auth/token-exchange.js';
+import { randomUUID } from 'node:crypto';
+import { ACCESS_TOKEN_TYPE } from '../../lib/auth/token-exchange.js';
 import { verifyBearerToken } from '../../lib/auth/verify.js';
 import { config } from '../../lib/config.js';
 import type { LocalIssuer } from './issuer.js';
+import { presentedCredentials, sameSecret } from './oauth-clients.js';
 
 /**
  * The local issuer's OAuth 2.0 token endpoint for one grant: RFC 8693 token exchange. The MCP
@@ -42,33 +43,6 @@ const NO_STORE = { 'Content-Type': 'application/json; charset=utf-8', 'Cache-Con
 
 function oauthError(status: number, error: string, description: string, headers: Record<string, string> = {}): TokenEndpointAnswer {
   return { status, headers: { ...NO_STORE, ...headers }, body: { error, error_description: description } };
-}
-
-function sameSecret(given: string, expected: string): boolean {
-  const a = Buffer.from(given);
-  const b = Buffer.from(expected);
-  return a.length === b.length && timingSafeEqual(a, b);
-}
-
-/** The client from `client_secret_basic` (RFC 6749 §2.3.1: each part form-urlencoded) or `client_secret_post`. */
-function clientCredentials(form: URLSearchParams, authorization: string | undefined): { id: string; secret: string } | 'ambiguous' | undefined {
-  const basic = /^Basic\s+([A-Za-z0-9+/=]+)\s*$/i.exec(authorization ?? '');
-  const posted = form.has('client_id') || form.has('client_secret');
-  if (basic && posted) return 'ambiguous';
-  if (basic) {
-    const decoded = Buffer.from(basic[1]!, 'base64').toString('utf8');
-    const colon = decoded.indexOf(':');
-    if (colon < 0) return undefined;
-    try {
-      const unform = (v: string): string => decodeURIComponent(v.replace(/\+/g, ' '));
-      return { id: unform(decoded.slice(0, colon)), secret: unform(decoded.slice(colon + 1)) };
-    } catch {
-      return undefined;
-    }
-  }
-  const id = form.get('client_id');
-  const secret = form.get('client_secret');
-  return id && secret ? { id, secret } : undefined;
 }
 
 export interface ExchangedTokenRequest {
@@ -145,8 +119,8 @@ export function brokerTokenFor(
 }
 
 /**
- * Answers one `POST /oauth2/token` (form already parsed). Refuses, in this order: an unknown grant
- * (`unsupported_grant_type`), a client that does not authenticate (`invalid_client`, 401), missing
+ * Answers one token-exchange `POST /oauth2/token` (form already parsed; the endpoint routes other
+ * grants elsewhere). Refuses, in this order: a client that does not authenticate (`invalid_client`, 401), missing
  * or unsupported parameters (`invalid_request`), an audience the client may not ask for
  * (`invalid_target`), and a subject token that does not verify or is not for the broker's
  * resource (`invalid_grant`). The token issued expires with the subject token if that comes first.
@@ -157,11 +131,9 @@ export async function answerTokenRequest(
   form: URLSearchParams,
   authorization: string | undefined,
 ): Promise<TokenEndpointAnswer> {
-  if (form.get('grant_type') !== TOKEN_EXCHANGE_GRANT) {
-    return oauthError(400, 'unsupported_grant_type', `Only ${TOKEN_EXCHANGE_GRANT} is supported.`);
-  }
-  const client = clientCredentials(form, authorization);
-  if (client === 'ambiguous') return oauthError(400, 'invalid_request', 'Authenticate the client one way only.');
+  const presented = presentedCredentials(form, authorization);
+  if (presented === 'ambiguous') return oauthError(400, 'invalid_request', 'Authenticate the client one way only.');
+  const client = presented !== 'malformed' && presented.id !== undefined && presented.secret !== undefined ? { id: presented.id, secret: presented.secret } : undefined;
   const expected = client ? policy.clients.get(client.id) : undefined;
   if (!client || expected === undefined || !sameSecret(client.secret, expected)) {
     return oauthError(401, 'invalid_client', 'Client authentication failed.', { 'WWW-Authenticate': 'Basic realm="local-issuer"' });

@@ -3,8 +3,10 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { isGroupName, MAX_GROUP_NAME_CHARACTERS } from '../../lib/auth/endpoint-scope.js';
 import { TOKEN_EXCHANGE_GRANT } from '../../lib/auth/token-exchange.js';
 import { config } from '../../lib/config.js';
+import { MethodNotAllowedError } from '../../lib/errors.js';
 import { DEMO_TENANTS } from './demo.js';
 import { pathOf, targetOf } from './events.js';
+import { BodyTooLargeError, readBoundedBody } from './http.js';
 import type { LocalIssuer } from './issuer.js';
 import { ClientError, ClientRegistry, isLoopbackHost, redirectUriMatches, type OAuthClient } from './oauth-clients.js';
 import { GrantStore } from './oauth-grants.js';
@@ -85,14 +87,12 @@ function sendOAuthError(res: ServerResponse, error: ClientError): void {
 }
 
 async function readText(req: IncomingMessage): Promise<string> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req) {
-    size += (chunk as Buffer).length;
-    if (size > FORM_MAX_BYTES) throw new ClientError('invalid_request', 'The request body is larger than 64 KiB.');
-    chunks.push(chunk as Buffer);
+  try {
+    return (await readBoundedBody(req, FORM_MAX_BYTES)).toString('utf8');
+  } catch (error) {
+    if (error instanceof BodyTooLargeError) throw new ClientError('invalid_request', 'The request body is larger than 64 KiB.');
+    throw error;
   }
-  return Buffer.concat(chunks).toString('utf8');
 }
 
 /** The sign-in page answers this machine only: it signs anyone in as anyone. */
@@ -284,9 +284,8 @@ export function localAuthorizationServer(options: AuthorizationServerOptions): L
       }
       const route = routes[`${method} ${path}`];
       if (!route) {
-        res.writeHead(405, { 'Content-Type': 'text/plain; charset=utf-8', Allow: Object.keys(routes).filter((r) => r.endsWith(` ${path}`)).map((r) => r.split(' ')[0]).join(', ') });
-        res.end('This method is not served here.\n');
-        return true;
+        // The listener answers it as every failure: text/plain, the request id, no-store, with Allow.
+        throw new MethodNotAllowedError('This method is not served here.', Object.keys(routes).filter((r) => r.endsWith(` ${path}`)).map((r) => r.split(' ')[0]!));
       }
       if (path === ISSUER_PATHS.authorize && !fromThisMachine(req)) {
         sendPage(res, 403, errorPage('The local sign-in page answers only on this machine (it signs anyone in without a password).'));

@@ -3,7 +3,7 @@ import { DOORS, type Door } from '../../lib/auth/doors.js';
 import { config } from '../../lib/config.js';
 import { renderGatewayResponse, type GatewayResponseType } from '../gateway-responses.js';
 import { localMethodArn, pathOf, requestAuthorizerEvent, restApiEvent } from './events.js';
-import { invokeIntegration, sendGatewayResponse, sendLocalFailure } from './http.js';
+import { BodyTooLargeError, invokeIntegration, readBoundedBody, sendGatewayResponse, sendLocalFailure } from './http.js';
 import { lambdaContext } from './lambda-context.js';
 import { INVENTORY_TIMEOUT_MS, streamingContext } from './streaming.js';
 import { HANDLER_MODULES, ROUTES, routeOf, type LambdaHandler, type Route, type RouteFunction } from './routes.js';
@@ -33,19 +33,6 @@ export interface LocalRestApiOptions {
 export interface LocalRestApi {
   /** Answers one request; `requestId` is API Gateway's (`$context.requestId`), and the invocation's. */
   handle(req: IncomingMessage, res: ServerResponse, requestId: string): Promise<void>;
-}
-
-class PayloadTooLargeError extends Error {}
-
-async function readBody(req: IncomingMessage): Promise<Buffer> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req) {
-    size += (chunk as Buffer).length;
-    if (size > MAX_PAYLOAD_BYTES) throw new PayloadTooLargeError();
-    chunks.push(chunk as Buffer);
-  }
-  return Buffer.concat(chunks);
 }
 
 async function loadHandler(name: RouteFunction | 'authorizer'): Promise<LambdaHandler> {
@@ -158,9 +145,9 @@ export function localRestApi(options: LocalRestApiOptions): LocalRestApi {
       }
       let body: Buffer;
       try {
-        body = await readBody(req);
+        body = await readBoundedBody(req, MAX_PAYLOAD_BYTES);
       } catch (error) {
-        if (error instanceof PayloadTooLargeError) return reply('REQUEST_TOO_LARGE');
+        if (error instanceof BodyTooLargeError) return reply('REQUEST_TOO_LARGE');
         throw error;
       }
       let authorizer: Record<string, string> | null = null;

@@ -5,6 +5,30 @@ import type { RenderedGatewayResponse } from '../gateway-responses.js';
 import type { LambdaHandler, TransferMode } from './routes.js';
 import { sendStreamingResult, type StreamingHandler } from './streaming.js';
 
+/** A body longer than the reader's bound: each listener answers it in its own words (413, invalid_request…). */
+export class BodyTooLargeError extends Error {
+  override name = 'BodyTooLargeError';
+  constructor(readonly maxBytes: number) {
+    super(`the body is larger than ${maxBytes} bytes`);
+  }
+}
+
+/**
+ * A request's (or a fetched response's) whole body, read no further than `maxBytes`: the one
+ * bounded reader of the local listeners.
+ * @throws BodyTooLargeError as soon as the bound is passed
+ */
+export async function readBoundedBody(source: AsyncIterable<Uint8Array>, maxBytes: number): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of source) {
+    size += chunk.length;
+    if (size > maxBytes) throw new BodyTooLargeError(maxBytes);
+    chunks.push(Buffer.from(chunk.buffer, chunk.byteOffset, chunk.length));
+  }
+  return Buffer.concat(chunks);
+}
+
 /** What a Lambda proxy integration returns (payload 1.0). */
 export interface LambdaHttpResult {
   statusCode: number;

@@ -1,4 +1,5 @@
 import { randomBytes, timingSafeEqual } from 'node:crypto';
+import { BodyTooLargeError, readBoundedBody } from './http.js';
 
 /**
  * The clients of the local authorization server: those that registered themselves (RFC 7591
@@ -234,9 +235,14 @@ async function fetchMetadataDocument(url: string): Promise<OAuthClient> {
   } catch {
     throw new ClientError('invalid_client', 'The client ID metadata document could not be fetched.');
   }
-  const text = await response.text();
-  if (!response.ok || Buffer.byteLength(text) > DOCUMENT_MAX_BYTES) {
-    throw new ClientError('invalid_client', `The client ID metadata document answered ${response.status}${response.ok ? ' with more than 64 KiB' : ''}.`);
+  if (!response.ok) throw new ClientError('invalid_client', `The client ID metadata document answered ${response.status}.`);
+  let text: string;
+  try {
+    // Read no further than the bound: the URL is the caller's choice, and so is what it sends.
+    text = response.body ? (await readBoundedBody(response.body, DOCUMENT_MAX_BYTES)).toString('utf8') : '';
+  } catch (error) {
+    if (error instanceof BodyTooLargeError) throw new ClientError('invalid_client', `The client ID metadata document answered ${response.status} with more than 64 KiB.`);
+    throw new ClientError('invalid_client', 'The client ID metadata document could not be fetched.');
   }
   let body: unknown;
   try {

@@ -56,6 +56,16 @@ async function signInFor(clientId: string, who = { tenant: 'acme', user: 'alice'
 }
 
 describe('E2E: the local issuer as an OAuth 2.1 authorization server', () => {
+  it('answers a method an issuer route does not serve as every failure: 405 text/plain with Allow, the request id and no-store', async () => {
+    const res = await fetch(url('/oauth2/token'), { method: 'PUT' });
+
+    expect(res.status).toBe(405);
+    expect(res.headers.get('allow')).toBe('POST');
+    expect(res.headers.get('content-type')).toBe('text/plain; charset=utf-8');
+    expect(res.headers.get('cache-control')).toBe('no-store');
+    expect(await res.text()).toMatch(/^This method is not served here\. \(request id: [0-9a-f-]{36}\)\n$/);
+  });
+
   it('advertises the code flow with PKCE S256, registration, client ID metadata documents, refresh and the token exchange (RFC 8414)', async () => {
     const res = await fetch(url('/.well-known/oauth-authorization-server'));
 

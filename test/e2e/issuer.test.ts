@@ -221,6 +221,8 @@ describe('E2E: the local issuer as an OAuth 2.1 authorization server', () => {
     beforeAll(async () => {
       documents = createServer((req, res) => {
         res.writeHead(200, { 'Content-Type': 'application/json' });
+        // A document far past the 64 KiB bound, sent without a length: the issuer must stop reading it.
+        if (req.url?.endsWith('/huge.json')) return void res.on('error', () => undefined).end(`${' '.repeat(1 << 20)}{}`);
         res.end(JSON.stringify({ client_id: documentUrl, client_name: 'Metadata client', redirect_uris: [REDIRECT], token_endpoint_auth_method: 'none', grant_types: ['authorization_code'] }));
       });
       await new Promise<void>((resolve) => documents.listen(0, '127.0.0.1', resolve));
@@ -241,6 +243,13 @@ describe('E2E: the local issuer as an OAuth 2.1 authorization server', () => {
       expect(status).toBe(200);
       expect(body.refresh_token).toBeUndefined();
       expect(claimsOf(body.access_token as string)).toMatchObject({ sub: 'frank', client_id: documentUrl });
+    });
+
+    it('refuses a document of more than 64 KiB, reading no further than that', async () => {
+      const res = await fetch(authorizationUrl(documentUrl.replace('client.json', 'huge.json'), pkce().challenge), { redirect: 'manual' });
+
+      expect(res.status).toBe(400);
+      expect(await res.text()).toContain('with more than 64 KiB');
     });
 
     it('refuses a document URL whose document names another client_id', async () => {

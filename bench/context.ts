@@ -6,6 +6,7 @@ import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { build } from 'esbuild';
 import { bundleOptions, buildAll, ROOT } from '../infra/build.js';
+import { ISSUER_PATHS } from '../infra/local/authorization-server.js';
 import { restApiEvent } from '../infra/local/events.js';
 import { localIssuer, type LocalIssuer } from '../infra/local/issuer.js';
 import type { StreamingHandler } from '../infra/local/streaming.js';
@@ -92,7 +93,7 @@ export async function benchContext(quick: boolean): Promise<BenchContext> {
   const stackEnv = { DYNAMODB_ENDPOINT: engine.endpoint, DATA_TABLE, AUDIT_TABLE, JWT_ISSUER: ISSUER, LOCAL_DIR: localDir, DYNAMODB_TIMEOUT_MS: '60000' };
   const stack = await startStack(stackEnv);
   const issuer = await localIssuer(localDir);
-  const jwksUrl = `${stack.publicUrl.replace('localhost', '127.0.0.1')}/.well-known/jwks.json`;
+  const jwksUrl = `${stack.publicUrl.replace('localhost', '127.0.0.1')}${ISSUER_PATHS.jwks}`;
   const serviceEnv = { ...stackEnv, JWKS_URL: jwksUrl, POWERTOOLS_LOG_LEVEL: 'SILENT', POWERTOOLS_METRICS_DISABLED: 'true', BENCH_STAND_IN: standIn };
   Object.assign(process.env, serviceEnv);
   // The service's configuration as the handlers read it: audiences, claims and the broker from here, not restated.

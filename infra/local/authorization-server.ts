@@ -9,6 +9,7 @@ import { pathOf, targetOf } from './events.js';
 import { BodyTooLargeError, readBoundedBody } from './http.js';
 import type { LocalIssuer } from './issuer.js';
 import { ClientError, ClientRegistry, isLoopbackHost, redirectUriMatches, type OAuthClient } from './oauth-clients.js';
+import { prune } from './expiring-map.js';
 import { GrantStore } from './oauth-grants.js';
 import { errorPage, PAGE_HEADERS, signInPage } from './sign-in-page.js';
 import { answerTokenRequest, EXCHANGED_TOKEN_SECONDS } from './token-exchange.js';
@@ -171,9 +172,8 @@ export function localAuthorizationServer(options: AuthorizationServerOptions): L
       if (!resources().includes(resource)) return back('invalid_target', `resource must be one of this server's resources: ${resources().join(', ')}.`);
       const requestId = randomBytes(24).toString('base64url');
       pending.set(requestId, { client, redirectUri, state, codeChallenge: challenge, resource, scope: single(params, 'scope'), expiresAt: Date.now() + SIGN_IN_SECONDS * 1000 });
-      for (const [id, p] of pending) if (p.expiresAt <= Date.now()) pending.delete(id);
-      while (pending.size > MAX_PENDING) pending.delete(pending.keys().next().value as string);
-      sendPage(res, 200, signInPage({ requestId, clientName: client.client_name ?? client.client_id, redirectUri, resource, tenants: tenants() }));
+      prune(pending, MAX_PENDING);
+      sendPage(res, 200, signInPage({ requestId, clientName: client.client_name ?? client.client_id, redirectUri, resource, tenants: tenants(), action: ISSUER_PATHS.authorize }));
     } catch (error) {
       if (!(error instanceof ClientError)) throw error;
       back(error.error, error.message);

@@ -3,6 +3,7 @@ import { DOORS, type Door } from '../../lib/auth/doors.js';
 import { config } from '../../lib/config.js';
 import { renderGatewayResponse, type GatewayResponseType } from '../gateway-responses.js';
 import { localMethodArn, pathOf, requestAuthorizerEvent, restApiEvent } from './events.js';
+import { prune } from './expiring-map.js';
 import { BodyTooLargeError, invokeIntegration, readBoundedBody, sendGatewayResponse, sendLocalFailure } from './http.js';
 import { lambdaContext } from './lambda-context.js';
 import { INVENTORY_TIMEOUT_MS, streamingContext } from './streaming.js';
@@ -18,6 +19,8 @@ import { HANDLER_MODULES, ROUTES, routeOf, type LambdaHandler, type Route, type 
 
 /** API Gateway's REST payload quota: a larger request is refused before anything runs. */
 const MAX_PAYLOAD_BYTES = 10 * 1024 * 1024;
+/** Authorizer answers kept at most (expired ones leave first): one per distinct token within the TTL. */
+const MAX_CACHED_ANSWERS = 10_000;
 
 export interface LocalRestApiOptions {
   api: Route['api'];
@@ -122,7 +125,10 @@ export function localRestApi(options: LocalRestApiOptions): LocalRestApi {
       }
       if (!isAuthorizerAnswer(result)) return { allowed: false, type: 'AUTHORIZER_CONFIGURATION_ERROR' };
       answer = { ...result, context: { ...result.context, integrationLatency: now() - started } };
-      if (cacheKey) cache.set(cacheKey, { answer, expiresAt: now() + door.cacheTtlSeconds * 1000 });
+      if (cacheKey) {
+        cache.set(cacheKey, { answer, expiresAt: now() + door.cacheTtlSeconds * 1000 });
+        prune(cache, MAX_CACHED_ANSWERS, now());
+      }
     }
     // API Gateway hands the context on with every value a string.
     const context: Record<string, string> = { principalId: answer.principalId };

@@ -1,5 +1,6 @@
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import type { LocalIssuer } from './issuer.js';
+import { prune } from './expiring-map.js';
 import { ClientError, type OAuthClient } from './oauth-clients.js';
 
 /**
@@ -55,12 +56,6 @@ export interface GrantPolicy {
 
 const digest = (value: string): string => createHash('sha256').update(value).digest('base64url');
 
-/** Drops expired entries, then the oldest while over `max` (Maps keep insertion order). */
-function prune<T extends { expiresAt: number }>(map: Map<string, T>, max: number, now = Date.now()): void {
-  for (const [key, entry] of map) if (entry.expiresAt <= now) map.delete(key);
-  while (map.size > max) map.delete(map.keys().next().value as string);
-}
-
 export class GrantStore {
   private readonly codes = new Map<string, PendingCode>();
   /** By the hash of the refresh token: the store holds none in the clear. */
@@ -85,13 +80,7 @@ export class GrantStore {
    * the verifier whose S256 is the challenge, and no other resource than the one signed in for.
    */
   async redeemCode(client: OAuthClient, form: URLSearchParams): Promise<TokenResponse> {
-    const code = form.get('code');
-    if (!code) throw new ClientError('invalid_request', 'code is required.');
-    const key = digest(code);
-    const pending = this.codes.get(key);
-    this.codes.delete(key);
-    if (!pending || pending.expiresAt <= Date.now()) throw new ClientError('invalid_grant', 'The authorization code is unknown, used or expired.');
-    if (pending.clientId !== client.client_id) throw new ClientError('invalid_grant', 'The authorization code was issued to another client.');
+    const pending = take(this.codes, form, 'code', client, { unknown: 'The authorization code is unknown, used or expired.', name: 'The authorization code' });
     if (form.get('redirect_uri') !== pending.redirectUri) throw new ClientError('invalid_grant', 'redirect_uri must be the one of the authorization request.');
     const verifier = form.get('code_verifier') ?? '';
     if (!CODE_VERIFIER.test(verifier)) throw new ClientError('invalid_grant', 'code_verifier is required: 43 to 128 letters, digits and -._~ characters (PKCE).');
@@ -103,13 +92,7 @@ export class GrantStore {
   /** RFC 6749 §6 with rotation: the refresh token is replaced by a new one at every use. */
   async refresh(client: OAuthClient, form: URLSearchParams): Promise<TokenResponse> {
     if (!client.grant_types.includes('refresh_token')) throw new ClientError('unauthorized_client', 'This client did not register the refresh_token grant.');
-    const token = form.get('refresh_token');
-    if (!token) throw new ClientError('invalid_request', 'refresh_token is required.');
-    const key = digest(token);
-    const stored = this.refreshTokens.get(key);
-    this.refreshTokens.delete(key);
-    if (!stored || stored.expiresAt <= Date.now()) throw new ClientError('invalid_grant', 'The refresh token is unknown, used or expired; sign in again.');
-    if (stored.clientId !== client.client_id) throw new ClientError('invalid_grant', 'The refresh token was issued to another client.');
+    const stored = take(this.refreshTokens, form, 'refresh_token', client, { unknown: 'The refresh token is unknown, used or expired; sign in again.', name: 'The refresh token' });
     assertSameResource(form, stored.resource);
     return this.tokens(client, stored);
   }
@@ -140,6 +123,28 @@ export class GrantStore {
     }
     return response;
   }
+}
+
+/**
+ * The grant stored under the hash of the form's `field`, used up at the first attempt whatever
+ * its outcome (a code or a rotating refresh token is good once); it must be current and belong to
+ * `client`.
+ */
+function take<T extends { clientId: string; expiresAt: number }>(
+  store: Map<string, T>,
+  form: URLSearchParams,
+  field: string,
+  client: OAuthClient,
+  words: { unknown: string; name: string },
+): T {
+  const value = form.get(field);
+  if (!value) throw new ClientError('invalid_request', `${field} is required.`);
+  const key = digest(value);
+  const stored = store.get(key);
+  store.delete(key);
+  if (!stored || stored.expiresAt <= Date.now()) throw new ClientError('invalid_grant', words.unknown);
+  if (stored.clientId !== client.client_id) throw new ClientError('invalid_grant', `${words.name} was issued to another client.`);
+  return stored;
 }
 
 /** RFC 8707 §2.2: a token request may name the resource again; here it must be the one granted. */

@@ -19,8 +19,8 @@ function where(path: readonly PropertyKey[]): string {
 }
 
 function rule(issue: z.core.$ZodIssue): string {
-  // zod leaves the input out of its issues: a missing field is the type error that received undefined.
-  if (issue.code === 'invalid_type' && issue.message.endsWith('received undefined')) return 'required';
+  // Parsed with reportInput, so an issue carries what it judged: a missing field's input is undefined.
+  if (issue.code === 'invalid_type' && issue.input === undefined) return 'required';
   if (issue.code === 'unrecognized_keys') return `unknown field${issue.keys.length > 1 ? 's' : ''} ${issue.keys.map((k) => JSON.stringify(k)).join(', ')}`;
   return issue.message.replace(/^Invalid input: /, '');
 }
@@ -59,7 +59,7 @@ export async function readFleetFile(typed: string): Promise<ParsedFleet> {
   } catch (error) {
     throw new FleetFileError(`the fleet file ${path} is not JSON (${(error as Error).message})`);
   }
-  const parsed = Fleet.safeParse(input);
+  const parsed = Fleet.safeParse(input, { reportInput: true });
   if (!parsed.success) throw new FleetFileError(`the fleet file ${path} is not a valid fleet: ${describeFleetProblems(parsed.error)}`);
   return parsed.data;
 }

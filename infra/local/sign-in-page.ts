@@ -39,6 +39,8 @@ export interface SignInView {
   redirectUri: string;
   resource: string;
   tenants: readonly string[];
+  /** Where the form posts (the issuer's authorization endpoint, ISSUER_PATHS.authorize). */
+  action: string;
 }
 
 export function signInPage(view: SignInView): string {
@@ -54,7 +56,7 @@ export function signInPage(view: SignInView): string {
     'Sign in (local development) — endpoint read service',
     `<h1>Sign in to the endpoint read service</h1>
 <p>The client <strong>${escapeHtml(view.clientName)}</strong> asks for a token for <code>${escapeHtml(view.resource)}</code>. After sign-in your browser goes back to <code>${escapeHtml(destination)}</code>.</p>
-<form method="post" action="/oauth2/authorize">
+<form method="post" action="${escapeHtml(view.action)}">
 <input type="hidden" name="request" value="${escapeHtml(view.requestId)}">
 <label for="tenant">Tenant</label>
 <select id="tenant" name="tenant">${options}</select>

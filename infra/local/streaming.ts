@@ -211,8 +211,7 @@ export async function sendStreamingResult(res: ServerResponse, handler: Streamin
 
 /** A context for a streaming invocation: Lambda's whole timeout, not API Gateway's 29-second buffered budget. */
 export function streamingContext(functionName: string, timeoutMs: number, requestId?: string): Context {
-  const deadline = Date.now() + timeoutMs;
-  return { ...lambdaContext(functionName, requestId), getRemainingTimeInMillis: () => Math.max(0, deadline - Date.now()) };
+  return lambdaContext(functionName, requestId, timeoutMs);
 }
 
 /** What a streaming invocation sent, collected whole (tests, the bench). */

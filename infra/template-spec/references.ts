@@ -87,7 +87,6 @@ export class ReferenceCheck {
 
   /** One intrinsic function call, `at` its name (`….Fn::If`): what each one's arguments may name. */
   private walkIntrinsic(fn: string, args: unknown, at: At, inCondition: boolean): void {
-    const argument = (i: number): At => ({ ...at, path: `${at.path}[${i}]` });
     switch (fn) {
       case 'Ref':
         this.ref(at, args, 'Ref');
@@ -99,7 +98,7 @@ export class ReferenceCheck {
           return;
         }
         this.getAtt(at, parsed.logicalId, parsed.attribute, 'Fn::GetAtt');
-        if (typeof parsed.attribute !== 'string') this.walk(parsed.attribute, argument(1));
+        if (typeof parsed.attribute !== 'string') this.walk(parsed.attribute, element(at, 1));
         return;
       }
       case 'Fn::Sub':
@@ -110,13 +109,13 @@ export class ReferenceCheck {
           this.problems.report(at, fn, `Fn::If takes [condition, value if true, value if false], not ${shapeOf(args)}`);
           return;
         }
-        this.condition(argument(0), args[0], 'Fn::If');
-        this.walk(args[1], argument(1), inCondition);
-        this.walk(args[2], argument(2), inCondition);
+        this.condition(element(at, 0), args[0], 'Fn::If');
+        this.walk(args[1], element(at, 1), inCondition);
+        this.walk(args[2], element(at, 2), inCondition);
         return;
       case 'Fn::FindInMap':
         if (Array.isArray(args) && typeof args[0] === 'string' && !(args[0] in this.declared.mappings)) {
-          this.problems.report(argument(0), args[0], `Fn::FindInMap names ${args[0]}, which is no mapping of the template`);
+          this.problems.report(element(at, 0), args[0], `Fn::FindInMap names ${args[0]}, which is no mapping of the template`);
         }
         this.walk(args, at, inCondition);
         return;

@@ -13,6 +13,7 @@ import { agentSortKey } from '../../lib/store/keys.js';
 import { expectResponseMatchesContract } from '../helpers/contract.js';
 import { startTestEngine, type TestEngine } from '../helpers/engine.js';
 import { countingProxy } from '../helpers/faults.js';
+import { listTenantAgentRecords } from '../helpers/store.js';
 
 /**
  * GET /api/agents over real HTTP through the local listener, which writes a streaming function's
@@ -39,12 +40,13 @@ describe('E2E: GET /api/agents streamed through the local listener', () => {
   let proxy: Awaited<ReturnType<typeof countingProxy>>;
   let stack: LocalStack;
   let failFrom: number | undefined;
-  /** Query pages of the whole tenant, as the first test reads them. */
-  let fullRead = Number.POSITIVE_INFINITY;
+  /** Query pages of the whole tenant, counted by the store's own reader before any test runs. */
+  let fullRead = 0;
 
   beforeAll(async () => {
     engine = await startTestEngine();
     await writeTenantAgents(engine.db, engine.tables, 'big', realisticAgents('big', AGENTS, { now: new Date() }), 8);
+    fullRead = (await listTenantAgentRecords(engine.db, engine.tables.dataTable, 'big')).pages;
     proxy = await countingProxy(engine.endpoint, {
       get failFrom() {
         return failFrom;
@@ -99,12 +101,12 @@ describe('E2E: GET /api/agents streamed through the local listener', () => {
     const res = await fetchAgents({ Authorization: `Bearer ${await token()}`, 'Accept-Encoding': 'gzip' });
 
     const pages = proxy.queries() - before;
-    fullRead = pages;
     expect(res.status).toBe(200);
     expect(res.ending).toBe('complete');
     expect(res.headers['transfer-encoding']).toBe('chunked');
     expect(res.headers['content-encoding']).toBe('gzip');
     expect(res.headers['content-length']).toBeUndefined();
+    expect(pages).toBe(fullRead);
     expect(pages).toBeGreaterThanOrEqual(5);
     // The first page is read before the status line; the next is prefetched; the rest come later.
     expect(res.queriesAtFirstByte).toBeLessThanOrEqual(3);

@@ -204,6 +204,37 @@ describe('IAM fence: the evaluator sees the difference (widened copies of the te
     expect(await ask(role, sessionOf(role, 'acme', 'read'), 'dynamodb:Query', dataTable, undefined, false, unguarded)).toBe('Allowed');
     expect(await ask(role, sessionOf(role, 'acme', 'read'), 'dynamodb:Query', dataTable, undefined, false)).not.toBe('Allowed');
   });
+
+  it("keeps a read without a partition key out by the session policy's own Null guard, once the role's policy lost both its guard and its fence", async () => {
+    const role = roles.TenantReadRole!;
+    const open = JSON.parse(JSON.stringify(widened()), (key, value: unknown) => (key === 'Null' ? undefined : value)) as TemplateRole['policies'];
+    const session = sessionOf(role, 'acme', 'read');
+    const unguardedSession = { ...session, sessionPolicy: JSON.parse(JSON.stringify(session.sessionPolicy), (key, value: unknown) => (key === 'Null' ? undefined : value)) as Json };
+
+    expect(await ask(role, session, 'dynamodb:Query', dataTable, undefined, true, open)).not.toBe('Allowed');
+    expect(await ask(role, unguardedSession, 'dynamodb:Query', dataTable, undefined, true, open)).toBe('Allowed');
+  });
+
+  it("lets an audit session put into another tenant's partition once the role's own policy allows every partition, unless the session policy came along", async () => {
+    const role = roles.TenantAuditRole!;
+    const fenced = JSON.stringify(role.policies);
+    const everyPartition = fenced.replace('"ForAllValues:StringEquals":{"dynamodb:LeadingKeys":["T#${aws:PrincipalTag/tenant}"]}', '"ForAllValues:StringLike":{"dynamodb:LeadingKeys":["*"]}');
+    expect(everyPartition).not.toBe(fenced);
+    const widenedAudit = JSON.parse(everyPartition) as TemplateRole['policies'];
+    const session = sessionOf(role, 'acme', 'audit');
+    const foreignPuts = async (withSessionPolicy: boolean): Promise<string[]> => {
+      const allowed: string[] = [];
+      for (const other of ['acme2', 'ab', null]) {
+        if ((await ask(role, session, 'dynamodb:PutItem', auditTable, [auditPartition(other)], withSessionPolicy, widenedAudit)) === 'Allowed') allowed.push(auditPartition(other));
+      }
+      return allowed;
+    };
+
+    expect(await foreignPuts(false)).toEqual([auditPartition('acme2'), auditPartition('ab'), auditPartition(null)]);
+    // Defence in depth: the session policy alone still fences the session to its tenant's partition.
+    expect(await foreignPuts(true)).toEqual([]);
+    expect(await ask(role, session, 'dynamodb:PutItem', auditTable, [auditPartition('acme')], true, widenedAudit)).toBe('Allowed');
+  });
 });
 
 describe('IAM fence: audit items', () => {

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { auditPartition, tenantKeyPart, tenantKeyPrefix } from '../../lib/store/keys.js';
+import { tenantKeyPart, tenantKeyPrefix } from '../../lib/store/keys.js';
 import {
   SESSION_POLICY_MAX_CHARS,
   tenantAuditSessionPolicy,
@@ -27,21 +27,6 @@ const id = fc.string({
 const TAG_VALUE = /^[\p{L}\p{Z}\p{N}_.:/=+\-@]{0,256}$/u;
 
 describe('Function: tenantSessionPolicy', () => {
-  it('allows only the three reads, when every partition key of the request begins with the tenant prefix, and never with no key', () => {
-    expect(tenantSessionPolicy('acme')).toEqual({
-      Version: '2012-10-17',
-      Statement: [
-        {
-          Sid: 'OneTenantsPartitions',
-          Effect: 'Allow',
-          Action: ['dynamodb:Query', 'dynamodb:GetItem', 'dynamodb:BatchGetItem'],
-          Resource: '*',
-          Condition: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['T#acme#*'] }, Null: { 'dynamodb:LeadingKeys': 'false' } },
-        },
-      ],
-    });
-  });
-
   it('writes the prefix the key builder writes, then one wildcard, and nothing else IAM would read as a wildcard or variable (property)', () => {
     fc.assert(
       fc.property(id, (tenant) => {
@@ -50,24 +35,6 @@ describe('Function: tenantSessionPolicy', () => {
         expect(pattern.slice(0, -1)).not.toMatch(/[*?$]/);
       }),
     );
-  });
-});
-
-describe('Function: tenantAuditSessionPolicy', () => {
-  it("allows only PutItem, and only into the tenant's own audit partition", () => {
-    expect(tenantAuditSessionPolicy('a b')).toEqual({
-      Version: '2012-10-17',
-      Statement: [
-        {
-          Sid: 'OneTenantsAuditPartition',
-          Effect: 'Allow',
-          Action: ['dynamodb:PutItem'],
-          Resource: '*',
-          Condition: { 'ForAllValues:StringEquals': { 'dynamodb:LeadingKeys': [auditPartition('a b')] }, Null: { 'dynamodb:LeadingKeys': 'false' } },
-        },
-      ],
-    });
-    expect(auditPartition('a b')).toBe('T#a=0020b');
   });
 });
 

@@ -1,3 +1,4 @@
+import { decodeJwt } from 'jose';
 import { request } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { config } from '../../lib/config.js';
@@ -98,7 +99,7 @@ describe('E2E: each door refuses the tokens of the other', () => {
 describe('E2E: an answer API Gateway cached for a token', () => {
   it('does not outlive the token: past its exp the MCP door refuses it with 401, from the handler, with the challenge and the reason', async () => {
     const token = await stack.mcpToken({ expiresInSeconds: 2 });
-    const exp = JSON.parse(Buffer.from(token.split('.')[1]!, 'base64url').toString()).exp as number;
+    const exp = decodeJwt(token).exp!;
 
     expect((await mcp(token)).status).toBe(200);
     await new Promise((resolve) => setTimeout(resolve, Math.max(0, exp * 1000 - Date.now()) + 200));

@@ -1,5 +1,6 @@
 import { runSimulation, type Simulation } from '@cloud-copilot/iam-simulate';
 import type { Json } from './package.js';
+import { intrinsicName, parseGetAtt } from '../../infra/template-spec/intrinsics.js';
 
 /**
  * The IAM roles of a packaged template, as AWS would hold them once deployed, for an independent
@@ -81,13 +82,14 @@ function reference(name: string, resources: Json): string {
 export function resolveIntrinsics(value: unknown, resources: Json): unknown {
   if (Array.isArray(value)) return value.map((v) => resolveIntrinsics(v, resources));
   if (value === null || typeof value !== 'object') return value;
-  const entries = Object.entries(value as Json);
-  if (entries.length === 1 && (entries[0]![0] === 'Ref' || entries[0]![0].startsWith('Fn::'))) {
-    const [fn, arg] = entries[0]!;
+  const fn = intrinsicName(value);
+  if (fn !== undefined) {
+    const arg = (value as Json)[fn];
     if (fn === 'Ref') return reference(arg as string, resources);
     if (fn === 'Fn::GetAtt') {
-      const [id, attr] = Array.isArray(arg) ? (arg as string[]) : (arg as string).split('.');
-      return attribute(id!, attr!, resources);
+      const getAtt = parseGetAtt(arg);
+      if (!getAtt || typeof getAtt.attribute !== 'string') throw new Error('Fn::GetAtt with arguments this helper does not resolve');
+      return attribute(getAtt.logicalId, getAtt.attribute, resources);
     }
     if (fn === 'Fn::Join') {
       const [sep, parts] = arg as [string, unknown[]];
@@ -98,13 +100,13 @@ export function resolveIntrinsics(value: unknown, resources: Json): unknown {
       return text.replace(/\$\{([^}]+)\}/g, (_, name: string) => {
         if (name.startsWith('!')) return `\${${name.slice(1)}}`;
         if (name in vars) return resolveIntrinsics(vars[name], resources) as string;
-        const [id, attr] = name.split('.');
-        return attr ? attribute(id!, attr, resources) : reference(id!, resources);
+        const getAtt = parseGetAtt(name);
+        return getAtt ? attribute(getAtt.logicalId, getAtt.attribute as string, resources) : reference(name, resources);
       });
     }
     throw new Error(`${fn} is not resolved by this helper`);
   }
-  return Object.fromEntries(entries.map(([k, v]) => [k, resolveIntrinsics(v, resources)]));
+  return Object.fromEntries(Object.entries(value as Json).map(([k, v]) => [k, resolveIntrinsics(v, resources)]));
 }
 
 export type Decision = 'Allowed' | 'ExplicitlyDenied' | 'ImplicitlyDenied';

@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { beforeAll, describe, expect, inject, it } from 'vitest';
 import { agentsPartition, auditPartition, policyKey, samplesPartition } from '../../lib/store/keys.js';
 import { tenantSessionRequest, type FenceKind } from '../../lib/store/tenant-fence.js';
-import { decide, sessionArn, templateRoles, type Decision, type TemplateRole } from '../helpers/iam.js';
+import { decide, resolveIntrinsics, sessionArn, templateRoles, type Decision, type TemplateRole } from '../helpers/iam.js';
 import type { Json } from '../helpers/package.js';
 
 /**
@@ -26,8 +26,8 @@ beforeAll(() => {
   const { template } = inject('packagedTemplate');
   roles = templateRoles(template);
   const tables = template.Resources as Json;
-  dataTable = `arn:aws:dynamodb:us-east-1:123456789012:table/${tables.DataTable.Properties.TableName as string}`;
-  auditTable = `arn:aws:dynamodb:us-east-1:123456789012:table/${tables.AuditTable.Properties.TableName as string}`;
+  dataTable = resolveIntrinsics({ 'Fn::GetAtt': ['DataTable', 'Arn'] }, tables) as string;
+  auditTable = resolveIntrinsics({ 'Fn::GetAtt': ['AuditTable', 'Arn'] }, tables) as string;
 });
 
 /** Tenant ids as issuers write them, the awkward ones favoured (issue 16). */

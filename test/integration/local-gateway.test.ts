@@ -149,15 +149,23 @@ describe('Local gateway: API Gateway’s own answers', () => {
 
 describe('Local gateway: the token authorizer in front of a door', () => {
   it('caches the MCP door’s answer per token for the door’s TTL, then asks again', async () => {
-    const post = (token: string) => call('/api/mcp', withToken(token, { method: 'POST', body: '{}' }));
+    // The authorizer names in its context the token it judged: a cached answer shows whose it is.
+    functions.authorizer = async (event, context) => {
+      const allowed = (await allowAll(event, context)) as { context: Record<string, unknown> };
+      return { ...allowed, context: { ...allowed.context, judged: (event as { headers: Record<string, string> }).headers.Authorization } };
+    };
+    const post = async (token: string): Promise<{ status: number; judged: unknown }> => {
+      const res = await call('/api/mcp', withToken(token, { method: 'POST', body: '{}' }));
+      return { status: res.status, judged: (JSON.parse(res.body) as { judged?: unknown }).judged };
+    };
 
-    await post('token-a');
-    await post('token-a');
-    await post('token-b');
+    expect(await post('token-a')).toEqual({ status: 200, judged: 'Bearer token-a' });
+    expect(await post('token-a')).toEqual({ status: 200, judged: 'Bearer token-a' });
+    expect(await post('token-b')).toEqual({ status: 200, judged: 'Bearer token-b' });
     expect(authorizerCalls).toBe(2);
 
     clock += 300_000;
-    await post('token-a');
+    expect(await post('token-a')).toEqual({ status: 200, judged: 'Bearer token-a' });
     expect(authorizerCalls).toBe(3);
   });
 

@@ -67,30 +67,36 @@ export function endpointListHead(list: Pick<EndpointList, 'matching' | 'total' |
   return `${list.matching} of ${list.total} endpoints${scope}${list.truncated ? `; the first ${shown} in inventory order (the rest would not fit in one answer)` : ''}:`;
 }
 
+/** How a reported value is shown: `isId` for the agent id, which text shows whole (AGENT_ID_TEXT) so a model can pass it back. */
+type Reported = (value: string, isId: boolean) => string;
+
 /** The endpoint-reported strings of an AgentSummary, mapped by `f` (the others kept). */
-function mapAgent(a: AgentSummary, f: (value: string) => string): AgentSummary {
+function mapAgent(a: AgentSummary, f: Reported): AgentSummary {
   return {
     ...a,
-    agent_id: f(a.agent_id),
-    hostname: f(a.hostname),
-    os: f(a.os),
-    arch: f(a.arch),
-    version: f(a.version),
-    ...(a.client_id !== undefined ? { client_id: f(a.client_id) } : {}),
-    ...(a.update_ring !== undefined ? { update_ring: f(a.update_ring) } : {}),
+    agent_id: f(a.agent_id, true),
+    hostname: f(a.hostname, false),
+    os: f(a.os, false),
+    arch: f(a.arch, false),
+    version: f(a.version, false),
+    ...(a.client_id !== undefined ? { client_id: f(a.client_id, false) } : {}),
+    ...(a.update_ring !== undefined ? { update_ring: f(a.update_ring, false) } : {}),
   };
 }
 
-function mapDashboard(d: EndpointDashboard, f: (value: string) => string): EndpointDashboard {
+function mapDashboard(d: EndpointDashboard, f: Reported): EndpointDashboard {
   const e = d.endpoint;
-  return { ...d, endpoint: { ...e, id: f(e.id), hostname: f(e.hostname), os: f(e.os), client_name: e.client_name === null ? null : f(e.client_name) } };
+  return { ...d, endpoint: { ...e, id: f(e.id, true), hostname: f(e.hostname, false), os: f(e.os, false), client_name: e.client_name === null ? null : f(e.client_name, false) } };
 }
+
+/** A reported value for text: escaped, and cut as the summaries cut it (the agent id at AGENT_ID_TEXT). */
+const textSafe: Reported = (value, isId) => escapeReported(value, isId ? AGENT_ID_TEXT : undefined);
 
 /** An agent as `structuredContent` carries it: every reported value exact up to MAX_REPORTED_CHARACTERS. */
 export const structuredAgent = (a: AgentSummary): AgentSummary => mapAgent(a, (v) => capReported(v, MAX_REPORTED_CHARACTERS));
 /** A dashboard as `structuredContent` carries it: every reported value exact up to MAX_REPORTED_CHARACTERS. */
 export const structuredDashboard = (d: EndpointDashboard): EndpointDashboard => mapDashboard(d, (v) => capReported(v, MAX_REPORTED_CHARACTERS));
 /** An agent for the JSON text copy: reported values escaped and cut as in the summaries. */
-export const textSafeAgent = (a: AgentSummary): AgentSummary => mapAgent(a, (v) => escapeReported(v, v === a.agent_id ? AGENT_ID_TEXT : undefined));
+export const textSafeAgent = (a: AgentSummary): AgentSummary => mapAgent(a, textSafe);
 /** A dashboard for the JSON text copy: reported values escaped and cut as in the summaries. */
-export const textSafeDashboard = (d: EndpointDashboard): EndpointDashboard => mapDashboard(d, (v) => escapeReported(v, v === d.endpoint.id ? AGENT_ID_TEXT : undefined));
+export const textSafeDashboard = (d: EndpointDashboard): EndpointDashboard => mapDashboard(d, textSafe);

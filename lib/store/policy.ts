@@ -1,7 +1,7 @@
 import { GetItemCommand, type GetItemCommandOutput } from '@aws-sdk/client-dynamodb';
 import { PutCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { UnreadableStoreAnswerError } from '../errors.js';
-import { fromAttributeValue } from './attribute-values.js';
+import { fromAttributeValue, toItem } from './attribute-values.js';
 import { policyKey } from './keys.js';
 import { sendLowLevel } from './query.js';
 import { RECORD_KIND, TenantPolicy, type RawItem } from './records.js';
@@ -23,12 +23,7 @@ export function policyFromItem(item: RawItem | undefined): TenantPolicy {
  * none. A stored policy that does not parse throws, as policyFromItem does.
  */
 export async function getTenantPolicy(db: DynamoDBDocumentClient, table: string, tenantId: string, signal?: AbortSignal): Promise<TenantPolicy> {
-  const key = policyKey(tenantId);
-  const answer = await sendLowLevel<GetItemCommandOutput>(
-    db,
-    new GetItemCommand({ TableName: table, Key: { pk: { S: key.pk }, sk: { S: key.sk } } }),
-    signal,
-  );
+  const answer = await sendLowLevel<GetItemCommandOutput>(db, new GetItemCommand({ TableName: table, Key: toItem({ ...policyKey(tenantId) }) }), signal);
   const item = answer?.Item;
   if (item !== undefined && (item === null || typeof item !== 'object')) throw new UnreadableStoreAnswerError('a GetItem answer with an item that is not an object');
   return policyFromItem(item);

@@ -144,15 +144,15 @@ export function localMethodArn(method: string, resource: string, api: keyof type
 }
 
 /**
- * The event of a REQUEST authorizer, as API Gateway invokes it for a method: the request's headers
- * and query (every value), the resource and the method's ARN; never the body.
+ * The event of a REQUEST authorizer, as API Gateway invokes it for a method, from the proxy event
+ * of the same request: its headers and query (every value), the resource and the method's ARN;
+ * never the body.
  */
-export function requestAuthorizerEvent(req: IncomingMessage, resource: string, requestId: string): APIGatewayRequestAuthorizerEvent {
-  const event = restApiEvent(req, resource, { api: 'public', requestId });
+export function requestAuthorizerEvent(event: APIGatewayProxyEvent): APIGatewayRequestAuthorizerEvent {
   const { body: _body, isBase64Encoded: _encoded, requestContext, ...request } = event;
   return {
     type: 'REQUEST',
-    methodArn: localMethodArn(event.httpMethod, resource),
+    methodArn: localMethodArn(event.httpMethod, event.resource),
     ...request,
     requestContext: { ...requestContext, authorizer: undefined },
   } as APIGatewayRequestAuthorizerEvent;

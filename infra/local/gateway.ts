@@ -1,4 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { APIGatewayProxyEvent } from 'aws-lambda';
 import { DOORS, type Door } from '../../lib/auth/doors.js';
 import { config } from '../../lib/config.js';
 import { renderGatewayResponse, type GatewayResponseType } from '../gateway-responses.js';
@@ -105,7 +106,7 @@ export function localRestApi(options: LocalRestApiOptions): LocalRestApi {
   };
 
   /** The authorizer's verdict on a request at a door, as API Gateway reaches it. */
-  const authorize = async (req: IncomingMessage, route: Route, door: Door, requestId: string): Promise<Verdict> => {
+  const authorize = async (req: IncomingMessage, event: APIGatewayProxyEvent, route: Route, door: Door): Promise<Verdict> => {
     let cacheKey: string | undefined;
     if (door.identitySource) {
       const identity = identityValue(req, door.identitySource);
@@ -119,7 +120,7 @@ export function localRestApi(options: LocalRestApiOptions): LocalRestApi {
       const started = now();
       try {
         const authorizer = await handlerOf('authorizer');
-        result = await authorizer(requestAuthorizerEvent(req, route.resource, requestId), lambdaContext('authorizer'));
+        result = await authorizer(requestAuthorizerEvent(event), lambdaContext('authorizer'));
       } catch (error) {
         return { allowed: false, type: (error as Error | undefined)?.message === 'Unauthorized' ? 'UNAUTHORIZED' : 'AUTHORIZER_FAILURE' };
       }
@@ -156,13 +157,13 @@ export function localRestApi(options: LocalRestApiOptions): LocalRestApi {
         if (error instanceof BodyTooLargeError) return reply('REQUEST_TOO_LARGE');
         throw error;
       }
-      let authorizer: Record<string, string> | null = null;
+      // One event per request: the authorizer's is made from it, and its context is added once allowed.
+      const event = restApiEvent(req, route.resource, { api: options.api, requestId, body });
       if (route.authorizer) {
-        const verdict = await authorize(req, route, DOORS[route.authorizer], requestId);
+        const verdict = await authorize(req, event, route, DOORS[route.authorizer]);
         if (!verdict.allowed) return reply(verdict.type, verdict.context);
-        authorizer = verdict.context;
+        event.requestContext.authorizer = verdict.context;
       }
-      const event = restApiEvent(req, route.resource, { api: options.api, requestId, authorizer, body });
       try {
         const handler = await handlerOf(route.function);
         // A streamed answer has the function's whole timeout (serverless.yml), not the 29 s of a buffered one.

@@ -1,5 +1,5 @@
 import { createServer as createHttpServer, request, type IncomingMessage, type Server as HttpServer, type ServerResponse } from 'node:http';
-import { createServer, type Server } from 'node:net';
+import { createServer, type Server, type Socket } from 'node:net';
 import type { AddressInfo } from 'node:net';
 
 /**
@@ -19,21 +19,7 @@ export async function closedPortEndpoint(): Promise<string> {
 }
 
 export async function silentEndpoint(): Promise<{ endpoint: string; close(): Promise<void> }> {
-  const sockets = new Set<import('node:net').Socket>();
-  const server: Server = createServer((socket) => {
-    sockets.add(socket);
-    socket.on('close', () => sockets.delete(socket));
-  });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const { port } = server.address() as AddressInfo;
-  return {
-    endpoint: `http://127.0.0.1:${port}`,
-    close: () =>
-      new Promise<void>((r) => {
-        for (const s of sockets) s.destroy();
-        server.close(() => r());
-      }),
-  };
+  return listenOnLoopback(createServer(() => undefined));
 }
 
 /** A listener that reads the start of each request and then resets the connection (RST, not FIN). */
@@ -46,24 +32,26 @@ export async function resettingEndpoint(): Promise<{ endpoint: string; resets: (
     });
     socket.on('error', () => undefined);
   });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const { port } = server.address() as AddressInfo;
-  return {
-    endpoint: `http://127.0.0.1:${port}`,
-    resets: () => resets,
-    close: () => new Promise<void>((r) => server.close(() => r())),
-  };
+  return { ...(await listenOnLoopback(server)), resets: () => resets };
 }
 
-/** Listens on an ephemeral loopback port; `close` drops open connections so a held request cannot keep it open. */
-async function listenOnLoopback(server: HttpServer): Promise<{ endpoint: string; close(): Promise<void> }> {
+/**
+ * Listens on an ephemeral loopback port (a TCP or an HTTP server); `close` drops open connections,
+ * so a held request or a silent socket cannot keep it open.
+ */
+async function listenOnLoopback(server: Server | HttpServer): Promise<{ endpoint: string; close(): Promise<void> }> {
+  const sockets = new Set<Socket>();
+  server.on('connection', (socket: Socket) => {
+    sockets.add(socket);
+    socket.on('close', () => sockets.delete(socket));
+  });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   const { port } = server.address() as AddressInfo;
   return {
     endpoint: `http://127.0.0.1:${port}`,
     close: () =>
       new Promise<void>((r) => {
-        server.closeAllConnections();
+        for (const socket of sockets) socket.destroy();
         server.close(() => r());
       }),
   };

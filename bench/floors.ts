@@ -43,37 +43,48 @@ export interface WireRun {
   kept: string[];
 }
 
+const NEXT_KEY_MARKER = Buffer.from('"LastEvaluatedKey":');
+const ITEMS_MARKER = Buffer.from('"Items":');
+
 /**
- * The key of the next page, cut from a Query answer's text without parsing it: the object after
- * the top-level `"LastEvaluatedKey":`, which DynamoDB Local writes before `Items` and dynalite
- * (like DynamoDB) after it. Only this service's items are read here, and none has an attribute of
- * that name, so the last occurrence after `Items`, or the one before it, is the top-level one.
+ * The next page's key, cut from the bytes of a Query answer without parsing it: the object after
+ * the top-level `"LastEvaluatedKey":` (dynalite and DynamoDB write it after `Items`, DynamoDB Local
+ * before), or undefined when there is none. Only this bench's items are read here, and none has an
+ * attribute of that name, so the one before `Items`, or else the last one, is the top-level one.
+ * Structural characters are ASCII, so the bytes are scanned as they are.
  */
-export function cutLastEvaluatedKey(page: string): string | undefined {
-  const marker = '"LastEvaluatedKey":';
-  const items = page.indexOf('"Items":');
-  const before = page.indexOf(marker);
-  const at = before >= 0 && before < items ? before : page.lastIndexOf(marker);
-  if (at < 0 || (at > items && before < 0)) return undefined;
-  const start = at + marker.length;
+export function cutNextKey(body: Uint8Array): Record<string, AttributeValue> | undefined {
+  const bytes = Buffer.from(body.buffer, body.byteOffset, body.byteLength);
+  const items = bytes.indexOf(ITEMS_MARKER);
+  const first = bytes.indexOf(NEXT_KEY_MARKER);
+  const at = first >= 0 && first < items ? first : bytes.lastIndexOf(NEXT_KEY_MARKER);
+  if (at < 0) return undefined;
+  const start = at + NEXT_KEY_MARKER.length;
   let depth = 0;
   let inString = false;
-  for (let i = start; i < page.length; i++) {
-    const c = page.charCodeAt(i);
+  for (let i = start; i < bytes.length; i++) {
+    const c = bytes[i];
     if (inString) {
-      if (c === 92) i++; // backslash: skip the escaped character
-      else if (c === 34) inString = false;
-    } else if (c === 34) inString = true;
-    else if (c === 123) depth++;
-    else if (c === 125 && --depth === 0) return page.slice(start, i + 1);
+      if (c === 0x5c) i++; // a backslash: the next character is escaped
+      else if (c === 0x22) inString = false;
+    } else if (c === 0x22) inString = true;
+    else if (c === 0x7b) depth++;
+    else if (c === 0x7d && --depth === 0) {
+      try {
+        const key: unknown = JSON.parse(bytes.toString('utf8', start, i + 1));
+        return key !== null && typeof key === 'object' && !Array.isArray(key) ? (key as Record<string, AttributeValue>) : undefined;
+      } catch {
+        return undefined;
+      }
+    } else if (depth === 0 && c !== 0x20) return undefined; // not an object
   }
-  throw new Error('a Query answer whose LastEvaluatedKey does not end');
+  return undefined;
 }
 
 const wireAgent = new Agent({ keepAlive: true, maxSockets: 1 });
 
 /** One Query as raw HTTP (no SDK: a signature-shaped header the local engines accept, never checked). */
-function rawQuery(endpoint: string, body: string): Promise<string> {
+function rawQuery(endpoint: string, body: string): Promise<Buffer> {
   const amzDate = '20260101T000000Z';
   return new Promise((resolve, reject) => {
     const req = request(
@@ -93,9 +104,9 @@ function rawQuery(endpoint: string, body: string): Promise<string> {
         const chunks: Buffer[] = [];
         res.on('data', (c: Buffer) => chunks.push(c));
         res.on('end', () => {
-          const text = Buffer.concat(chunks).toString('utf8');
-          if (res.statusCode !== 200) reject(new Error(`Query answered ${res.statusCode}: ${text.slice(0, 300)}`));
-          else resolve(text);
+          const page = Buffer.concat(chunks);
+          if (res.statusCode !== 200) reject(new Error(`Query answered ${res.statusCode}: ${page.toString('utf8', 0, 300)}`));
+          else resolve(page);
         });
         res.on('error', reject);
       },
@@ -107,25 +118,32 @@ function rawQuery(endpoint: string, body: string): Promise<string> {
 
 /**
  * The wire floor: the tenant's Query pages fetched as raw HTTP and discarded, one after another
- * (each page's key cut from its text): no SDK, no item parse, no JSON of the answer. What reading
- * the partition costs on this engine, with nothing else done.
+ * (each page's key cut from its bytes, see cutNextKey): no SDK, no item parse,
+ * no text of the answer. What reading the partition costs on this engine, with nothing else done.
+ *
+ * With `parse`, the read floor: the same, but each page is also decoded and parsed as JSON after
+ * the next page was asked for (as the service's reader does). The least any reader of the items
+ * does; on a machine whose cores the engine shares, that work alone slows the engine's pages.
  */
-export async function wireFloor(endpoint: string, table: string, pk: string, keepPages = 0): Promise<WireRun> {
+export async function wireFloor(endpoint: string, table: string, pk: string, options: { keepPages?: number; parse?: boolean } = {}): Promise<WireRun> {
+  const { keepPages = 0, parse = false } = options;
   const started = performance.now();
   const base = `{"TableName":${JSON.stringify(table)},"KeyConditionExpression":"pk = :pk","ExpressionAttributeValues":{":pk":{"S":${JSON.stringify(pk)}}}`;
-  let next: string | undefined;
+  let pending: Promise<Buffer> | undefined = rawQuery(endpoint, `${base}}`);
   let pages = 0;
   let bytes = 0;
   let firstPageMs = 0;
   const kept: string[] = [];
-  do {
-    const page = await rawQuery(endpoint, next ? `${base},"ExclusiveStartKey":${next}}` : `${base}}`);
+  while (pending) {
+    const page: Buffer = await pending;
     if (pages === 0) firstPageMs = performance.now() - started;
     pages += 1;
     bytes += page.length;
-    if (kept.length < keepPages) kept.push(page);
-    next = cutLastEvaluatedKey(page);
-  } while (next);
+    const next = cutNextKey(page);
+    pending = next ? rawQuery(endpoint, `${base},"ExclusiveStartKey":${JSON.stringify(next)}}`) : undefined;
+    if (kept.length < keepPages) kept.push(page.toString('utf8'));
+    if (parse && !Array.isArray((JSON.parse(page.toString('utf8')) as { Items?: unknown }).Items)) throw new Error('a Query answer without Items');
+  }
   return { ms: performance.now() - started, firstPageMs, pages, bytes, kept };
 }
 

@@ -53,7 +53,7 @@ async function countStreamed(ctx: BenchContext, event: unknown): Promise<{ bytes
 
 /**
  * GET /api/agents, streamed, for each tenant size: the wire floor (the same Query pages as raw HTTP,
- * discarded), the handler (the deployed bundle through the runtime stand-in: first byte and end)
+ * discarded) and the read floor (the same, each page also parsed), the handler (the deployed bundle through the runtime stand-in: first byte and end)
  * and the local stack over HTTP, interleaved; the CPU floor on a sample of the pages; one
  * invocation in a fresh Lambda-like process (peak RSS, CPU, first byte).
  */
@@ -64,8 +64,9 @@ export async function inventoryFigure(ctx: BenchContext): Promise<void> {
     const pk = agentsPartition(tenant);
     const token = await ctx.issuer.sign({ issuer: ctx.issuerUrl, audience: ctx.audience, tenant, subject: 'bench' });
     const runs = runsFor(ctx.quick, agents);
-    ctx.say(`inventory, ${n(agents)} agents: wire floor, handler and HTTP, ${runs} interleaved runs`);
+    ctx.say(`inventory, ${n(agents)} agents: wire and read floors, handler and HTTP, ${runs} interleaved runs`);
     const wire: WireRun[] = [];
+    const read: number[] = [];
     const handler: { firstByteMs: number; ms: number; status: number; bytes: number }[] = [];
     const http: { firstByteMs: number; ms: number; status: number; bytes: number }[] = [];
     let kept: string[] = [];
@@ -73,9 +74,12 @@ export async function inventoryFigure(ctx: BenchContext): Promise<void> {
     await interleaved(
       {
         wire: async () => {
-          const run = await wireFloor(ctx.engineEndpoint, ctx.dataTable, pk, kept.length === 0 ? CPU_FLOOR_PAGES : 0);
+          const run = await wireFloor(ctx.engineEndpoint, ctx.dataTable, pk, { keepPages: kept.length === 0 ? CPU_FLOOR_PAGES : 0 });
           if (run.kept.length > 0) kept = run.kept;
           wire.push(run);
+        },
+        read: async () => {
+          read.push((await wireFloor(ctx.engineEndpoint, ctx.dataTable, pk, { parse: true })).ms);
         },
         handler: async () => {
           const started = performance.now();
@@ -116,6 +120,7 @@ export async function inventoryFigure(ctx: BenchContext): Promise<void> {
       runs,
       pages,
       wire: { ms: wireMs, firstPageMs: median(w.map((r) => r.firstPageMs)), pageMs: wireMs / pages, bytes: w[0]!.bytes },
+      readFloorMs: median(measured(read)),
       handler: { ms: median(h.map((r) => r.ms)), firstByteMs: median(h.map((r) => r.firstByteMs)), status: h[0]!.status },
       http: { ms: median(ht.map((r) => r.ms)), firstByteMs: median(ht.map((r) => r.firstByteMs)), status: ht[0]!.status },
       bytes: { json: jsonBytes, gzip: h[0]!.bytes, plainSent: plain.bytes, plainOutcome },
@@ -131,7 +136,7 @@ export async function inventoryFigure(ctx: BenchContext): Promise<void> {
     });
     const r = ctx.results.inventory.at(-1)!;
     ctx.say(
-      `  ${n(pages)} pages; wire ${n(r.wire.ms)} ms (first page ${n(r.wire.firstPageMs)} ms); handler ${n(r.handler.ms)} ms (first byte ${n(r.handler.firstByteMs)} ms); ` +
+      `  ${n(pages)} pages; wire ${n(r.wire.ms)} ms (first page ${n(r.wire.firstPageMs)} ms); read floor ${n(r.readFloorMs ?? 0)} ms; handler ${n(r.handler.ms)} ms (first byte ${n(r.handler.firstByteMs)} ms); ` +
         `HTTP ${n(r.http.ms)} ms (first byte ${n(r.http.firstByteMs)} ms); gzip ${n(r.bytes.gzip)} B, JSON ${n(r.bytes.json)} B; ` +
         `CPU ${r.fresh.cpuPerThousandAgentsMs.toFixed(1)} ms/1k agents (floor ${r.cpuFloor.perThousandAgentsMs.toFixed(1)}); fresh ${n(r.fresh.maxRssMiB)} MiB`,
     );

@@ -21,6 +21,8 @@ export interface BenchResults {
     pages: number;
     /** The wire floor: the same Query pages as raw HTTP, discarded. */
     wire: { ms: number; firstPageMs: number; pageMs: number; bytes: number };
+    /** The read floor: the same pages, the next asked for before each is parsed as JSON (absent in runs before it was measured). */
+    readFloorMs?: number;
     /** The deployed bundle through the runtime stand-in, in this process. */
     handler: { ms: number; firstByteMs: number; status: number };
     /** The local stack over HTTP (its listener writes the stream as it comes). */
@@ -179,7 +181,7 @@ export function performanceSection(r: BenchResults): string {
   lines.push('![GET /api/agents: time against tenant size, service against the wire floor](bench/results.svg)');
   lines.push('');
   lines.push(
-    "**Inventory** (`GET /api/agents`, streamed, `Accept-Encoding: gzip`). Wire floor: the tenant's `Query` pages fetched as raw HTTP one after another and discarded (no SDK, no item parse; the next page's key cut from the page's text). Handler: the deployed bundle called through the Lambda runtime stand-in (`infra/local/streaming.ts`), first and last byte. HTTP: the local stack, whose listener writes the stream to the socket as it comes (emulated authorizer included). CPU floor: parsing the pages, serializing their items and gzipping the text, nothing else (on a sample of the pages). Fresh process: one invocation of the bundle in a new `node` (a cold Lambda), bytes dropped as they come" +
+    "**Inventory** (`GET /api/agents`, streamed, `Accept-Encoding: gzip`). Wire floor: the tenant's `Query` pages fetched as raw HTTP one after another and discarded (no SDK, no item parse; the next page's key cut from the page's bytes). Read floor: the same, with each page also decoded and parsed as JSON after the next one was asked for, the least any reader of the items does; on these two cores that work alone slows the engine, which shares them. Handler: the deployed bundle called through the Lambda runtime stand-in (`infra/local/streaming.ts`), first and last byte. HTTP: the local stack, whose listener writes the stream to the socket as it comes (emulated authorizer included). CPU floor: parsing the pages, serializing their items and gzipping the text, nothing else (on a sample of the pages). Fresh process: one invocation of the bundle in a new `node` (a cold Lambda), bytes dropped as they come" +
       (r.freshHeapFlags
         ? `, with the V8 heap flags the deployed function has (\`${r.freshHeapFlags}\`, serverless.yml): what the process holds is a few pages at a time, and the flags keep V8 from letting their garbage pile up before it collects (docs/decisions.md, "The inventory's heap").`
         : r.freshHeapCapMb
@@ -187,11 +189,11 @@ export function performanceSection(r: BenchResults): string {
           : ', its V8 heap not capped (V8 then sizes the heap from the machine and collects lazily: peak RSS then follows the garbage not yet collected, not what is held).'),
   );
   lines.push('');
-  lines.push('| agents | pages | wire floor (first page) | handler: first / last byte | ratio | HTTP: first / last byte | ratio | gzip / JSON | CPU per 1,000 agents (floor) | fresh process: peak RSS |');
-  lines.push('| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |');
+  lines.push('| agents | pages | wire floor (first page) | read floor | handler: first / last byte | ratio | HTTP: first / last byte | ratio | gzip / JSON | CPU per 1,000 agents (floor) | fresh process: peak RSS |');
+  lines.push('| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |');
   for (const i of r.inventory) {
     lines.push(
-      `| ${n(i.agents)} | ${n(i.pages)} | ${ms(i.wire.ms)} ms (${ms(i.wire.firstPageMs)} ms) | ${ms(i.handler.firstByteMs)} / ${ms(i.handler.ms)} ms | ${x(i.handler.ms / i.wire.ms)} | ${ms(i.http.firstByteMs)} / ${ms(i.http.ms)} ms | ${x(i.http.ms / i.wire.ms)} | ${mb(i.bytes.gzip)} / ${mb(i.bytes.json)} | ${i.fresh.cpuPerThousandAgentsMs.toFixed(1)} ms (${i.cpuFloor.perThousandAgentsMs.toFixed(1)} ms) | ${n(i.fresh.maxRssMiB)} MiB |`,
+      `| ${n(i.agents)} | ${n(i.pages)} | ${ms(i.wire.ms)} ms (${ms(i.wire.firstPageMs)} ms) | ${i.readFloorMs === undefined ? '–' : `${ms(i.readFloorMs)} ms (${x(i.readFloorMs / i.wire.ms)})`} | ${ms(i.handler.firstByteMs)} / ${ms(i.handler.ms)} ms | ${x(i.handler.ms / i.wire.ms)} | ${ms(i.http.firstByteMs)} / ${ms(i.http.ms)} ms | ${x(i.http.ms / i.wire.ms)} | ${mb(i.bytes.gzip)} / ${mb(i.bytes.json)} | ${i.fresh.cpuPerThousandAgentsMs.toFixed(1)} ms (${i.cpuFloor.perThousandAgentsMs.toFixed(1)} ms) | ${n(i.fresh.maxRssMiB)} MiB |`,
     );
   }
   lines.push('');

@@ -3,6 +3,8 @@ import { configDefaults, defineConfig } from 'vitest/config';
 
 /** The test files that check the template `npm run package` writes. */
 const TEMPLATE_TESTS = ['test/infra/template.test.ts', 'test/infra/template-spec.test.ts', 'test/infra/tenant-fence-iam.test.ts'];
+/** Unit files that set process.env for modules that read it once (config, Powertools): each in a process of its own. */
+const UNIT_TESTS_WITH_ENV = ['test/unit/authorizer.test.ts', 'test/unit/observability.test.ts', 'test/unit/openapi.test.ts'];
 
 export default defineConfig({
   test: {
@@ -29,7 +31,16 @@ export default defineConfig({
         extends: true,
         test: { name: 'template', include: [...TEMPLATE_TESTS], globalSetup: ['test/helpers/template-setup.ts'] },
       },
-      { extends: true, test: { name: 'service', include: ['test/**/*.test.ts'], exclude: [...configDefaults.exclude, ...TEMPLATE_TESTS] } },
+      // The other unit files change no environment and no shared module: they share a worker's
+      // modules instead of importing them again each (measured: test/unit from 22 s to 10 s).
+      {
+        extends: true,
+        test: { name: 'unit', include: ['test/unit/**/*.test.ts'], exclude: [...configDefaults.exclude, ...UNIT_TESTS_WITH_ENV], isolate: false },
+      },
+      {
+        extends: true,
+        test: { name: 'service', include: ['test/{e2e,integration,infra}/**/*.test.ts', ...UNIT_TESTS_WITH_ENV], exclude: [...configDefaults.exclude, ...TEMPLATE_TESTS] },
+      },
     ],
   },
 });

@@ -1,5 +1,6 @@
-import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { execFile, spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { OFFLINE_PACKAGING_ENV, ROOT } from '../../infra/build.js';
@@ -31,19 +32,44 @@ export interface PackagedTemplate {
 /** The safety net for a hung osls; packaging takes seconds. */
 const PACKAGING_TIMEOUT_MS = 240_000;
 
+/** Written into the package folder when packaging ends: its exit and output. */
+const OUTCOME_FILE = '.packaging-outcome.json';
+
 /**
- * Runs `npm run package` as a user would (build, then osls package), offline (no network at all
- * where `unshare` allows) and without AWS credentials, into a fresh folder, and reads the template
- * and the service state osls wrote there. Run once per test run, by the template project's global
- * setup (test/helpers/template-setup.ts), which hands the result to the template test files: nothing
- * else builds into dist/ during a run, so osls reads one consistent build.
+ * Starts `npm run package` as a user would run it (build, then osls package), offline (no network
+ * at all where `unshare` allows) and without AWS credentials, into a fresh folder, and returns that
+ * folder at once; the outcome is written into it when packaging ends (see packagedTemplate).
+ * Started once per test run by the template project's global setup
+ * (test/helpers/template-setup.ts), so the other files run while it packages: nothing else builds
+ * into dist/ during a run, so osls reads one consistent build.
  */
-export async function packageTemplate(): Promise<PackagedTemplate> {
+export function startPackaging(): { outDir: string; ended: Promise<void> } {
   const outDir = mkdtempSync(join(tmpdir(), 'osls-package-'));
   const command = ['npm', 'run', '--silent', 'package', '--', '--package', outDir];
   const [file, ...args] = canCutNetwork ? ['unshare', '-n', ...command] : command;
-  const run = spawnSync(file!, args, { cwd: ROOT, encoding: 'utf8', env: credentialFreeEnv(), timeout: PACKAGING_TIMEOUT_MS });
-  if (run.status !== 0) throw new Error(`npm run package failed (${run.status ?? run.signal}):\n${run.stdout}\n${run.stderr}`);
+  const ended = new Promise<void>((resolve) => {
+    execFile(file!, args, { cwd: ROOT, encoding: 'utf8', env: credentialFreeEnv(), timeout: PACKAGING_TIMEOUT_MS, maxBuffer: 16 * 1024 * 1024 }, (error, stdout, stderr) => {
+      const status = error ? (typeof error.code === 'number' ? error.code : (error.signal ?? String(error.code))) : 0;
+      writeFileSync(join(outDir, OUTCOME_FILE), JSON.stringify({ status, stdout, stderr }));
+      resolve();
+    });
+  });
+  return { outDir, ended };
+}
+
+/**
+ * The template and the service state osls wrote into `outDir` (from startPackaging), once its
+ * packaging has ended; throws with osls's output when it failed.
+ */
+export async function packagedTemplate(outDir: string): Promise<PackagedTemplate> {
+  const outcomeFile = join(outDir, OUTCOME_FILE);
+  const deadline = Date.now() + PACKAGING_TIMEOUT_MS + 10_000;
+  while (!existsSync(outcomeFile)) {
+    if (Date.now() > deadline) throw new Error(`npm run package wrote no outcome into ${outDir}`);
+    await sleep(100);
+  }
+  const outcome = JSON.parse(readFileSync(outcomeFile, 'utf8')) as { status: number | string; stdout: string; stderr: string };
+  if (outcome.status !== 0) throw new Error(`npm run package failed (${outcome.status}):\n${outcome.stdout}\n${outcome.stderr}`);
   return {
     outDir,
     template: JSON.parse(readFileSync(join(outDir, 'cloudformation-template-update-stack.json'), 'utf8')) as Json,
@@ -51,8 +77,8 @@ export async function packageTemplate(): Promise<PackagedTemplate> {
   };
 }
 
-export function removePackage(packaged: PackagedTemplate | undefined): void {
-  if (packaged) rmSync(packaged.outDir, { recursive: true, force: true });
+export function removePackage(outDir: string): void {
+  rmSync(outDir, { recursive: true, force: true });
 }
 
 /**

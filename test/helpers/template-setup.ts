@@ -1,20 +1,24 @@
 import type { TestProject } from 'vitest/node';
-import { packageTemplate, removePackage, type PackagedTemplate } from './package.js';
+import { removePackage, startPackaging } from './package.js';
 
 declare module 'vitest' {
   export interface ProvidedContext {
-    /** The template `npm run package` wrote, packaged once per run for every template test file. */
-    packagedTemplate: PackagedTemplate;
+    /** The folder `npm run package` writes into, once per run, for every template test file (read it with packagedTemplate). */
+    packagingDir: string;
   }
 }
 
 /**
- * Global setup of the `template` test project (vitest.config.ts): packages the template once, before
- * the template test files run, and removes it after them. Vitest calls it only when a template test
- * is queued, so a run of other files never packages.
+ * Global setup of the `template` test project (vitest.config.ts): starts packaging the template
+ * once and hands its folder to the template test files, which wait for it (packagedTemplate);
+ * the other files run meanwhile instead of waiting the packaging out. Removes the folder after the
+ * run. Vitest calls it only when a template test is queued, so a run of other files never packages.
  */
-export default async function setup(project: TestProject): Promise<() => void> {
-  const packaged = await packageTemplate();
-  project.provide('packagedTemplate', packaged);
-  return () => removePackage(packaged);
+export default function setup(project: TestProject): () => Promise<void> {
+  const { outDir, ended } = startPackaging();
+  project.provide('packagingDir', outDir);
+  return async () => {
+    await ended;
+    removePackage(outDir);
+  };
 }

@@ -5,7 +5,7 @@ import type { SpecDatabase } from '@aws-cdk/service-spec-types';
 import { beforeAll, describe, expect, inject, it } from 'vitest';
 import { formatProblem, type TemplateProblem } from '../../infra/template-spec/problems.js';
 import { validateTemplate } from '../../infra/template-spec/validate.js';
-import { fragmentResourceIds, type Json } from '../helpers/package.js';
+import { fragmentResourceIds, packagedTemplate, type Json } from '../helpers/package.js';
 
 /**
  * The template `npm run package` writes, checked offline against AWS's CloudFormation resource
@@ -17,14 +17,15 @@ const FIXTURE = join(import.meta.dirname, '..', 'fixtures', 'templates', 'one-mi
 
 let spec: SpecDatabase;
 
+// Packaged once per run, started by the template project's global setup (test/helpers/template-setup.ts).
+const { template } = await packagedTemplate(inject('packagingDir'));
+
 beforeAll(async () => {
   spec = await loadAwsServiceSpec();
 }, 60_000);
 
 describe('Template: checked against AWS resource specification', () => {
   describe('the template npm run package writes', () => {
-    // Packaged once per run by the template project's global setup (test/helpers/template-setup.ts).
-    const { template } = inject('packagedTemplate');
 
     it('has only known resource types and properties, every required property, and no reference to anything undeclared', () => {
       const problems = validateTemplate(template, spec);

@@ -10,7 +10,7 @@ import { INVENTORY_HEAP_FLAGS } from '../../infra/inventory-heap.js';
 import { ROUTES, type Route } from '../../infra/local/routes.js';
 import { DOORS } from '../../lib/auth/doors.js';
 import { METRIC, METRICS_NAMESPACE } from '../../lib/observability/metrics.js';
-import { canCutNetwork, credentialFreeEnv, fragmentResourceIds, type Json } from '../helpers/package.js';
+import { canCutNetwork, credentialFreeEnv, fragmentResourceIds, packagedTemplate, type Json } from '../helpers/package.js';
 import { readZip } from './zip.js';
 
 /**
@@ -32,8 +32,8 @@ const EXAMPLE = {
   brokerSecretArn: 'arn:aws:secretsmanager:us-east-1:123456789012:secret:mcp-broker-client-secret-AbCdEf',
 };
 
-// Packaged once per run by the template project's global setup (test/helpers/template-setup.ts).
-const { template, state } = inject('packagedTemplate');
+// Packaged once per run, started by the template project's global setup (test/helpers/template-setup.ts).
+const { template, state } = await packagedTemplate(inject('packagingDir'));
 
 const resources = (): Array<[string, Json]> => Object.entries(template.Resources as Json);
 const ofType = (type: string): Array<[string, Json]> => resources().filter(([, r]) => r.Type === type);

@@ -3,7 +3,7 @@ import { beforeAll, describe, expect, inject, it } from 'vitest';
 import { agentsPartition, auditPartition, policyKey, samplesPartition } from '../../lib/store/keys.js';
 import { tenantSessionRequest, type FenceKind } from '../../lib/store/tenant-fence.js';
 import { decide, resolveIntrinsics, sessionArn, templateRoles, type Decision, type TemplateRole } from '../helpers/iam.js';
-import type { Json } from '../helpers/package.js';
+import { packagedTemplate, type Json } from '../helpers/package.js';
 
 /**
  * The tenant fence, judged by an independent IAM evaluator (`@cloud-copilot/iam-simulate`), not by
@@ -21,14 +21,14 @@ let roles: Record<string, TemplateRole>;
 let dataTable: string;
 let auditTable: string;
 
-beforeAll(() => {
-  // Packaged once per run by the template project's global setup (test/helpers/template-setup.ts).
-  const { template } = inject('packagedTemplate');
+beforeAll(async () => {
+  // Packaged once per run, started by the template project's global setup (test/helpers/template-setup.ts).
+  const { template } = await packagedTemplate(inject('packagingDir'));
   roles = templateRoles(template);
   const tables = template.Resources as Json;
   dataTable = resolveIntrinsics({ 'Fn::GetAtt': ['DataTable', 'Arn'] }, tables) as string;
   auditTable = resolveIntrinsics({ 'Fn::GetAtt': ['AuditTable', 'Arn'] }, tables) as string;
-});
+}, 300_000); // waits for the run's packaging, which may still be going
 
 /** Tenant ids as issuers write them, the awkward ones favoured (issue 16). */
 const TENANTS = [

@@ -7,7 +7,7 @@ import { GZIP_LEVEL, STREAMED_RESPONSE_LIMIT_BYTES, StreamedResponseTooLargeErro
 import { agentsPartition } from '../lib/store/keys.js';
 import type { BenchContext } from './context.js';
 import { cpuFloor, httpGet, wireFloor, type WireRun } from './floors.js';
-import { freshInvocation, type FreshRun } from './processes.js';
+import { freshInvocation, INVENTORY_YOUNG_GENERATION, type FreshRun } from './processes.js';
 import { interleaved, median, n } from './stats.js';
 
 /** Realistic tenants measured: the full run's sizes are those of large MSP and enterprise tenants. */
@@ -59,6 +59,7 @@ async function countStreamed(ctx: BenchContext, event: unknown): Promise<{ bytes
  */
 export async function inventoryFigure(ctx: BenchContext): Promise<void> {
   ctx.results.freshHeapFlags = INVENTORY_HEAP_FLAGS.join(' ');
+  ctx.results.youngGeneration = INVENTORY_YOUNG_GENERATION.join(' ');
   for (const agents of inventorySizes(ctx.quick)) {
     const tenant = tenantOf(agents);
     const pk = agentsPartition(tenant);

@@ -1,6 +1,14 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import { ROOT } from '../infra/build.js';
+import { INVENTORY_HEAP_FLAGS } from '../infra/inventory-heap.js';
+
+/**
+ * The inventory function's young-generation flag: the processes that run its handler many times
+ * (the bench itself, the local stack) run with it, as the function does; its old-space cap is for
+ * one invocation in a fresh process (freshInvocation), not for a bench holding the tenants' data.
+ */
+export const INVENTORY_YOUNG_GENERATION: readonly string[] = INVENTORY_HEAP_FLAGS.filter((flag) => flag.startsWith('--max-semi-space-size='));
 
 /** A child process the bench started, stopped by its own id when the bench ends. */
 export interface Child {
@@ -17,8 +25,8 @@ export async function stopChildren(): Promise<void> {
 }
 
 /** Starts `node [--import tsx] script` and resolves once `ready` matches its output. */
-async function startChild(script: string, env: Record<string, string>, ready: RegExp, timeoutMs = 60_000): Promise<Child & { match: RegExpExecArray }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', script], {
+async function startChild(script: string, env: Record<string, string>, ready: RegExp, nodeFlags: readonly string[] = [], timeoutMs = 60_000): Promise<Child & { match: RegExpExecArray }> {
+  const child = spawn(process.execPath, [...nodeFlags, '--import', 'tsx', script], {
     cwd: ROOT,
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -54,12 +62,16 @@ export async function startEngine(): Promise<Child & { endpoint: string }> {
   return { ...child, endpoint: child.match[1]! };
 }
 
-/** The local stack of `npm start` in its own process, on free ports, on the given engine, unseeded. */
+/**
+ * The local stack of `npm start` in its own process, on free ports, on the given engine, unseeded,
+ * with the young generation the inventory function has (INVENTORY_YOUNG_GENERATION).
+ */
 export async function startStack(env: Record<string, string>): Promise<Child & { publicUrl: string; privateUrl: string }> {
   const child = await startChild(
     'infra/local/start.ts',
     { PORT: '0', PRIVATE_PORT: '0', SEED: 'none', POWERTOOLS_LOG_LEVEL: 'SILENT', POWERTOOLS_METRICS_DISABLED: 'true', ...env },
     /public\s+(http:\/\/\S+?)\/api\/agents[\s\S]*private\s+(http:\/\/\S+?)\/api\/mcp\/endpoint/,
+    INVENTORY_YOUNG_GENERATION,
   );
   return { ...child, publicUrl: child.match[1]!, privateUrl: child.match[2]! };
 }

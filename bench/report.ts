@@ -66,6 +66,8 @@ export interface BenchResults {
   freshHeapCapMb?: number;
   /** The V8 heap flags the fresh inventory processes ran with: the inventory function's own (infra/inventory-heap.ts). */
   freshHeapFlags?: string;
+  /** The young-generation flag the bench process and the local stack ran with (absent in runs before it was set). */
+  youngGeneration?: string;
   /** The inventory function's memory and timeout, from the largest tenant (bench/targets.ts sizing). */
   sizing:
     | {
@@ -181,7 +183,9 @@ export function performanceSection(r: BenchResults): string {
   lines.push('![GET /api/agents: time against tenant size, service against the wire floor](bench/results.svg)');
   lines.push('');
   lines.push(
-    "**Inventory** (`GET /api/agents`, streamed, `Accept-Encoding: gzip`). Wire floor: the tenant's `Query` pages fetched as raw HTTP one after another and discarded (no SDK, no item parse; the next page's key cut from the page's bytes). Read floor: the same, with each page also decoded and parsed as JSON after the next one was asked for, the least any reader of the items does; on these two cores that work alone slows the engine, which shares them. Handler: the deployed bundle called through the Lambda runtime stand-in (`infra/local/streaming.ts`), first and last byte. HTTP: the local stack, whose listener writes the stream to the socket as it comes (emulated authorizer included). CPU floor: parsing the pages, serializing their items and gzipping the text, nothing else (on a sample of the pages). Fresh process: one invocation of the bundle in a new `node` (a cold Lambda), bytes dropped as they come" +
+    "**Inventory** (`GET /api/agents`, streamed, `Accept-Encoding: gzip`). Wire floor: the tenant's `Query` pages fetched as raw HTTP one after another and discarded (no SDK, no item parse; the next page's key cut from the page's bytes). Read floor: the same, with each page also decoded and parsed as JSON after the next one was asked for, the least any reader of the items does; on these two cores that work alone slows the engine, which shares them. Handler: the deployed bundle called through the Lambda runtime stand-in (`infra/local/streaming.ts`), first and last byte" +
+      (r.youngGeneration ? `, in a process with the function's young generation (\`${r.youngGeneration}\`), as the local stack` : '') +
+      ". HTTP: the local stack, whose listener writes the stream to the socket as it comes (emulated authorizer included). CPU floor: parsing the pages, serializing their items and gzipping the text, nothing else (on a sample of the pages). Fresh process: one invocation of the bundle in a new `node` (a cold Lambda), bytes dropped as they come" +
       (r.freshHeapFlags
         ? `, with the V8 heap flags the deployed function has (\`${r.freshHeapFlags}\`, serverless.yml): what the process holds is a few pages at a time, and the flags keep V8 from letting their garbage pile up before it collects (docs/decisions.md, "The inventory's heap").`
         : r.freshHeapCapMb

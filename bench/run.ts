@@ -9,7 +9,9 @@
  * writes bench/results.quick.json and .svg only; the full run also writes README "Performance".
  * Exits 1 when a target is missed.
  */
+import { spawnSync } from 'node:child_process';
 import { benchContext, type BenchContext } from './context.js';
+import { INVENTORY_YOUNG_GENERATION } from './processes.js';
 import { coldStartFigure } from './cold-start.js';
 import { fencingFigure } from './fencing.js';
 import { gzipLevelsFigure } from './gzip-levels.js';
@@ -23,6 +25,12 @@ import { realisticAgents } from '../infra/local/generator.js';
 import { ROOT } from '../infra/build.js';
 
 const quick = process.argv.includes('--quick');
+
+// The handlers measured in this process run with the inventory function's young generation, as deployed: start over with it.
+if (!INVENTORY_YOUNG_GENERATION.every((flag) => process.execArgv.includes(flag))) {
+  const again = spawnSync(process.execPath, [...INVENTORY_YOUNG_GENERATION, ...process.execArgv, ...process.argv.slice(1)], { stdio: 'inherit' });
+  process.exit(again.status ?? 2);
+}
 
 /** Shared between figures: the observed endpoint's id, once seeded. */
 const state = { observedAgentId: '' };

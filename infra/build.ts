@@ -17,14 +17,15 @@
  *   version we run (the runtime's copy changes under us without notice).
  * - Target node20: the machines that build and test run Node 20; nodejs22.x runs that syntax too.
  * - Size (`npm run bench` measures each bundle against its target; dist/<function>.meta.json says
- *   what is in it): zod is imported as a namespace (`import * as z from 'zod'`), so esbuild keeps
- *   only what is used (`import { z }` pulls in all of zod, 261 KiB of it locales); the SDK's
- *   credential chain is replaced by the environment's credentials
- *   (infra/bundle/credential-provider-env-only.ts), which is all a Lambda function has, dropping
- *   the SSO, STS and sign-in clients the chain brings; the SDK's event-stream support and DynamoDB
- *   endpoint discovery, which no function uses, are left out the same way (no-event-streams.ts,
- *   no-endpoint-discovery.ts); zod's JSON Schema generator, which zod attaches to every schema, is
- *   left out of the functions that never generate one (no-json-schema.ts); and the SDK clients'
+ *   what is in it): the service's own schemas (lib/config.ts, lib/contract/, lib/store/records.ts)
+ *   use zod/mini (`import * as z from 'zod/mini'`), whose functions esbuild keeps only when used,
+ *   and which attaches no JSON Schema generator to its schemas, with English set once from
+ *   `zod/locales` (lib/zod-english.ts; the `z.locales` namespace would pull in all 260 KiB of them);
+ *   classic zod is left to the MCP door, whose SDK is built on it. The SDK's credential chain is
+ *   replaced by the environment's credentials (infra/bundle/credential-provider-env-only.ts), which
+ *   is all a Lambda function has, dropping the SSO, STS and sign-in clients the chain brings; the
+ *   SDK's event-stream support and DynamoDB endpoint discovery, which no function uses, are left
+ *   out the same way (no-event-streams.ts, no-endpoint-discovery.ts); and the SDK clients'
  *   package.json is cut to the name and version they read.
  * - Source maps are external with no sources inside; Lambda runs with
  *   NODE_OPTIONS=--enable-source-maps, so stack traces point at the TypeScript lines.
@@ -84,18 +85,6 @@ const replaceModules: Plugin = {
   },
 };
 
-/** zod's JSON Schema generator, left out of the bundles of functions that never generate one (infra/bundle/no-json-schema.ts). */
-const NO_JSON_SCHEMA = join(ROOT, 'infra', 'bundle', 'no-json-schema.ts');
-
-const noJsonSchema: Plugin = {
-  name: 'no-json-schema',
-  setup(b) {
-    b.onResolve({ filter: /(^|\/)(json-schema-processors|to-json-schema)\.js$/ }, (args) =>
-      /[\\/]node_modules[\\/]zod[\\/]/.test(args.resolveDir) ? { path: NO_JSON_SCHEMA } : undefined,
-    );
-  },
-};
-
 /**
  * The SDK clients import their whole package.json for one field, their version (in the user agent):
  * the bundles get that field alone.
@@ -110,14 +99,8 @@ const packageVersionOnly: Plugin = {
   },
 };
 
-/** The functions whose bundles keep zod's JSON Schema generator: the MCP door lists its tools' schemas. */
-const GENERATES_JSON_SCHEMA: ReadonlySet<string> = new Set(['mcp']);
-
-/**
- * The esbuild options of every function bundle (the bench builds its floor bundle with them too).
- * `jsonSchema: false` leaves zod's JSON Schema generator out (see noJsonSchema).
- */
-export function bundleOptions(entry: string, outfile: string, { jsonSchema = true }: { jsonSchema?: boolean } = {}): BuildOptions & { metafile: true } {
+/** The esbuild options of every function bundle (the bench builds its floor bundle with them too). */
+export function bundleOptions(entry: string, outfile: string): BuildOptions & { metafile: true } {
   return {
     entryPoints: [entry],
     outfile,
@@ -135,7 +118,7 @@ export function bundleOptions(entry: string, outfile: string, { jsonSchema = tru
     banner: { js: REQUIRE_SHIM },
     metafile: true,
     logLevel: 'warning',
-    plugins: [replaceModules, packageVersionOnly, ...(jsonSchema ? [] : [noJsonSchema])],
+    plugins: [replaceModules, packageVersionOnly],
   };
 }
 
@@ -146,7 +129,7 @@ export async function buildFunction(name: FunctionName, dist = DIST): Promise<Bu
   const outDir = join(dist, name);
   rmSync(outDir, { recursive: true, force: true });
   const bundle = join(outDir, 'index.mjs');
-  const result = await build(bundleOptions(entry, bundle, { jsonSchema: GENERATES_JSON_SCHEMA.has(name) }));
+  const result = await build(bundleOptions(entry, bundle));
   writeFileSync(join(dist, `${name}.meta.json`), JSON.stringify(result.metafile));
   const zip = join(dist, `${name}.zip`);
   writeFileAtomically(zip, await zipDirectory(outDir));

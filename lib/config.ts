@@ -1,17 +1,21 @@
-import * as z from 'zod';
+import * as z from 'zod/mini';
+import './zod-english.js';
 
 const PORT_RULE = 'must be a port number from 0 to 65535';
 /** A port; an empty variable counts as unset. */
-const port = z.preprocess(
-  (v) => (typeof v === 'string' && v.trim() === '' ? undefined : v),
-  z.coerce.number({ error: PORT_RULE }).int(PORT_RULE).min(0, PORT_RULE).max(65535, PORT_RULE).optional(),
+const port = z.pipe(
+  z.transform((v: unknown) => (typeof v === 'string' && v.trim() === '' ? undefined : v)),
+  z.optional(z.coerce.number({ error: PORT_RULE }).check(z.int(PORT_RULE), z.minimum(0, PORT_RULE), z.maximum(65535, PORT_RULE))),
 );
-const positiveInt = z.coerce.number().int().positive();
+const positiveInt = z.coerce.number().check(z.int(), z.positive());
 /** An empty variable counts as unset, so `FOO= npm start` falls back to the default. */
-const optionalText = z
-  .string()
-  .optional()
-  .transform((v) => (v === undefined || v.trim() === '' ? undefined : v.trim()));
+const optionalText = z.pipe(
+  z.optional(z.string()),
+  z.transform((v: string | undefined) => (v === undefined || v.trim() === '' ? undefined : v.trim())),
+);
+/** `optionalText`, then `schema` when the variable is set. */
+const optionalTextThen = <T extends z.ZodMiniType<unknown, string>>(schema: T) => z.pipe(optionalText, z.optional(schema));
+const ROLE_ARN = z.string().check(z.regex(/^arn:aws[a-z-]*:iam::[0-9]{12}:role\//, 'must be an IAM role ARN'));
 
 /** A comma-separated list, spaces around entries ignored, empty entries dropped. */
 function list(value: string): readonly string[] {
@@ -23,55 +27,56 @@ function list(value: string): readonly string[] {
   );
 }
 
-const EnvSchema = z
-  .object({
-    PORT: port.transform((v) => v ?? 3000),
-    PRIVATE_PORT: port.transform((v) => v ?? 3001),
-    DYNAMODB_PORT: port.transform((v) => v ?? 8000),
-    AWS_REGION: z.string().min(1).default('us-east-1'),
-    DATA_TABLE: z.string().min(3).default('endpoint-data'),
-    AUDIT_TABLE: z.string().min(3).default('endpoint-audit'),
-    DYNAMODB_ENDPOINT: optionalText.pipe(z.url().optional()),
-    DYNAMODB_TIMEOUT_MS: positiveInt.default(3000),
-    DYNAMODB_MAX_ATTEMPTS: positiveInt.max(10).default(3),
-    TENANT_CLAIM: z.string().min(1).default('tenant_id'),
-    ENDPOINT_SCOPE_CLAIM: z.string().min(1).default('endpoint_groups'),
-    ONLINE_GRACE_SECONDS: positiveInt.default(120),
-    OBSERVATION_TTL_SECONDS: positiveInt.default(600),
-    SAMPLE_RETENTION_DAYS: positiveInt.default(8),
+const EnvSchema = z.pipe(
+  z.object({
+    PORT: z.pipe(port, z.transform((v) => v ?? 3000)),
+    PRIVATE_PORT: z.pipe(port, z.transform((v) => v ?? 3001)),
+    DYNAMODB_PORT: z.pipe(port, z.transform((v) => v ?? 8000)),
+    AWS_REGION: z._default(z.string().check(z.minLength(1)), 'us-east-1'),
+    DATA_TABLE: z._default(z.string().check(z.minLength(3)), 'endpoint-data'),
+    AUDIT_TABLE: z._default(z.string().check(z.minLength(3)), 'endpoint-audit'),
+    DYNAMODB_ENDPOINT: optionalTextThen(z.url()),
+    DYNAMODB_TIMEOUT_MS: z._default(positiveInt, 3000),
+    DYNAMODB_MAX_ATTEMPTS: z._default(positiveInt.check(z.maximum(10)), 3),
+    TENANT_CLAIM: z._default(z.string().check(z.minLength(1)), 'tenant_id'),
+    ENDPOINT_SCOPE_CLAIM: z._default(z.string().check(z.minLength(1)), 'endpoint_groups'),
+    ONLINE_GRACE_SECONDS: z._default(positiveInt, 120),
+    OBSERVATION_TTL_SECONDS: z._default(positiveInt, 600),
+    SAMPLE_RETENTION_DAYS: z._default(positiveInt, 8),
     JWT_ISSUER: optionalText,
-    JWT_AUDIENCE: z.string().min(1).default('endpoint-read-service'),
-    JWKS_URL: optionalText.pipe(z.url().optional()),
-    OBSERVATIONS_AUDIENCE: z.string().min(1).default('endpoint-observations'),
+    JWT_AUDIENCE: z._default(z.string().check(z.minLength(1)), 'endpoint-read-service'),
+    JWKS_URL: optionalTextThen(z.url()),
+    OBSERVATIONS_AUDIENCE: z._default(z.string().check(z.minLength(1)), 'endpoint-observations'),
     MCP_AUDIENCE: optionalText,
-    PUBLIC_URL: optionalText.pipe(z.url().optional()),
-    TICKET_SYSTEM: z.string().regex(/^[a-z][a-z0-9-]*$/).default('servicenow'),
-    BROKER_CLAIM: z
-      .string()
-      .regex(/^[A-Za-z0-9_:-]+(\.[A-Za-z0-9_:-]+)*$/, 'must be a claim name or a dotted path such as act.sub')
-      .default('act.sub'),
-    BROKER_ALLOW_LIST: z.string().default('local-broker'),
-    BROKER_CLIENT_ID: z.string().min(1).default('local-broker'),
+    PUBLIC_URL: optionalTextThen(z.url()),
+    TICKET_SYSTEM: z._default(z.string().check(z.regex(/^[a-z][a-z0-9-]*$/)), 'servicenow'),
+    BROKER_CLAIM: z._default(
+      z.string().check(z.regex(/^[A-Za-z0-9_:-]+(\.[A-Za-z0-9_:-]+)*$/, 'must be a claim name or a dotted path such as act.sub')),
+      'act.sub',
+    ),
+    BROKER_ALLOW_LIST: z._default(z.string(), 'local-broker'),
+    BROKER_CLIENT_ID: z._default(z.string().check(z.minLength(1)), 'local-broker'),
     BROKER_CLIENT_SECRET: optionalText,
-    BROKER_CLIENT_SECRET_ARN: optionalText.pipe(z.string().regex(/^arn:aws[a-z-]*:secretsmanager:/, 'must be a Secrets Manager secret ARN').optional()),
-    TOKEN_ENDPOINT: optionalText.pipe(z.url().optional()),
-    OBSERVATIONS_URL: optionalText.pipe(z.url().optional()),
-    MCP_ALLOWED_ORIGINS: z.string().default(''),
-    UPSTREAM_TIMEOUT_MS: positiveInt.default(16_000),
-    TENANT_FENCING: z.enum(['off', 'iam'], { error: 'must be off or iam' }).default('off'),
-    TENANT_READ_ROLE_ARN: optionalText.pipe(z.string().regex(/^arn:aws[a-z-]*:iam::[0-9]{12}:role\//, 'must be an IAM role ARN').optional()),
-    TENANT_AUDIT_ROLE_ARN: optionalText.pipe(z.string().regex(/^arn:aws[a-z-]*:iam::[0-9]{12}:role\//, 'must be an IAM role ARN').optional()),
-    STS_ENDPOINT: optionalText.pipe(z.url().optional()),
-  })
-  .refine((env) => env.TENANT_FENCING !== 'iam' || env.TENANT_READ_ROLE_ARN !== undefined, {
-    path: ['TENANT_READ_ROLE_ARN'],
-    message: 'is required when TENANT_FENCING is iam',
-  })
-  .refine((env) => env.TENANT_FENCING !== 'iam' || env.TENANT_AUDIT_ROLE_ARN !== undefined, {
-    path: ['TENANT_AUDIT_ROLE_ARN'],
-    message: 'is required when TENANT_FENCING is iam',
-  })
-  .transform((env) => {
+    BROKER_CLIENT_SECRET_ARN: optionalTextThen(z.string().check(z.regex(/^arn:aws[a-z-]*:secretsmanager:/, 'must be a Secrets Manager secret ARN'))),
+    TOKEN_ENDPOINT: optionalTextThen(z.url()),
+    OBSERVATIONS_URL: optionalTextThen(z.url()),
+    MCP_ALLOWED_ORIGINS: z._default(z.string(), ''),
+    UPSTREAM_TIMEOUT_MS: z._default(positiveInt, 16_000),
+    TENANT_FENCING: z._default(z.enum(['off', 'iam'], { error: 'must be off or iam' }), 'off'),
+    TENANT_READ_ROLE_ARN: optionalTextThen(ROLE_ARN),
+    TENANT_AUDIT_ROLE_ARN: optionalTextThen(ROLE_ARN),
+    STS_ENDPOINT: optionalTextThen(z.url()),
+  }).check(
+    z.refine((env) => env.TENANT_FENCING !== 'iam' || env.TENANT_READ_ROLE_ARN !== undefined, {
+      path: ['TENANT_READ_ROLE_ARN'],
+      message: 'is required when TENANT_FENCING is iam',
+    }),
+    z.refine((env) => env.TENANT_FENCING !== 'iam' || env.TENANT_AUDIT_ROLE_ARN !== undefined, {
+      path: ['TENANT_AUDIT_ROLE_ARN'],
+      message: 'is required when TENANT_FENCING is iam',
+    }),
+  ),
+  z.transform((env) => {
     const issuer = env.JWT_ISSUER ?? `http://localhost:${env.PORT}`;
     const issuerBase = issuer.replace(/\/$/, '');
     const publicUrl = (env.PUBLIC_URL ?? `http://localhost:${env.PORT}`).replace(/\/+$/, '');
@@ -123,7 +128,8 @@ const EnvSchema = z
       /** STS at another address (tests); AWS's regional endpoint when absent. */
       stsEndpoint: env.STS_ENDPOINT,
     });
-  });
+  }),
+);
 
 export type Config = z.output<typeof EnvSchema>;
 

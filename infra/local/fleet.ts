@@ -62,7 +62,7 @@ export const Fleet = z.strictObject({
     z
       .strictObject({
         tenant_id: z.string().min(1),
-        policy: TenantPolicy.nullish(),
+        policy: z.nullish(TenantPolicy),
         agents: z.array(FleetAgent).default([]),
       })
       .refine((t) => new Set(t.agents.map((a) => a.agent_id)).size === t.agents.length, {

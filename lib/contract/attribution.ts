@@ -1,4 +1,5 @@
-import * as z from 'zod';
+import * as z from 'zod/mini';
+import '../zod-english.js';
 import { OBSERVATION_BOUNDS, TICKET_NUMBER_PATTERN } from './schemas.js';
 
 /** The attribution headers of getEndpointObservations, by their lower-case names. */
@@ -97,10 +98,12 @@ export function reasonSchema(name: string) {
   const { min, max } = OBSERVATION_BOUNDS.reason;
   return z
     .string({ error: () => reasonSentence(name, 'missing') })
-    .trim()
-    .min(min, { error: (issue) => sentence(issue.input) })
-    .max(max, { error: (issue) => sentence(issue.input) })
-    .refine((v) => reasonProblem(v) === undefined, { error: (issue) => sentence(issue.input) });
+    .check(
+      z.trim(),
+      z.minLength(min, { error: (issue) => sentence(issue.input) }),
+      z.maxLength(max, { error: (issue) => sentence(issue.input) }),
+    )
+    .check(z.refine((v) => reasonProblem(v) === undefined, { error: (issue) => sentence(issue.input) }));
 }
 
 /**
@@ -111,16 +114,21 @@ export function attributionSchema(ticketSystem: string) {
   return z
     .object({
       reason: reasonSchema('X-Service-Reason'),
-      ticketNumber: z
-        .string()
-        .min(OBSERVATION_BOUNDS.ticketNumber.min, 'X-Service-Ticket-Number must not be empty')
-        .max(OBSERVATION_BOUNDS.ticketNumber.max, 'X-Service-Ticket-Number must be at most 100 characters')
-        .regex(TICKET_NUMBER_PATTERN, 'X-Service-Ticket-Number has characters outside its pattern')
-        .optional(),
-      ticketSystem: z.literal(ticketSystem, { error: `X-Service-Ticket-System must be "${ticketSystem}"` }).optional(),
+      ticketNumber: z.optional(
+        z
+          .string()
+          .check(
+            z.minLength(OBSERVATION_BOUNDS.ticketNumber.min, 'X-Service-Ticket-Number must not be empty'),
+            z.maxLength(OBSERVATION_BOUNDS.ticketNumber.max, 'X-Service-Ticket-Number must be at most 100 characters'),
+            z.regex(TICKET_NUMBER_PATTERN, 'X-Service-Ticket-Number has characters outside its pattern'),
+          ),
+      ),
+      ticketSystem: z.optional(z.literal(ticketSystem, { error: `X-Service-Ticket-System must be "${ticketSystem}"` })),
     })
-    .refine((a) => (a.ticketNumber === undefined) === (a.ticketSystem === undefined), {
-      message: 'X-Service-Ticket-Number and X-Service-Ticket-System must be sent together',
-    });
+    .check(
+      z.refine((a) => (a.ticketNumber === undefined) === (a.ticketSystem === undefined), {
+        message: 'X-Service-Ticket-Number and X-Service-Ticket-System must be sent together',
+      }),
+    );
 }
 export type Attribution = z.output<ReturnType<typeof attributionSchema>>;

@@ -25,7 +25,7 @@ export const HOSTNAME_FILTER = Object.freeze({ min: 1, max: 255 });
 /** Arguments of `observations`; the ticket system is the configured constant (`TICKET_SYSTEM`). */
 export function observationsToolInput(ticketSystem: string) {
   return z.strictObject({
-    agent_id: AgentId.describe('The endpoint to read, exactly as list_endpoints gives its agent_id.'),
+    agent_id: AgentId.check(z.describe('The endpoint to read, exactly as list_endpoints gives its agent_id.')),
     minutes: z
       .number()
       .int()
@@ -41,9 +41,11 @@ export function observationsToolInput(ticketSystem: string) {
       .optional()
       .describe(`The most samples the history may hold; more are averaged into this many time buckets. Default ${limit.default}.`),
     reason: reasonSchema('reason')
-      .refine((v) => !LONE_SURROGATE.test(v), { error: 'reason has a broken character (a lone UTF-16 surrogate); send it as ordinary text' })
-      .describe(
-        `Why the read is made, in the user's words (${reason.min} to ${reason.max} characters with at least ${reason.min} visible, any script). Required: it is recorded in the tenant's audit trail.`,
+      .check(z.refine((v) => !LONE_SURROGATE.test(v), { error: 'reason has a broken character (a lone UTF-16 surrogate); send it as ordinary text' }))
+      .check(
+        z.describe(
+          `Why the read is made, in the user's words (${reason.min} to ${reason.max} characters with at least ${reason.min} visible, any script). Required: it is recorded in the tenant's audit trail.`,
+        ),
       ),
     ticket: z
       .strictObject({
@@ -57,7 +59,7 @@ export function observationsToolInput(ticketSystem: string) {
 export type ObservationsToolInput = z.output<ReturnType<typeof observationsToolInput>>;
 
 export const ListEndpointsToolInput = z.strictObject({
-  connection_state: ConnectionState.optional().describe('Only endpoints in this connection state.'),
+  connection_state: z.optional(ConnectionState).describe('Only endpoints in this connection state.'),
   hostname: z
     .string()
     .min(HOSTNAME_FILTER.min)

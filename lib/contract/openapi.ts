@@ -55,12 +55,12 @@ const COMPONENTS = {
   DashboardSample,
   DashboardFinding,
   EndpointDashboard,
-} satisfies Record<string, z.ZodType>;
+} satisfies Record<string, z.core.$ZodType>;
 
 const componentRef = (name: keyof typeof COMPONENTS): JsonObject => ({ $ref: `#/components/schemas/${name}` });
 
 /** A zod schema as a bare JSON Schema 2020-12 object (no `$schema`/`$id`: the document sets the dialect). */
-function jsonSchemaOf(schema: z.ZodType, io: 'input' | 'output'): JsonObject {
+function jsonSchemaOf(schema: z.core.$ZodType, io: 'input' | 'output'): JsonObject {
   const { $schema: _dialect, $id: _id, ...rest } = z.toJSONSchema(schema, { target: 'draft-2020-12', io }) as JsonObject;
   return rest;
 }

@@ -1,5 +1,6 @@
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
-import * as z from 'zod';
+import * as z from 'zod/mini';
+import '../zod-english.js';
 
 /**
  * The records as the store holds them, read from DynamoDB items in their wire form (attribute
@@ -247,18 +248,18 @@ export function readSampleRecord(item: RawItem): SampleRecord | undefined {
   return { observed_at: observedAt, cpu, memory, disk };
 }
 
-export const Thresholds = z.strictObject({
-  warning: z.number().min(0).max(100),
-  critical: z.number().min(0).max(100),
-}).refine((t) => t.warning <= t.critical, 'warning must not exceed critical');
+export const Thresholds = z
+  .strictObject({
+    warning: z.number().check(z.minimum(0), z.maximum(100)),
+    critical: z.number().check(z.minimum(0), z.maximum(100)),
+  })
+  .check(z.refine((t) => t.warning <= t.critical, 'warning must not exceed critical'));
 export type Thresholds = z.output<typeof Thresholds>;
 
 export const TenantPolicy = z.object({
-  ticket: z.enum(['optional', 'required']).default('optional'),
+  ticket: z._default(z.enum(['optional', 'required']), 'optional'),
   /** `required`: a token without the endpoint scope claim is refused (403) at every door. */
-  scope: z.enum(['optional', 'required']).default('optional'),
-  thresholds: z
-    .strictObject({ cpu: Thresholds.optional(), memory: Thresholds.optional(), disk: Thresholds.optional() })
-    .default({}),
+  scope: z._default(z.enum(['optional', 'required']), 'optional'),
+  thresholds: z._default(z.strictObject({ cpu: z.optional(Thresholds), memory: z.optional(Thresholds), disk: z.optional(Thresholds) }), {}),
 });
 export type TenantPolicy = z.output<typeof TenantPolicy>;

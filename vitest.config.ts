@@ -39,7 +39,8 @@ export default defineConfig({
       },
       {
         extends: true,
-        test: { name: 'service', include: ['test/{e2e,integration,infra}/**/*.test.ts', ...UNIT_TESTS_WITH_ENV], exclude: [...configDefaults.exclude, ...TEMPLATE_TESTS] },
+        // Its global setup compiles `npm start` and the CLIs once for the files that start them as processes.
+        test: { name: 'service', globalSetup: ['test/helpers/local-build-setup.ts'], include: ['test/{e2e,integration,infra}/**/*.test.ts', ...UNIT_TESTS_WITH_ENV], exclude: [...configDefaults.exclude, ...TEMPLATE_TESTS] },
       },
     ],
   },

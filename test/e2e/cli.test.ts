@@ -27,7 +27,18 @@ describe.concurrent('E2E: the local stack and its CLIs as separate processes', (
     const dir = await mkdtemp(join(tmpdir(), 'cli-'));
     const env = { LOCAL_DIR: join(dir, 'local'), JWT_ISSUER: 'http://localhost:issuer-under-test', SEED: 'demo' };
     const stack = await npmStartReady(env);
-    const token = (await cli('token-cli.ts', ['--tenant', 'acme'], env)).trim();
+    const port = new URL(stack.publicUrl).port;
+    // Every token this test needs, minted at once by `npm run token` (the issuer's key exists once the stack is up).
+    // The MCP one must be signed for the MCP resource this stack serves, which holds its PORT.
+    const [token, brokerToken, emeaToken, emeaBroker, mcpToken] = (
+      await Promise.all([
+        cli('token-cli.ts', ['--tenant', 'acme'], env),
+        cli('token-cli.ts', ['--tenant', 'acme', '--as-broker'], env),
+        cli('token-cli.ts', ['--tenant', 'acme', '--groups', 'emea'], env),
+        cli('token-cli.ts', ['--tenant', 'acme', '--groups', 'emea,databases', '--as-broker'], env),
+        cli('token-cli.ts', ['--tenant', 'acme', '--mcp'], { ...env, PORT: port }),
+      ])
+    ).map((out) => out.trim());
 
     expect(token).toMatch(/^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/);
     const listed = await get(`${stack.publicUrl}/api/agents`, { Authorization: `Bearer ${token}` });
@@ -38,7 +49,6 @@ describe.concurrent('E2E: the local stack and its CLIs as separate processes', (
     expect(agents.every((a) => a.agent_id.startsWith('ac-') || a.agent_id.startsWith('ops/'))).toBe(true);
 
     // The private hop takes only the token the broker gets by exchange: the inventory one passed through is an audited 403.
-    const brokerToken = (await cli('token-cli.ts', ['--tenant', 'acme', '--as-broker'], env)).trim();
     const refused = await get(`${stack.privateUrl}/api/mcp/endpoint?agent_id=ac-001`, { Authorization: `Bearer ${token}`, 'X-Service-Reason': 'checking disk' });
     expect(refused.status).toBe(403);
     const read = await get(`${stack.privateUrl}/api/mcp/endpoint?agent_id=ac-001`, { Authorization: `Bearer ${brokerToken}`, 'X-Service-Reason': 'checking disk' });
@@ -51,10 +61,8 @@ describe.concurrent('E2E: the local stack and its CLIs as separate processes', (
     expect(audit.find((i) => i.audit_id === auditId)).toMatchObject({ reason: 'checking disk', broker: 'local-broker', subject: 'local-user' });
 
     // `--groups`: a scoped token sees only its groups' endpoints, and the others are unknown to it.
-    const emeaToken = (await cli('token-cli.ts', ['--tenant', 'acme', '--groups', 'emea'], env)).trim();
     const emea = AgentInventory.parse(JSON.parse((await get(`${stack.publicUrl}/api/agents`, { Authorization: `Bearer ${emeaToken}` })).body)).map((a) => a.agent_id);
     expect(emea).toEqual(agents.map((a) => a.agent_id).filter((id) => /^ac-0(0\d|1\d|2[0-5])$/.test(id) || id === 'ops/db #1'));
-    const emeaBroker = (await cli('token-cli.ts', ['--tenant', 'acme', '--groups', 'emea,databases', '--as-broker'], env)).trim();
     const scopedRead = (agentId: string) => get(`${stack.privateUrl}/api/mcp/endpoint?agent_id=${encodeURIComponent(agentId)}`, { Authorization: `Bearer ${emeaBroker}`, 'X-Service-Reason': 'checking disk' });
     expect((await scopedRead('ac-001')).status).toBe(200);
     expect((await scopedRead('ops/db %23 1')).status).toBe(200); // americas, but in databases
@@ -64,9 +72,6 @@ describe.concurrent('E2E: the local stack and its CLIs as separate processes', (
     expect(unauthenticated.status).toBe(401);
     expect(unauthenticated.headers.get('content-type')).toBe('text/plain; charset=utf-8');
 
-    // The token CLI must sign for the MCP resource this stack serves, which holds its PORT.
-    const port = new URL(stack.publicUrl).port;
-    const mcpToken = (await cli('token-cli.ts', ['--tenant', 'acme', '--mcp'], { ...env, PORT: port })).trim();
     const client = new Client({ name: 'cli-test', version: '1.0.0' });
     await client.connect(new StreamableHTTPClientTransport(new URL(`${stack.publicUrl}/api/mcp`), { requestInit: { headers: { Authorization: `Bearer ${mcpToken}` } } }));
     try {

@@ -4,17 +4,21 @@ import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { inject } from 'vitest';
 import { closedPortEndpoint } from './faults.js';
 
 /**
- * `npm start` and the project's CLIs as a user runs them: each its own process, started the way npm
- * starts the scripts (`node --import tsx FILE`: one node process, where the tsx binary starts two),
- * from the project's root.
+ * `npm start` and the project's CLIs as a user runs them: each its own process, from the project's
+ * root. With `viaNpm`, `npm start` is started through npm itself; otherwise each runs as one `node`
+ * on its entry point compiled once for the run (test/helpers/local-build-setup.ts), which loads in
+ * half the time that `node --import tsx FILE` (npm's command) takes to resolve and transform it.
  */
 
 const ROOT = join(import.meta.dirname, '..', '..');
-const TSX_ARGS = ['--import', 'tsx'];
 const execFileAsync = promisify(execFile);
+
+/** The compiled entry point of infra/local/`script` (`start.ts`, `token-cli.ts`…). */
+const compiled = (script: string): string => join(inject('localBuildDir'), script.replace(/\.ts$/, '.mjs'));
 
 /** A started `npm start`: its process, everything it printed so far, and its exit code once it exits. */
 export interface NpmStart {
@@ -31,12 +35,12 @@ export function killStarted(): void {
 }
 
 /**
- * Runs the start script (`npm run -s start` with `viaNpm`, else the command npm runs), with handler
+ * Runs the start script (`npm run -s start` with `viaNpm`, else its compiled entry point), with handler
  * logs silent; a variable given as undefined is unset.
  */
 export function npmStart(env: Record<string, string | undefined>, viaNpm = false): NpmStart {
   const options = { cwd: ROOT, env: { ...process.env, POWERTOOLS_LOG_LEVEL: 'SILENT', ...env }, stdio: ['ignore', 'pipe', 'pipe'] as ['ignore', 'pipe', 'pipe'] };
-  const child = viaNpm ? spawn('npm', ['run', '-s', 'start'], options) : spawn(process.execPath, [...TSX_ARGS, 'infra/local/start.ts'], options);
+  const child = viaNpm ? spawn('npm', ['run', '-s', 'start'], options) : spawn(process.execPath, [compiled('start.ts')], options);
   started.push(child);
   let out = '';
   child.stdout.on('data', (c: Buffer) => (out += c.toString()));
@@ -47,7 +51,7 @@ export function npmStart(env: Record<string, string | undefined>, viaNpm = false
 
 /**
  * Waits until `npm start` has printed `text`; fails at once when it exits first. Generous by default:
- * on a loaded 2-core machine several `node --import tsx` starts at once take long.
+ * on a loaded 2-core machine several stacks starting at once take long.
  */
 export async function waitFor(run: NpmStart, text: string | RegExp, ms = 110_000): Promise<void> {
   const deadline = Date.now() + ms;
@@ -79,7 +83,7 @@ export async function npmStartReady(env: Record<string, string | undefined>): Pr
 
 /** `npm run <script>` for infra/local/`script`: its stdout and stderr; rejects (with code, stdout, stderr) on a non-zero exit. */
 export async function runCli(script: string, args: string[], env: Record<string, string>): Promise<{ stdout: string; stderr: string }> {
-  const { stdout, stderr } = await execFileAsync(process.execPath, [...TSX_ARGS, `infra/local/${script}`, ...args], { cwd: ROOT, env: { ...process.env, ...env } });
+  const { stdout, stderr } = await execFileAsync(process.execPath, [compiled(script), ...args], { cwd: ROOT, env: { ...process.env, ...env } });
   return { stdout, stderr };
 }
 

@@ -1,7 +1,7 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { batchWriteItems, UnprocessedItemsError } from '../../lib/store/batch-write.js';
 import { documentClient, startTestEngine, type TestEngine } from '../helpers/engine.js';
 
@@ -103,13 +103,16 @@ describe('Function: batchWriteItems', () => {
     const fake = await throttlingDynamo((_call, puts) => puts);
     try {
       const started = performance.now();
-      // The first retry waits up to 5 s (full jitter over baseDelayMs); the signal fires long before.
+      // The first retry waits up to 5 s (full jitter over baseDelayMs); the jitter is pinned near its top
+      // (an unlucky draw under 200 ms would retry before the signal fires), and the signal fires long before.
+      vi.spyOn(Math, 'random').mockReturnValue(0.9);
       const write = batchWriteItems(documentClient(fake.endpoint), 'table', items(5), { baseDelayMs: 5_000, signal: AbortSignal.timeout(200) });
 
       await expect(write).rejects.toMatchObject({ name: 'AbortError' });
       expect(performance.now() - started).toBeLessThan(1_500);
       expect(fake.calls()).toBe(1);
     } finally {
+      vi.restoreAllMocks();
       await fake.close();
     }
   });

@@ -27,7 +27,8 @@ describe('Class: ExchangedTokenCache', () => {
     const cache = new ExchangedTokenCache();
     const exchange = heldExchange();
 
-    const waiting = Array.from({ length: 50 }, () => cache.obtain('user-token', 'obs', exchange.run, { signal }));
+    // Fifty invocations at once, each with its own deadline's signal, as on a busy warm instance.
+    const waiting = Array.from({ length: 50 }, () => cache.obtain('user-token', 'obs', exchange.run, { signal: new AbortController().signal }));
     exchange.settle({ token: 'exchanged', expiresAt: Date.now() + 300_000 });
     const results = await Promise.all(waiting);
 

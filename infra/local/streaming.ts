@@ -256,4 +256,4 @@ export async function collectStreaming(handler: StreamingHandler, event: unknown
  * The inventory function's timeout (serverless.yml `functions.inventory.timeout`, set from the
  * bench's measurements): the budget of a streamed inventory locally, as on AWS.
  */
-export const INVENTORY_TIMEOUT_MS = 240_000;
+export const INVENTORY_TIMEOUT_MS = 180_000;

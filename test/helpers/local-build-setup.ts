@@ -28,16 +28,22 @@ export default async function setup(project: TestProject): Promise<() => void> {
   const cache = join(ROOT, 'node_modules', '.cache');
   mkdirSync(cache, { recursive: true });
   const outdir = mkdtempSync(join(cache, 'local-build-'));
-  await build({
-    entryPoints: LOCAL_ENTRIES.map((name) => join(ROOT, 'infra', 'local', `${name}.ts`)),
-    outdir,
-    outExtension: { '.js': '.mjs' },
-    bundle: true,
-    packages: 'external',
-    platform: 'node',
-    target: 'node20',
-    format: 'esm',
-    logLevel: 'warning',
+  const compile = () =>
+    build({
+      entryPoints: LOCAL_ENTRIES.map((name) => join(ROOT, 'infra', 'local', `${name}.ts`)),
+      outdir,
+      outExtension: { '.js': '.mjs' },
+      bundle: true,
+      packages: 'external',
+      platform: 'node',
+      target: 'node20',
+      format: 'esm',
+      logLevel: 'warning',
+    });
+  await compile();
+  // In watch mode, each rerun compiles again, so a change under infra/local/ is what the processes run.
+  project.onTestsRerun(async () => {
+    await compile();
   });
   project.provide('localBuildDir', outdir);
   return () => rmSync(outdir, { recursive: true, force: true });

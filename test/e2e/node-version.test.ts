@@ -2,11 +2,11 @@ import { execFile } from 'node:child_process';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ROOT } from '../../infra/build.js';
 import { LAMBDA_NODE_MAJOR, SDK_NODE_VERSION_WARNING_SWITCH } from '../../infra/local/node-version.js';
 import { startTestEngine, type TestEngine } from '../helpers/engine.js';
 
 const run = promisify(execFile);
-const ROOT = join(import.meta.dirname, '..', '..');
 const TSX = join(ROOT, 'node_modules', '.bin', 'tsx');
 const olderThanLambda = Number.parseInt(process.versions.node, 10) < LAMBDA_NODE_MAJOR;
 

@@ -2,6 +2,7 @@ import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { build } from 'esbuild';
 import type { TestProject } from 'vitest/node';
+import { ROOT } from '../../infra/build.js';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -10,9 +11,8 @@ declare module 'vitest' {
   }
 }
 
-const ROOT = join(import.meta.dirname, '..', '..');
 /** The entry points the end-to-end tests start as processes of their own. */
-export const LOCAL_ENTRIES = ['start', 'token-cli', 'seed-cli', 'audit-cli'] as const;
+const LOCAL_ENTRIES = ['start', 'token-cli', 'seed-cli', 'audit-cli'] as const;
 
 /**
  * Global setup of the `service` test project: compiles `npm start` and the CLIs (infra/local/*.ts)

@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { inject } from 'vitest';
+import { ROOT } from '../../infra/build.js';
 import { closedPortEndpoint } from './faults.js';
 
 /**
@@ -14,7 +15,6 @@ import { closedPortEndpoint } from './faults.js';
  * half the time that `node --import tsx FILE` (npm's command) takes to resolve and transform it.
  */
 
-const ROOT = join(import.meta.dirname, '..', '..');
 const execFileAsync = promisify(execFile);
 
 /** The compiled entry point of infra/local/`script` (`start.ts`, `token-cli.ts`…). */

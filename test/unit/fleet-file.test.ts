@@ -2,11 +2,10 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { ROOT } from '../../infra/build.js';
 import { Fleet } from '../../infra/local/fleet.js';
 import { newestReport, shiftFleet, staleFleetNote } from '../../infra/local/fleet-time.js';
 import { FleetFileError, readFleetFile } from '../../infra/local/seed-file.js';
-
-const ROOT = join(import.meta.dirname, '..', '..');
 
 describe('Fleet files as documented', () => {
   it('reads the example fleet file of the repository as it is', async () => {

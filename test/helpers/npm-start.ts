@@ -92,7 +92,7 @@ export async function tokenFor(tenant: string, env: Record<string, string>, args
   return (await runCli('token-cli.ts', ['--tenant', tenant, ...args], env)).stdout.trim();
 }
 
-/** A port nothing listens on right now. */
+/** A port nothing listens on right now, and that no port-0 listener or outgoing connection can take (see closedPortEndpoint). */
 export async function freePort(): Promise<number> {
   return Number(new URL(await closedPortEndpoint()).port);
 }

@@ -3,8 +3,8 @@ import { configDefaults, defineConfig } from 'vitest/config';
 
 /** The test files that check the template `npm run package` writes. */
 const TEMPLATE_TESTS = ['test/infra/template.test.ts', 'test/infra/template-spec.test.ts', 'test/infra/tenant-fence-iam.test.ts'];
-/** Unit files that set process.env for modules that read it once (config, Powertools): each in a process of its own. */
-const UNIT_TESTS_WITH_ENV = ['test/unit/authorizer.test.ts', 'test/unit/observability.test.ts', 'test/unit/openapi.test.ts'];
+/** Files that set process.env for modules that read it once, when they load (Powertools): each in a process of its own. */
+const TESTS_WITH_ENV = ['test/unit/authorizer.test.ts', 'test/unit/observability.test.ts', 'test/unit/openapi.test.ts', 'test/e2e/logging.test.ts'];
 
 export default defineConfig({
   test: {
@@ -35,12 +35,22 @@ export default defineConfig({
       // modules instead of importing them again each (measured: test/unit from 22 s to 10 s).
       {
         extends: true,
-        test: { name: 'unit', include: ['test/unit/**/*.test.ts'], exclude: [...configDefaults.exclude, ...UNIT_TESTS_WITH_ENV], isolate: false },
+        test: { name: 'unit', include: ['test/unit/**/*.test.ts'], exclude: [...configDefaults.exclude, ...TESTS_WITH_ENV], isolate: false },
       },
+      { extends: true, test: { name: 'own-process', include: [...TESTS_WITH_ENV] } },
       {
         extends: true,
         // Its global setup compiles `npm start` and the CLIs once for the files that start them as processes.
-        test: { name: 'service', globalSetup: ['test/helpers/local-build-setup.ts'], include: ['test/{e2e,integration,infra}/**/*.test.ts', ...UNIT_TESTS_WITH_ENV], exclude: [...configDefaults.exclude, ...TEMPLATE_TESTS] },
+        // Its files share a worker's modules too; each starts from the worker's first environment
+        // and no cached configuration or client (test/helpers/shared-worker-setup.ts).
+        test: {
+          name: 'service',
+          globalSetup: ['test/helpers/local-build-setup.ts'],
+          setupFiles: ['test/helpers/shared-worker-setup.ts'],
+          isolate: false,
+          include: ['test/{e2e,integration,infra}/**/*.test.ts'],
+          exclude: [...configDefaults.exclude, ...TEMPLATE_TESTS, ...TESTS_WITH_ENV],
+        },
       },
     ],
   },

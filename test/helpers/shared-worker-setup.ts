@@ -10,8 +10,10 @@ import { resetTenantClients } from '../../lib/store/tenant-client.js';
  */
 
 const pristine = ((globalThis as { __pristineEnv?: NodeJS.ProcessEnv }).__pristineEnv ??= { ...process.env });
-for (const name of Object.keys(process.env)) if (!(name in pristine)) delete process.env[name];
-Object.assign(process.env, pristine);
+// Vitest's own variables (VITEST_WORKER_ID…) are set for each file before this runs: kept as they are.
+const ours = (name: string): boolean => !name.startsWith('VITEST');
+for (const name of Object.keys(process.env)) if (ours(name) && !(name in pristine)) delete process.env[name];
+for (const [name, value] of Object.entries(pristine)) if (ours(name)) process.env[name] = value;
 resetConfig();
 setDynamo(undefined);
 resetTenantClients();

@@ -67,7 +67,7 @@ export interface BuiltFunction {
  * CommonJS dependencies bundled into ESM still call `require('node:…')`; esbuild leaves those
  * calls to a `require` that ESM does not have, so the bundle makes one.
  */
-const REQUIRE_SHIM = "import{createRequire as __createRequire}from'node:module';const require=__createRequire(import.meta.url);";
+export const REQUIRE_SHIM = "import{createRequire as __createRequire}from'node:module';const require=__createRequire(import.meta.url);";
 
 /** Modules replaced in the bundles by a smaller one with the same exports (see the file header). */
 export const BUNDLE_REPLACEMENTS: Readonly<Record<string, string>> = Object.freeze({

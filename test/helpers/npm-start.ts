@@ -10,9 +10,9 @@ import { closedPortEndpoint } from './faults.js';
 
 /**
  * `npm start` and the project's CLIs as a user runs them: each its own process, from the project's
- * root. With `viaNpm`, `npm start` is started through npm itself; otherwise each runs as one `node`
- * on its entry point compiled once for the run (test/helpers/local-build-setup.ts), which loads in
- * half the time that `node --import tsx FILE` (npm's command) takes to resolve and transform it.
+ * root. With `viaNpm`, each is started through npm itself; otherwise each runs as one `node` on
+ * its entry point bundled once for the run (test/helpers/local-build-setup.ts), which loads in a
+ * third to a half of the time `node --import tsx FILE` (npm's command) takes.
  */
 
 const execFileAsync = promisify(execFile);
@@ -81,9 +81,19 @@ export async function npmStartReady(env: Record<string, string | undefined>): Pr
   };
 }
 
-/** `npm run <script>` for infra/local/`script`: its stdout and stderr; rejects (with code, stdout, stderr) on a non-zero exit. */
-export async function runCli(script: string, args: string[], env: Record<string, string>): Promise<{ stdout: string; stderr: string }> {
-  const { stdout, stderr } = await execFileAsync(process.execPath, [compiled(script), ...args], { cwd: ROOT, env: { ...process.env, ...env } });
+/** The npm script of each CLI the tests run (package.json). */
+const NPM_SCRIPTS: Record<string, string> = { 'token-cli.ts': 'token', 'seed-cli.ts': 'seed', 'audit-cli.ts': 'audit' };
+
+/**
+ * `npm run <script>` for infra/local/`script`: its stdout and stderr; rejects (with code, stdout,
+ * stderr) on a non-zero exit. It runs the CLI's compiled entry point, or with `viaNpm` the npm
+ * script itself (`npm run -s token -- …`, tsx and the packages as Node resolves them).
+ */
+export async function runCli(script: string, args: string[], env: Record<string, string>, viaNpm = false): Promise<{ stdout: string; stderr: string }> {
+  const options = { cwd: ROOT, env: { ...process.env, ...env } };
+  const { stdout, stderr } = viaNpm
+    ? await execFileAsync('npm', ['run', '-s', NPM_SCRIPTS[script]!, '--', ...args], options)
+    : await execFileAsync(process.execPath, [compiled(script), ...args], options);
   return { stdout, stderr };
 }
 

@@ -3,11 +3,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { startEmbeddedEngine } from '../../infra/local/engine.js';
-import { freePort, freshStartEnv, killStarted, npmStart, portIsOpen, tokenFor, waitFor } from '../helpers/npm-start.js';
+import { freePort, freshStartEnv, killStarted, npmStart, tokenFor, waitFor } from '../helpers/npm-start.js';
 
 /**
- * `npm start` as its own process through its life: the first seconds while it seeds, a store that
- * comes back, the commands it prints, and every way of stopping it. Each test runs its own
+ * `npm start` as its own process while it starts: the first seconds while it seeds, a store that
+ * comes back, the commands it prints (stopping it: start-stop.test.ts). Each test runs its own
  * `npm start` on its own ports and folders: the tests of a group run at the same time.
  */
 
@@ -93,24 +93,4 @@ describe.concurrent('E2E: npm start while it starts', () => {
     run.child.kill('SIGTERM');
     await run.exited;
   }, 120_000);
-});
-
-describe.concurrent('E2E: stopping npm start', () => {
-  it.for<NodeJS.Signals>(['SIGTERM', 'SIGINT', 'SIGHUP'])('%s to `npm start` stops the whole stack and frees every port', { timeout: 120_000 }, async (signal, { expect }) => {
-    const [port, privatePort, dynamoPort] = [await freePort(), await freePort(), await freePort()];
-    const run = npmStart({ ...(await freshStartEnv()), PORT: String(port), PRIVATE_PORT: String(privatePort), DYNAMODB_PORT: String(dynamoPort), SEED: 'none' }, true);
-    await waitFor(run, 'Stop with Ctrl-C');
-    expect([await portIsOpen(port), await portIsOpen(privatePort), await portIsOpen(dynamoPort)]).toEqual([true, true, true]);
-
-    run.child.kill(signal);
-    await run.exited;
-    const deadline = Date.now() + 10_000;
-    let open = [true, true, true];
-    while (open.some(Boolean) && Date.now() < deadline) {
-      await new Promise((r) => setTimeout(r, 200));
-      open = [await portIsOpen(port), await portIsOpen(privatePort), await portIsOpen(dynamoPort)];
-    }
-
-    expect(open).toEqual([false, false, false]);
-  });
 });

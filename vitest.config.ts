@@ -40,7 +40,7 @@ export default defineConfig({
       { extends: true, test: { name: 'own-process', include: [...TESTS_WITH_ENV] } },
       {
         extends: true,
-        // Its global setup compiles `npm start` and the CLIs once for the files that start them as processes.
+        // Its global setup bundles `npm start` and the CLIs once for the files that start them as processes.
         // Its files share a worker's modules too; each starts from the worker's first environment
         // and no cached configuration or client (test/helpers/shared-worker-setup.ts).
         test: {

@@ -1,6 +1,7 @@
 import { createServer as createHttpServer, request, type IncomingMessage, type Server as HttpServer, type ServerResponse } from 'node:http';
 import { createServer, type Server, type Socket } from 'node:net';
 import type { AddressInfo } from 'node:net';
+import { bind } from '../../infra/local/ports.js';
 
 /**
  * Real network faults, for what a real engine cannot produce on demand: an address where nothing
@@ -10,34 +11,33 @@ import type { AddressInfo } from 'node:net';
  * request with the same 200 body, for answers no DynamoDB engine gives (`{}`, items that are not
  * objects); tests that use it say so in their names.
  */
-/**
- * An address where nothing listens. The port is drawn below the system's ephemeral range (32768 and
- * up on Linux), from a slice of its own for each vitest worker: a port the system picks for a
- * listener on port 0, or for an outgoing connection, can then never be this one, so a stack that
- * another test starts at the same moment cannot take it before the test uses it.
- */
-export async function closedPortEndpoint(): Promise<string> {
-  return `http://127.0.0.1:${await unusedPort()}`;
-}
 
 const SLICE = 1500;
-const sliceStart = 20_000 + ((Number(process.env.VITEST_POOL_ID ?? 0) % 8) * SLICE);
+const sliceStart = 20_000 + (Number(process.env.VITEST_POOL_ID ?? 0) % 8) * SLICE;
 let nextInSlice = Math.floor(Math.random() * SLICE);
 
-async function unusedPort(): Promise<number> {
+/**
+ * A port nothing listens on right now, drawn below the system's ephemeral range (32768 and up on
+ * Linux), from a slice of its own for each vitest worker: a port the system picks for a listener
+ * on port 0, or for an outgoing connection, can then never be this one, so a stack that another
+ * test starts at the same moment cannot take it before the test uses it.
+ */
+export async function freePort(): Promise<number> {
   for (let tries = 0; tries < SLICE; tries++) {
     const port = sliceStart + (nextInSlice++ % SLICE);
-    const server = createServer();
-    const bound = await new Promise<boolean>((resolve) => {
-      server.once('error', () => resolve(false));
-      server.listen(port, () => resolve(true)); // every address, so a listener on any of them counts as in use
-    });
-    if (bound) {
+    const server = createHttpServer();
+    // Bound as the local stack binds its public listener (every IPv4 address), so any listener counts.
+    if (typeof (await bind(server, port, '0.0.0.0')) === 'number') {
       await new Promise<void>((r) => server.close(() => r()));
       return port;
     }
   }
   throw new Error(`no unused port in ${sliceStart}-${sliceStart + SLICE - 1}`);
+}
+
+/** An address where nothing listens (a port from freePort). */
+export async function closedPortEndpoint(): Promise<string> {
+  return `http://127.0.0.1:${await freePort()}`;
 }
 
 export async function silentEndpoint(): Promise<{ endpoint: string; close(): Promise<void> }> {

@@ -13,8 +13,6 @@ declare module 'vitest' {
 
 /** The entry points the end-to-end tests start as processes of their own. */
 const LOCAL_ENTRIES = ['start', 'token-cli', 'seed-cli', 'audit-cli'] as const;
-/** Packages a bundle cannot hold (native or optional ones, and the bundler itself): Node loads them from node_modules. */
-const LEFT_TO_NODE = ['leveldown', 'esbuild', 'fsevents'];
 
 /**
  * Global setup of the `service` test project: bundles `npm start` and the CLIs (infra/local/*.ts)
@@ -27,8 +25,8 @@ const LEFT_TO_NODE = ['leveldown', 'esbuild', 'fsevents'];
  * What a user's Node and npm do is still proven where it matters: the stop-signal tests start
  * `npm run -s start`, cli-usage runs `npm run -s seed` and `npm run -s token`, and the
  * Node-version test runs the audit CLI through the tsx binary. The folder sits under node_modules
- * so that what stays outside the bundles resolves to the project's packages; it is removed after
- * the run.
+ * so that what stays outside the bundles resolves to the project's packages (dynalite, which
+ * infra/local/engine.ts loads with its own `require`); it is removed after the run.
  */
 export default async function setup(project: TestProject): Promise<() => void> {
   const cache = join(ROOT, 'node_modules', '.cache');
@@ -40,8 +38,6 @@ export default async function setup(project: TestProject): Promise<() => void> {
       outdir,
       outExtension: { '.js': '.mjs' },
       bundle: true,
-      // The packages too: a process then loads one file, not thousands.
-      external: LEFT_TO_NODE,
       banner: { js: REQUIRE_SHIM },
       platform: 'node',
       target: 'node20',

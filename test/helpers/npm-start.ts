@@ -1,4 +1,5 @@
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { mkdtemp } from 'node:fs/promises';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -6,7 +7,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { inject } from 'vitest';
 import { ROOT } from '../../infra/build.js';
-import { closedPortEndpoint } from './faults.js';
+export { freePort } from './faults.js';
 
 /**
  * `npm start` and the project's CLIs as a user runs them: each its own process, from the project's
@@ -81,8 +82,14 @@ export async function npmStartReady(env: Record<string, string | undefined>): Pr
   };
 }
 
-/** The npm script of each CLI the tests run (package.json). */
-const NPM_SCRIPTS: Record<string, string> = { 'token-cli.ts': 'token', 'seed-cli.ts': 'seed', 'audit-cli.ts': 'audit' };
+const SCRIPTS = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> }).scripts;
+
+/** The npm script (package.json) that runs infra/local/`script`. */
+function npmScriptOf(script: string): string {
+  const name = Object.keys(SCRIPTS).find((n) => SCRIPTS[n] === `tsx infra/local/${script}`);
+  if (!name) throw new Error(`no npm script runs infra/local/${script}`);
+  return name;
+}
 
 /**
  * `npm run <script>` for infra/local/`script`: its stdout and stderr; rejects (with code, stdout,
@@ -92,7 +99,7 @@ const NPM_SCRIPTS: Record<string, string> = { 'token-cli.ts': 'token', 'seed-cli
 export async function runCli(script: string, args: string[], env: Record<string, string>, viaNpm = false): Promise<{ stdout: string; stderr: string }> {
   const options = { cwd: ROOT, env: { ...process.env, ...env } };
   const { stdout, stderr } = viaNpm
-    ? await execFileAsync('npm', ['run', '-s', NPM_SCRIPTS[script]!, '--', ...args], options)
+    ? await execFileAsync('npm', ['run', '-s', npmScriptOf(script), '--', ...args], options)
     : await execFileAsync(process.execPath, [compiled(script), ...args], options);
   return { stdout, stderr };
 }
@@ -102,10 +109,6 @@ export async function tokenFor(tenant: string, env: Record<string, string>, args
   return (await runCli('token-cli.ts', ['--tenant', tenant, ...args], env)).stdout.trim();
 }
 
-/** A port nothing listens on right now, and that no port-0 listener or outgoing connection can take (see closedPortEndpoint). */
-export async function freePort(): Promise<number> {
-  return Number(new URL(await closedPortEndpoint()).port);
-}
 
 export function portIsOpen(port: number): Promise<boolean> {
   return new Promise((resolve) => {

@@ -1,8 +1,8 @@
 import './infra/local/node-version.js'; // first: the AWS SDK's Node-version notice off on Node 20 (README, Node versions)
 import { configDefaults, defineConfig } from 'vitest/config';
 
-/** The test files that check the template `npm run package` writes. */
-const TEMPLATE_TESTS = ['test/infra/template.test.ts', 'test/infra/template-spec.test.ts', 'test/infra/tenant-fence-iam.test.ts'];
+/** The test files that check what `npm run package` writes: the bundles and zips under dist/, and the template. */
+const TEMPLATE_TESTS = ['test/infra/build.test.ts', 'test/infra/template.test.ts', 'test/infra/template-spec.test.ts', 'test/infra/tenant-fence-iam.test.ts'];
 /** Files that set process.env for modules that read it once, when they load (Powertools): each in a process of its own. */
 const TESTS_WITH_ENV = ['test/unit/authorizer.test.ts', 'test/unit/observability.test.ts', 'test/unit/openapi.test.ts', 'test/e2e/logging.test.ts'];
 
@@ -26,8 +26,9 @@ export default defineConfig({
     },
     projects: [
       {
-        // The files that read the packaged template share one packaging per run, made by the
-        // project's global setup (only when one of them is queued) and handed over with inject().
+        // The files that read the build and the packaged template share one `npm run package` per
+        // run, made by the project's global setup (only when one of them is queued) and handed over
+        // with inject().
         extends: true,
         test: { name: 'template', include: [...TEMPLATE_TESTS], globalSetup: ['test/helpers/template-setup.ts'] },
       },

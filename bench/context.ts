@@ -37,6 +37,7 @@ export interface BenchContext {
   /** The functions' environment (as in a Lambda-like fresh process). */
   serviceEnv: Record<string, string>;
   dataTable: string;
+  auditTable: string;
   issuerUrl: string;
   audience: string;
   /** The service's configuration under the bench's environment. */
@@ -116,6 +117,7 @@ export async function benchContext(quick: boolean): Promise<BenchContext> {
     floorClient: bareClient(engine.endpoint),
     serviceEnv,
     dataTable: DATA_TABLE,
+    auditTable: AUDIT_TABLE,
     issuerUrl: ISSUER,
     audience: cfg.jwtAudience,
     cfg,

@@ -1,6 +1,6 @@
 import { Agent, request } from 'node:http';
 import { gzipSync } from 'node:zlib';
-import { DynamoDBClient, QueryCommand, type AttributeValue } from '@aws-sdk/client-dynamodb';
+import { BatchGetItemCommand, DynamoDBClient, PutItemCommand, QueryCommand, type AttributeValue } from '@aws-sdk/client-dynamodb';
 
 /**
  * The floors: the least a service could do for the same answer, with the same SDK, on the same
@@ -31,6 +31,31 @@ export async function windowFloor(client: DynamoDBClient, table: string, pk: str
     ExpressionAttributeValues: { ':pk': { S: pk }, ':from': { S: from }, ':to': { S: to } },
   });
   return items.length;
+}
+
+/** A key from the service's key builder (lib/store/keys.ts) as the low-level client sends it. */
+const keyOf = (key: { pk: string; sk: string }): Record<string, AttributeValue> => ({ pk: { S: key.pk }, sk: { S: key.sk } });
+
+/**
+ * The observations floor with the handler's own requests (DESIGN: the policy and the agent decide
+ * before data leaves, and the audit item is written before data leaves, its outcome decided by
+ * those reads): one BatchGetItem of the tenant policy and the agent's two records together with
+ * the window's Query, then one conditional PutItem of an audit item the size of the handler's. Two
+ * sequential round trips, no token check, no dashboard, no middleware.
+ */
+export async function sameRequestsFloor(
+  client: DynamoDBClient,
+  tables: { dataTable: string; auditTable: string },
+  keys: { policy: { pk: string; sk: string }; durable: { pk: string; sk: string }; connection: { pk: string; sk: string }; audit: { pk: string; sk: string } },
+  window: { pk: string; from: string; to: string },
+  audit: Record<string, AttributeValue>,
+): Promise<number> {
+  const [, samples] = await Promise.all([
+    client.send(new BatchGetItemCommand({ RequestItems: { [tables.dataTable]: { Keys: [keyOf(keys.policy), keyOf(keys.durable), keyOf(keys.connection)] } } })),
+    windowFloor(client, tables.dataTable, window.pk, window.from, window.to),
+  ]);
+  await client.send(new PutItemCommand({ TableName: tables.auditTable, Item: { ...keyOf(keys.audit), ...audit }, ConditionExpression: 'attribute_not_exists(pk)' }));
+  return samples;
 }
 
 /** What the wire floor saw: its time, the first page's, how many pages and bytes; the first pages' texts when asked. */

@@ -1,11 +1,13 @@
+import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { writeTenantAgents } from '../infra/local/fleet.js';
 import { realisticAgents } from '../infra/local/generator.js';
 import { restApiEvent } from '../infra/local/events.js';
 import { lambdaContext } from '../infra/local/lambda-context.js';
 import { brokerTokenFor } from '../infra/local/token-exchange.js';
-import { sampleSortKey, samplesPartition } from '../lib/store/keys.js';
+import { randomUUID } from 'node:crypto';
+import { auditKey, connectionKey, durableAgentKey, policyKey, sampleSortKey, samplesPartition } from '../lib/store/keys.js';
 import type { BenchContext } from './context.js';
-import { httpGet, windowFloor } from './floors.js';
+import { httpGet, sameRequestsFloor, windowFloor } from './floors.js';
 import { interleaved, median, n } from './stats.js';
 
 export const windows = (quick: boolean): number[] => (quick ? [60, 1_440] : [60, 1_440, 10_080]);
@@ -26,9 +28,34 @@ export async function seedObservedEndpoint(ctx: BenchContext): Promise<string> {
   return observed!.agent_id;
 }
 
+/** An audit item as the handler writes one (lib/observations/audit-trail.ts), in the low-level client's form. */
+function floorAuditItem(auditId: string, at: Date, agentId: string, minutes: number, broker: string): Record<string, AttributeValue> {
+  const S = (value: string): AttributeValue => ({ S: value });
+  const NULL: AttributeValue = { NULL: true };
+  return {
+    audit_id: S(auditId),
+    request_id: S(auditId),
+    api_request_id: S(randomUUID()),
+    at: S(at.toISOString()),
+    tenant_id: S(OBSERVED_TENANT),
+    subject: S('bench'),
+    broker: S(broker),
+    agent_id: S(agentId),
+    scope: NULL,
+    reason: S('bench: dashboard read'),
+    ticket_number: NULL,
+    ticket_system: NULL,
+    minutes: { N: String(minutes) },
+    limit: { N: '100' },
+    outcome: S('allowed'),
+    status_code: { N: '200' },
+  };
+}
+
 /**
  * GET /api/mcp/endpoint over windows of 60, 1440 and 10080 minutes: the handler (token check,
- * reads, audit write) and HTTP, against a bare SDK Query of the sample partition over the window.
+ * reads, audit write) and HTTP, against a bare SDK Query of the sample partition over the window,
+ * and against the bare SDK making the handler's own requests (sameRequestsFloor).
  */
 export async function observationsFigure(ctx: BenchContext, agentId: string): Promise<void> {
   const headers = { Authorization: `Bearer ${await brokerToken(ctx)}`, 'X-Service-Reason': 'bench: dashboard read' };
@@ -45,6 +72,13 @@ export async function observationsFigure(ctx: BenchContext, agentId: string): Pr
           const at = new Date();
           samples = await windowFloor(ctx.floorClient, ctx.dataTable, pk, sampleSortKey(new Date(at.getTime() - minutes * 60_000)), sampleSortKey(at));
         },
+        requestsFloor: async () => {
+          const at = new Date();
+          const auditId = randomUUID();
+          const keys = { policy: policyKey(OBSERVED_TENANT), durable: durableAgentKey(OBSERVED_TENANT, agentId), connection: connectionKey(OBSERVED_TENANT, agentId), audit: auditKey(OBSERVED_TENANT, at, auditId) };
+          const window = { pk, from: sampleSortKey(new Date(at.getTime() - minutes * 60_000)), to: sampleSortKey(at) };
+          await sameRequestsFloor(ctx.floorClient, ctx, keys, window, floorAuditItem(auditId, at, agentId, minutes, ctx.cfg.brokerClientId));
+        },
         // A refusal is no read: timing one would measure the wrong thing.
         handler: async () => {
           handlerStatus = (await ctx.observationsHandler(restApiEvent(ctx.fakeRequest(path, headers), '/api/mcp/endpoint'), lambdaContext('observations'))).statusCode;
@@ -59,10 +93,13 @@ export async function observationsFigure(ctx: BenchContext, agentId: string): Pr
       2,
     );
     const floorMs = median(times.floor!);
+    const requestsFloorMs = median(times.requestsFloor!);
     ctx.results.observations.push({
       minutes,
       samples,
       floorMs,
+      requestsFloorMs,
+      requestsRatio: median(times.handler!) / requestsFloorMs,
       handlerMs: median(times.handler!),
       httpMs: median(times.http!),
       handlerRatio: median(times.handler!) / floorMs,
@@ -70,6 +107,6 @@ export async function observationsFigure(ctx: BenchContext, agentId: string): Pr
       handlerStatus,
     });
     const r = ctx.results.observations.at(-1)!;
-    ctx.say(`  ${n(samples)} samples: floor ${r.floorMs.toFixed(1)} ms, handler ${r.handlerMs.toFixed(1)} ms (${r.handlerRatio.toFixed(2)}x, ${handlerStatus}), HTTP ${r.httpMs.toFixed(1)} ms (${r.httpRatio.toFixed(2)}x)`);
+    ctx.say(`  ${n(samples)} samples: floor ${r.floorMs.toFixed(1)} ms (same requests ${r.requestsFloorMs.toFixed(1)} ms), handler ${r.handlerMs.toFixed(1)} ms (${r.handlerRatio.toFixed(2)}x; ${r.requestsRatio.toFixed(2)}x the same requests; ${handlerStatus}), HTTP ${r.httpMs.toFixed(1)} ms (${r.httpRatio.toFixed(2)}x)`);
   }
 }

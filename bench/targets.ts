@@ -51,9 +51,13 @@ export function targets(r: BenchResults): Target[] {
     out.push({ what: `scoped inventory peak RSS, ${n(agents)} agents, fresh process`, target: '<= 256 MB', measured: `${n(sc.maxRssMiB * 1.048576)} MB`, met: sc.maxRssMiB * 1.048576 <= 256 });
   }
   for (const o of r.observations) {
-    // A successful read makes two sequential round trips at the least (the reads, then its audit write): 2x the one-Query floor.
-    const bound = o.minutes <= 60 ? 2 : 1.2;
-    out.push({ what: `observations handler, ${o.minutes}-minute window`, target: `<= ${bound}x floor`, measured: ratio(o.handlerRatio), met: o.handlerRatio <= bound });
+    // A short window: against the floor making the same two sequential round trips (the reads, then
+    // the audit write), which the one-Query floor cannot make; a long one: the window's read dominates.
+    if (o.minutes <= 60) {
+      out.push({ what: `observations handler, ${o.minutes}-minute window`, target: '<= 2x the floor making its requests', measured: ratio(o.requestsRatio), met: o.requestsRatio <= 2 });
+    } else {
+      out.push({ what: `observations handler, ${o.minutes}-minute window`, target: '<= 1.2x one-Query floor', measured: ratio(o.handlerRatio), met: o.handlerRatio <= 1.2 });
+    }
   }
   for (const b of r.bundles.filter((x) => x.name !== 'bare-sdk')) {
     const kib = BUNDLE_TARGETS_KIB[b.name] ?? 400;

@@ -131,9 +131,15 @@ export async function buildFunction(name: FunctionName, dist = DIST): Promise<Bu
   const bundle = join(outDir, 'index.mjs');
   const result = await build(bundleOptions(entry, bundle));
   writeFileSync(join(dist, `${name}.meta.json`), JSON.stringify(result.metafile));
-  const zip = join(dist, `${name}.zip`);
-  writeFileAtomically(zip, await zipDirectory(outDir));
-  return { name, bundle, sourceMap: `${bundle}.map`, zip, metafile: result.metafile };
+  writeFileAtomically(join(dist, `${name}.zip`), await zipDirectory(outDir));
+  return builtFunction(name, dist);
+}
+
+/** A function as an earlier build left it in `dist` (`npm run build` or `npm run package`). */
+export function builtFunction(name: FunctionName, dist = DIST): BuiltFunction {
+  const bundle = join(dist, name, 'index.mjs');
+  const metafile = JSON.parse(readFileSync(join(dist, `${name}.meta.json`), 'utf8')) as Metafile;
+  return { name, bundle, sourceMap: `${bundle}.map`, zip: join(dist, `${name}.zip`), metafile };
 }
 
 /**

@@ -4,6 +4,7 @@ import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/cli
 import { Metrics } from '@aws-lambda-powertools/metrics';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { demoFleet } from '../../infra/local/demo.js';
+import type { Fleet } from '../../infra/local/fleet.js';
 import { BROKER_REFUSALS } from '../../lib/auth/broker.js';
 import { config, resetConfig } from '../../lib/config.js';
 import { EndpointList } from '../../lib/contract/mcp-tools.js';
@@ -35,8 +36,23 @@ const ERAS = [
 
 let stack: TestStack;
 
+/**
+ * The demo fleet with only its last three hours of samples: the tools here read the default
+ * 60-minute window (and the agent whose samples are two hours old), and the demo's day of samples
+ * would take seconds of CPU to seed.
+ */
+function recentDemoFleet(now: Date): Fleet {
+  const since = now.getTime() - 3 * 3_600_000;
+  return {
+    tenants: demoFleet(now).tenants.map((tenant) => ({
+      ...tenant,
+      agents: (tenant.agents ?? []).map((agent) => (agent.samples ? { ...agent, samples: agent.samples.filter((s) => Date.parse(s.observed_at) >= since) } : agent)),
+    })),
+  };
+}
+
 beforeAll(async () => {
-  stack = await startTestStack(demoFleet(new Date()));
+  stack = await startTestStack(recentDemoFleet(new Date()));
 });
 afterAll(async () => {
   await stack?.stop();

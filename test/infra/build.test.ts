@@ -5,8 +5,9 @@ import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statS
 import { builtinModules } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildAll, FUNCTIONS, zipDirectory, type BuiltFunction, type FunctionName } from '../../infra/build.js';
+import { beforeAll, describe, expect, inject, it } from 'vitest';
+import { builtFunction, DIST, FUNCTIONS, zipDirectory, type BuiltFunction, type FunctionName } from '../../infra/build.js';
+import { packagedTemplate } from '../helpers/package.js';
 import { readZip } from './zip.js';
 
 const NAMES = Object.keys(FUNCTIONS) as FunctionName[];
@@ -72,14 +73,12 @@ describe('Script: infra/build.ts (npm run build)', () => {
   let built: Map<FunctionName, BuiltFunction>;
 
   beforeAll(async () => {
-    // A private output folder: the packaging test builds into dist/ at the same time.
-    dist = mkdtempSync(join(tmpdir(), 'build-test-'));
-    built = new Map((await buildAll(dist)).map((fn) => [fn.name, fn]));
-  }, 120_000);
-
-  afterAll(() => {
-    rmSync(dist, { recursive: true, force: true });
-  });
+    // What `npm run package` built into dist/ for this run (the template project's global setup
+    // runs it once; it builds with buildAll, then packages): the bundles are built once per run.
+    await packagedTemplate(inject('packagingDir'));
+    dist = DIST;
+    built = new Map(NAMES.map((name) => [name, builtFunction(name, dist)]));
+  }, 300_000);
 
   describe.each(NAMES)('Function: %s', (name) => {
     it('writes one bundle and its source map under dist/<function>/', () => {

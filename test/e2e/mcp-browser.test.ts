@@ -5,7 +5,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { build } from 'esbuild';
-import { chromium, type BrowserContext } from 'playwright-core';
+import { chromium, type BrowserContext, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { smallFleet } from '../fixtures/small-fleet.js';
 import { startTestStack, type TestStack } from '../helpers/stack.js';
@@ -65,6 +65,8 @@ let admitted: { server: Server; origin: string };
 let foreign: { server: Server; origin: string };
 let browser: BrowserContext;
 let profile: string;
+/** One page per origin, its script loaded once: each test's calls are requests of their own, judged by the browser's CORS rules each time. */
+const pages = new Map<string, Page>();
 
 beforeAll(async () => {
   if (!existsSync(CHROMIUM)) {
@@ -77,6 +79,7 @@ beforeAll(async () => {
     platform: 'browser',
     target: 'chrome120',
     write: false,
+    minify: true,
     logLevel: 'silent',
   });
   const script = bundle.outputFiles[0]!.text;
@@ -85,6 +88,12 @@ beforeAll(async () => {
   stack = await startTestStack(smallFleet(), { MCP_ALLOWED_ORIGINS: `https://inspector.example, ${admitted.origin}` });
   profile = await mkdtemp(join(tmpdir(), 'chromium-profile-'));
   browser = await chromium.launchPersistentContext(profile, { executablePath: CHROMIUM, headless: true, args: CHROMIUM_FLAGS });
+  for (const { origin } of [admitted, foreign]) {
+    const page = await browser.newPage();
+    await page.goto(`${origin}/`);
+    await page.waitForFunction(() => (globalThis as unknown as { pageReady?: boolean }).pageReady === true);
+    pages.set(origin, page);
+  }
 }, 60_000);
 afterAll(async () => {
   await browser?.close();
@@ -95,32 +104,18 @@ afterAll(async () => {
 });
 
 async function runInPage(origin: string, modern: boolean): Promise<{ protocol: string; tools: string[]; isError: boolean; endpoints: number }> {
-  const page = await browser.newPage();
-  try {
-    await page.goto(`${origin}/`);
-    await page.waitForFunction(() => (globalThis as unknown as { pageReady?: boolean }).pageReady === true);
-    const token = await stack.mcpToken({ tenant: 'acme', subject: 'browser-user' });
-    return await page.evaluate(
-      ([url, bearer, era]) => (globalThis as unknown as { runMcp: (u: string, t: string, m: boolean) => Promise<never> }).runMcp(url, bearer, era),
-      [`${stack.publicUrl}/api/mcp`, token, modern] as const,
-    );
-  } finally {
-    await page.close();
-  }
+  const token = await stack.mcpToken({ tenant: 'acme', subject: 'browser-user' });
+  return pages.get(origin)!.evaluate(
+    ([url, bearer, era]) => (globalThis as unknown as { runMcp: (u: string, t: string, m: boolean) => Promise<never> }).runMcp(url, bearer, era),
+    [`${stack.publicUrl}/api/mcp`, token, modern] as const,
+  );
 }
 
 async function challengeInPage(origin: string, simple: boolean): Promise<{ status: number; challenge: string | null; body: string }> {
-  const page = await browser.newPage();
-  try {
-    await page.goto(`${origin}/`);
-    await page.waitForFunction(() => (globalThis as unknown as { pageReady?: boolean }).pageReady === true);
-    return await page.evaluate(
-      ([url, plain]) => (globalThis as unknown as { readChallenge: (u: string, s: boolean) => Promise<never> }).readChallenge(url, plain),
-      [`${stack.publicUrl}/api/mcp`, simple] as const,
-    );
-  } finally {
-    await page.close();
-  }
+  return pages.get(origin)!.evaluate(
+    ([url, plain]) => (globalThis as unknown as { readChallenge: (u: string, s: boolean) => Promise<never> }).readChallenge(url, plain),
+    [`${stack.publicUrl}/api/mcp`, simple] as const,
+  );
 }
 
 describe('E2E: a browser page calls the MCP door across origins (headless Chromium)', () => {

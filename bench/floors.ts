@@ -39,9 +39,10 @@ const keyOf = (key: { pk: string; sk: string }): Record<string, AttributeValue> 
 /**
  * The observations floor with the handler's own requests (docs/decisions.md, Observations: the
  * policy and the agent decide before data leaves, and the audit item is written before data
- * leaves, its outcome decided by those reads): one BatchGetItem of the tenant policy and the agent's two records together with
- * the window's Query, then one conditional PutItem of an audit item the size of the handler's. Two
- * sequential round trips, no token check, no dashboard, no middleware.
+ * leaves, its outcome decided by those reads): one BatchGetItem of the tenant policy and the
+ * agent's two records together with the window's Query, then one conditional PutItem of an audit
+ * item the size of the handler's. Two sequential round trips, no token check, no dashboard, no
+ * middleware.
  */
 export async function sameRequestsFloor(
   client: DynamoDBClient,

@@ -41,7 +41,8 @@ const OUTCOME_FILE = '.packaging-outcome.json';
  * folder at once; the outcome is written into it when packaging ends (see packagedTemplate).
  * Started once per test run by the template project's global setup
  * (test/helpers/template-setup.ts), so the other files run while it packages: nothing else builds
- * into dist/ during a run, so osls reads one consistent build.
+ * into dist/ during a run, so osls reads one consistent build, and the build tests
+ * (test/infra/build.test.ts) read the bundles and zips it left there once it has ended.
  */
 export function startPackaging(): { outDir: string; ended: Promise<void> } {
   const outDir = mkdtempSync(join(tmpdir(), 'osls-package-'));

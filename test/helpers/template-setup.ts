@@ -3,7 +3,7 @@ import { removePackage, startPackaging } from './package.js';
 
 declare module 'vitest' {
   export interface ProvidedContext {
-    /** The folder `npm run package` writes into, once per run, for every template test file (read it with packagedTemplate). */
+    /** The folder `npm run package` writes into, once per run, for every template and build test file (wait for it with packagedTemplate). */
     packagingDir: string;
   }
 }

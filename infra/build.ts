@@ -122,24 +122,29 @@ export function bundleOptions(entry: string, outfile: string): BuildOptions & { 
   };
 }
 
+/** Where a function's build lives in `dist`: its bundle folder, bundle, source map, zip and metafile. */
+function functionFiles(name: FunctionName, dist: string): { outDir: string; bundle: string; sourceMap: string; zip: string; meta: string } {
+  const outDir = join(dist, name);
+  const bundle = join(outDir, 'index.mjs');
+  return { outDir, bundle, sourceMap: `${bundle}.map`, zip: join(dist, `${name}.zip`), meta: join(dist, `${name}.meta.json`) };
+}
+
 /** Bundles one function into <dist>/<name>/ and zips it as <dist>/<name>.zip. */
 export async function buildFunction(name: FunctionName, dist = DIST): Promise<BuiltFunction> {
   const entry = join(ROOT, FUNCTIONS[name]);
   if (!existsSync(entry)) throw new Error(`Missing entry module for "${name}": ${FUNCTIONS[name]}`);
-  const outDir = join(dist, name);
+  const { outDir, bundle, sourceMap, zip, meta } = functionFiles(name, dist);
   rmSync(outDir, { recursive: true, force: true });
-  const bundle = join(outDir, 'index.mjs');
-  const result = await build(bundleOptions(entry, bundle));
-  writeFileSync(join(dist, `${name}.meta.json`), JSON.stringify(result.metafile));
-  writeFileAtomically(join(dist, `${name}.zip`), await zipDirectory(outDir));
-  return builtFunction(name, dist);
+  const { metafile } = await build(bundleOptions(entry, bundle));
+  writeFileSync(meta, JSON.stringify(metafile));
+  writeFileAtomically(zip, await zipDirectory(outDir));
+  return { name, bundle, sourceMap, zip, metafile };
 }
 
 /** A function as an earlier build left it in `dist` (`npm run build` or `npm run package`). */
 export function builtFunction(name: FunctionName, dist = DIST): BuiltFunction {
-  const bundle = join(dist, name, 'index.mjs');
-  const metafile = JSON.parse(readFileSync(join(dist, `${name}.meta.json`), 'utf8')) as Metafile;
-  return { name, bundle, sourceMap: `${bundle}.map`, zip: join(dist, `${name}.zip`), metafile };
+  const { bundle, sourceMap, zip, meta } = functionFiles(name, dist);
+  return { name, bundle, sourceMap, zip, metafile: JSON.parse(readFileSync(meta, 'utf8')) as Metafile };
 }
 
 /**

@@ -1,6 +1,8 @@
 import { Agent, request } from 'node:http';
 import { gzipSync } from 'node:zlib';
 import { BatchGetItemCommand, DynamoDBClient, PutItemCommand, QueryCommand, type AttributeValue } from '@aws-sdk/client-dynamodb';
+import { toItem } from '../lib/store/attribute-values.js';
+import type { Key } from '../lib/store/keys.js';
 
 /**
  * The floors: the least a service could do for the same answer, with the same SDK, on the same
@@ -33,29 +35,26 @@ export async function windowFloor(client: DynamoDBClient, table: string, pk: str
   return items.length;
 }
 
-/** A key from the service's key builder (lib/store/keys.ts) as the low-level client sends it. */
-const keyOf = (key: { pk: string; sk: string }): Record<string, AttributeValue> => ({ pk: { S: key.pk }, sk: { S: key.sk } });
-
 /**
  * The observations floor with the handler's own requests (docs/decisions.md, Observations: the
  * policy and the agent decide before data leaves, and the audit item is written before data
  * leaves, its outcome decided by those reads): one BatchGetItem of the tenant policy and the
- * agent's two records together with the window's Query, then one conditional PutItem of an audit
- * item the size of the handler's. Two sequential round trips, no token check, no dashboard, no
- * middleware.
+ * agent's two records together with the window's Query, then one conditional PutItem of the audit
+ * record. Two sequential round trips, no token check, no dashboard, no middleware. Keys and
+ * record come from the service's builders (lib/store/keys.ts, lib/store/audit.ts auditRecord).
  */
 export async function sameRequestsFloor(
   client: DynamoDBClient,
   tables: { dataTable: string; auditTable: string },
-  keys: { policy: { pk: string; sk: string }; durable: { pk: string; sk: string }; connection: { pk: string; sk: string }; audit: { pk: string; sk: string } },
+  keys: { policy: Key; durable: Key; connection: Key },
   window: { pk: string; from: string; to: string },
-  audit: Record<string, AttributeValue>,
+  audit: Record<string, unknown>,
 ): Promise<number> {
   const [, samples] = await Promise.all([
-    client.send(new BatchGetItemCommand({ RequestItems: { [tables.dataTable]: { Keys: [keyOf(keys.policy), keyOf(keys.durable), keyOf(keys.connection)] } } })),
+    client.send(new BatchGetItemCommand({ RequestItems: { [tables.dataTable]: { Keys: [keys.policy, keys.durable, keys.connection].map((key) => toItem({ ...key })) } } })),
     windowFloor(client, tables.dataTable, window.pk, window.from, window.to),
   ]);
-  await client.send(new PutItemCommand({ TableName: tables.auditTable, Item: { ...keyOf(keys.audit), ...audit }, ConditionExpression: 'attribute_not_exists(pk)' }));
+  await client.send(new PutItemCommand({ TableName: tables.auditTable, Item: toItem(audit), ConditionExpression: 'attribute_not_exists(pk)' }));
   return samples;
 }
 

@@ -1,11 +1,11 @@
 import { randomUUID } from 'node:crypto';
-import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { writeTenantAgents } from '../infra/local/fleet.js';
 import { realisticAgents } from '../infra/local/generator.js';
 import { restApiEvent } from '../infra/local/events.js';
 import { lambdaContext } from '../infra/local/lambda-context.js';
 import { brokerTokenFor } from '../infra/local/token-exchange.js';
-import { auditKey, connectionKey, durableAgentKey, policyKey, sampleSortKey, samplesPartition } from '../lib/store/keys.js';
+import { auditRecord, type AuditItem } from '../lib/store/audit.js';
+import { connectionKey, durableAgentKey, policyKey, sampleSortKey, samplesPartition } from '../lib/store/keys.js';
 import type { BenchContext } from './context.js';
 import { httpGet, sameRequestsFloor, windowFloor } from './floors.js';
 import { interleaved, median, n } from './stats.js';
@@ -28,27 +28,26 @@ export async function seedObservedEndpoint(ctx: BenchContext): Promise<string> {
   return observed!.agent_id;
 }
 
-/** An audit item as the handler writes one (lib/observations/audit-trail.ts), in the low-level client's form. */
-function floorAuditItem(auditId: string, at: Date, agentId: string, minutes: number, broker: string): Record<string, AttributeValue> {
-  const S = (value: string): AttributeValue => ({ S: value });
-  const NULL: AttributeValue = { NULL: true };
+/** An audit item as the handler writes one for a dashboard read (lib/observations/audit-trail.ts). */
+function floorAuditItem(at: Date, agentId: string, minutes: number, broker: string): AuditItem {
+  const auditId = randomUUID();
   return {
-    audit_id: S(auditId),
-    request_id: S(auditId),
-    api_request_id: S(randomUUID()),
-    at: S(at.toISOString()),
-    tenant_id: S(OBSERVED_TENANT),
-    subject: S('bench'),
-    broker: S(broker),
-    agent_id: S(agentId),
-    scope: NULL,
-    reason: S('bench: dashboard read'),
-    ticket_number: NULL,
-    ticket_system: NULL,
-    minutes: { N: String(minutes) },
-    limit: { N: '100' },
-    outcome: S('allowed'),
-    status_code: { N: '200' },
+    audit_id: auditId,
+    request_id: auditId,
+    api_request_id: randomUUID(),
+    at: at.toISOString(),
+    tenant_id: OBSERVED_TENANT,
+    subject: 'bench',
+    broker,
+    agent_id: agentId,
+    scope: null,
+    reason: 'bench: dashboard read',
+    ticket_number: null,
+    ticket_system: null,
+    minutes,
+    limit: 100,
+    outcome: 'allowed',
+    status_code: 200,
   };
 }
 
@@ -74,10 +73,9 @@ export async function observationsFigure(ctx: BenchContext, agentId: string): Pr
         },
         requestsFloor: async () => {
           const at = new Date();
-          const auditId = randomUUID();
-          const keys = { policy: policyKey(OBSERVED_TENANT), durable: durableAgentKey(OBSERVED_TENANT, agentId), connection: connectionKey(OBSERVED_TENANT, agentId), audit: auditKey(OBSERVED_TENANT, at, auditId) };
+          const keys = { policy: policyKey(OBSERVED_TENANT), durable: durableAgentKey(OBSERVED_TENANT, agentId), connection: connectionKey(OBSERVED_TENANT, agentId) };
           const window = { pk, from: sampleSortKey(new Date(at.getTime() - minutes * 60_000)), to: sampleSortKey(at) };
-          await sameRequestsFloor(ctx.floorClient, ctx, keys, window, floorAuditItem(auditId, at, agentId, minutes, ctx.cfg.brokerClientId));
+          await sameRequestsFloor(ctx.floorClient, ctx, keys, window, auditRecord(floorAuditItem(at, agentId, minutes, ctx.cfg.brokerClientId)));
         },
         // A refusal is no read: timing one would measure the wrong thing.
         handler: async () => {

@@ -29,6 +29,11 @@ export interface AuditItem {
   status_code: number;
 }
 
+/** The stored form of an audit item: its key (time, then audit id, in its tenant's partition) and its fields. */
+export function auditRecord(item: AuditItem): Record<string, unknown> {
+  return { ...auditKey(item.tenant_id, new Date(item.at), item.audit_id), ...item };
+}
+
 /**
  * Writes one audit item; never overwrites (the put is conditional on the key not existing), so an
  * audit trail cannot be rewritten through this path.
@@ -37,7 +42,7 @@ export async function putAuditItem(db: DynamoDBDocumentClient, table: string, it
   await db.send(
     new PutCommand({
       TableName: table,
-      Item: { ...auditKey(item.tenant_id, new Date(item.at), item.audit_id), ...item },
+      Item: auditRecord(item),
       ConditionExpression: 'attribute_not_exists(pk)',
     }),
     signal ? { abortSignal: signal } : {},

@@ -2,7 +2,7 @@ import './infra/local/node-version.js'; // first: the AWS SDK's Node-version not
 import { configDefaults, defineConfig } from 'vitest/config';
 
 /** The test files that check what `npm run package` writes: the bundles and zips under dist/, and the template. */
-const TEMPLATE_TESTS = ['test/infra/build.test.ts', 'test/infra/template.test.ts', 'test/infra/template-spec.test.ts', 'test/infra/tenant-fence-iam.test.ts'];
+const PACKAGE_TESTS = ['test/infra/build.test.ts', 'test/infra/template.test.ts', 'test/infra/template-spec.test.ts', 'test/infra/tenant-fence-iam.test.ts'];
 /** Files that set process.env for modules that read it once, when they load (Powertools): each in a process of its own. */
 const TESTS_WITH_ENV = ['test/unit/authorizer.test.ts', 'test/unit/observability.test.ts', 'test/unit/openapi.test.ts', 'test/e2e/logging.test.ts'];
 
@@ -30,7 +30,7 @@ export default defineConfig({
         // run, made by the project's global setup (only when one of them is queued) and handed over
         // with inject().
         extends: true,
-        test: { name: 'template', include: [...TEMPLATE_TESTS], globalSetup: ['test/helpers/template-setup.ts'] },
+        test: { name: 'template', include: [...PACKAGE_TESTS], globalSetup: ['test/helpers/template-setup.ts'] },
       },
       // The other unit files change no environment and no shared module: they share a worker's
       // modules instead of importing them again each (measured: test/unit from 22 s to 10 s).
@@ -50,7 +50,7 @@ export default defineConfig({
           setupFiles: ['test/helpers/shared-worker-setup.ts'],
           isolate: false,
           include: ['test/{e2e,integration,infra}/**/*.test.ts'],
-          exclude: [...configDefaults.exclude, ...TEMPLATE_TESTS, ...TESTS_WITH_ENV],
+          exclude: [...configDefaults.exclude, ...PACKAGE_TESTS, ...TESTS_WITH_ENV],
         },
       },
     ],

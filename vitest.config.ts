@@ -15,7 +15,8 @@ export default defineConfig({
     pool: 'forks',
     // Vitest's default is one worker per core less one: a single worker on these 2-core machines,
     // which leaves a core idle while a file waits on its engine, listeners or child processes.
-    // Measured on 2 idle cores: 190 s with one worker, 136 s with two, no faster with three.
+    // Measured on 2 idle cores: 190 s with one worker, 136 s with two; three were slower (1.06× the wall
+    // time, 1.13× the CPU of two, three runs of each in turn).
     maxWorkers: 2,
     env: {
       // Handlers log JSON on every request; tests read responses, not logs (a test may turn them back on).

@@ -99,27 +99,28 @@ const packageVersionOnly: Plugin = {
   },
 };
 
-/** The esbuild options of every function bundle (the bench builds its floor bundle with them too). */
+/** The esbuild options of every bundle, whatever its entry points and output. */
+const BUNDLE_OPTIONS = {
+  bundle: true,
+  platform: 'node',
+  target: 'node20',
+  format: 'esm',
+  // Prefer each package's ESM build: it tree-shakes (the AWS SDK above all).
+  mainFields: ['module', 'main'],
+  minify: true,
+  keepNames: true,
+  sourcemap: 'linked',
+  sourcesContent: false,
+  legalComments: 'none',
+  banner: { js: REQUIRE_SHIM },
+  metafile: true,
+  logLevel: 'warning',
+  plugins: [replaceModules, packageVersionOnly],
+} satisfies BuildOptions;
+
+/** The esbuild options of one bundle built alone, with the functions' options (the bench's floor bundle). */
 export function bundleOptions(entry: string, outfile: string): BuildOptions & { metafile: true } {
-  return {
-    entryPoints: [entry],
-    outfile,
-    bundle: true,
-    platform: 'node',
-    target: 'node20',
-    format: 'esm',
-    // Prefer each package's ESM build: it tree-shakes (the AWS SDK above all).
-    mainFields: ['module', 'main'],
-    minify: true,
-    keepNames: true,
-    sourcemap: 'linked',
-    sourcesContent: false,
-    legalComments: 'none',
-    banner: { js: REQUIRE_SHIM },
-    metafile: true,
-    logLevel: 'warning',
-    plugins: [replaceModules, packageVersionOnly],
-  };
+  return { ...BUNDLE_OPTIONS, entryPoints: [entry], outfile };
 }
 
 /** Where a function's build lives in `dist`: its bundle folder, bundle, source map, zip and metafile. */
@@ -142,9 +143,8 @@ async function buildFunctions(dist: string): Promise<BuiltFunction[]> {
     if (!existsSync(join(ROOT, FUNCTIONS[name]))) throw new Error(`Missing entry module for "${name}": ${FUNCTIONS[name]}`);
     rmSync(functionFiles(name, dist).outDir, { recursive: true, force: true });
   }
-  const { outfile: _one, ...options } = bundleOptions('', '');
   const { metafile } = await build({
-    ...options,
+    ...BUNDLE_OPTIONS,
     entryPoints: Object.fromEntries(names.map((name) => [`${name}/index`, join(ROOT, FUNCTIONS[name])])),
     outdir: dist,
     outExtension: { '.js': '.mjs' },
@@ -165,7 +165,8 @@ async function buildFunctions(dist: string): Promise<BuiltFunction[]> {
  * it: its outputs (the bundle and its map), and the inputs its entry module reaches by import.
  */
 function functionMetafile(metafile: Metafile, bundle: string): Metafile {
-  const outputs = Object.fromEntries(Object.entries(metafile.outputs).filter(([file]) => resolve(file) === bundle || resolve(file) === `${bundle}.map`));
+  const own = new Set([resolve(bundle), `${resolve(bundle)}.map`]);
+  const outputs = Object.fromEntries(Object.entries(metafile.outputs).filter(([file]) => own.has(resolve(file))));
   const entry = Object.values(outputs).find((output) => output.entryPoint)?.entryPoint;
   if (!entry) throw new Error(`esbuild's metafile names no entry point for ${bundle}`);
   const reached = new Set<string>([entry]);

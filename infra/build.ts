@@ -145,7 +145,8 @@ async function buildFunctions(dist: string): Promise<BuiltFunction[]> {
   }
   const { metafile } = await build({
     ...BUNDLE_OPTIONS,
-    entryPoints: Object.fromEntries(names.map((name) => [`${name}/index`, join(ROOT, FUNCTIONS[name])])),
+    // Each output where functionFiles puts it: `out` is its path under outdir without the extension.
+    entryPoints: names.map((name) => ({ in: join(ROOT, FUNCTIONS[name]), out: relative(dist, functionFiles(name, dist).bundle).replace(/\.mjs$/, '') })),
     outdir: dist,
     outExtension: { '.js': '.mjs' },
   });

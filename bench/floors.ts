@@ -2,6 +2,7 @@ import { Agent, request } from 'node:http';
 import { gzipSync } from 'node:zlib';
 import { BatchGetItemCommand, DynamoDBClient, PutItemCommand, QueryCommand, type AttributeValue } from '@aws-sdk/client-dynamodb';
 import { toItem } from '../lib/store/attribute-values.js';
+import { AUDIT_PUT_CONDITION } from '../lib/store/audit.js';
 import type { Key } from '../lib/store/keys.js';
 
 /**
@@ -54,7 +55,7 @@ export async function sameRequestsFloor(
     client.send(new BatchGetItemCommand({ RequestItems: { [tables.dataTable]: { Keys: [keys.policy, keys.durable, keys.connection].map((key) => toItem({ ...key })) } } })),
     windowFloor(client, tables.dataTable, window.pk, window.from, window.to),
   ]);
-  await client.send(new PutItemCommand({ TableName: tables.auditTable, Item: toItem(audit), ConditionExpression: 'attribute_not_exists(pk)' }));
+  await client.send(new PutItemCommand({ TableName: tables.auditTable, Item: toItem(audit), ConditionExpression: AUDIT_PUT_CONDITION }));
   return samples;
 }
 

@@ -92,16 +92,18 @@ export async function observationsFigure(ctx: BenchContext, agentId: string): Pr
     );
     const floorMs = median(times.floor!);
     const requestsFloorMs = median(times.requestsFloor!);
+    const handlerMs = median(times.handler!);
+    const httpMs = median(times.http!);
     ctx.results.observations.push({
       minutes,
       samples,
       floorMs,
       requestsFloorMs,
-      requestsRatio: median(times.handler!) / requestsFloorMs,
-      handlerMs: median(times.handler!),
-      httpMs: median(times.http!),
-      handlerRatio: median(times.handler!) / floorMs,
-      httpRatio: median(times.http!) / floorMs,
+      requestsRatio: handlerMs / requestsFloorMs,
+      handlerMs,
+      httpMs,
+      handlerRatio: handlerMs / floorMs,
+      httpRatio: httpMs / floorMs,
       handlerStatus,
     });
     const r = ctx.results.observations.at(-1)!;

@@ -29,6 +29,9 @@ export interface AuditItem {
   status_code: number;
 }
 
+/** Every audit put is conditional on this: it never overwrites, so an audit trail cannot be rewritten. */
+export const AUDIT_PUT_CONDITION = 'attribute_not_exists(pk)';
+
 /** The stored form of an audit item: its key (time, then audit id, in its tenant's partition) and its fields. */
 export function auditRecord(item: AuditItem): Record<string, unknown> {
   return { ...auditKey(item.tenant_id, new Date(item.at), item.audit_id), ...item };
@@ -43,7 +46,7 @@ export async function putAuditItem(db: DynamoDBDocumentClient, table: string, it
     new PutCommand({
       TableName: table,
       Item: auditRecord(item),
-      ConditionExpression: 'attribute_not_exists(pk)',
+      ConditionExpression: AUDIT_PUT_CONDITION,
     }),
     signal ? { abortSignal: signal } : {},
   );

@@ -109,7 +109,7 @@ export async function tokenFor(tenant: string, env: Record<string, string>, args
   return (await runCli('token-cli.ts', ['--tenant', tenant, ...args], env)).stdout.trim();
 }
 
-
+/** Whether something accepts connections on `port` of the loopback address right now. */
 export function portIsOpen(port: number): Promise<boolean> {
   return new Promise((resolve) => {
     const socket = connect(port, '127.0.0.1');

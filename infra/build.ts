@@ -67,7 +67,7 @@ export interface BuiltFunction {
  * CommonJS dependencies bundled into ESM still call `require('node:…')`; esbuild leaves those
  * calls to a `require` that ESM does not have, so the bundle makes one.
  */
-export const REQUIRE_SHIM = "import{createRequire as __createRequire}from'node:module';const require=__createRequire(import.meta.url);";
+const REQUIRE_SHIM = "import{createRequire as __createRequire}from'node:module';const require=__createRequire(import.meta.url);";
 
 /** Modules replaced in the bundles by a smaller one with the same exports (see the file header). */
 export const BUNDLE_REPLACEMENTS: Readonly<Record<string, string>> = Object.freeze({
@@ -99,20 +99,29 @@ const packageVersionOnly: Plugin = {
   },
 };
 
-/** The esbuild options of every bundle, whatever its entry points and output. */
-const BUNDLE_OPTIONS = {
+/**
+ * What any bundle this project makes to run on Node is: one ES module for the Node of our machines,
+ * its packages included, each package's ESM build preferred because it tree-shakes (the AWS SDK
+ * above all). The functions' bundles, and `npm start` with its CLIs bundled for the tests
+ * (test/helpers/local-build-setup.ts).
+ */
+export const NODE_BUNDLE = {
   bundle: true,
   platform: 'node',
   target: 'node20',
   format: 'esm',
-  // Prefer each package's ESM build: it tree-shakes (the AWS SDK above all).
   mainFields: ['module', 'main'],
+  banner: { js: REQUIRE_SHIM },
+} satisfies BuildOptions;
+
+/** The esbuild options of every function bundle, whatever its entry points and output. */
+const BUNDLE_OPTIONS = {
+  ...NODE_BUNDLE,
   minify: true,
   keepNames: true,
   sourcemap: 'linked',
   sourcesContent: false,
   legalComments: 'none',
-  banner: { js: REQUIRE_SHIM },
   metafile: true,
   logLevel: 'warning',
   plugins: [replaceModules, packageVersionOnly],

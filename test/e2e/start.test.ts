@@ -14,6 +14,9 @@ import { freePort, freshStartEnv, killStarted, npmStart, tokenFor, waitFor } fro
 
 afterAll(killStarted);
 
+/** One access line of npm start's terminal (method, path, status, time, request id); each part a pattern. */
+const accessLine = (method: string, path: string, status: string, requestId = '[0-9a-f-]{36}'): RegExp => new RegExp(`^${method} ${path} ${status} \\d+ ms ${requestId}$`, 'm');
+
 describe.concurrent('E2E: npm start refuses a bad start with one sentence', () => {
   it.for([
     ['PORT=abc', { PORT: 'abc' }, 'npm start: Invalid configuration: PORT: must be a port number from 0 to 65535'],
@@ -100,17 +103,18 @@ describe.concurrent('E2E: the terminal of npm start', () => {
       await client.connect(new StreamableHTTPClientTransport(new URL(`http://127.0.0.1:${port}/api/mcp`), { requestInit: { headers: { Authorization: `Bearer ${mcpToken}` } } }));
       const { tools } = await client.listTools();
       await client.close();
-      await waitFor(run, /^GET \/api\/agents 200 \d+ ms [0-9a-f-]{36}$/m);
-      await waitFor(run, /^POST \/api\/mcp 200 \d+ ms [0-9a-f-]{36}$/m);
+      await waitFor(run, accessLine('GET', '/api/agents', '200'));
+      await waitFor(run, accessLine('POST', '/api/mcp', '200'));
 
       const output = run.output();
       expect(tools).toHaveLength(2);
       expect(output.trimStart().startsWith('Endpoint read service (local)')).toBe(true);
       expect(output.indexOf('created tables')).toBeGreaterThan(output.indexOf('Stop with Ctrl-C'));
-      expect(output).toMatch(new RegExp(`^GET /api/agents 401 \\d+ ms ${requestId}$`, 'm'));
+      expect(requestId).toBeDefined(); // else the line below would take any request id
+      expect(output).toMatch(accessLine('GET', '/api/agents', '401', requestId!));
       // After the banner: the store's two lines, then access lines only.
       const afterBanner = output.slice(output.indexOf('Stop with Ctrl-C')).split('\n').slice(1).filter(Boolean);
-      expect(afterBanner.filter((line) => !/^(created tables: |seeded )/.test(line) && !/^[A-Z]+ \S+ \d{3} \d+ ms [0-9a-f-]{36}$/.test(line))).toEqual([]);
+      expect(afterBanner.filter((line) => !/^(created tables: |seeded )/.test(line) && !accessLine('[A-Z]+', '\\S+', '\\d{3}').test(line))).toEqual([]);
       expect(output).not.toContain('{"level"');
     } finally {
       run.child.kill('SIGTERM');

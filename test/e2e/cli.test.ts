@@ -119,7 +119,7 @@ describe.concurrent('E2E: the local stack and its CLIs as separate processes', (
     const first = await npmStartReady(env);
     await cli('seed-cli.ts', ['--generate', '--tenant', 'kept', '--agents', '3'], { ...env, DYNAMODB_ENDPOINT: first.dynamo });
     first.child.kill('SIGTERM');
-    await new Promise((r) => first.child.once('exit', r));
+    await first.exited;
 
     const second = await npmStartReady(env);
     const token = (await cli('token-cli.ts', ['--tenant', 'kept'], env)).trim();

@@ -21,7 +21,7 @@ const execFileAsync = promisify(execFile);
 /** The compiled entry point of infra/local/`script` (`start.ts`, `token-cli.ts`…). */
 const compiled = (script: string): string => join(inject('localBuildDir'), script.replace(/\.ts$/, '.mjs'));
 
-/** A started `npm start`: its process, everything it printed so far, and its exit code once it exits. */
+/** A started `npm start`: its process, everything it printed so far, and its exit code once it exits and all it printed is read. */
 export interface NpmStart {
   child: ChildProcess;
   output: () => string;
@@ -46,7 +46,8 @@ export function npmStart(env: Record<string, string | undefined>, viaNpm = false
   let out = '';
   child.stdout.on('data', (c: Buffer) => (out += c.toString()));
   child.stderr.on('data', (c: Buffer) => (out += c.toString()));
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  // 'close', not 'exit': the process may exit before its last words are read from the pipes.
+  const exited = new Promise<number | null>((resolve) => child.once('close', (code) => resolve(code)));
   return { child, output: () => out, exited };
 }
 
@@ -56,8 +57,15 @@ export function npmStart(env: Record<string, string | undefined>, viaNpm = false
  */
 export async function waitFor(run: NpmStart, text: string | RegExp, ms = 110_000): Promise<void> {
   const deadline = Date.now() + ms;
-  while (typeof text === 'string' ? !run.output().includes(text) : !text.test(run.output())) {
-    if (run.child.exitCode !== null || Date.now() > deadline) throw new Error(`npm start did not print ${String(text)}:\n${run.output()}`);
+  const printed = (): boolean => (typeof text === 'string' ? run.output().includes(text) : text.test(run.output()));
+  const fail = (): Error => new Error(`npm start did not print ${String(text)}:\n${run.output()}`);
+  while (!printed()) {
+    if (run.child.exitCode !== null || run.child.signalCode !== null) {
+      await run.exited; // its last words may still be in the pipes
+      if (printed()) return;
+      throw fail();
+    }
+    if (Date.now() > deadline) throw fail();
     await new Promise((r) => setTimeout(r, 100));
   }
 }

@@ -1,5 +1,6 @@
 /**
- * `npm run audit -- --tenant T`: prints that tenant's audit items, oldest first, one JSON object a line.
+ * `npm run audit -- --tenant T`: prints that tenant's audit items, oldest first, one JSON object a line
+ * (none: a note on stderr that says where it looked).
  * `--no-tenant` prints the items of authenticated requests whose token carried no tenant.
  * Reads DYNAMODB_ENDPOINT (default: the local engine on DYNAMODB_PORT, 8000) and AUDIT_TABLE.
  * Exit 2 with the usage for bad arguments; exit 1 with what to do when the store cannot be read.
@@ -27,6 +28,11 @@ const endpoint = cliStoreEndpoint();
 try {
   const items = await listAuditItems(dynamo(), config().auditTable, tenant);
   for (const item of items) process.stdout.write(`${JSON.stringify(item)}\n`);
+  // Silence would leave a newcomer guessing whether it looked at all; stderr keeps `| jq` clean.
+  if (items.length === 0) {
+    const whose = tenant === null ? 'of requests whose token carried no tenant' : `for tenant ${JSON.stringify(tenant)}`;
+    process.stderr.write(`audit: no audit items ${whose} in ${config().auditTable} at ${endpoint} yet; each request to the private door (GET /api/mcp/endpoint, which the MCP observations tool calls) writes one.\n`);
+  }
 } catch (error) {
   const e = error as Error & { code?: string };
   const unreachable = e.name === 'TimeoutError' || ['ECONNREFUSED', 'ECONNRESET'].includes(e.code ?? '') || /ECONNREFUSED/.test(e.message);

@@ -54,7 +54,10 @@ describe.concurrent('E2E: the local stack and its CLIs as separate processes', (
     const read = await get(`${stack.privateUrl}/api/mcp/endpoint?agent_id=ac-001`, { Authorization: `Bearer ${brokerToken}`, 'X-Service-Reason': 'checking disk' });
     expect(read.status).toBe(200);
     const auditId = read.headers.get('x-audit-id');
-    const audit = (await cli('audit-cli.ts', ['--tenant', 'acme'], { ...env, DYNAMODB_ENDPOINT: stack.dynamo }))
+    const [acmeAudit, globexAudit] = await Promise.all(['acme', 'globex'].map((tenant) => cliOutput('audit-cli.ts', ['--tenant', tenant], { ...env, DYNAMODB_ENDPOINT: stack.dynamo })));
+    // No read of globex yet: nothing on stdout (a pipe to jq stays valid), and a note on stderr rather than silence.
+    expect(globexAudit).toEqual({ stdout: '', stderr: `audit: no audit items for tenant "globex" in endpoint-audit at ${stack.dynamo} yet; each request to the private door (GET /api/mcp/endpoint, which the MCP observations tool calls) writes one.\n` });
+    const audit = acmeAudit!.stdout
       .trim()
       .split('\n')
       .map((line) => JSON.parse(line) as { audit_id: string; reason: string });

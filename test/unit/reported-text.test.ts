@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { capReported, escapeReported, quoted } from '../../lib/mcp/reported-text.js';
+import { anyCharacter } from '../helpers/arbitraries.js';
 
 describe('Function: quoted (endpoint-reported values in text)', () => {
   it.each([
@@ -27,7 +28,7 @@ describe('Function: quoted (endpoint-reported values in text)', () => {
 
   it('never lets any value start a line, hide a character, or run past its bound', () => {
     fc.assert(
-      fc.property(fc.string({ unit: 'binary', maxLength: 400 }), (value) => {
+      fc.property(fc.string({ unit: anyCharacter(), maxLength: 400 }), (value) => {
         const text = quoted(value);
         expect(text).not.toMatch(/[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{Cs}]/u);
         expect(text.startsWith('"')).toBe(true);

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { startEmbeddedEngine } from '../../infra/local/engine.js';
-import { freePort, freshStartEnv, killStarted, npmStart, tokenFor, waitFor } from '../helpers/npm-start.js';
+import { freePort, freshStartEnv, hasEnded, killStarted, npmStart, tokenFor, waitFor } from '../helpers/npm-start.js';
 
 /**
  * `npm start` as its own process while it starts: the first seconds while it seeds, a store that
@@ -27,7 +27,10 @@ describe.concurrent('E2E: npm start while it starts', () => {
 
     const seen = new Set<string>();
     while (!run.output().includes('Stop with Ctrl-C')) {
-      if (run.child.exitCode !== null) throw new Error(run.output());
+      if (hasEnded(run.child)) {
+        await run.exited; // its last words may still be in the pipes
+        throw new Error(`npm start ended before its banner:\n${run.output()}`);
+      }
       let res: Response;
       try {
         res = await fetch(`http://127.0.0.1:${port}/api/agents`, { headers: { Authorization: `Bearer ${token}` } });

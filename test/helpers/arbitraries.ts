@@ -11,8 +11,8 @@ export function anyCharacter(): fc.Arbitrary<string> {
   return fc.integer({ min: 0, max: 0x10ffff - SURROGATES }).map(
     (n) => String.fromCodePoint(n < 0xd800 ? n : n + SURROGATES),
     (value) => {
-      const cp = typeof value === 'string' && value.length > 0 && [...value].length === 1 ? value.codePointAt(0)! : -1;
-      if (cp < 0 || (cp >= 0xd800 && cp < 0xe000)) throw new Error('not one Unicode scalar value');
+      const cp = typeof value === 'string' && [...value].length === 1 ? value.codePointAt(0)! : undefined;
+      if (cp === undefined || (cp >= 0xd800 && cp < 0xe000)) throw new Error('not one Unicode scalar value');
       return cp < 0xd800 ? cp : cp - SURROGATES;
     },
   );

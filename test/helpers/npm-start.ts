@@ -30,9 +30,12 @@ export interface NpmStart {
 
 const started: ChildProcess[] = [];
 
+/** Whether the process has ended, by exiting or by a signal (its output may still be in the pipes: see NpmStart.exited). */
+export const hasEnded = (child: ChildProcess): boolean => child.exitCode !== null || child.signalCode !== null;
+
 /** Kills every `npm start` this file started that still runs (for afterAll). */
 export function killStarted(): void {
-  for (const child of started) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  for (const child of started) if (!hasEnded(child)) child.kill('SIGKILL');
 }
 
 /**
@@ -60,7 +63,7 @@ export async function waitFor(run: NpmStart, text: string | RegExp, ms = 110_000
   const printed = (): boolean => (typeof text === 'string' ? run.output().includes(text) : text.test(run.output()));
   const fail = (): Error => new Error(`npm start did not print ${String(text)}:\n${run.output()}`);
   while (!printed()) {
-    if (run.child.exitCode !== null || run.child.signalCode !== null) {
+    if (hasEnded(run.child)) {
       await run.exited; // its last words may still be in the pipes
       if (printed()) return;
       throw fail();

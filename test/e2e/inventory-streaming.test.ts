@@ -1,7 +1,4 @@
 import { request } from 'node:http';
-import { mkdtemp } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { writeTenantAgents } from '../../infra/local/fleet.js';
@@ -13,6 +10,7 @@ import { agentSortKey } from '../../lib/store/keys.js';
 import { expectResponseMatchesContract } from '../helpers/contract.js';
 import { startTestEngine, type TestEngine } from '../helpers/engine.js';
 import { countingProxy } from '../helpers/faults.js';
+import { localDirWithKey } from '../helpers/local-dir.js';
 import { listTenantAgentRecords } from '../helpers/store.js';
 
 /**
@@ -54,7 +52,7 @@ describe('E2E: GET /api/agents streamed through the local listener', () => {
       },
     });
     Object.assign(process.env, { DATA_TABLE: engine.tables.dataTable, AUDIT_TABLE: engine.tables.auditTable, DYNAMODB_MAX_ATTEMPTS: '2', DYNAMODB_TIMEOUT_MS: '15000' }); // faults here are resets, never waits: a slow engine page is no fault
-    stack = await startLocalStack({ port: 0, privatePort: 0, dynamoEndpoint: proxy.endpoint, seed: 'none', localDir: join(await mkdtemp(join(tmpdir(), 'stream-')), 'local'), quiet: true });
+    stack = await startLocalStack({ port: 0, privatePort: 0, dynamoEndpoint: proxy.endpoint, seed: 'none', localDir: await localDirWithKey('stream-'), quiet: true });
   }, 120_000);
   afterAll(async () => {
     await stack?.stop();

@@ -22,7 +22,7 @@ describe.concurrent('E2E: npm start while it starts', () => {
     const port = await freePort();
     // Metric lines asked for: one EMF line per request (they are off by default, see below).
     const env = { ...(await freshStartEnv()), PORT: String(port), SEED: fleet, POWERTOOLS_METRICS_DISABLED: 'false' };
-    const token = await tokenFor('big', env); // first: it also makes the issuer key the stack will then use
+    const token = await tokenFor('big', env); // signed with the key in LOCAL_DIR, which the stack then uses
     const run = npmStart(env);
 
     const seen = new Set<string>();
@@ -60,7 +60,7 @@ describe.concurrent('E2E: npm start while it starts', () => {
     const fleet = join(await mkdtemp(join(tmpdir(), 'fleet-')), 'fleet.json');
     await writeFile(fleet, JSON.stringify({ tenants: [{ tenant_id: 'acme', agents: [{ agent_id: 'a-1', hostname: 'h', os: 'linux', arch: 'x86_64', version: '1' }] }] }));
     const env = { ...(await freshStartEnv()), PORT: String(port), DYNAMODB_ENDPOINT: `http://127.0.0.1:${dynamoPort}`, DYNAMODB_MAX_ATTEMPTS: '1', DYNAMODB_TIMEOUT_MS: '500', SEED: fleet };
-    const token = await tokenFor('acme', env); // first: it also makes the issuer key the stack will then use
+    const token = await tokenFor('acme', env); // signed with the key in LOCAL_DIR, which the stack then uses
     const run = npmStart(env);
     await waitFor(run, 'Stop with Ctrl-C');
     const down = await fetch(`http://127.0.0.1:${port}/api/agents`, { headers: { Authorization: `Bearer ${token}` } });

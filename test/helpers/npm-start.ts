@@ -1,12 +1,11 @@
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { mkdtemp } from 'node:fs/promises';
 import { connect } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { inject } from 'vitest';
 import { ROOT } from '../../infra/build.js';
+import { localDirWithKey } from './local-dir.js';
 export { freePort } from './faults.js';
 
 /**
@@ -132,5 +131,5 @@ export function portIsOpen(port: number): Promise<boolean> {
   });
 }
 
-/** A start's own folder for the issuer key (LOCAL_DIR) and free ports chosen by the system. */
-export const freshStartEnv = async (): Promise<Record<string, string>> => ({ LOCAL_DIR: join(await mkdtemp(join(tmpdir(), 'start-')), 'local'), PRIVATE_PORT: '0', DYNAMODB_PORT: '0', PORT: '0' });
+/** A start's own folder for the issuer key (LOCAL_DIR, the key already in it) and free ports chosen by the system. */
+export const freshStartEnv = async (): Promise<Record<string, string>> => ({ LOCAL_DIR: await localDirWithKey('start-'), PRIVATE_PORT: '0', DYNAMODB_PORT: '0', PORT: '0' });

@@ -1,12 +1,12 @@
-import { mkdtemp, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { writeFile } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
 import { config } from '../../lib/config.js';
 import type { Fleet } from '../../infra/local/fleet.js';
 import { startLocalStack, type LocalStack } from '../../infra/local/stack.js';
 import { brokerTokenFor } from '../../infra/local/token-exchange.js';
 import { expectResponseMatchesContract } from './contract.js';
 import { uniqueTables } from './engine.js';
+import { localDirWithKey } from './local-dir.js';
 
 export interface TokenOptions {
   tenant?: string | undefined;
@@ -37,7 +37,8 @@ export interface TestStack extends LocalStack {
  * and the embedded dynalite engine otherwise.
  */
 export async function startTestStack(fleet: Fleet | 'none', env: Record<string, string> = {}): Promise<TestStack> {
-  const dir = await mkdtemp(join(tmpdir(), 'endpoint-stack-'));
+  const localDir = await localDirWithKey('endpoint-stack-');
+  const dir = dirname(localDir);
   const tables = uniqueTables();
   Object.assign(process.env, { DATA_TABLE: tables.dataTable, AUDIT_TABLE: tables.auditTable, ...env });
   let seed = 'none';
@@ -45,7 +46,7 @@ export async function startTestStack(fleet: Fleet | 'none', env: Record<string, 
     seed = join(dir, 'fleet.json');
     await writeFile(seed, JSON.stringify(fleet));
   }
-  const stack = await startOnFreePorts({ seed, localDir: join(dir, 'local') });
+  const stack = await startOnFreePorts({ seed, localDir });
   if (!stack.ready) throw new Error('the test stack could not create or seed its tables');
   const token = (options: TokenOptions = {}): Promise<string> => {
     const cfg = config();
@@ -112,7 +113,7 @@ export async function startShrunkTimeStack(seed: string, options: { seedLive?: b
   const stack = await startOnFreePorts({
     seed,
     ...(options.seedLive ? { seedLive: true } : {}),
-    localDir: join(await mkdtemp(join(tmpdir(), 'shrunk-')), 'local'),
+    localDir: await localDirWithKey('shrunk-'),
     demoPulseMs: 500,
   });
   const stop = stack.stop.bind(stack);

@@ -1,8 +1,5 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { mkdtemp } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import type { APIGatewayProxyEvent, Context } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { localIssuer, type LocalIssuer } from '../../infra/local/issuer.js';
@@ -15,6 +12,7 @@ import { useEngine } from '../helpers/env.js';
 import { invokeStreamed } from '../helpers/streaming.js';
 import { eventFixture } from '../helpers/events.js';
 import { holdingProxy, silentEndpoint } from '../helpers/faults.js';
+import { localDirWithKey } from '../helpers/local-dir.js';
 
 /**
  * One deadline per invocation: with a short function timeout and a dependency that never answers
@@ -60,7 +58,7 @@ const ISSUER = 'https://issuer.deadline.test';
 
 beforeAll(async () => {
   engine = await startTestEngine();
-  issuer = await localIssuer(join(await mkdtemp(join(tmpdir(), 'deadline-')), 'local'));
+  issuer = await localIssuer(await localDirWithKey('deadline-'));
   jwks = createServer((_req, res) => {
     res.writeHead(200, { 'Content-Type': 'application/json' });
     res.end(JSON.stringify(issuer.jwks));

@@ -5,7 +5,7 @@ import { afterAll, describe, it } from 'vitest';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { realisticAgents } from '../../infra/local/generator.js';
 import { AgentInventory } from '../../lib/contract/schemas.js';
-import { killStarted, npmStartReady, runCli } from '../helpers/npm-start.js';
+import { freePort, killStarted, npmStartReady, runCli } from '../helpers/npm-start.js';
 import { get } from '../helpers/stack.js';
 
 /** `npm start` and the CLIs a user runs beside it (token, seed, audit), each its own process. */
@@ -22,12 +22,14 @@ const cliOutput = runCli;
 
 // Each test starts its own processes (free ports, its own folders): they run at the same time.
 describe.concurrent('E2E: the local stack and its CLIs as separate processes', () => {
-  // One demo stack for the three CLIs and an MCP client: seeding the demo is the costly part of a start.
-  it("serves the demo fleet to `npm run token`'s tokens: the inventory, the private hop (the read shows in `npm run audit`), and an MCP client built from the SDK", async ({ expect }) => {
+  // One demo stack for its banner, the three CLIs and an MCP client: seeding the demo is the costly part of a start.
+  it("prints commands that work on the ports and issuer it runs with, and serves the demo fleet to its banner's and `npm run token`'s tokens: the inventory, the private hop (the read shows in `npm run audit`), and an MCP client built from the SDK, with no metric lines unless asked", async ({ expect }) => {
     const dir = await mkdtemp(join(tmpdir(), 'cli-'));
-    const env = { LOCAL_DIR: join(dir, 'local'), JWT_ISSUER: 'http://localhost:issuer-under-test', SEED: 'demo' };
-    const stack = await npmStartReady(env);
-    const port = new URL(stack.publicUrl).port;
+    const [port, dynamoPort] = [String(await freePort()), String(await freePort())];
+    const env = { LOCAL_DIR: join(dir, 'local'), JWT_ISSUER: 'http://localhost:issuer-under-test', SEED: 'demo', PORT: port, DYNAMODB_PORT: dynamoPort };
+    // The user's default for metric lines (POWERTOOLS_METRICS_DISABLED unset): off.
+    const stack = await npmStartReady({ ...env, POWERTOOLS_METRICS_DISABLED: undefined });
+    const bannerToken = /^ {2}acme: (\S+)$/m.exec(stack.output())?.[1];
     // Every token this test needs, minted at once by `npm run token` (the issuer's key exists once the stack is up).
     // The MCP one must be signed for the MCP resource this stack serves, which holds its PORT.
     const [token, brokerToken, emeaToken, emeaBroker, mcpToken] = (
@@ -36,10 +38,14 @@ describe.concurrent('E2E: the local stack and its CLIs as separate processes', (
         cli('token-cli.ts', ['--tenant', 'acme', '--as-broker'], env),
         cli('token-cli.ts', ['--tenant', 'acme', '--groups', 'emea'], env),
         cli('token-cli.ts', ['--tenant', 'acme', '--groups', 'emea,databases', '--as-broker'], env),
-        cli('token-cli.ts', ['--tenant', 'acme', '--mcp'], { ...env, PORT: port }),
+        cli('token-cli.ts', ['--tenant', 'acme', '--mcp'], env),
       ])
     ).map((out) => out.trim());
 
+    expect(stack.publicUrl).toBe(`http://localhost:${port}`);
+    expect(stack.output()).toContain(`Try: curl -H "Authorization: Bearer $(PORT=${port} JWT_ISSUER=http://localhost:issuer-under-test npm run -s token -- --tenant acme)" http://localhost:${port}/api/agents`);
+    expect(stack.output()).toContain(`     DYNAMODB_PORT=${dynamoPort} npm run audit -- --tenant acme`);
+    expect((await get(`${stack.publicUrl}/api/agents`, { Authorization: `Bearer ${bannerToken}` })).status).toBe(200);
     expect(token).toMatch(/^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/);
     const listed = await get(`${stack.publicUrl}/api/agents`, { Authorization: `Bearer ${token}` });
     expect(listed.status).toBe(200);
@@ -88,6 +94,8 @@ describe.concurrent('E2E: the local stack and its CLIs as separate processes', (
     } finally {
       await client.close();
     }
+    await new Promise((r) => setTimeout(r, 200));
+    expect(stack.output()).not.toContain('"_aws"');
   }, 180_000);
 
   it('seeds a generated tenant idempotently with `npm run seed -- --generate`', async ({ expect }) => {

@@ -7,7 +7,7 @@ import { freePort, freshStartEnv, hasEnded, killStarted, npmStart, tokenFor, wai
 
 /**
  * `npm start` as its own process while it starts: the first seconds while it seeds, a store that
- * comes back, the commands it prints (stopping it: start-stop.test.ts). Each test runs its own
+ * comes back (the commands it prints: cli.test.ts; stopping it: start-stop.test.ts). Each test runs its own
  * `npm start` on its own ports and folders: the tests of a group run at the same time.
  */
 
@@ -78,22 +78,5 @@ describe.concurrent('E2E: npm start while it starts', () => {
       await run.exited;
       await engine.close();
     }
-  }, 120_000);
-
-  it('prints commands that work on the ports it runs on, and no metric lines unless asked', async ({ expect }) => {
-    const port = await freePort();
-    const dynamoPort = await freePort();
-    const run = npmStart({ ...(await freshStartEnv()), PORT: String(port), DYNAMODB_PORT: String(dynamoPort), SEED: 'demo', POWERTOOLS_METRICS_DISABLED: undefined });
-    await waitFor(run, 'Stop with Ctrl-C');
-    const token = /^ {2}acme: (\S+)$/m.exec(run.output())?.[1];
-    const listed = await fetch(`http://127.0.0.1:${port}/api/agents`, { headers: { Authorization: `Bearer ${token}` } });
-
-    expect(run.output()).toContain(`Try: curl -H "Authorization: Bearer $(PORT=${port} npm run -s token -- --tenant acme)" http://localhost:${port}/api/agents`);
-    expect(run.output()).toContain(`     DYNAMODB_PORT=${dynamoPort} npm run audit -- --tenant acme`);
-    expect(listed.status).toBe(200);
-    await new Promise((r) => setTimeout(r, 200));
-    expect(run.output()).not.toContain('"_aws"');
-    run.child.kill('SIGTERM');
-    await run.exited;
   }, 120_000);
 });

@@ -15,8 +15,10 @@ export default defineConfig({
     pool: 'forks',
     // Vitest's default is one worker per core less one: a single worker on these 2-core machines,
     // which leaves a core idle while a file waits on its engine, listeners or child processes.
-    // Measured on 2 idle cores: 190 s with one worker, 136 s with two; three were slower (1.06× the wall
-    // time, 1.13× the CPU of two, three runs of each in turn).
+    // Measured on 2 idle cores: 190 s with one worker, 136 s with two. Three, measured again on
+    // 2026-11-25 (six runs in turn with two): faster in four by 4 to 15 s, slower in two by 3 and 8 s,
+    // with 4% more CPU. Kept at two: the deadline tests bound their answers (a 1 s deadline answered
+    // within 1.4 s), and three workers on two cores leave those bounds less room on a loaded machine.
     maxWorkers: 2,
     env: {
       // Handlers log JSON on every request; tests read responses, not logs (a test may turn them back on).

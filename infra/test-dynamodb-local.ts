@@ -10,8 +10,9 @@ import { DynamoDbLocalError, javaVersion, JAVA_MISSING_MESSAGE, startDynamoDbLoc
  * `vitest run test/integration test/e2e` with TEST_DYNAMODB_ENDPOINT set, stops Java whatever
  * happens (Ctrl-C included) and exits with vitest's exit code. Extra arguments go to vitest.
  *
- * `--passWithNoTests` is passed here only: while those folders are still empty, having nothing to
- * run there is not a failure of this runner. `npm test` keeps vitest's default.
+ * `--passWithNoTests` is passed here only: a file filter given as an extra argument that names
+ * nothing under those two folders (a unit file, say) is not a failure of this runner. `npm test`
+ * keeps vitest's default.
  */
 const require = createRequire(import.meta.url);
 // vitest's bin is not an export, so find it beside its package.json.

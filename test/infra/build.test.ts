@@ -98,7 +98,7 @@ describe('Script: infra/build.ts (npm run build)', () => {
       expect(lines.length).toBeLessThan(500);
       expect(code.length / lines.length).toBeGreaterThan(2_000);
       expect(code).not.toContain('The request id a client can quote');
-      // keepNames: functions keep their names for stack traces and logs, though minified.
+      // keepNames: functions and classes keep their names at run time (errors named after their class), though minified.
       expect(code).toContain('"invocationDeadline"');
     });
 

@@ -3,14 +3,14 @@ import { gunzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { writeTenantAgents } from '../../infra/local/fleet.js';
 import { realisticAgents } from '../../infra/local/generator.js';
-import { startLocalStack, type LocalStack } from '../../infra/local/stack.js';
-import { config } from '../../lib/config.js';
+import { startLocalStack } from '../../infra/local/stack.js';
 import { AgentInventory } from '../../lib/contract/schemas.js';
 import { agentSortKey } from '../../lib/store/keys.js';
 import { expectResponseMatchesContract } from '../helpers/contract.js';
 import { startTestEngine, type TestEngine } from '../helpers/engine.js';
 import { countingProxy } from '../helpers/faults.js';
 import { localDirWithKey } from '../helpers/local-dir.js';
+import { withTokens, type TestStack } from '../helpers/stack.js';
 import { listTenantAgentRecords } from '../helpers/store.js';
 
 /**
@@ -37,7 +37,7 @@ interface Received {
 describe('E2E: GET /api/agents streamed through the local listener', () => {
   let engine: TestEngine;
   let proxy: Awaited<ReturnType<typeof countingProxy>>;
-  let stack: LocalStack;
+  let stack: TestStack;
   let failFrom: number | undefined;
   /** Query pages of the whole tenant, counted by the store's own reader before any test runs. */
   let fullRead = 0;
@@ -52,7 +52,7 @@ describe('E2E: GET /api/agents streamed through the local listener', () => {
       },
     });
     Object.assign(process.env, { DATA_TABLE: engine.tables.dataTable, AUDIT_TABLE: engine.tables.auditTable, DYNAMODB_MAX_ATTEMPTS: '2', DYNAMODB_TIMEOUT_MS: '15000' }); // faults here are resets, never waits: a slow engine page is no fault
-    stack = await startLocalStack({ port: 0, privatePort: 0, dynamoEndpoint: proxy.endpoint, seed: 'none', localDir: await localDirWithKey('stream-'), quiet: true });
+    stack = withTokens(await startLocalStack({ port: 0, privatePort: 0, dynamoEndpoint: proxy.endpoint, seed: 'none', localDir: await localDirWithKey('stream-'), quiet: true }));
   }, 120_000);
   afterAll(async () => {
     await stack?.stop();
@@ -60,10 +60,7 @@ describe('E2E: GET /api/agents streamed through the local listener', () => {
     await engine?.close();
   });
 
-  const token = (): Promise<string> => {
-    const cfg = config();
-    return stack.issuer.sign({ issuer: cfg.jwtIssuer, audience: cfg.jwtAudience, tenant: 'big', tenantClaim: cfg.tenantClaim });
-  };
+  const token = (): Promise<string> => stack.token({ tenant: 'big' });
 
   /** A GET as curl makes it, reading the body chunk by chunk; `stopAfterFirstChunk` hangs up after the first body bytes. */
   async function fetchAgents(headers: Record<string, string>, stopAfterFirstChunk = false): Promise<Received> {

@@ -4,7 +4,6 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { afterAll, describe, expect, it } from 'vitest';
-import { emptyLocalDir } from '../helpers/local-dir.js';
 import { freePort, freshStartEnv, killStarted, npmStart, tokenFor, waitFor } from '../helpers/npm-start.js';
 
 /**
@@ -89,7 +88,7 @@ describe.concurrent('E2E: the terminal of npm start', () => {
     const fleet = join(await mkdtemp(join(tmpdir(), 'fleet-')), 'fleet.json');
     await writeFile(fleet, JSON.stringify({ tenants: [{ tenant_id: 'acme', agents: [{ agent_id: 'a-1', hostname: 'h', os: 'linux', arch: 'x86_64', version: '1' }] }] }));
     // The user's default: POWERTOOLS_LOG_LEVEL unset (the handlers' JSON records would be INFO).
-    const env = { ...(await freshStartEnv()), LOCAL_DIR: await emptyLocalDir('start-'), PORT: String(port), SEED: fleet };
+    const env = { ...(await freshStartEnv('none')), PORT: String(port), SEED: fleet };
     const token = await tokenFor('acme', env); // first, in an empty folder: it makes the issuer key the stack then uses
     const mcpToken = await tokenFor('acme', env, ['--mcp']);
     const run = npmStart({ ...env, POWERTOOLS_LOG_LEVEL: undefined });

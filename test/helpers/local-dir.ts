@@ -10,7 +10,7 @@ let made: Promise<string> | undefined;
  * issuer key made once per test process by the issuer's own code and copied: making an RSA-2048 key
  * takes 0.1 to 0.3 s of CPU, and about 25 stacks and CLIs of a run each made their own (measured:
  * 30 keys, about 5 s of a run's CPU). Making the key on first use stays proven by the tests that start
- * from an empty folder (`emptyLocalDir`: cli.test's stacks, start.test's token made before its stack).
+ * from an empty folder (`emptyLocalDir`: cli.test's stacks, and start.test's terminal test, whose token CLI makes the key before its stack starts).
  */
 export async function localDirWithKey(prefix: string): Promise<string> {
   made ??= (async () => {

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { inject } from 'vitest';
 import { ROOT } from '../../infra/build.js';
-import { localDirWithKey } from './local-dir.js';
+import { emptyLocalDir, localDirWithKey } from './local-dir.js';
 export { freePort } from './faults.js';
 
 /**
@@ -131,5 +131,13 @@ export function portIsOpen(port: number): Promise<boolean> {
   });
 }
 
-/** A start's own folder for the issuer key (LOCAL_DIR, the key already in it) and free ports chosen by the system. */
-export const freshStartEnv = async (): Promise<Record<string, string>> => ({ LOCAL_DIR: await localDirWithKey('start-'), PRIVATE_PORT: '0', DYNAMODB_PORT: '0', PORT: '0' });
+/**
+ * A start's own folder for the issuer key (LOCAL_DIR) and free ports chosen by the system. The key
+ * is already in the folder, unless `issuerKey` is 'none': then whatever runs there first makes it.
+ */
+export const freshStartEnv = async (issuerKey: 'copied' | 'none' = 'copied'): Promise<Record<string, string>> => ({
+  LOCAL_DIR: issuerKey === 'copied' ? await localDirWithKey('start-') : await emptyLocalDir('start-'),
+  PRIVATE_PORT: '0',
+  DYNAMODB_PORT: '0',
+  PORT: '0',
+});

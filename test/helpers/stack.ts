@@ -48,6 +48,14 @@ export async function startTestStack(fleet: Fleet | 'none', env: Record<string, 
   }
   const stack = await startOnFreePorts({ seed, localDir });
   if (!stack.ready) throw new Error('the test stack could not create or seed its tables');
+  return withTokens(stack);
+}
+
+/**
+ * A stack with TestStack's token helpers, signed by its issuer for the configuration in force
+ * (the stack's own once it started), the tenant `acme` and the subject `user-1` unless told otherwise.
+ */
+export function withTokens(stack: LocalStack): TestStack {
   const token = (options: TokenOptions = {}): Promise<string> => {
     const cfg = config();
     return stack.issuer.sign({
@@ -107,7 +115,7 @@ export async function get(url: string, headers: Record<string, string> = {}): Pr
  * grace leave room for a slow machine's writes). Sets its tables and times in process.env; `stop`
  * puts the environment back.
  */
-export async function startShrunkTimeStack(seed: string, options: { seedLive?: boolean } = {}): Promise<LocalStack> {
+export async function startShrunkTimeStack(seed: string, options: { seedLive?: boolean } = {}): Promise<TestStack> {
   const saved = { ...process.env };
   Object.assign(process.env, uniqueTables(), { ONLINE_GRACE_SECONDS: '3', OBSERVATION_TTL_SECONDS: '3' });
   const stack = await startOnFreePorts({
@@ -117,12 +125,14 @@ export async function startShrunkTimeStack(seed: string, options: { seedLive?: b
     demoPulseMs: 500,
   });
   const stop = stack.stop.bind(stack);
-  return Object.assign(stack, {
-    async stop() {
-      await stop();
-      process.env = saved;
-    },
-  });
+  return withTokens(
+    Object.assign(stack, {
+      async stop() {
+        await stop();
+        process.env = saved;
+      },
+    }),
+  );
 }
 
 /** startLocalStack on free ports, quiet, on TEST_DYNAMODB_ENDPOINT when set (DynamoDB Local), else its embedded engine. */

@@ -10,6 +10,8 @@ export default defineConfig({
   test: {
     // Each project names its own files (vitest.dev: projects that `extends` concatenate lists).
     testTimeout: 30_000,
+    // One scratch folder per run as the workers' TMPDIR, removed after it (every project runs it first).
+    globalSetup: ['test/helpers/scratch-setup.ts'],
     hookTimeout: 60_000,
     // Each file starts its own engine and listeners on ephemeral ports; forks keep process.env apart.
     pool: 'forks',

@@ -5,15 +5,20 @@ import { agentsPartition } from '../lib/store/keys.js';
 import type { BenchContext } from './context.js';
 import { brokerToken } from './observations.js';
 import { freshInvocation, type FreshRun } from './processes.js';
+import { MCP_RUNTIME_SDK } from './report.js';
 import { interleaved, median, n } from './stats.js';
 
 /**
  * Cold start: spawn to first answer (import, initialisation, one invocation against the engine) of
- * the inventory and observations bundles and of the bare-SDK floor bundle, fresh processes,
- * interleaved. The bundles' sizes were taken when they were built.
+ * the inventory, observations and MCP bundles, of the MCP door with the AWS SDK from the runtime
+ * (MCP_RUNTIME_SDK), and of the bare-SDK floor bundle, fresh processes, interleaved. The bundles'
+ * sizes were taken when they were built.
  */
+/** The tenant every cold start reads. */
+const COLD_AGENTS = 25;
+
 export async function coldStartFigure(ctx: BenchContext, observedAgentId: string): Promise<void> {
-  await writeTenantAgents(ctx.db, { dataTable: ctx.dataTable }, 'bench-cold', realisticAgents('bench-cold', 25, { now: ctx.now }), 8);
+  await writeTenantAgents(ctx.db, { dataTable: ctx.dataTable }, 'bench-cold', realisticAgents('bench-cold', COLD_AGENTS, { now: ctx.now }), 8);
   const runs = ctx.quick ? 5 : 9;
   ctx.say(`cold starts, ${runs} interleaved runs per bundle`);
   const token = await brokerToken(ctx);
@@ -21,21 +26,50 @@ export async function coldStartFigure(ctx: BenchContext, observedAgentId: string
     ctx.fakeRequest(`/api/mcp/endpoint?agent_id=${encodeURIComponent(observedAgentId)}`, { Authorization: `Bearer ${token}`, 'X-Service-Reason': 'bench: cold start' }),
     '/api/mcp/endpoint',
   );
-  const coldRuns: Record<string, FreshRun[]> = { inventory: [], observations: [], 'bare-sdk': [] };
-  await interleaved(
-    {
-      inventory: async () => coldRuns.inventory!.push(await freshInvocation(ctx.bundleOf('inventory'), ctx.inventoryEvent('bench-cold'), ctx.serviceEnv)),
-      observations: async () => coldRuns.observations!.push(await freshInvocation(ctx.bundleOf('observations'), observationsEvent, ctx.serviceEnv)),
-      'bare-sdk': async () => coldRuns['bare-sdk']!.push(await freshInvocation(ctx.bundleOf('bare-sdk'), { pk: agentsPartition('bench-cold') }, ctx.serviceEnv)),
-    },
-    runs,
-  );
-  const floor = median(coldRuns['bare-sdk']!.map((r) => r.wallMs));
-  for (const name of ['inventory', 'observations', 'bare-sdk']) {
-    const list = coldRuns[name]!;
+  const mcpEvent = listEndpointsEvent(ctx, 'bench-cold');
+  const names = ['inventory', 'observations', 'mcp', MCP_RUNTIME_SDK, 'bare-sdk'] as const;
+  const events: Record<(typeof names)[number], unknown> = {
+    inventory: ctx.inventoryEvent('bench-cold'),
+    observations: observationsEvent,
+    mcp: mcpEvent,
+    [MCP_RUNTIME_SDK]: mcpEvent,
+    'bare-sdk': { pk: agentsPartition('bench-cold') },
+  };
+  const coldRuns = Object.fromEntries(names.map((name) => [name, [] as FreshRun[]])) as Record<(typeof names)[number], FreshRun[]>;
+  await interleaved(Object.fromEntries(names.map((name) => [name, async () => coldRuns[name].push(await freshInvocation(ctx.bundleOf(name), events[name], ctx.serviceEnv))])), runs);
+  const floor = median(coldRuns['bare-sdk'].map((r) => r.wallMs));
+  for (const name of names) {
+    const list = coldRuns[name];
     if (list.some((r) => r.status !== 200)) throw new Error(`the ${name} cold start did not answer 200`);
+    // A tool's failure is a 200 too: the MCP door's answer must be the tenant's list.
+    const unlisted = events[name] === mcpEvent ? list.find((r) => listedTotal(r.body) !== COLD_AGENTS) : undefined;
+    if (unlisted) throw new Error(`the ${name} cold start did not list the ${COLD_AGENTS} endpoints: ${unlisted.body?.slice(0, 500)}`);
     const ms = median(list.map((r) => r.wallMs));
     ctx.results.coldStart.push({ name, ms, importMs: median(list.map((r) => r.importMs)), ratio: ms / floor });
   }
   ctx.say(`  ${ctx.results.coldStart.map((c) => `${c.name} ${n(c.ms)} ms (${c.ratio.toFixed(2)}x)`).join(', ')}`);
+}
+
+/**
+ * POST /api/mcp with a `tools/call` of `list_endpoints` for `tenant`, as the gateway hands it to the
+ * MCP function after its authorizer (the token checked there; its context as lib/auth/caller.ts reads it).
+ */
+function listEndpointsEvent(ctx: BenchContext, tenant: string): unknown {
+  const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'list_endpoints', arguments: {} } });
+  const headers = { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream', Authorization: 'Bearer verified-by-the-authorizer' };
+  const request = Object.assign(ctx.fakeRequest('/api/mcp', headers), { method: 'POST' });
+  return restApiEvent(request, '/api/mcp', {
+    api: 'public',
+    body: Buffer.from(body),
+    authorizer: { principalId: 'bench', tenant, sub: 'bench', exp: String(Math.floor(Date.now() / 1000) + 86_400) },
+  });
+}
+
+/** The `total` of a `list_endpoints` result in a JSON-RPC answer's body; undefined for anything else. */
+function listedTotal(body: string | undefined): number | undefined {
+  try {
+    return (JSON.parse(body ?? '') as { result?: { isError?: boolean; structuredContent?: { total?: number } } }).result?.structuredContent?.total;
+  } catch {
+    return undefined;
+  }
 }

@@ -26,6 +26,8 @@ const event = JSON.parse(process.env.BENCH_EVENT ?? '{}');
 let status;
 let responseBytes = 0;
 let firstByteMs;
+/** A buffered answer's body, so the bench can check what was answered (not only the status). */
+let body;
 if (standIn?.isStreamingHandler(handler)) {
   await standIn.invokeStreaming(handler, event, context, {
     prelude: (prelude) => (status = prelude.statusCode),
@@ -38,6 +40,7 @@ if (standIn?.isStreamingHandler(handler)) {
 } else {
   const result = await handler(event, context);
   status = result?.statusCode;
+  body = typeof result?.body === 'string' ? result.body : undefined;
   responseBytes = Buffer.byteLength(JSON.stringify(result));
 }
 const finished = performance.now();
@@ -69,5 +72,6 @@ process.stdout.write(
     heapUsedMiB: memory.heapUsed / 1_048_576,
     arrayBuffersMiB: memory.arrayBuffers / 1_048_576,
     cpuMs: (usage.userCPUTime + usage.systemCPUTime) / 1000,
+    body,
   })}\n`,
 );

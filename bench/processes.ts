@@ -86,6 +86,8 @@ export interface FreshRun {
   firstByteMs: number;
   maxRssMiB: number;
   cpuMs: number;
+  /** A buffered answer's body (a streamed one's bytes are counted, not kept). */
+  body?: string;
   /** From spawn to exit, measured here: node's start, the import, the first invocation. */
   wallMs: number;
 }

@@ -59,11 +59,13 @@ export function targets(r: BenchResults): Target[] {
       out.push({ what: `observations handler, ${o.minutes}-minute window`, target: '<= 1.2x one-Query floor', measured: ratio(o.handlerRatio), met: o.handlerRatio <= 1.2 });
     }
   }
-  for (const b of r.bundles.filter((x) => x.name !== 'bare-sdk')) {
-    const kib = BUNDLE_TARGETS_KIB[b.name] ?? 400;
+  for (const b of r.bundles) {
+    const kib = BUNDLE_TARGETS_KIB[b.name];
+    if (kib === undefined) continue; // the floor, and the MCP variant that is not deployed
     out.push({ what: `${b.name} bundle`, target: `<= ${kib} KiB`, measured: `${(b.bytes / 1024).toFixed(0)} KiB`, met: b.bytes <= kib * 1024 });
   }
-  for (const c of r.coldStart.filter((x) => x.name !== 'bare-sdk')) {
+  // The inventory's and the observations' (issue 17); the MCP door's is shown against the floor without one.
+  for (const c of r.coldStart.filter((x) => x.name === 'inventory' || x.name === 'observations')) {
     out.push({ what: `${c.name} cold start`, target: '<= 1.5x bare-SDK bundle', measured: ratio(c.ratio), met: c.ratio <= 1.5 });
   }
   return out;

@@ -26,7 +26,7 @@ const LOCAL_ENTRIES = ['start', 'token-cli', 'seed-cli', 'audit-cli'] as const;
  * `npm run -s start`, cli-usage runs `npm run -s seed` and `npm run -s token`, and the
  * Node-version test runs the audit CLI through the tsx binary. The folder sits under node_modules
  * so that what stays outside the bundles resolves to the project's packages (dynalite, which
- * infra/local/engine.ts loads with its own `require`); it is removed after the run.
+ * infra/local/engine.ts loads with its own `require`); it is removed after the run, Ctrl-C included.
  */
 export default async function setup(project: TestProject): Promise<() => void> {
   const cache = join(ROOT, 'node_modules', '.cache');
@@ -48,5 +48,7 @@ export default async function setup(project: TestProject): Promise<() => void> {
     await compile();
   });
   project.provide('localBuildDir', outdir);
-  return () => rmSync(outdir, { recursive: true, force: true });
+  const remove = () => rmSync(outdir, { recursive: true, force: true });
+  process.once('exit', remove); // Ctrl-C ends vitest without every teardown
+  return remove;
 }

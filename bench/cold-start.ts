@@ -8,15 +8,15 @@ import { freshInvocation, type FreshRun } from './processes.js';
 import { MCP_RUNTIME_SDK } from './report.js';
 import { interleaved, median, n } from './stats.js';
 
+/** The size of the tenant every cold start reads. */
+const COLD_AGENTS = 25;
+
 /**
  * Cold start: spawn to first answer (import, initialisation, one invocation against the engine) of
  * the inventory, observations and MCP bundles, of the MCP door with the AWS SDK from the runtime
  * (MCP_RUNTIME_SDK), and of the bare-SDK floor bundle, fresh processes, interleaved. The bundles'
  * sizes were taken when they were built.
  */
-/** The tenant every cold start reads. */
-const COLD_AGENTS = 25;
-
 export async function coldStartFigure(ctx: BenchContext, observedAgentId: string): Promise<void> {
   await writeTenantAgents(ctx.db, { dataTable: ctx.dataTable }, 'bench-cold', realisticAgents('bench-cold', COLD_AGENTS, { now: ctx.now }), 8);
   const runs = ctx.quick ? 5 : 9;

@@ -10,9 +10,9 @@ export default defineConfig({
   test: {
     // Each project names its own files (vitest.dev: projects that `extends` concatenate lists).
     testTimeout: 30_000,
+    hookTimeout: 60_000,
     // One scratch folder per run as the workers' TMPDIR, removed after it (every project runs it first).
     globalSetup: ['test/helpers/scratch-setup.ts'],
-    hookTimeout: 60_000,
     // Each file starts its own engine and listeners on ephemeral ports; forks keep process.env apart.
     pool: 'forks',
     // Vitest's default is one worker per core less one: a single worker on these 2-core machines,

@@ -26,7 +26,13 @@ export async function coldStartFigure(ctx: BenchContext, observedAgentId: string
     ctx.fakeRequest(`/api/mcp/endpoint?agent_id=${encodeURIComponent(observedAgentId)}`, { Authorization: `Bearer ${token}`, 'X-Service-Reason': 'bench: cold start' }),
     '/api/mcp/endpoint',
   );
-  const mcpEvent = listEndpointsEvent(ctx, 'bench-cold');
+  // The MCP door's first call: a tools/call of list_endpoints, the tenant's agents in its answer.
+  const mcpEvent = ctx.publicDoorEvent('/api/mcp', 'bench-cold', {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream' },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'list_endpoints', arguments: {} } }),
+  });
+  const mcpDoors: readonly string[] = ['mcp', MCP_RUNTIME_SDK];
   const names = ['inventory', 'observations', 'mcp', MCP_RUNTIME_SDK, 'bare-sdk'] as const;
   const events: Record<(typeof names)[number], unknown> = {
     inventory: ctx.inventoryEvent('bench-cold'),
@@ -42,7 +48,7 @@ export async function coldStartFigure(ctx: BenchContext, observedAgentId: string
     const list = coldRuns[name];
     if (list.some((r) => r.status !== 200)) throw new Error(`the ${name} cold start did not answer 200`);
     // A tool's failure is a 200 too: the MCP door's answer must be the tenant's list.
-    const unlisted = events[name] === mcpEvent ? list.find((r) => listedTotal(r.body) !== COLD_AGENTS) : undefined;
+    const unlisted = mcpDoors.includes(name) ? list.find((r) => listedTotal(r.body) !== COLD_AGENTS) : undefined;
     if (unlisted) throw new Error(`the ${name} cold start did not list the ${COLD_AGENTS} endpoints: ${unlisted.body?.slice(0, 500)}`);
     const ms = median(list.map((r) => r.wallMs));
     ctx.results.coldStart.push({ name, ms, importMs: median(list.map((r) => r.importMs)), ratio: ms / floor });
@@ -50,25 +56,10 @@ export async function coldStartFigure(ctx: BenchContext, observedAgentId: string
   ctx.say(`  ${ctx.results.coldStart.map((c) => `${c.name} ${n(c.ms)} ms (${c.ratio.toFixed(2)}x)`).join(', ')}`);
 }
 
-/**
- * POST /api/mcp with a `tools/call` of `list_endpoints` for `tenant`, as the gateway hands it to the
- * MCP function after its authorizer (the token checked there; its context as lib/auth/caller.ts reads it).
- */
-function listEndpointsEvent(ctx: BenchContext, tenant: string): unknown {
-  const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'list_endpoints', arguments: {} } });
-  const headers = { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream', Authorization: 'Bearer verified-by-the-authorizer' };
-  const request = Object.assign(ctx.fakeRequest('/api/mcp', headers), { method: 'POST' });
-  return restApiEvent(request, '/api/mcp', {
-    api: 'public',
-    body: Buffer.from(body),
-    authorizer: { principalId: 'bench', tenant, sub: 'bench', exp: String(Math.floor(Date.now() / 1000) + 86_400) },
-  });
-}
-
 /** The `total` of a `list_endpoints` result in a JSON-RPC answer's body; undefined for anything else. */
 function listedTotal(body: string | undefined): number | undefined {
   try {
-    return (JSON.parse(body ?? '') as { result?: { isError?: boolean; structuredContent?: { total?: number } } }).result?.structuredContent?.total;
+    return (JSON.parse(body ?? '') as { result?: { structuredContent?: { total?: number } } }).result?.structuredContent?.total;
   } catch {
     return undefined;
   }

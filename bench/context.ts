@@ -46,8 +46,10 @@ export interface BenchContext {
   inventoryHandler: StreamingHandler;
   observationsHandler: (event: unknown, context: unknown) => Promise<{ statusCode: number }>;
   /** A Node request as the local listener sees one, for the event builders. */
-  fakeRequest: (url: string, headers: Record<string, string>) => IncomingMessage;
-  /** The inventory's event for `tenant`, as the gateway hands it over after its authorizer (gzip accepted unless `gzip: false`). */
+  fakeRequest: (url: string, headers: Record<string, string>, method?: string) => IncomingMessage;
+  /** A request to a public door for `tenant`, as the gateway hands it over after its token authorizer. */
+  publicDoorEvent: (path: string, tenant: string, request?: { method?: string; headers?: Record<string, string>; body?: string }) => unknown;
+  /** The inventory's event for `tenant` (a publicDoorEvent; gzip accepted unless `gzip: false`). */
   inventoryEvent: (tenant: string, options?: { gzip?: boolean }) => unknown;
   cleanup: () => Promise<void>;
 }
@@ -110,8 +112,15 @@ export async function benchContext(quick: boolean): Promise<BenchContext> {
   const db = createDocumentClient({ region: 'us-east-1', endpoint: engine.endpoint, maxAttempts: 5, timeoutMs: 60_000 });
   await ensureTables(db, { dataTable: DATA_TABLE, auditTable: AUDIT_TABLE });
 
-  const fakeRequest = (url: string, headers: Record<string, string>): IncomingMessage =>
-    ({ url, method: 'GET', httpVersion: '1.1', headers: Object.fromEntries(Object.entries(headers).map(([k, v]) => [k.toLowerCase(), v])), rawHeaders: Object.entries(headers).flat(), socket: { remoteAddress: '127.0.0.1' } }) as unknown as IncomingMessage;
+  const fakeRequest = (url: string, headers: Record<string, string>, method = 'GET'): IncomingMessage =>
+    ({ url, method, httpVersion: '1.1', headers: Object.fromEntries(Object.entries(headers).map(([k, v]) => [k.toLowerCase(), v])), rawHeaders: Object.entries(headers).flat(), socket: { remoteAddress: '127.0.0.1' } }) as unknown as IncomingMessage;
+  // What the token authorizer hands over for a verified token (lib/auth/caller.ts), as API Gateway passes it.
+  const publicDoorEvent: BenchContext['publicDoorEvent'] = (path, tenant, { method = 'GET', headers = {}, body } = {}) =>
+    restApiEvent(fakeRequest(path, { ...headers, Authorization: 'Bearer verified-by-the-authorizer' }, method), path, {
+      api: 'public',
+      ...(body === undefined ? {} : { body: Buffer.from(body) }),
+      authorizer: { principalId: 'bench', tenant, sub: 'bench', exp: String(Math.floor(Date.now() / 1000) + 86_400) },
+    });
   return {
     quick,
     now: new Date(),
@@ -132,12 +141,8 @@ export async function benchContext(quick: boolean): Promise<BenchContext> {
     inventoryHandler: (await import(bundleOf('inventory'))).handler as StreamingHandler,
     observationsHandler: (await import(bundleOf('observations'))).handler,
     fakeRequest,
-    // What the token authorizer hands over for a verified token (lib/auth/caller.ts), as API Gateway passes it.
-    inventoryEvent: (tenant, { gzip = true } = {}) =>
-      restApiEvent(fakeRequest('/api/agents', { ...(gzip ? { 'Accept-Encoding': 'gzip' } : {}), Authorization: 'Bearer verified-by-the-authorizer' }), '/api/agents', {
-        api: 'public',
-        authorizer: { principalId: 'bench', tenant, sub: 'bench', exp: String(Math.floor(Date.now() / 1000) + 86_400) },
-      }),
+    publicDoorEvent,
+    inventoryEvent: (tenant, { gzip = true } = {}) => publicDoorEvent('/api/agents', tenant, { headers: gzip ? { 'Accept-Encoding': 'gzip' } : {} }),
     async cleanup() {
       await stopChildren();
       rmSync(dist, { recursive: true, force: true });

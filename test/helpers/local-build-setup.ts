@@ -1,8 +1,9 @@
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync } from 'node:fs';
 import { join } from 'node:path';
 import { build } from 'esbuild';
 import type { TestProject } from 'vitest/node';
 import { NODE_BUNDLE, ROOT } from '../../infra/build.js';
+import { removedAtEnd } from './scratch-setup.js';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -48,7 +49,5 @@ export default async function setup(project: TestProject): Promise<() => void> {
     await compile();
   });
   project.provide('localBuildDir', outdir);
-  const remove = () => rmSync(outdir, { recursive: true, force: true });
-  process.once('exit', remove); // Ctrl-C ends vitest without every teardown
-  return remove;
+  return removedAtEnd(outdir);
 }

@@ -18,8 +18,15 @@ export default function setup(): (() => void) | undefined {
   const dir = mkdtempSync(join(tmpdir(), 'endpoint-read-tests-'));
   process.env[SCRATCH] = dir;
   process.env.TMPDIR = dir;
+  return removedAtEnd(dir);
+}
+
+/**
+ * Removes `dir` when the run ends: the returned teardown, and the vitest process's exit, since
+ * Ctrl-C ends vitest without every teardown. For the folders global setups make.
+ */
+export function removedAtEnd(dir: string): () => void {
   const remove = () => rmSync(dir, { recursive: true, force: true });
-  // Ctrl-C ends vitest without every teardown; the folder goes with the process all the same.
   process.once('exit', remove);
   return remove;
 }

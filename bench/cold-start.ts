@@ -5,7 +5,7 @@ import { agentsPartition } from '../lib/store/keys.js';
 import type { BenchContext } from './context.js';
 import { brokerToken } from './observations.js';
 import { freshInvocation, type FreshRun } from './processes.js';
-import { MCP_RUNTIME_SDK } from './report.js';
+import { BENCH_BUNDLES, MCP_RUNTIME_SDK, type BenchBundle } from './report.js';
 import { interleaved, median, n } from './stats.js';
 
 /** The size of the tenant every cold start reads. */
@@ -33,18 +33,17 @@ export async function coldStartFigure(ctx: BenchContext, observedAgentId: string
     body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'list_endpoints', arguments: {} } }),
   });
   const mcpDoors: readonly string[] = ['mcp', MCP_RUNTIME_SDK];
-  const names = ['inventory', 'observations', 'mcp', MCP_RUNTIME_SDK, 'bare-sdk'] as const;
-  const events: Record<(typeof names)[number], unknown> = {
+  const events: Record<BenchBundle, unknown> = {
     inventory: ctx.inventoryEvent('bench-cold'),
     observations: observationsEvent,
     mcp: mcpEvent,
     [MCP_RUNTIME_SDK]: mcpEvent,
     'bare-sdk': { pk: agentsPartition('bench-cold') },
   };
-  const coldRuns = Object.fromEntries(names.map((name) => [name, [] as FreshRun[]])) as Record<(typeof names)[number], FreshRun[]>;
-  await interleaved(Object.fromEntries(names.map((name) => [name, async () => coldRuns[name].push(await freshInvocation(ctx.bundleOf(name), events[name], ctx.serviceEnv))])), runs);
+  const coldRuns = Object.fromEntries(BENCH_BUNDLES.map((name) => [name, [] as FreshRun[]])) as Record<BenchBundle, FreshRun[]>;
+  await interleaved(Object.fromEntries(BENCH_BUNDLES.map((name) => [name, async () => coldRuns[name].push(await freshInvocation(ctx.bundleOf(name), events[name], ctx.serviceEnv))])), runs);
   const floor = median(coldRuns['bare-sdk'].map((r) => r.wallMs));
-  for (const name of names) {
+  for (const name of BENCH_BUNDLES) {
     const list = coldRuns[name];
     if (list.some((r) => r.status !== 200)) throw new Error(`the ${name} cold start did not answer 200`);
     // A tool's failure is a 200 too: the MCP door's answer must be the tenant's list.

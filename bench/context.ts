@@ -16,7 +16,7 @@ import { createDocumentClient } from '../lib/store/client.js';
 import { ensureTables } from '../lib/store/tables.js';
 import { bareClient } from './floors.js';
 import { startEngine, startStack, stopChildren } from './processes.js';
-import { MCP_RUNTIME_SDK, type BenchResults } from './report.js';
+import { BENCH_BUNDLES, MCP_RUNTIME_SDK, type BenchResults } from './report.js';
 
 /**
  * What every figure of the bench shares: the deployed bundles (and the floors' and the runtime
@@ -93,7 +93,7 @@ export async function benchContext(quick: boolean): Promise<BenchContext> {
   await build({ ...bundleOptions(join(ROOT, FUNCTIONS.mcp), runtimeSdkBundle), sourcemap: false, external: ['@aws-sdk/*', '@smithy/*'] });
   const extra: Record<string, string> = { 'bare-sdk': bareBundle, [MCP_RUNTIME_SDK]: runtimeSdkBundle };
   const bundleOf = (name: string): string => extra[name] ?? built.find((b) => b.name === name)!.bundle;
-  for (const name of ['inventory', 'observations', 'mcp', MCP_RUNTIME_SDK, 'bare-sdk']) results.bundles.push({ name, bytes: readFileSync(bundleOf(name)).length });
+  for (const name of BENCH_BUNDLES) results.bundles.push({ name, bytes: readFileSync(bundleOf(name)).length });
 
   say('starting the engine and the local stack, each in its own process');
   const engine = await startEngine();

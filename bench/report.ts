@@ -91,6 +91,9 @@ export interface BenchResults {
 
 /** The MCP door built with the AWS SDK left to the Lambda runtime: measured beside the deployed bundles, never deployed. */
 export const MCP_RUNTIME_SDK = 'mcp-runtime-sdk';
+/** Every bundle the bench sizes and cold-starts, in the order of its table: the deployed ones, MCP_RUNTIME_SDK, the floor. */
+export const BENCH_BUNDLES = ['inventory', 'observations', 'mcp', MCP_RUNTIME_SDK, 'bare-sdk'] as const;
+export type BenchBundle = (typeof BENCH_BUNDLES)[number];
 const BUNDLE_LABELS: Readonly<Record<string, string>> = { 'bare-sdk': 'bare SDK (floor)', [MCP_RUNTIME_SDK]: 'mcp, AWS SDK from the runtime (not deployed)' };
 
 const BEGIN = '<!-- bench:begin (written by npm run bench; edit bench/report.ts instead) -->';

@@ -5,6 +5,7 @@ import { afterAll, describe, it } from 'vitest';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { realisticAgents } from '../../infra/local/generator.js';
 import { AgentInventory } from '../../lib/contract/schemas.js';
+import { emptyLocalDir } from '../helpers/local-dir.js';
 import { freePort, killStarted, npmStartReady, runCli } from '../helpers/npm-start.js';
 import { get } from '../helpers/stack.js';
 
@@ -24,9 +25,8 @@ const cliOutput = runCli;
 describe.concurrent('E2E: the local stack and its CLIs as separate processes', () => {
   // One demo stack for its banner, the three CLIs and an MCP client: seeding the demo is the costly part of a start.
   it("prints commands that work on the ports and issuer it runs with, and serves the demo fleet to its banner's and `npm run token`'s tokens: the inventory, the private hop (the read shows in `npm run audit`), and an MCP client built from the SDK, with no metric lines unless asked", async ({ expect }) => {
-    const dir = await mkdtemp(join(tmpdir(), 'cli-'));
     const [port, dynamoPort] = [String(await freePort()), String(await freePort())];
-    const env = { LOCAL_DIR: join(dir, 'local'), JWT_ISSUER: 'http://localhost:issuer-under-test', SEED: 'demo', PORT: port, DYNAMODB_PORT: dynamoPort };
+    const env = { LOCAL_DIR: await emptyLocalDir('cli-'), JWT_ISSUER: 'http://localhost:issuer-under-test', SEED: 'demo', PORT: port, DYNAMODB_PORT: dynamoPort };
     // The user's default for metric lines (POWERTOOLS_METRICS_DISABLED unset): off.
     const stack = await npmStartReady({ ...env, POWERTOOLS_METRICS_DISABLED: undefined });
     const bannerToken = /^ {2}acme: (\S+)$/m.exec(stack.output())?.[1];
@@ -99,8 +99,7 @@ describe.concurrent('E2E: the local stack and its CLIs as separate processes', (
   }, 180_000);
 
   it('seeds a generated tenant idempotently with `npm run seed -- --generate`', async ({ expect }) => {
-    const dir = await mkdtemp(join(tmpdir(), 'cli-'));
-    const env = { LOCAL_DIR: join(dir, 'local'), JWT_ISSUER: 'http://localhost:issuer-under-test', SEED: 'none' };
+    const env = { LOCAL_DIR: await emptyLocalDir('cli-'), JWT_ISSUER: 'http://localhost:issuer-under-test', SEED: 'none' };
     const stack = await npmStartReady(env);
     const seedEnv = { ...env, DYNAMODB_ENDPOINT: stack.dynamo };
 

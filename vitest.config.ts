@@ -2,9 +2,19 @@ import './infra/local/node-version.js'; // first: the AWS SDK's Node-version not
 import { configDefaults, defineConfig } from 'vitest/config';
 
 /** The test files that check what `npm run package` writes: the bundles and zips under dist/, and the template. */
-const PACKAGE_TESTS = ['test/infra/build.test.ts', 'test/infra/template.test.ts', 'test/infra/template-spec.test.ts', 'test/infra/tenant-fence-iam.test.ts'];
+const PACKAGE_TESTS = [
+  'test/infra/build.test.ts',
+  'test/infra/template.test.ts',
+  'test/infra/template-spec.test.ts',
+  'test/infra/tenant-fence-iam.test.ts',
+];
 /** Files that set process.env for modules that read it once, when they load (Powertools): each in a process of its own. */
-const TESTS_WITH_ENV = ['test/unit/authorizer.test.ts', 'test/unit/observability.test.ts', 'test/unit/openapi.test.ts', 'test/e2e/logging.test.ts'];
+const TESTS_WITH_ENV = [
+  'test/unit/authorizer.test.ts',
+  'test/unit/observability.test.ts',
+  'test/unit/openapi.test.ts',
+  'test/e2e/logging.test.ts',
+];
 
 export default defineConfig({
   test: {
@@ -42,7 +52,12 @@ export default defineConfig({
       // modules instead of importing them again each (measured: test/unit from 22 s to 10 s).
       {
         extends: true,
-        test: { name: 'unit', include: ['test/unit/**/*.test.ts'], exclude: [...configDefaults.exclude, ...TESTS_WITH_ENV], isolate: false },
+        test: {
+          name: 'unit',
+          include: ['test/unit/**/*.test.ts'],
+          exclude: [...configDefaults.exclude, ...TESTS_WITH_ENV],
+          isolate: false,
+        },
       },
       { extends: true, test: { name: 'own-process', include: [...TESTS_WITH_ENV] } },
       {

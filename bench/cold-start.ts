@@ -18,12 +18,21 @@ const COLD_AGENTS = 25;
  * sizes were taken when they were built.
  */
 export async function coldStartFigure(ctx: BenchContext, observedAgentId: string): Promise<void> {
-  await writeTenantAgents(ctx.db, { dataTable: ctx.dataTable }, 'bench-cold', realisticAgents('bench-cold', COLD_AGENTS, { now: ctx.now }), 8);
+  await writeTenantAgents(
+    ctx.db,
+    { dataTable: ctx.dataTable },
+    'bench-cold',
+    realisticAgents('bench-cold', COLD_AGENTS, { now: ctx.now }),
+    8,
+  );
   const runs = ctx.quick ? 5 : 9;
   ctx.say(`cold starts, ${runs} interleaved runs per bundle`);
   const token = await brokerToken(ctx);
   const observationsEvent = restApiEvent(
-    ctx.fakeRequest(`/api/mcp/endpoint?agent_id=${encodeURIComponent(observedAgentId)}`, { Authorization: `Bearer ${token}`, 'X-Service-Reason': 'bench: cold start' }),
+    ctx.fakeRequest(`/api/mcp/endpoint?agent_id=${encodeURIComponent(observedAgentId)}`, {
+      Authorization: `Bearer ${token}`,
+      'X-Service-Reason': 'bench: cold start',
+    }),
     '/api/mcp/endpoint',
   );
   // The MCP door's first call: a tools/call of list_endpoints, the tenant's agents in its answer.
@@ -41,7 +50,15 @@ export async function coldStartFigure(ctx: BenchContext, observedAgentId: string
     'bare-sdk': { pk: agentsPartition('bench-cold') },
   };
   const coldRuns = Object.fromEntries(BENCH_BUNDLES.map((name) => [name, [] as FreshRun[]])) as Record<BenchBundle, FreshRun[]>;
-  await interleaved(Object.fromEntries(BENCH_BUNDLES.map((name) => [name, async () => coldRuns[name].push(await freshInvocation(ctx.bundleOf(name), events[name], ctx.serviceEnv))])), runs);
+  await interleaved(
+    Object.fromEntries(
+      BENCH_BUNDLES.map((name) => [
+        name,
+        async () => coldRuns[name].push(await freshInvocation(ctx.bundleOf(name), events[name], ctx.serviceEnv)),
+      ]),
+    ),
+    runs,
+  );
   const floor = median(coldRuns['bare-sdk'].map((r) => r.wallMs));
   for (const name of BENCH_BUNDLES) {
     const list = coldRuns[name];

@@ -48,7 +48,11 @@ export interface BenchContext {
   /** A Node request as the local listener sees one, for the event builders. */
   fakeRequest: (url: string, headers: Record<string, string>, method?: string) => IncomingMessage;
   /** A request to a public door for `tenant`, as the gateway hands it over after its token authorizer. */
-  publicDoorEvent: (path: string, tenant: string, request?: { method?: string; headers?: Record<string, string>; body?: string }) => unknown;
+  publicDoorEvent: (
+    path: string,
+    tenant: string,
+    request?: { method?: string; headers?: Record<string, string>; body?: string },
+  ) => unknown;
   /** The inventory's event for `tenant` (a publicDoorEvent; gzip accepted unless `gzip: false`). */
   inventoryEvent: (tenant: string, options?: { gzip?: boolean }) => unknown;
   cleanup: () => Promise<void>;
@@ -101,11 +105,24 @@ export async function benchContext(quick: boolean): Promise<BenchContext> {
   // The local engine holding a million agents pauses for its garbage collector far longer than
   // DynamoDB ever takes for a page: give each attempt room, as the bench measures the service, not
   // its timeouts against a slow local engine.
-  const stackEnv = { DYNAMODB_ENDPOINT: engine.endpoint, DATA_TABLE, AUDIT_TABLE, JWT_ISSUER: ISSUER, LOCAL_DIR: localDir, DYNAMODB_TIMEOUT_MS: '60000' };
+  const stackEnv = {
+    DYNAMODB_ENDPOINT: engine.endpoint,
+    DATA_TABLE,
+    AUDIT_TABLE,
+    JWT_ISSUER: ISSUER,
+    LOCAL_DIR: localDir,
+    DYNAMODB_TIMEOUT_MS: '60000',
+  };
   const stack = await startStack(stackEnv);
   const issuer = await localIssuer(localDir);
   const jwksUrl = `${stack.publicUrl.replace('localhost', '127.0.0.1')}${ISSUER_PATHS.jwks}`;
-  const serviceEnv = { ...stackEnv, JWKS_URL: jwksUrl, POWERTOOLS_LOG_LEVEL: 'SILENT', POWERTOOLS_METRICS_DISABLED: 'true', BENCH_STAND_IN: standIn };
+  const serviceEnv = {
+    ...stackEnv,
+    JWKS_URL: jwksUrl,
+    POWERTOOLS_LOG_LEVEL: 'SILENT',
+    POWERTOOLS_METRICS_DISABLED: 'true',
+    BENCH_STAND_IN: standIn,
+  };
   Object.assign(process.env, serviceEnv);
   // The service's configuration as the handlers read it: audiences, claims and the broker from here, not restated.
   const cfg = parseConfig(process.env);
@@ -113,7 +130,14 @@ export async function benchContext(quick: boolean): Promise<BenchContext> {
   await ensureTables(db, { dataTable: DATA_TABLE, auditTable: AUDIT_TABLE });
 
   const fakeRequest = (url: string, headers: Record<string, string>, method = 'GET'): IncomingMessage =>
-    ({ url, method, httpVersion: '1.1', headers: Object.fromEntries(Object.entries(headers).map(([k, v]) => [k.toLowerCase(), v])), rawHeaders: Object.entries(headers).flat(), socket: { remoteAddress: '127.0.0.1' } }) as unknown as IncomingMessage;
+    ({
+      url,
+      method,
+      httpVersion: '1.1',
+      headers: Object.fromEntries(Object.entries(headers).map(([k, v]) => [k.toLowerCase(), v])),
+      rawHeaders: Object.entries(headers).flat(),
+      socket: { remoteAddress: '127.0.0.1' },
+    }) as unknown as IncomingMessage;
   // What the token authorizer hands over for a verified token (lib/auth/caller.ts), as API Gateway passes it.
   const publicDoorEvent: BenchContext['publicDoorEvent'] = (path, tenant, { method = 'GET', headers = {}, body } = {}) =>
     restApiEvent(fakeRequest(path, { ...headers, Authorization: 'Bearer verified-by-the-authorizer' }, method), path, {
@@ -142,7 +166,8 @@ export async function benchContext(quick: boolean): Promise<BenchContext> {
     observationsHandler: (await import(bundleOf('observations'))).handler,
     fakeRequest,
     publicDoorEvent,
-    inventoryEvent: (tenant, { gzip = true } = {}) => publicDoorEvent('/api/agents', tenant, { headers: gzip ? { 'Accept-Encoding': 'gzip' } : {} }),
+    inventoryEvent: (tenant, { gzip = true } = {}) =>
+      publicDoorEvent('/api/agents', tenant, { headers: gzip ? { 'Accept-Encoding': 'gzip' } : {} }),
     async cleanup() {
       await stopChildren();
       rmSync(dist, { recursive: true, force: true });

@@ -22,14 +22,18 @@ export async function fencingFigure(ctx: BenchContext, tenant: string, agents: n
   };
   Object.assign(process.env, fencedEnv);
   const fenced = (await import(`${pathToFileURL(ctx.bundleOf('inventory')).href}?fenced`)).handler as StreamingHandler;
-  const list = (handler: StreamingHandler, t: string) => collectStreaming(handler, ctx.inventoryEvent(t), streamingContext('inventory', 60_000));
+  const list = (handler: StreamingHandler, t: string) =>
+    collectStreaming(handler, ctx.inventoryEvent(t), streamingContext('inventory', 60_000));
   await list(fenced, tenant); // reads its configuration now, with fencing on
   for (const key of Object.keys(fencedEnv)) delete process.env[key];
   const runs = ctx.quick ? 9 : 21;
   const warm = await interleaved({ off: () => list(ctx.inventoryHandler, tenant), fenced: () => list(fenced, tenant) }, runs);
   let fresh = 0;
   const callsBefore = sts.calls();
-  const first = await interleaved({ off: () => list(ctx.inventoryHandler, `bench-first-${fresh++}`), fenced: () => list(fenced, `bench-first-${fresh++}`) }, runs);
+  const first = await interleaved(
+    { off: () => list(ctx.inventoryHandler, `bench-first-${fresh++}`), fenced: () => list(fenced, `bench-first-${fresh++}`) },
+    runs,
+  );
   ctx.results.fencing = {
     agents,
     offMs: median(warm.off!),
@@ -41,7 +45,9 @@ export async function fencingFigure(ctx: BenchContext, tenant: string, agents: n
     stsCalls: sts.calls() - callsBefore,
   };
   const f = ctx.results.fencing;
-  ctx.say(`  cached: ${f.offMs.toFixed(1)} ms off, ${f.fencedMs.toFixed(1)} ms fenced (${f.ratio.toFixed(2)}x); first read of a tenant: ${f.firstReadOffMs.toFixed(1)} ms off, ${f.firstReadFencedMs.toFixed(1)} ms fenced (${f.firstReadRatio.toFixed(2)}x, ${f.stsCalls} AssumeRole)`);
+  ctx.say(
+    `  cached: ${f.offMs.toFixed(1)} ms off, ${f.fencedMs.toFixed(1)} ms fenced (${f.ratio.toFixed(2)}x); first read of a tenant: ${f.firstReadOffMs.toFixed(1)} ms off, ${f.firstReadFencedMs.toFixed(1)} ms fenced (${f.firstReadRatio.toFixed(2)}x, ${f.stsCalls} AssumeRole)`,
+  );
   await sts.close();
 }
 

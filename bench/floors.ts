@@ -15,7 +15,10 @@ export function bareClient(endpoint: string): DynamoDBClient {
 }
 
 /** Every item of one Query, following LastEvaluatedKey: the read every answer needs. */
-async function queryAll(client: DynamoDBClient, input: ConstructorParameters<typeof QueryCommand>[0]): Promise<Record<string, AttributeValue>[]> {
+async function queryAll(
+  client: DynamoDBClient,
+  input: ConstructorParameters<typeof QueryCommand>[0],
+): Promise<Record<string, AttributeValue>[]> {
   const items: Record<string, AttributeValue>[] = [];
   let key: Record<string, AttributeValue> | undefined;
   do {
@@ -52,7 +55,11 @@ export async function sameRequestsFloor(
   audit: Record<string, unknown>,
 ): Promise<number> {
   const [, samples] = await Promise.all([
-    client.send(new BatchGetItemCommand({ RequestItems: { [tables.dataTable]: { Keys: [keys.policy, keys.durable, keys.connection].map((key) => toItem({ ...key })) } } })),
+    client.send(
+      new BatchGetItemCommand({
+        RequestItems: { [tables.dataTable]: { Keys: [keys.policy, keys.durable, keys.connection].map((key) => toItem({ ...key })) } },
+      }),
+    ),
     windowFloor(client, tables.dataTable, window.pk, window.from, window.to),
   ]);
   await client.send(new PutItemCommand({ TableName: tables.auditTable, Item: toItem(audit), ConditionExpression: AUDIT_PUT_CONDITION }));
@@ -91,7 +98,8 @@ export function cutNextKey(body: Uint8Array): Record<string, AttributeValue> | u
   for (let i = start; i < bytes.length; i++) {
     const c = bytes[i];
     if (inString) {
-      if (c === 0x5c) i++; // a backslash: the next character is escaped
+      if (c === 0x5c)
+        i++; // a backslash: the next character is escaped
       else if (c === 0x22) inString = false;
     } else if (c === 0x22) inString = true;
     else if (c === 0x7b) depth++;
@@ -122,7 +130,8 @@ function rawQuery(endpoint: string, body: string): Promise<Buffer> {
           'Content-Type': 'application/x-amz-json-1.0',
           'X-Amz-Target': 'DynamoDB_20120810.Query',
           'X-Amz-Date': amzDate,
-          Authorization: 'AWS4-HMAC-SHA256 Credential=bench/20260101/us-east-1/dynamodb/aws4_request, SignedHeaders=host;x-amz-date, Signature=0000',
+          Authorization:
+            'AWS4-HMAC-SHA256 Credential=bench/20260101/us-east-1/dynamodb/aws4_request, SignedHeaders=host;x-amz-date, Signature=0000',
           'Content-Length': Buffer.byteLength(body),
         },
       },
@@ -151,7 +160,12 @@ function rawQuery(endpoint: string, body: string): Promise<Buffer> {
  * the next page was asked for (as the service's reader does). The least any reader of the items
  * does; on a machine whose cores the engine shares, that work alone slows the engine's pages.
  */
-export async function wireFloor(endpoint: string, table: string, pk: string, options: { keepPages?: number; parse?: boolean } = {}): Promise<WireRun> {
+export async function wireFloor(
+  endpoint: string,
+  table: string,
+  pk: string,
+  options: { keepPages?: number; parse?: boolean } = {},
+): Promise<WireRun> {
   const { keepPages = 0, parse = false } = options;
   const started = performance.now();
   const base = `{"TableName":${JSON.stringify(table)},"KeyConditionExpression":"pk = :pk","ExpressionAttributeValues":{":pk":{"S":${JSON.stringify(pk)}}}`;
@@ -170,7 +184,8 @@ export async function wireFloor(endpoint: string, table: string, pk: string, opt
     if (!next && page.includes(NEXT_KEY_MARKER)) throw new Error('a Query answer whose LastEvaluatedKey could not be cut');
     pending = next ? rawQuery(endpoint, `${base},"ExclusiveStartKey":${JSON.stringify(next)}}`) : undefined;
     if (kept.length < keepPages) kept.push(page.toString('utf8'));
-    if (parse && !Array.isArray((JSON.parse(page.toString('utf8')) as { Items?: unknown }).Items)) throw new Error('a Query answer without Items');
+    if (parse && !Array.isArray((JSON.parse(page.toString('utf8')) as { Items?: unknown }).Items))
+      throw new Error('a Query answer without Items');
   }
   return { ms: performance.now() - started, firstPageMs, pages, bytes, kept };
 }
@@ -209,7 +224,9 @@ export function httpGet(
         if (firstByteMs < 0) firstByteMs = performance.now() - started;
         bytes += c.length;
       });
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, bytes, firstByteMs, ms: performance.now() - started, headers: res.headers }));
+      res.on('end', () =>
+        resolve({ status: res.statusCode ?? 0, bytes, firstByteMs, ms: performance.now() - started, headers: res.headers }),
+      );
       res.on('error', reject);
       res.on('aborted', () => reject(new Error('the transfer was broken')));
     });

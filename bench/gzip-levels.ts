@@ -10,9 +10,24 @@ function inventoryText(tenant: string, agents: number, now: Date): string {
   const parts: string[] = [];
   for (const a of realisticAgents(tenant, agents, { now })) {
     const hello = { agent_id: a.agent_id, hostname: a.hostname, os: a.os, arch: a.arch, version: a.version };
-    const durable = a.durable === false ? undefined : { ...hello, client_id: a.client_id ?? undefined, enrolled_at: a.enrolled_at ?? undefined, update_ring: a.update_ring ?? undefined, last_heartbeat: a.last_heartbeat ?? undefined };
+    const durable =
+      a.durable === false
+        ? undefined
+        : {
+            ...hello,
+            client_id: a.client_id ?? undefined,
+            enrolled_at: a.enrolled_at ?? undefined,
+            update_ring: a.update_ring ?? undefined,
+            last_heartbeat: a.last_heartbeat ?? undefined,
+          };
     const connection = a.connection
-      ? { ...hello, state: a.connection.state, connected_at: a.connection.connected_at ?? undefined, disconnected_at: a.connection.disconnected_at ?? undefined, last_heartbeat: a.connection.last_heartbeat ?? a.last_heartbeat ?? undefined }
+      ? {
+          ...hello,
+          state: a.connection.state,
+          connected_at: a.connection.connected_at ?? undefined,
+          disconnected_at: a.connection.disconnected_at ?? undefined,
+          last_heartbeat: a.connection.last_heartbeat ?? a.last_heartbeat ?? undefined,
+        }
       : undefined;
     parts.push(JSON.stringify(summarizeAgent(durable, connection, options)));
   }

@@ -27,7 +27,13 @@ function runsFor(quick: boolean, agents: number): number {
 export async function seedInventoryTenants(ctx: BenchContext): Promise<void> {
   for (const agents of inventorySizes(ctx.quick)) {
     const started = performance.now();
-    const written = await writeTenantAgents(ctx.db, { dataTable: ctx.dataTable }, tenantOf(agents), realisticAgents(tenantOf(agents), agents, { now: ctx.now }), 8);
+    const written = await writeTenantAgents(
+      ctx.db,
+      { dataTable: ctx.dataTable },
+      tenantOf(agents),
+      realisticAgents(tenantOf(agents), agents, { now: ctx.now }),
+      8,
+    );
     ctx.results.seeding.push({ agents, items: written.items, seconds: (performance.now() - started) / 1000 });
     ctx.say(`seeded ${n(agents)} agents (${n(written.items)} items) in ${ctx.results.seeding.at(-1)!.seconds.toFixed(1)} s`);
   }
@@ -108,11 +114,19 @@ export async function inventoryFigure(ctx: BenchContext): Promise<void> {
     const jsonBytes = gunzipSync(lastGzipBody).length;
     lastGzipBody = Buffer.alloc(0);
     const plain = await countStreamed(ctx, ctx.inventoryEvent(tenant, { gzip: false }));
-    const plainOutcome = plain.error === undefined ? 'complete' : plain.error instanceof StreamedResponseTooLargeError ? 'stopped before the 200 MB limit' : `failed: ${String(plain.error)}`;
+    const plainOutcome =
+      plain.error === undefined
+        ? 'complete'
+        : plain.error instanceof StreamedResponseTooLargeError
+          ? 'stopped before the 200 MB limit'
+          : `failed: ${String(plain.error)}`;
     const cpu = cpuFloor(kept, GZIP_LEVEL);
     ctx.say('  fresh Lambda-like processes (peak RSS, CPU)');
     const fresh: FreshRun[] = [];
-    for (let i = 0; i < (ctx.quick || agents >= 1_000_000 ? 1 : 2); i++) fresh.push(await freshInvocation(ctx.bundleOf('inventory'), ctx.inventoryEvent(tenant), ctx.serviceEnv, FRESH_MEMORY_MB, INVENTORY_HEAP_FLAGS));
+    for (let i = 0; i < (ctx.quick || agents >= 1_000_000 ? 1 : 2); i++)
+      fresh.push(
+        await freshInvocation(ctx.bundleOf('inventory'), ctx.inventoryEvent(tenant), ctx.serviceEnv, FRESH_MEMORY_MB, INVENTORY_HEAP_FLAGS),
+      );
     const wireMs = median(w.map((r) => r.ms));
     const pages = w[0]!.pages;
     const freshCpuMs = median(fresh.map((f) => f.cpuMs));

@@ -17,7 +17,13 @@ export const OBSERVED_TENANT = 'bench-obs';
 export const brokerToken = (ctx: BenchContext): Promise<string> =>
   brokerTokenFor(
     ctx.issuer,
-    { issuer: ctx.issuerUrl, tenantClaim: ctx.cfg.tenantClaim, clientId: ctx.cfg.brokerClientId, audience: ctx.cfg.observationsAudience, lifetimeSeconds: 3_600 },
+    {
+      issuer: ctx.issuerUrl,
+      tenantClaim: ctx.cfg.tenantClaim,
+      clientId: ctx.cfg.brokerClientId,
+      audience: ctx.cfg.observationsAudience,
+      lifetimeSeconds: 3_600,
+    },
     { subject: 'bench', tenant: OBSERVED_TENANT },
   );
 
@@ -69,17 +75,35 @@ export async function observationsFigure(ctx: BenchContext, agentId: string): Pr
       {
         floor: async () => {
           const at = new Date();
-          samples = await windowFloor(ctx.floorClient, ctx.dataTable, pk, sampleSortKey(new Date(at.getTime() - minutes * 60_000)), sampleSortKey(at));
+          samples = await windowFloor(
+            ctx.floorClient,
+            ctx.dataTable,
+            pk,
+            sampleSortKey(new Date(at.getTime() - minutes * 60_000)),
+            sampleSortKey(at),
+          );
         },
         requestsFloor: async () => {
           const at = new Date();
-          const keys = { policy: policyKey(OBSERVED_TENANT), durable: durableAgentKey(OBSERVED_TENANT, agentId), connection: connectionKey(OBSERVED_TENANT, agentId) };
+          const keys = {
+            policy: policyKey(OBSERVED_TENANT),
+            durable: durableAgentKey(OBSERVED_TENANT, agentId),
+            connection: connectionKey(OBSERVED_TENANT, agentId),
+          };
           const window = { pk, from: sampleSortKey(new Date(at.getTime() - minutes * 60_000)), to: sampleSortKey(at) };
-          await sameRequestsFloor(ctx.floorClient, ctx, keys, window, auditRecord(floorAuditItem(at, agentId, minutes, ctx.cfg.brokerClientId)));
+          await sameRequestsFloor(
+            ctx.floorClient,
+            ctx,
+            keys,
+            window,
+            auditRecord(floorAuditItem(at, agentId, minutes, ctx.cfg.brokerClientId)),
+          );
         },
         // A refusal is no read: timing one would measure the wrong thing.
         handler: async () => {
-          handlerStatus = (await ctx.observationsHandler(restApiEvent(ctx.fakeRequest(path, headers), '/api/mcp/endpoint'), lambdaContext('observations'))).statusCode;
+          handlerStatus = (
+            await ctx.observationsHandler(restApiEvent(ctx.fakeRequest(path, headers), '/api/mcp/endpoint'), lambdaContext('observations'))
+          ).statusCode;
           if (handlerStatus !== 200) throw new Error(`the observations handler answered ${handlerStatus}, not a dashboard`);
         },
         http: async () => {
@@ -107,6 +131,8 @@ export async function observationsFigure(ctx: BenchContext, agentId: string): Pr
       handlerStatus,
     });
     const r = ctx.results.observations.at(-1)!;
-    ctx.say(`  ${n(samples)} samples: floor ${r.floorMs.toFixed(1)} ms (same requests ${r.requestsFloorMs.toFixed(1)} ms), handler ${r.handlerMs.toFixed(1)} ms (${r.handlerRatio.toFixed(2)}x; ${r.requestsRatio.toFixed(2)}x the same requests; ${handlerStatus}), HTTP ${r.httpMs.toFixed(1)} ms (${r.httpRatio.toFixed(2)}x)`);
+    ctx.say(
+      `  ${n(samples)} samples: floor ${r.floorMs.toFixed(1)} ms (same requests ${r.requestsFloorMs.toFixed(1)} ms), handler ${r.handlerMs.toFixed(1)} ms (${r.handlerRatio.toFixed(2)}x; ${r.requestsRatio.toFixed(2)}x the same requests; ${handlerStatus}), HTTP ${r.httpMs.toFixed(1)} ms (${r.httpRatio.toFixed(2)}x)`,
+    );
   }
 }

@@ -8,7 +8,9 @@ import { INVENTORY_HEAP_FLAGS } from '../infra/inventory-heap.js';
  * (the bench itself, the local stack) run with it, as the function does; its old-space cap is for
  * one invocation in a fresh process (freshInvocation), not for a bench holding the tenants' data.
  */
-export const INVENTORY_YOUNG_GENERATION: readonly string[] = INVENTORY_HEAP_FLAGS.filter((flag) => flag.startsWith('--max-semi-space-size='));
+export const INVENTORY_YOUNG_GENERATION: readonly string[] = INVENTORY_HEAP_FLAGS.filter((flag) =>
+  flag.startsWith('--max-semi-space-size='),
+);
 
 /** A child process the bench started, stopped by its own id when the bench ends. */
 export interface Child {
@@ -25,7 +27,13 @@ export async function stopChildren(): Promise<void> {
 }
 
 /** Starts `node [--import tsx] script` and resolves once `ready` matches its output. */
-async function startChild(script: string, env: Record<string, string>, ready: RegExp, nodeFlags: readonly string[] = [], timeoutMs = 60_000): Promise<Child & { match: RegExpExecArray }> {
+async function startChild(
+  script: string,
+  env: Record<string, string>,
+  ready: RegExp,
+  nodeFlags: readonly string[] = [],
+  timeoutMs = 60_000,
+): Promise<Child & { match: RegExpExecArray }> {
   const child = spawn(process.execPath, [...nodeFlags, '--import', 'tsx', script], {
     cwd: ROOT,
     env: { ...process.env, ...env },
@@ -98,11 +106,20 @@ export interface FreshRun {
  * `heapFlags` when given (the function's own, as deployed), else within `memoryMb` (old space
  * 90%, semi-space 5%), and returns what it measured.
  */
-export function freshInvocation(bundle: string, event: unknown, env: Record<string, string>, memoryMb = 512, heapFlags?: readonly string[]): Promise<FreshRun> {
+export function freshInvocation(
+  bundle: string,
+  event: unknown,
+  env: Record<string, string>,
+  memoryMb = 512,
+  heapFlags?: readonly string[],
+): Promise<FreshRun> {
   return new Promise((resolve, reject) => {
     const started = performance.now();
     // The heap capped, so a run that needs more fails here as it would there.
-    const heap = heapFlags ?? [`--max-old-space-size=${Math.floor(memoryMb * 0.9)}`, `--max-semi-space-size=${Math.max(1, Math.floor(memoryMb * 0.05))}`];
+    const heap = heapFlags ?? [
+      `--max-old-space-size=${Math.floor(memoryMb * 0.9)}`,
+      `--max-semi-space-size=${Math.max(1, Math.floor(memoryMb * 0.05))}`,
+    ];
     const child = spawn(process.execPath, [...heap, join(ROOT, 'bench', 'lambda-runner.mjs'), bundle], {
       cwd: ROOT,
       env: {

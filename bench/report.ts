@@ -48,7 +48,16 @@ export interface BenchResults {
   }[];
   /** TENANT_FENCING=iam against off, on the same tenant (credentials cached) and on a tenant read for the first time (one AssumeRole). */
   fencing:
-    | { agents: number; offMs: number; fencedMs: number; ratio: number; firstReadOffMs: number; firstReadFencedMs: number; firstReadRatio: number; stsCalls: number }
+    | {
+        agents: number;
+        offMs: number;
+        fencedMs: number;
+        ratio: number;
+        firstReadOffMs: number;
+        firstReadFencedMs: number;
+        firstReadRatio: number;
+        stsCalls: number;
+      }
     | undefined;
   /** The inventory for a token with the endpoint scope claim next to one without, on the largest tenant (bench/scoped-inventory.ts). */
   scopedInventory?:
@@ -94,7 +103,10 @@ export const MCP_RUNTIME_SDK = 'mcp-runtime-sdk';
 /** Every bundle the bench sizes and cold-starts, in the order of its table: the deployed ones, MCP_RUNTIME_SDK, the floor. */
 export const BENCH_BUNDLES = ['inventory', 'observations', 'mcp', MCP_RUNTIME_SDK, 'bare-sdk'] as const;
 export type BenchBundle = (typeof BENCH_BUNDLES)[number];
-const BUNDLE_LABELS: Readonly<Record<string, string>> = { 'bare-sdk': 'bare SDK (floor)', [MCP_RUNTIME_SDK]: 'mcp, AWS SDK from the runtime (not deployed)' };
+const BUNDLE_LABELS: Readonly<Record<string, string>> = {
+  'bare-sdk': 'bare SDK (floor)',
+  [MCP_RUNTIME_SDK]: 'mcp, AWS SDK from the runtime (not deployed)',
+};
 
 const BEGIN = '<!-- bench:begin (written by npm run bench; edit bench/report.ts instead) -->';
 const END = '<!-- bench:end -->';
@@ -117,7 +129,15 @@ export function chartSvg(r: BenchResults): string {
   const bottom = 60;
   const rows = r.inventory;
   const sizes = rows.map((i) => i.agents);
-  const points = rows.map((i) => ({ agents: i.agents, wireMs: i.wire.ms, handlerMs: i.handler.ms, httpMs: i.http.ms, firstByteMs: i.http.firstByteMs, handlerRatio: i.handler.ms / i.wire.ms, httpRatio: i.http.ms / i.wire.ms }));
+  const points = rows.map((i) => ({
+    agents: i.agents,
+    wireMs: i.wire.ms,
+    handlerMs: i.handler.ms,
+    httpMs: i.http.ms,
+    firstByteMs: i.http.firstByteMs,
+    handlerRatio: i.handler.ms / i.wire.ms,
+    httpRatio: i.http.ms / i.wire.ms,
+  }));
   const values = points.flatMap((i) => [i.wireMs, i.handlerMs, i.httpMs, Math.max(1, i.firstByteMs)]);
   const xMin = Math.log10(Math.min(...sizes) / 1.5);
   const xMax = Math.log10(Math.max(...sizes) * 1.5);
@@ -132,17 +152,27 @@ export function chartSvg(r: BenchResults): string {
     { name: 'over HTTP: first byte', key: 'firstByteMs', color: '#2ca02c', dash: '2 3' },
   ] as const;
   const out: string[] = [];
-  out.push(`<svg xmlns="http://www.w3.org/2000/svg" width="${W}" height="${H}" viewBox="0 0 ${W} ${H}" font-family="Helvetica, Arial, sans-serif" font-size="12">`);
+  out.push(
+    `<svg xmlns="http://www.w3.org/2000/svg" width="${W}" height="${H}" viewBox="0 0 ${W} ${H}" font-family="Helvetica, Arial, sans-serif" font-size="12">`,
+  );
   out.push(`<rect width="${W}" height="${H}" fill="#ffffff"/>`);
-  out.push(`<text x="${left}" y="24" font-size="15" font-weight="bold">GET /api/agents, streamed: median time against tenant size (log-log)</text>`);
-  out.push(`<text x="${left}" y="40" fill="#555">${r.date.slice(0, 10)}, ${r.machine.cpus} cores, ${r.machine.node}; realistic tenants; gzip accepted; lower is better</text>`);
+  out.push(
+    `<text x="${left}" y="24" font-size="15" font-weight="bold">GET /api/agents, streamed: median time against tenant size (log-log)</text>`,
+  );
+  out.push(
+    `<text x="${left}" y="40" fill="#555">${r.date.slice(0, 10)}, ${r.machine.cpus} cores, ${r.machine.node}; realistic tenants; gzip accepted; lower is better</text>`,
+  );
   for (let e = yMin; e <= yMax; e++) {
     for (const m of [1, 2, 5]) {
       const v = m * 10 ** e;
       if (Math.log10(v) > yMax) continue;
       const y = py(v);
-      out.push(`<line x1="${left}" y1="${y.toFixed(1)}" x2="${W - right}" y2="${y.toFixed(1)}" stroke="${m === 1 ? '#cccccc' : '#eeeeee'}"/>`);
-      out.push(`<text x="${left - 8}" y="${(y + 4).toFixed(1)}" text-anchor="end" fill="#555">${v >= 1000 ? `${v / 1000} s` : `${v} ms`}</text>`);
+      out.push(
+        `<line x1="${left}" y1="${y.toFixed(1)}" x2="${W - right}" y2="${y.toFixed(1)}" stroke="${m === 1 ? '#cccccc' : '#eeeeee'}"/>`,
+      );
+      out.push(
+        `<text x="${left - 8}" y="${(y + 4).toFixed(1)}" text-anchor="end" fill="#555">${v >= 1000 ? `${v / 1000} s` : `${v} ms`}</text>`,
+      );
     }
   }
   for (const agents of sizes) {
@@ -155,12 +185,16 @@ export function chartSvg(r: BenchResults): string {
   out.push(`<line x1="${left}" y1="${top}" x2="${left}" y2="${H - bottom}" stroke="#333"/>`);
   series.forEach((s, index) => {
     const line = points.map((row) => `${px(row.agents).toFixed(1)},${py(Math.max(1, row[s.key])).toFixed(1)}`);
-    out.push(`<polyline fill="none" stroke="${s.color}" stroke-width="2" ${s.dash ? `stroke-dasharray="${s.dash}"` : ''} points="${line.join(' ')}"/>`);
+    out.push(
+      `<polyline fill="none" stroke="${s.color}" stroke-width="2" ${s.dash ? `stroke-dasharray="${s.dash}"` : ''} points="${line.join(' ')}"/>`,
+    );
     for (const row of points) {
       out.push(`<circle cx="${px(row.agents).toFixed(1)}" cy="${py(Math.max(1, row[s.key])).toFixed(1)}" r="3.5" fill="${s.color}"/>`);
     }
     const ly = top + 10 + index * 38;
-    out.push(`<line x1="${W - right + 14}" y1="${ly}" x2="${W - right + 38}" y2="${ly}" stroke="${s.color}" stroke-width="2" ${s.dash ? `stroke-dasharray="${s.dash}"` : ''}/>`);
+    out.push(
+      `<line x1="${W - right + 14}" y1="${ly}" x2="${W - right + 38}" y2="${ly}" stroke="${s.color}" stroke-width="2" ${s.dash ? `stroke-dasharray="${s.dash}"` : ''}/>`,
+    );
     const [first, second] = s.name.split(': ');
     out.push(`<text x="${W - right + 44}" y="${ly + 4}">${first}${second ? ':' : ''}</text>`);
     if (second) out.push(`<text x="${W - right + 44}" y="${ly + 18}" fill="#555">${second}</text>`);
@@ -196,7 +230,7 @@ export function performanceSection(r: BenchResults): string {
   lines.push(
     "**Inventory** (`GET /api/agents`, streamed, `Accept-Encoding: gzip`). Wire floor: the tenant's `Query` pages fetched as raw HTTP one after another and discarded (no SDK, no item parse; the next page's key cut from the page's bytes). Read floor: the same, with each page also decoded and parsed as JSON after the next one was asked for, the least any reader of the items does; on these two cores that work alone slows the engine, which shares them. Handler: the deployed bundle called through the Lambda runtime stand-in (`infra/local/streaming.ts`), first and last byte" +
       (r.youngGeneration ? `, in a process with the function's young generation (\`${r.youngGeneration}\`), as the local stack` : '') +
-      ". HTTP: the local stack, whose listener writes the stream to the socket as it comes (emulated authorizer included). CPU floor: parsing the pages, serializing their items and gzipping the text, nothing else (on a sample of the pages). Fresh process: one invocation of the bundle in a new `node` (a cold Lambda), bytes dropped as they come" +
+      '. HTTP: the local stack, whose listener writes the stream to the socket as it comes (emulated authorizer included). CPU floor: parsing the pages, serializing their items and gzipping the text, nothing else (on a sample of the pages). Fresh process: one invocation of the bundle in a new `node` (a cold Lambda), bytes dropped as they come' +
       (r.freshHeapFlags
         ? `, with the V8 heap flags the deployed function has (\`${r.freshHeapFlags}\`, serverless.yml): what the process holds is a few pages at a time, and the flags keep V8 from letting their garbage pile up before it collects (docs/decisions.md, "The inventory's heap").`
         : r.freshHeapCapMb
@@ -204,7 +238,9 @@ export function performanceSection(r: BenchResults): string {
           : ', its V8 heap not capped (V8 then sizes the heap from the machine and collects lazily: peak RSS then follows the garbage not yet collected, not what is held).'),
   );
   lines.push('');
-  lines.push('| agents | pages | wire floor (first page) | read floor | handler: first / last byte | ratio | HTTP: first / last byte | ratio | gzip / JSON | CPU per 1,000 agents (floor) | fresh process: peak RSS |');
+  lines.push(
+    '| agents | pages | wire floor (first page) | read floor | handler: first / last byte | ratio | HTTP: first / last byte | ratio | gzip / JSON | CPU per 1,000 agents (floor) | fresh process: peak RSS |',
+  );
   lines.push('| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |');
   for (const i of r.inventory) {
     lines.push(
@@ -217,12 +253,16 @@ export function performanceSection(r: BenchResults): string {
     `A client without gzip gets the same array as plain JSON, about ${(r.inventory.at(-1)!.bytes.json / r.inventory.at(-1)!.bytes.gzip).toFixed(1)} times larger${stopped.length > 0 ? `; at ${stopped.map((i) => n(i.agents)).join(' and ')} agents that passes the 200 MB a streamed answer may carry, and the transfer breaks before the byte that would cross it (${mb(stopped[0]!.bytes.plainSent)} sent; never a shorter valid array)` : ''}.`,
   );
   lines.push('');
-  lines.push('**Observations** (`GET /api/mcp/endpoint`, one endpoint with a week of 1-minute samples, `limit` 100). Floor: a bare SDK `Query` of the sample partition over the window. Same-requests floor: the bare SDK making the handler\'s requests and nothing else, the policy and the agent\'s two records (one `BatchGetItem`) with the window\'s `Query`, then the audit item\'s conditional `PutItem`: two sequential round trips, as the handler must (the audit write before any data leaves, its outcome decided by the reads). Handler: the bundle with its whole chain (token verified against the JWKS, policy, agent and window read together, dashboard, audit write).');
+  lines.push(
+    "**Observations** (`GET /api/mcp/endpoint`, one endpoint with a week of 1-minute samples, `limit` 100). Floor: a bare SDK `Query` of the sample partition over the window. Same-requests floor: the bare SDK making the handler's requests and nothing else, the policy and the agent's two records (one `BatchGetItem`) with the window's `Query`, then the audit item's conditional `PutItem`: two sequential round trips, as the handler must (the audit write before any data leaves, its outcome decided by the reads). Handler: the bundle with its whole chain (token verified against the JWKS, policy, agent and window read together, dashboard, audit write).",
+  );
   lines.push('');
   lines.push('| window | samples | floor | same-requests floor | handler | ratio (same requests) | over HTTP | ratio |');
   lines.push('| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |');
   for (const o of r.observations) {
-    lines.push(`| ${n(o.minutes)} min | ${n(o.samples)} | ${ms(o.floorMs)} ms | ${ms(o.requestsFloorMs)} ms | ${ms(o.handlerMs)} ms | ${x(o.handlerRatio)} (${x(o.requestsRatio)}) | ${ms(o.httpMs)} ms | ${x(o.httpRatio)} |`);
+    lines.push(
+      `| ${n(o.minutes)} min | ${n(o.samples)} | ${ms(o.floorMs)} ms | ${ms(o.requestsFloorMs)} ms | ${ms(o.handlerMs)} ms | ${x(o.handlerRatio)} (${x(o.requestsRatio)}) | ${ms(o.httpMs)} ms | ${x(o.httpRatio)} |`,
+    );
   }
   lines.push('');
   if (r.fencing) {
@@ -247,7 +287,9 @@ export function performanceSection(r: BenchResults): string {
   lines.push('| --- | ---: | ---: | ---: | ---: |');
   for (const b of r.bundles) {
     const c = r.coldStart.find((cs) => cs.name === b.name);
-    lines.push(`| ${BUNDLE_LABELS[b.name] ?? b.name} | ${kib(b.bytes)} | ${c ? `${n(c.ms)} ms` : '–'} | ${c ? `${n(c.importMs)} ms` : '–'} | ${c ? x(c.ratio) : '–'} |`);
+    lines.push(
+      `| ${BUNDLE_LABELS[b.name] ?? b.name} | ${kib(b.bytes)} | ${c ? `${n(c.ms)} ms` : '–'} | ${c ? `${n(c.importMs)} ms` : '–'} | ${c ? x(c.ratio) : '–'} |`,
+    );
   }
   lines.push('');
   lines.push(`**gzip level** (the ${n(r.gzipLevels[0]?.agents ?? 0)}-agent tenant's inventory; the service uses level ${r.gzipLevel}):`);

@@ -28,7 +28,9 @@ const quick = process.argv.includes('--quick');
 
 // The handlers measured in this process run with the inventory function's young generation, as deployed: start over with it.
 if (!INVENTORY_YOUNG_GENERATION.every((flag) => process.execArgv.includes(flag))) {
-  const again = spawnSync(process.execPath, [...INVENTORY_YOUNG_GENERATION, ...process.execArgv, ...process.argv.slice(1)], { stdio: 'inherit' });
+  const again = spawnSync(process.execPath, [...INVENTORY_YOUNG_GENERATION, ...process.execArgv, ...process.argv.slice(1)], {
+    stdio: 'inherit',
+  });
   process.exit(again.status ?? 2);
 }
 
@@ -42,7 +44,13 @@ const FIGURES: { name: string; run: (ctx: BenchContext) => Promise<void> | void 
   {
     name: 'tenant fencing',
     run: async (ctx) => {
-      await writeTenantAgents(ctx.db, { dataTable: ctx.dataTable }, 'bench-fencing', realisticAgents('bench-fencing', 1_000, { now: ctx.now }), 8);
+      await writeTenantAgents(
+        ctx.db,
+        { dataTable: ctx.dataTable },
+        'bench-fencing',
+        realisticAgents('bench-fencing', 1_000, { now: ctx.now }),
+        8,
+      );
       await fencingFigure(ctx, 'bench-fencing', 1_000);
     },
   },
@@ -68,7 +76,9 @@ async function main(): Promise<number> {
     r.durationSeconds = (performance.now() - started) / 1000;
     writeReport(r, { root: ROOT, quick });
     for (const t of r.targets) ctx.say(`${t.met ? 'ok  ' : 'MISS'} ${t.what}: ${t.measured} (target ${t.target})`);
-    ctx.say(`done in ${(r.durationSeconds / 60).toFixed(1)} min; wrote bench/results${quick ? '.quick' : ''}.json${quick ? '' : ', bench/results.svg and README.md (Performance)'}`);
+    ctx.say(
+      `done in ${(r.durationSeconds / 60).toFixed(1)} min; wrote bench/results${quick ? '.quick' : ''}.json${quick ? '' : ', bench/results.svg and README.md (Performance)'}`,
+    );
     return r.targets.every((t) => t.met) ? 0 : 1;
   } finally {
     await ctx.cleanup();

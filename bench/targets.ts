@@ -22,9 +22,17 @@ export function targets(r: BenchResults): Target[] {
   const largest = r.inventory.at(-1)?.agents;
   const timed = r.inventory.filter((i) => r.mode === 'quick' || i.agents === 100_000 || i.agents === 1_000_000);
   for (const i of timed) {
-    for (const [what, run] of [['handler', i.handler], ['over HTTP', i.http]] as const) {
+    for (const [what, run] of [
+      ['handler', i.handler],
+      ['over HTTP', i.http],
+    ] as const) {
       const total = run.ms / i.wire.ms;
-      out.push({ what: `inventory ${what}, ${n(i.agents)} agents: total time`, target: '<= 1.3x wire floor', measured: ratio(total), met: total <= 1.3 });
+      out.push({
+        what: `inventory ${what}, ${n(i.agents)} agents: total time`,
+        target: '<= 1.3x wire floor',
+        measured: ratio(total),
+        met: total <= 1.3,
+      });
     }
   }
   for (const i of r.inventory) {
@@ -44,25 +52,56 @@ export function targets(r: BenchResults): Target[] {
     });
   }
   const big = r.inventory.find((i) => i.agents === largest);
-  if (big) out.push({ what: `peak RSS, ${n(big.agents)} agents, fresh process`, target: '<= 256 MB', measured: `${n(big.fresh.maxRssMiB * 1.048576)} MB`, met: big.fresh.maxRssMiB * 1.048576 <= 256 });
+  if (big)
+    out.push({
+      what: `peak RSS, ${n(big.agents)} agents, fresh process`,
+      target: '<= 256 MB',
+      measured: `${n(big.fresh.maxRssMiB * 1.048576)} MB`,
+      met: big.fresh.maxRssMiB * 1.048576 <= 256,
+    });
   if (r.scopedInventory) {
     const { agents, unscoped: u, scoped: sc } = r.scopedInventory;
-    out.push({ what: `scoped inventory handler, ${n(agents)} agents: total time`, target: '<= 1.1x unscoped', measured: ratio(sc.ms / u.ms), met: sc.ms / u.ms <= 1.1 });
-    out.push({ what: `scoped inventory peak RSS, ${n(agents)} agents, fresh process`, target: '<= 256 MB', measured: `${n(sc.maxRssMiB * 1.048576)} MB`, met: sc.maxRssMiB * 1.048576 <= 256 });
+    out.push({
+      what: `scoped inventory handler, ${n(agents)} agents: total time`,
+      target: '<= 1.1x unscoped',
+      measured: ratio(sc.ms / u.ms),
+      met: sc.ms / u.ms <= 1.1,
+    });
+    out.push({
+      what: `scoped inventory peak RSS, ${n(agents)} agents, fresh process`,
+      target: '<= 256 MB',
+      measured: `${n(sc.maxRssMiB * 1.048576)} MB`,
+      met: sc.maxRssMiB * 1.048576 <= 256,
+    });
   }
   for (const o of r.observations) {
     // A short window: against the floor making the same two sequential round trips (the reads, then
     // the audit write), which the one-Query floor cannot make; a long one: the window's read dominates.
     if (o.minutes <= 60) {
-      out.push({ what: `observations handler, ${o.minutes}-minute window`, target: '<= 2x the floor making its requests', measured: ratio(o.requestsRatio), met: o.requestsRatio <= 2 });
+      out.push({
+        what: `observations handler, ${o.minutes}-minute window`,
+        target: '<= 2x the floor making its requests',
+        measured: ratio(o.requestsRatio),
+        met: o.requestsRatio <= 2,
+      });
     } else {
-      out.push({ what: `observations handler, ${o.minutes}-minute window`, target: '<= 1.2x one-Query floor', measured: ratio(o.handlerRatio), met: o.handlerRatio <= 1.2 });
+      out.push({
+        what: `observations handler, ${o.minutes}-minute window`,
+        target: '<= 1.2x one-Query floor',
+        measured: ratio(o.handlerRatio),
+        met: o.handlerRatio <= 1.2,
+      });
     }
   }
   for (const b of r.bundles) {
     const kib = BUNDLE_TARGETS_KIB[b.name];
     if (kib === undefined) continue; // the floor, and the MCP variant that is not deployed
-    out.push({ what: `${b.name} bundle`, target: `<= ${kib} KiB`, measured: `${(b.bytes / 1024).toFixed(0)} KiB`, met: b.bytes <= kib * 1024 });
+    out.push({
+      what: `${b.name} bundle`,
+      target: `<= ${kib} KiB`,
+      measured: `${(b.bytes / 1024).toFixed(0)} KiB`,
+      met: b.bytes <= kib * 1024,
+    });
   }
   // The inventory's and the observations' (issue 17); the MCP door's is shown against the floor without one.
   for (const c of r.coldStart.filter((x) => x.name === 'inventory' || x.name === 'observations')) {

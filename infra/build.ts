@@ -155,7 +155,10 @@ async function buildFunctions(dist: string): Promise<BuiltFunction[]> {
   const { metafile } = await build({
     ...BUNDLE_OPTIONS,
     // Each output where functionFiles puts it: `out` is its path under outdir without the extension.
-    entryPoints: names.map((name) => ({ in: join(ROOT, FUNCTIONS[name]), out: relative(dist, functionFiles(name, dist).bundle).replace(/\.mjs$/, '') })),
+    entryPoints: names.map((name) => ({
+      in: join(ROOT, FUNCTIONS[name]),
+      out: relative(dist, functionFiles(name, dist).bundle).replace(/\.mjs$/, ''),
+    })),
     outdir: dist,
     outExtension: { '.js': '.mjs' },
   });
@@ -211,7 +214,10 @@ export async function buildAll(dist = DIST): Promise<BuiltFunction[]> {
  */
 export function writeGatewayResponses(dist = DIST): void {
   mkdirSync(dist, { recursive: true });
-  writeFileAtomically(join(dist, 'gateway-responses.json'), `${JSON.stringify({ resources: { Resources: gatewayResponseResources() } }, null, 2)}\n`);
+  writeFileAtomically(
+    join(dist, 'gateway-responses.json'),
+    `${JSON.stringify({ resources: { Resources: gatewayResponseResources() } }, null, 2)}\n`,
+  );
 }
 
 /**
@@ -221,10 +227,7 @@ export function writeGatewayResponses(dist = DIST): void {
  * publishes the current method and resource policy to the stage. serverless.yml includes the
  * resource from this file and infra/private-api.yml points the stage at it by `logicalId`.
  */
-export function writePrivateApiDeployment(
-  dist = DIST,
-  stamp = `${Date.now().toString(36)}${randomBytes(3).toString('hex')}`,
-): string {
+export function writePrivateApiDeployment(dist = DIST, stamp = `${Date.now().toString(36)}${randomBytes(3).toString('hex')}`): string {
   const logicalId = `PrivateApiDeployment${stamp.replace(/[^A-Za-z0-9]/g, '')}`;
   const fragment = {
     logicalId,

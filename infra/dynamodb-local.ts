@@ -106,7 +106,9 @@ async function waitUntilAnswering(endpoint: string, child: ChildProcess, timeout
         return;
       } catch (error) {
         if (Date.now() > deadline) {
-          throw new DynamoDbLocalError(`DynamoDB Local did not answer ListTables at ${endpoint} within ${timeoutMs} ms (${(error as Error).name}):\n${output()}`);
+          throw new DynamoDbLocalError(
+            `DynamoDB Local did not answer ListTables at ${endpoint} within ${timeoutMs} ms (${(error as Error).name}):\n${output()}`,
+          );
         }
       }
       await new Promise((r) => setTimeout(r, 200));

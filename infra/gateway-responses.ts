@@ -52,7 +52,8 @@ export interface GatewayResponseDefinition {
 }
 
 /** Which door answers which 401 type, from lib/auth/doors.ts: UNAUTHORIZED for an `Unauthorized` error, ACCESS_DENIED for a Deny. */
-const doorRefusingWith = (refusal: 'unauthorized' | 'deny'): DoorName => Object.values(DOORS).find((door) => door.refusal === refusal)!.name;
+const doorRefusingWith = (refusal: 'unauthorized' | 'deny'): DoorName =>
+  Object.values(DOORS).find((door) => door.refusal === refusal)!.name;
 
 /** The variable the ACCESS_DENIED body takes the authorizer's sentence from (lib/auth/authorizer.ts, REFUSAL_CONTEXT_KEY). */
 const AUTHORIZER_REFUSAL = '$context.authorizer.refusal';
@@ -65,7 +66,12 @@ export const GATEWAY_RESPONSES: readonly GatewayResponseDefinition[] = Object.fr
     challenge: doorRefusingWith('unauthorized'),
   },
   { type: 'ACCESS_DENIED', status: 401, sentence: AUTHORIZER_REFUSAL, challenge: doorRefusingWith('deny') },
-  { type: 'AUTHORIZER_FAILURE', status: 503, sentence: 'The bearer token could not be checked right now; try again later.', retryAfterSeconds: 5 },
+  {
+    type: 'AUTHORIZER_FAILURE',
+    status: 503,
+    sentence: 'The bearer token could not be checked right now; try again later.',
+    retryAfterSeconds: 5,
+  },
   {
     type: 'AUTHORIZER_CONFIGURATION_ERROR',
     status: 503,
@@ -79,7 +85,12 @@ export const GATEWAY_RESPONSES: readonly GatewayResponseDefinition[] = Object.fr
   { type: 'INTEGRATION_FAILURE', status: 502, sentence: 'The service failed to answer; try again later.', retryAfterSeconds: 5 },
   { type: 'MISSING_AUTHENTICATION_TOKEN', status: 404, sentence: 'No such route.' },
   { type: 'RESOURCE_NOT_FOUND', status: 404, sentence: 'No such route.' },
-  { type: 'WAF_FILTERED', status: 429, sentence: 'Too many requests with this token; slow down and try again in a few minutes.', retryAfterSeconds: 60 },
+  {
+    type: 'WAF_FILTERED',
+    status: 429,
+    sentence: 'Too many requests with this token; slow down and try again in a few minutes.',
+    retryAfterSeconds: 60,
+  },
   { type: 'DEFAULT_4XX', sentence: 'The request was refused by the gateway.' },
   { type: 'DEFAULT_5XX', sentence: 'The gateway failed to handle the request; try again later.' },
 ] satisfies GatewayResponseDefinition[]);
@@ -100,7 +111,11 @@ export function gatewayResponseBodyTemplate(definition: GatewayResponseDefinitio
  * `${param:publicUrl}`) and the browser origin its answer is readable from (none: no
  * `Access-Control-Allow-Origin`, and no browser page can read it).
  */
-export function gatewayResponseHeaders(definition: GatewayResponseDefinition, cfg: Pick<Config, 'publicUrl'>, browserOrigin?: string): Record<string, string> {
+export function gatewayResponseHeaders(
+  definition: GatewayResponseDefinition,
+  cfg: Pick<Config, 'publicUrl'>,
+  browserOrigin?: string,
+): Record<string, string> {
   return {
     ...FAILURE_HEADERS,
     ...(definition.retryAfterSeconds !== undefined ? { 'Retry-After': String(definition.retryAfterSeconds) } : {}),
@@ -134,7 +149,13 @@ export interface RenderedGatewayResponse {
  */
 export function renderGatewayResponse(
   type: GatewayResponseType,
-  values: { requestId: string; authorizer?: Readonly<Record<string, string>>; status?: number; origins?: readonly string[]; cfg: Pick<Config, 'publicUrl' | 'mcpAllowedOrigins'> },
+  values: {
+    requestId: string;
+    authorizer?: Readonly<Record<string, string>>;
+    status?: number;
+    origins?: readonly string[];
+    cfg: Pick<Config, 'publicUrl' | 'mcpAllowedOrigins'>;
+  },
 ): RenderedGatewayResponse {
   const definition = gatewayResponse(type);
   const variables: Record<string, string> = { requestId: values.requestId };
@@ -148,7 +169,10 @@ export function renderGatewayResponse(
 
 /** Logical id of a gateway response of the public REST API in the template. */
 export function gatewayResponseLogicalId(type: GatewayResponseType): string {
-  const words = type.toLowerCase().split('_').map((w) => w.charAt(0).toUpperCase() + w.slice(1));
+  const words = type
+    .toLowerCase()
+    .split('_')
+    .map((w) => w.charAt(0).toUpperCase() + w.slice(1));
   return `PublicApiGatewayResponse${words.join('').replace('4xx', '4XX').replace('5xx', '5XX')}`;
 }
 
@@ -159,12 +183,16 @@ export function gatewayResponseLogicalId(type: GatewayResponseType): string {
  * (what API Gateway uses when the client's Accept names no template) and `text/plain`, and
  * `Content-Type` is set as a header, so the client gets text/plain whatever it asked for.
  */
-export function gatewayResponseResources(publicUrl = '${param:publicUrl}', browserOrigin = '${param:mcpBrowserOrigin}'): Record<string, unknown> {
+export function gatewayResponseResources(
+  publicUrl = '${param:publicUrl}',
+  browserOrigin = '${param:mcpBrowserOrigin}',
+): Record<string, unknown> {
   const resources: Record<string, unknown> = {};
   for (const definition of GATEWAY_RESPONSES) {
     const body = gatewayResponseBodyTemplate(definition);
     const parameters: Record<string, string> = {};
-    for (const [name, value] of Object.entries(gatewayResponseHeaders(definition, { publicUrl }, browserOrigin))) parameters[`gatewayresponse.header.${name}`] = `'${value}'`;
+    for (const [name, value] of Object.entries(gatewayResponseHeaders(definition, { publicUrl }, browserOrigin)))
+      parameters[`gatewayresponse.header.${name}`] = `'${value}'`;
     resources[gatewayResponseLogicalId(definition.type)] = {
       Type: 'AWS::ApiGateway::GatewayResponse',
       Properties: {

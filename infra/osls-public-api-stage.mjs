@@ -18,11 +18,14 @@ export default class PublicApiStage {
   attachStage() {
     const resources = this.serverless.service.provider.compiledCloudFormationTemplate.Resources;
     const ofPublicApi = (type) =>
-      Object.keys(resources).filter((id) => resources[id].Type === type && resources[id].Properties?.RestApiId?.Ref === 'ApiGatewayRestApi');
+      Object.keys(resources).filter(
+        (id) => resources[id].Type === type && resources[id].Properties?.RestApiId?.Ref === 'ApiGatewayRestApi',
+      );
     const stage = resources.PublicApiStage;
     const deployments = ofPublicApi('AWS::ApiGateway::Deployment');
     if (!stage) throw new Error('infra/osls-public-api-stage.mjs: PublicApiStage is not in the template (infra/public-api.yml)');
-    if (deployments.length !== 1) throw new Error(`infra/osls-public-api-stage.mjs: expected one deployment of the public API, found ${deployments.length}`);
+    if (deployments.length !== 1)
+      throw new Error(`infra/osls-public-api-stage.mjs: expected one deployment of the public API, found ${deployments.length}`);
     const [deploymentId] = deployments;
     const deployment = resources[deploymentId];
     delete deployment.Properties.StageName;

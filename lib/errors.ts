@@ -174,7 +174,8 @@ export function dependencyFailure(error: unknown, what: string): Error {
   if (chain.some(isConnectionFailure)) return unavailable;
   // A body the SDK could not parse as JSON: a SyntaxError it decorated with the response ($metadata, $response).
   const unparsable = chain.some(
-    (e) => e.name === 'SyntaxError' && ('$metadata' in (e as object) || '$response' in (e as object) || '$responseBodyText' in (e as object)),
+    (e) =>
+      e.name === 'SyntaxError' && ('$metadata' in (e as object) || '$response' in (e as object) || '$responseBodyText' in (e as object)),
   );
   if (unparsable || chain.some((e) => e instanceof UnreadableStoreAnswerError)) {
     if (chain.some((e) => (e.$metadata?.httpStatusCode ?? 0) >= 500)) return unavailable;

@@ -15,7 +15,12 @@ import { headerValues } from '../../lib/rest-event.js';
  * the token authorizer handed over (tenant, subject, endpoint scope), and the client's
  * `Accept-Encoding`. The one place that knows the event's shape.
  */
-function inventoryRequest(event: APIGatewayProxyEvent): { tenantId: string; subject: string; scope: EndpointScope; acceptEncoding: string | undefined } {
+function inventoryRequest(event: APIGatewayProxyEvent): {
+  tenantId: string;
+  subject: string;
+  scope: EndpointScope;
+  acceptEncoding: string | undefined;
+} {
   const caller = callerFromAuthorizer(event, 'inventory');
   // A list header may come as several lines; together they are one list (RFC 9110 §5.3).
   const acceptEncoding = headerValues(event, 'accept-encoding').join(', ') || undefined;

@@ -19,9 +19,20 @@ import { recordItemsReturned } from '../../lib/observability/metrics.js';
 const getEndpointObservations = async (_event: APIGatewayProxyEvent, context: ObservationsContext): Promise<APIGatewayProxyResult> => {
   const { caller, query, attribution } = context;
   if (!caller?.tenantId || caller.scope === 'invalid' || !query || !attribution) throw new Error('observations middlewares did not run');
-  const dashboard = await readEndpointObservations({ tenantId: caller.tenantId, scope: caller.scope, query, attribution, now: new Date(), signal: context.deadline });
+  const dashboard = await readEndpointObservations({
+    tenantId: caller.tenantId,
+    scope: caller.scope,
+    query,
+    attribution,
+    now: new Date(),
+    signal: context.deadline,
+  });
   recordItemsReturned('getEndpointObservations', dashboard.history?.length ?? 0);
-  logger.info('dashboard read', { status: dashboard.status, historyLength: dashboard.history?.length ?? null, findings: dashboard.findings?.length ?? 0 });
+  logger.info('dashboard read', {
+    status: dashboard.status,
+    historyLength: dashboard.history?.length ?? null,
+    findings: dashboard.findings?.length ?? 0,
+  });
   return jsonResponse(200, dashboard);
 };
 

@@ -27,14 +27,22 @@ export const NODE_ENDPOINT_DISCOVERY_CONFIG_OPTIONS = {
   default: undefined,
 };
 
-export const resolveEndpointDiscoveryConfig = <T extends { endpointDiscoveryEnabled?: boolean | undefined }>(input: T, _options: { endpointDiscoveryCommandCtor: unknown }): T => {
+export const resolveEndpointDiscoveryConfig = <T extends { endpointDiscoveryEnabled?: boolean | undefined }>(
+  input: T,
+  _options: { endpointDiscoveryCommandCtor: unknown },
+): T => {
   if (input.endpointDiscoveryEnabled === true) unavailable();
   return Object.assign(input, { endpointDiscoveryEnabled: () => Promise.resolve(false), isClientEndpointDiscoveryEnabled: false });
 };
 
 const noMiddleware = (): { applyToStack: () => void } => ({ applyToStack: () => undefined });
 
-export const endpointDiscoveryMiddlewareOptions = { name: 'endpointDiscoveryMiddleware', step: 'build', tags: ['ENDPOINT_DISCOVERY'], override: true };
+export const endpointDiscoveryMiddlewareOptions = {
+  name: 'endpointDiscoveryMiddleware',
+  step: 'build',
+  tags: ['ENDPOINT_DISCOVERY'],
+  override: true,
+};
 export const getEndpointDiscoveryPlugin = noMiddleware;
 export const getEndpointDiscoveryRequiredPlugin = (): never => unavailable();
 export const getEndpointDiscoveryOptionalPlugin = noMiddleware;

@@ -31,7 +31,9 @@ try {
   // Silence would leave a newcomer guessing whether it looked at all; stderr keeps `| jq` clean.
   if (items.length === 0) {
     const whose = tenant === null ? 'of requests whose token carried no tenant' : `for tenant ${JSON.stringify(tenant)}`;
-    process.stderr.write(`audit: no audit items ${whose} in ${config().auditTable} at ${endpoint} yet; each request to the private door (GET /api/mcp/endpoint, which the MCP observations tool calls) writes one.\n`);
+    process.stderr.write(
+      `audit: no audit items ${whose} in ${config().auditTable} at ${endpoint} yet; each request to the private door (GET /api/mcp/endpoint, which the MCP observations tool calls) writes one.\n`,
+    );
   }
 } catch (error) {
   const e = error as Error & { code?: string };

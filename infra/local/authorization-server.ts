@@ -59,7 +59,12 @@ const NAME = /^[A-Za-z0-9._@:+-]{1,128}$/;
 
 /** Public documents and endpoints any web page may call (no cookies are involved anywhere). */
 const CORS = Object.freeze({ 'Access-Control-Allow-Origin': '*' });
-const NO_STORE_JSON = Object.freeze({ 'Content-Type': 'application/json; charset=utf-8', 'Cache-Control': 'no-store', Pragma: 'no-cache', ...CORS });
+const NO_STORE_JSON = Object.freeze({
+  'Content-Type': 'application/json; charset=utf-8',
+  'Cache-Control': 'no-store',
+  Pragma: 'no-cache',
+  ...CORS,
+});
 
 interface PendingSignIn {
   client: OAuthClient;
@@ -118,7 +123,11 @@ function single(params: URLSearchParams, name: string): string | undefined {
 export function localAuthorizationServer(options: AuthorizationServerOptions): LocalAuthorizationServer {
   const clients = new ClientRegistry();
   const pending = new Map<string, PendingSignIn>();
-  const grants = new GrantStore(options.issuer, () => ({ issuer: config().jwtIssuer, tenantClaim: config().tenantClaim, scopeClaim: config().scopeClaim }));
+  const grants = new GrantStore(options.issuer, () => ({
+    issuer: config().jwtIssuer,
+    tenantClaim: config().tenantClaim,
+    scopeClaim: config().scopeClaim,
+  }));
   const tenants = options.tenants ?? (() => DEMO_TENANTS);
   const endpoint = (path: string): string => `${options.publicUrl()}${path}`;
 
@@ -150,9 +159,14 @@ export function localAuthorizationServer(options: AuthorizationServerOptions): L
       const clientId = single(params, 'client_id');
       if (!clientId) throw new ClientError('invalid_request', 'client_id is missing.');
       client = await clients.find(clientId);
-      if (!client) throw new ClientError('invalid_client', 'This client is not registered here: register it (dynamic client registration) or use a client ID metadata document URL.');
+      if (!client)
+        throw new ClientError(
+          'invalid_client',
+          'This client is not registered here: register it (dynamic client registration) or use a client ID metadata document URL.',
+        );
       redirectUri = single(params, 'redirect_uri') ?? (client.redirect_uris.length === 1 ? client.redirect_uris[0] : undefined);
-      if (!redirectUri || !redirectUriMatches(client, redirectUri)) throw new ClientError('invalid_request', 'redirect_uri is missing or is not one the client registered.');
+      if (!redirectUri || !redirectUriMatches(client, redirectUri))
+        throw new ClientError('invalid_request', 'redirect_uri is missing or is not one the client registered.');
     } catch (error) {
       if (!(error instanceof ClientError)) throw error;
       sendPage(res, 400, errorPage(error.message));
@@ -160,20 +174,45 @@ export function localAuthorizationServer(options: AuthorizationServerOptions): L
     }
     const state = params.get('state');
     const back = (error: string, description: string): void => {
-      res.writeHead(303, { Location: redirectWith(redirectUri!, { error, error_description: description, state, iss: config().jwtIssuer }), 'Cache-Control': 'no-store' });
+      res.writeHead(303, {
+        Location: redirectWith(redirectUri!, { error, error_description: description, state, iss: config().jwtIssuer }),
+        'Cache-Control': 'no-store',
+      });
       res.end();
     };
     try {
       if (single(params, 'response_type') !== 'code') return back('unsupported_response_type', 'Only response_type=code is served.');
       const challenge = single(params, 'code_challenge');
-      if (!challenge || !/^[A-Za-z0-9_-]{43}$/.test(challenge)) return back('invalid_request', 'PKCE is required: send code_challenge (the S256 of a code verifier).');
-      if (single(params, 'code_challenge_method') !== 'S256') return back('invalid_request', 'code_challenge_method must be S256 (plain is not accepted).');
+      if (!challenge || !/^[A-Za-z0-9_-]{43}$/.test(challenge))
+        return back('invalid_request', 'PKCE is required: send code_challenge (the S256 of a code verifier).');
+      if (single(params, 'code_challenge_method') !== 'S256')
+        return back('invalid_request', 'code_challenge_method must be S256 (plain is not accepted).');
       const resource = single(params, 'resource') ?? config().mcpAudience;
-      if (!resources().includes(resource)) return back('invalid_target', `resource must be one of this server's resources: ${resources().join(', ')}.`);
+      if (!resources().includes(resource))
+        return back('invalid_target', `resource must be one of this server's resources: ${resources().join(', ')}.`);
       const requestId = randomBytes(24).toString('base64url');
-      pending.set(requestId, { client, redirectUri, state, codeChallenge: challenge, resource, scope: single(params, 'scope'), expiresAt: Date.now() + SIGN_IN_SECONDS * 1000 });
+      pending.set(requestId, {
+        client,
+        redirectUri,
+        state,
+        codeChallenge: challenge,
+        resource,
+        scope: single(params, 'scope'),
+        expiresAt: Date.now() + SIGN_IN_SECONDS * 1000,
+      });
       prune(pending, MAX_PENDING);
-      sendPage(res, 200, signInPage({ requestId, clientName: client.client_name ?? client.client_id, redirectUri, resource, tenants: tenants(), action: ISSUER_PATHS.authorize }));
+      sendPage(
+        res,
+        200,
+        signInPage({
+          requestId,
+          clientName: client.client_name ?? client.client_id,
+          redirectUri,
+          resource,
+          tenants: tenants(),
+          action: ISSUER_PATHS.authorize,
+        }),
+      );
     } catch (error) {
       if (!(error instanceof ClientError)) throw error;
       back(error.error, error.message);
@@ -192,7 +231,10 @@ export function localAuthorizationServer(options: AuthorizationServerOptions): L
     }
     const iss = config().jwtIssuer;
     const go = (params: Record<string, string | null>): void => {
-      res.writeHead(303, { Location: redirectWith(request.redirectUri, { ...params, state: request.state, iss }), 'Cache-Control': 'no-store' });
+      res.writeHead(303, {
+        Location: redirectWith(request.redirectUri, { ...params, state: request.state, iss }),
+        'Cache-Control': 'no-store',
+      });
       res.end();
     };
     if (form.get('action') !== 'allow') return go({ error: 'access_denied', error_description: 'The user cancelled the sign-in.' });
@@ -205,11 +247,24 @@ export function localAuthorizationServer(options: AuthorizationServerOptions): L
     // Endpoint groups, separated by spaces; none: a token without the scope claim (the whole tenant).
     const groups = (form.get('groups') ?? '').split(' ').filter((g) => g !== '');
     if (!groups.every(isGroupName)) {
-      sendPage(res, 400, errorPage(`Endpoint groups must be names of 1 to ${MAX_GROUP_NAME_CHARACTERS} characters separated by spaces, or * for all. Go back and correct them.`));
+      sendPage(
+        res,
+        400,
+        errorPage(
+          `Endpoint groups must be names of 1 to ${MAX_GROUP_NAME_CHARACTERS} characters separated by spaces, or * for all. Go back and correct them.`,
+        ),
+      );
       return;
     }
     const code = grants.issueCode(
-      { clientId: request.client.client_id, tenant, subject: user, resource: request.resource, scope: request.scope, ...(groups.length > 0 ? { groups } : {}) },
+      {
+        clientId: request.client.client_id,
+        tenant,
+        subject: user,
+        resource: request.resource,
+        scope: request.scope,
+        ...(groups.length > 0 ? { groups } : {}),
+      },
       request.redirectUri,
       request.codeChallenge,
     );
@@ -261,8 +316,14 @@ export function localAuthorizationServer(options: AuthorizationServerOptions): L
   }
 
   const routes: Record<string, (req: IncomingMessage, res: ServerResponse) => Promise<void>> = {
-    [`GET ${ISSUER_PATHS.jwks}`]: async (_req, res) => sendJson(res, 200, options.issuer.jwks, { 'Content-Type': 'application/json; charset=utf-8', 'Cache-Control': 'max-age=300', ...CORS }),
-    [`GET ${ISSUER_PATHS.metadata}`]: async (_req, res) => sendJson(res, 200, metadata(), { 'Content-Type': 'application/json; charset=utf-8', 'Cache-Control': 'max-age=300', ...CORS }),
+    [`GET ${ISSUER_PATHS.jwks}`]: async (_req, res) =>
+      sendJson(res, 200, options.issuer.jwks, {
+        'Content-Type': 'application/json; charset=utf-8',
+        'Cache-Control': 'max-age=300',
+        ...CORS,
+      }),
+    [`GET ${ISSUER_PATHS.metadata}`]: async (_req, res) =>
+      sendJson(res, 200, metadata(), { 'Content-Type': 'application/json; charset=utf-8', 'Cache-Control': 'max-age=300', ...CORS }),
     [`GET ${ISSUER_PATHS.authorize}`]: authorize,
     [`POST ${ISSUER_PATHS.authorize}`]: signIn,
     [`POST ${ISSUER_PATHS.token}`]: token,
@@ -278,14 +339,24 @@ export function localAuthorizationServer(options: AuthorizationServerOptions): L
       if (!issuerPaths.has(path)) return false;
       const method = req.method ?? 'GET';
       if (method === 'OPTIONS' && corsPaths.has(path)) {
-        res.writeHead(204, { ...CORS, 'Access-Control-Allow-Methods': 'GET, POST', 'Access-Control-Allow-Headers': 'Authorization, Content-Type, Mcp-Protocol-Version', 'Access-Control-Max-Age': '600' });
+        res.writeHead(204, {
+          ...CORS,
+          'Access-Control-Allow-Methods': 'GET, POST',
+          'Access-Control-Allow-Headers': 'Authorization, Content-Type, Mcp-Protocol-Version',
+          'Access-Control-Max-Age': '600',
+        });
         res.end();
         return true;
       }
       const route = routes[`${method} ${path}`];
       if (!route) {
         // The listener answers it as every failure: text/plain, the request id, no-store, with Allow.
-        throw new MethodNotAllowedError('This method is not served here.', Object.keys(routes).filter((r) => r.endsWith(` ${path}`)).map((r) => r.split(' ')[0]!));
+        throw new MethodNotAllowedError(
+          'This method is not served here.',
+          Object.keys(routes)
+            .filter((r) => r.endsWith(` ${path}`))
+            .map((r) => r.split(' ')[0]!),
+        );
       }
       if (path === ISSUER_PATHS.authorize && !fromThisMachine(req)) {
         sendPage(res, 403, errorPage('The local sign-in page answers only on this machine (it signs anyone in without a password).'));

@@ -125,7 +125,10 @@ export function startDemoPulse(options: {
       if (failing) options.warn(`the ${options.fleet ? 'fleet' : 'demo'} reports again: the data store answers.`);
       failing = false;
     } catch (error) {
-      if (!failing) options.warn(`warning: the ${options.fleet ? 'fleet' : 'demo'}'s heartbeats and samples could not be written (${(error as Error).name}); trying again every ${Math.round(options.intervalMs / 1000)} s.`);
+      if (!failing)
+        options.warn(
+          `warning: the ${options.fleet ? 'fleet' : 'demo'}'s heartbeats and samples could not be written (${(error as Error).name}); trying again every ${Math.round(options.intervalMs / 1000)} s.`,
+        );
       failing = true;
     } finally {
       running = undefined;

@@ -48,14 +48,26 @@ const OSES = [
 ] as const;
 
 /** The two region groups of each demo tenant: the first half of its agents, then the second. */
-const DEMO_REGIONS: Readonly<Record<string, readonly [string, string]>> = Object.freeze({ acme: ['emea', 'americas'], globex: ['munich', 'hamburg'] });
+const DEMO_REGIONS: Readonly<Record<string, readonly [string, string]>> = Object.freeze({
+  acme: ['emea', 'americas'],
+  globex: ['munich', 'hamburg'],
+});
 
 /** One tenant's 50 agents. */
 function demoTenantAgents(tenant: string, now: Date, seed: number): FleetAgent[] {
   const rnd = random(seed);
   const end = minuteFloor(now);
   const agents: FleetAgent[] = [];
-  const clients = tenant === 'acme' ? [['c-17', 'Contoso'], ['c-18', 'Northwind']] : [['g-1', 'Initech'], ['g-2', 'Umbrella']];
+  const clients =
+    tenant === 'acme'
+      ? [
+          ['c-17', 'Contoso'],
+          ['c-18', 'Northwind'],
+        ]
+      : [
+          ['g-1', 'Initech'],
+          ['g-2', 'Umbrella'],
+        ];
   const [firstRegion, secondRegion] = DEMO_REGIONS[tenant] ?? ['region-1', 'region-2'];
   for (let n = 1; n <= 50; n++) {
     const [os, arch] = OSES[n % OSES.length] as (typeof OSES)[number];
@@ -133,11 +145,40 @@ export function demoFleet(now: Date): Fleet {
     connection: { state: 'connected', connected_at: iso(end - 600_000) },
   });
   // Ids with separators and non-ASCII, which the key builder must keep apart.
-  acme.push({ agent_id: 'ops/db #1', hostname: 'acme-db-1', os: 'linux', arch: 'x86_64', version: '2.4.1', client_name: 'Contoso', groups: ['emea', 'servers', 'databases'] });
-  acme.push({ agent_id: 'ops/db %23 1', hostname: 'acme-db-2', os: 'linux', arch: 'x86_64', version: '2.4.1', groups: ['americas', 'servers', 'databases'] });
-  globex.push({ agent_id: 'kiosk-münchen', hostname: 'gx-kiosk', os: 'linux', arch: 'arm64', version: '2.4.1', groups: ['munich', 'kiosks'] });
+  acme.push({
+    agent_id: 'ops/db #1',
+    hostname: 'acme-db-1',
+    os: 'linux',
+    arch: 'x86_64',
+    version: '2.4.1',
+    client_name: 'Contoso',
+    groups: ['emea', 'servers', 'databases'],
+  });
+  acme.push({
+    agent_id: 'ops/db %23 1',
+    hostname: 'acme-db-2',
+    os: 'linux',
+    arch: 'x86_64',
+    version: '2.4.1',
+    groups: ['americas', 'servers', 'databases'],
+  });
+  globex.push({
+    agent_id: 'kiosk-münchen',
+    hostname: 'gx-kiosk',
+    os: 'linux',
+    arch: 'arm64',
+    version: '2.4.1',
+    groups: ['munich', 'kiosks'],
+  });
   // The same agent_id in both tenants: two different endpoints.
-  globex.push({ agent_id: 'ac-001', hostname: 'globex-shadow', os: 'linux', arch: 'x86_64', version: '1.0.0', groups: ['hamburg', 'servers'] });
+  globex.push({
+    agent_id: 'ac-001',
+    hostname: 'globex-shadow',
+    os: 'linux',
+    arch: 'x86_64',
+    version: '1.0.0',
+    groups: ['hamburg', 'servers'],
+  });
   return {
     tenants: [
       { tenant_id: 'acme', policy: { ticket: 'optional', thresholds: { disk: { warning: 80, critical: 90 } } }, agents: acme },

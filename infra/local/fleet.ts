@@ -45,9 +45,7 @@ export const FleetAgent = z
         last_heartbeat: time.nullish(),
       })
       .nullish(),
-    samples: z
-      .array(z.strictObject({ observed_at: time, cpu: metric, memory: metric, disk: metric }))
-      .default([]),
+    samples: z.array(z.strictObject({ observed_at: time, cpu: metric, memory: metric, disk: metric })).default([]),
   })
   .refine((a) => a.durable || a.connection, { message: 'an agent with durable: false must have a connection' })
   .refine((a) => a.durable || !a.groups || a.groups.length === 0, {
@@ -105,7 +103,12 @@ function* agentItems(tenantId: string, a: ParsedAgent, retentionDays: number): G
     });
   }
   for (const s of a.samples) {
-    yield sampleItem(tenantId, a.agent_id, { observed_at: s.observed_at, cpu: s.cpu ?? null, memory: s.memory ?? null, disk: s.disk ?? null }, retentionDays);
+    yield sampleItem(
+      tenantId,
+      a.agent_id,
+      { observed_at: s.observed_at, cpu: s.cpu ?? null, memory: s.memory ?? null, disk: s.disk ?? null },
+      retentionDays,
+    );
   }
 }
 

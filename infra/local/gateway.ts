@@ -59,7 +59,10 @@ function isAuthorizerAnswer(value: unknown): value is AuthorizerAnswer {
 
 /** IAM's wildcards in an action or resource: `*` any run of characters, `?` any one. */
 function wildcardMatches(pattern: string, value: string): boolean {
-  const source = pattern.replace(/[.+^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '.*').replace(/\?/g, '.');
+  const source = pattern
+    .replace(/[.+^${}()|[\]\\]/g, '\\$&')
+    .replace(/\*/g, '.*')
+    .replace(/\?/g, '.');
   return new RegExp(`^${source}$`).test(value);
 }
 
@@ -85,11 +88,14 @@ function identityValue(req: IncomingMessage, header: string): string | undefined
 /** Every value of a request header, in the order sent. */
 function headerValuesOf(req: IncomingMessage, header: string): string[] {
   const values: string[] = [];
-  for (let i = 0; i + 1 < req.rawHeaders.length; i += 2) if (req.rawHeaders[i]!.toLowerCase() === header) values.push(req.rawHeaders[i + 1]!);
+  for (let i = 0; i + 1 < req.rawHeaders.length; i += 2)
+    if (req.rawHeaders[i]!.toLowerCase() === header) values.push(req.rawHeaders[i + 1]!);
   return values;
 }
 
-type Verdict = { allowed: true; context: Record<string, string> } | { allowed: false; type: GatewayResponseType; context?: Record<string, string> };
+type Verdict =
+  | { allowed: true; context: Record<string, string> }
+  | { allowed: false; type: GatewayResponseType; context?: Record<string, string> };
 
 export function localRestApi(options: LocalRestApiOptions): LocalRestApi {
   const routes = options.routes ?? ROUTES;
@@ -134,21 +140,32 @@ export function localRestApi(options: LocalRestApiOptions): LocalRestApi {
     // API Gateway hands the context on with every value a string.
     const context: Record<string, string> = { principalId: answer.principalId };
     for (const [key, value] of Object.entries(answer.context ?? {})) context[key] = String(value);
-    if (policyEffect(answer, localMethodArn(route.method, route.resource)) !== 'Allow') return { allowed: false, type: 'ACCESS_DENIED', context };
+    if (policyEffect(answer, localMethodArn(route.method, route.resource)) !== 'Allow')
+      return { allowed: false, type: 'ACCESS_DENIED', context };
     return { allowed: true, context };
   };
 
   return {
     async handle(req, res, requestId) {
       const reply = (type: GatewayResponseType, authorizer?: Record<string, string>): void =>
-        sendGatewayResponse(res, renderGatewayResponse(type, { requestId, cfg: config(), origins: headerValuesOf(req, 'origin'), ...(authorizer ? { authorizer } : {}) }));
+        sendGatewayResponse(
+          res,
+          renderGatewayResponse(type, {
+            requestId,
+            cfg: config(),
+            origins: headerValuesOf(req, 'origin'),
+            ...(authorizer ? { authorizer } : {}),
+          }),
+        );
       const route = routeOf(routes, options.api, (req.method ?? 'GET').toUpperCase(), pathOf(req));
       // A REST API answers a method or path it does not have as a missing token; here, in the contract's words.
       if (!route) return reply('MISSING_AUTHENTICATION_TOKEN');
       if (isStarting()) {
         // Until the first attempt to create the tables and seed is over: a script that waits for the
         // port must not read a half-seeded fleet as the whole one.
-        return sendLocalFailure(res, 503, 'The service is starting (creating its tables and seeding); try again in a moment.', requestId, { 'Retry-After': '1' });
+        return sendLocalFailure(res, 503, 'The service is starting (creating its tables and seeding); try again in a moment.', requestId, {
+          'Retry-After': '1',
+        });
       }
       let body: Buffer;
       try {
@@ -167,7 +184,10 @@ export function localRestApi(options: LocalRestApiOptions): LocalRestApi {
       try {
         const handler = await handlerOf(route.function);
         // A streamed answer has the function's whole timeout (serverless.yml), not the 29 s of a buffered one.
-        const context = route.transferMode === 'STREAM' ? streamingContext(route.function, INVENTORY_TIMEOUT_MS, requestId) : lambdaContext(route.function, requestId);
+        const context =
+          route.transferMode === 'STREAM'
+            ? streamingContext(route.function, INVENTORY_TIMEOUT_MS, requestId)
+            : lambdaContext(route.function, requestId);
         await invokeIntegration(res, { transferMode: route.transferMode, handler, event, context });
       } catch {
         // The function crashed or answered something that is no proxy result.

@@ -66,12 +66,76 @@ export function uuidFrom(rnd: Random): string {
 }
 
 const SITES = ['fra1', 'ams2', 'lon3', 'par1', 'nyc2', 'sfo1', 'sin4', 'syd1', 'muc1', 'zrh2', 'dub1', 'tor3', 'sao1', 'mad2', 'waw1'];
-const ROLES = ['web', 'api', 'db', 'cache', 'mq', 'batch', 'ci', 'build', 'file', 'print', 'dc', 'vpn', 'proxy', 'mail', 'app', 'etl', 'k8s-node'];
+const ROLES = [
+  'web',
+  'api',
+  'db',
+  'cache',
+  'mq',
+  'batch',
+  'ci',
+  'build',
+  'file',
+  'print',
+  'dc',
+  'vpn',
+  'proxy',
+  'mail',
+  'app',
+  'etl',
+  'k8s-node',
+];
 const ENVS = ['prod', 'prod', 'prod', 'stg', 'dev', 'qa'];
 const DOMAINS = ['corp.example.com', 'internal.example.net', 'ad.example.org', 'example.local', 'ops.example.io'];
 const REGIONS = ['eu-west-1', 'eu-central-1', 'us-east-1', 'us-west-2', 'ap-southeast-2', 'eu-north-1'];
-const FIRST_NAMES = ['anna', 'ben', 'chloe', 'david', 'emma', 'felix', 'greta', 'hugo', 'ines', 'jonas', 'karin', 'liam', 'mia', 'noah', 'olga', 'paul', 'rosa', 'sven', 'tara', 'umar', 'vera', 'wei', 'yusuf', 'zoe'];
-const COMPANY_WORDS = ['Contoso', 'Northwind', 'Fabrikam', 'Tailspin', 'Woodgrove', 'Litware', 'Adatum', 'Proseware', 'Lucerne', 'Wingtip', 'Alpine', 'Blue Yonder', 'Coho', 'Fourth Coffee', 'Margie', 'Trey', 'Humongous', 'Graphic Design', 'Southridge', 'Wide World'];
+const FIRST_NAMES = [
+  'anna',
+  'ben',
+  'chloe',
+  'david',
+  'emma',
+  'felix',
+  'greta',
+  'hugo',
+  'ines',
+  'jonas',
+  'karin',
+  'liam',
+  'mia',
+  'noah',
+  'olga',
+  'paul',
+  'rosa',
+  'sven',
+  'tara',
+  'umar',
+  'vera',
+  'wei',
+  'yusuf',
+  'zoe',
+];
+const COMPANY_WORDS = [
+  'Contoso',
+  'Northwind',
+  'Fabrikam',
+  'Tailspin',
+  'Woodgrove',
+  'Litware',
+  'Adatum',
+  'Proseware',
+  'Lucerne',
+  'Wingtip',
+  'Alpine',
+  'Blue Yonder',
+  'Coho',
+  'Fourth Coffee',
+  'Margie',
+  'Trey',
+  'Humongous',
+  'Graphic Design',
+  'Southridge',
+  'Wide World',
+];
 const COMPANY_SUFFIXES = ['GmbH', 'Ltd', 'Inc.', 'AG', 'B.V.', 'S.A.', '& Partners', 'Group', 'Holdings', 'LLC'];
 
 type Os = 'windows' | 'linux' | 'macos';
@@ -115,7 +179,11 @@ const REGION_SITES = {
  */
 function groupsFor(rnd: Random, os: Os): string[] | undefined {
   if (rnd() < 0.02) return undefined;
-  const region = weighted(rnd, [['emea', 45], ['amer', 40], ['apac', 15]] as const);
+  const region = weighted(rnd, [
+    ['emea', 45],
+    ['amer', 40],
+    ['apac', 15],
+  ] as const);
   const groups: string[] = [region, pick(rnd, REGION_SITES[region]), os === 'linux' ? 'servers' : 'workstations'];
   if (rnd() < 0.08) groups.push('critical');
   if (rnd() < 0.05) groups.push('pci');
@@ -171,7 +239,6 @@ export interface GenerateOptions {
   seed?: number;
 }
 
-
 /**
  * `count` realistic agents of `tenant`, generated lazily (a 100,000-agent tenant is never held in
  * memory by a caller that streams them). Every state occurs in every tenant of 20 or more
@@ -186,15 +253,33 @@ export function* realisticAgents(tenant: string, count: number, options: Generat
   const clients = clientsFor(rnd, count);
   for (let n = 0; n < count; n++) {
     const state: GeneratedState = n < STATES.length ? STATES[n]![0] : weighted(rnd, STATES);
-    const os = weighted<Os>(rnd, [['windows', 50], ['linux', 35], ['macos', 15]]);
+    const os = weighted<Os>(rnd, [
+      ['windows', 50],
+      ['linux', 35],
+      ['macos', 15],
+    ]);
     const arch =
       os === 'macos'
-        ? weighted(rnd, [['arm64', 80], ['x86_64', 20]] as const)
+        ? weighted(rnd, [
+            ['arm64', 80],
+            ['x86_64', 20],
+          ] as const)
         : os === 'windows'
-          ? weighted(rnd, [['x86_64', 90], ['arm64', 10]] as const)
-          : weighted(rnd, [['x86_64', 75], ['arm64', 25]] as const);
+          ? weighted(rnd, [
+              ['x86_64', 90],
+              ['arm64', 10],
+            ] as const)
+          : weighted(rnd, [
+              ['x86_64', 75],
+              ['arm64', 25],
+            ] as const);
     const client = rnd() < 0.9 ? pick(rnd, clients) : undefined;
-    const ring = weighted(rnd, [['stable', 75], ['beta', 12], ['canary', 5], [undefined, 8]] as const);
+    const ring = weighted(rnd, [
+      ['stable', 75],
+      ['beta', 12],
+      ['canary', 5],
+      [undefined, 8],
+    ] as const);
     const enrolledAt = end - int(rnd, 2 * DAY, 730 * DAY) - int(rnd, 0, 999);
     const agent: FleetAgent = { agent_id: uuidFrom(rnd), hostname: hostnameFor(rnd, os, n), os, arch, version: weighted(rnd, VERSIONS) };
     if (client) {

@@ -45,7 +45,12 @@ export class MalformedIntegrationResultError extends Error {
 
 function isLambdaHttpResult(value: unknown): value is LambdaHttpResult {
   const v = value as LambdaHttpResult | null;
-  return typeof v === 'object' && v !== null && Number.isInteger(v.statusCode) && (v.body === undefined || v.body === null || typeof v.body === 'string');
+  return (
+    typeof v === 'object' &&
+    v !== null &&
+    Number.isInteger(v.statusCode) &&
+    (v.body === undefined || v.body === null || typeof v.body === 'string')
+  );
 }
 
 /**
@@ -56,7 +61,8 @@ function writeBufferedResult(res: ServerResponse, result: LambdaHttpResult): voi
   const headers: Record<string, string | string[]> = {};
   for (const [k, v] of Object.entries(result.headers ?? {})) headers[k] = String(v);
   for (const [k, v] of Object.entries(result.multiValueHeaders ?? {})) headers[k] = v.map(String);
-  const body = result.body === undefined || result.body === null ? '' : result.isBase64Encoded ? Buffer.from(result.body, 'base64') : result.body;
+  const body =
+    result.body === undefined || result.body === null ? '' : result.isBase64Encoded ? Buffer.from(result.body, 'base64') : result.body;
   res.writeHead(result.statusCode, headers);
   res.end(body);
 }
@@ -96,7 +102,13 @@ export function sendGatewayResponse(res: ServerResponse, response: RenderedGatew
  * A failure of the local stack itself that API Gateway has no type for (a request target that is
  * no path, the tables still being created): text/plain like every failure of the service.
  */
-export function sendLocalFailure(res: ServerResponse, status: number, sentence: string, requestId: string, headers: Record<string, string> = {}): void {
+export function sendLocalFailure(
+  res: ServerResponse,
+  status: number,
+  sentence: string,
+  requestId: string,
+  headers: Record<string, string> = {},
+): void {
   res.writeHead(status, { ...FAILURE_HEADERS, ...headers });
   res.end(failureBody(sentence, requestId));
 }

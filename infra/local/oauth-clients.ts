@@ -53,7 +53,8 @@ export function isLoopbackHost(hostname: string): boolean {
  * or a native app's private-use scheme (RFC 8252 §7.1, e.g. `cursor://…`).
  */
 function assertRedirectUri(value: unknown): string {
-  if (typeof value !== 'string' || value.length > 2_000) throw new ClientError('invalid_redirect_uri', 'Each redirect URI must be a string of at most 2000 characters.');
+  if (typeof value !== 'string' || value.length > 2_000)
+    throw new ClientError('invalid_redirect_uri', 'Each redirect URI must be a string of at most 2000 characters.');
   let url: URL;
   try {
     url = new URL(value);
@@ -63,7 +64,10 @@ function assertRedirectUri(value: unknown): string {
   if (url.hash !== '' || value.includes('#')) throw new ClientError('invalid_redirect_uri', 'A redirect URI may not have a fragment.');
   if (FORBIDDEN_SCHEMES.has(url.protocol)) throw new ClientError('invalid_redirect_uri', `A redirect URI may not use ${url.protocol}.`);
   if (url.protocol === 'http:' && !isLoopbackHost(url.hostname)) {
-    throw new ClientError('invalid_redirect_uri', 'A redirect URI with http must point at this machine (localhost, 127.0.0.1 or [::1]); use https otherwise.');
+    throw new ClientError(
+      'invalid_redirect_uri',
+      'A redirect URI with http must point at this machine (localhost, 127.0.0.1 or [::1]); use https otherwise.',
+    );
   }
   return value;
 }
@@ -93,26 +97,33 @@ export function redirectUriMatches(client: OAuthClient, given: string): boolean 
 
 function stringList(value: unknown, field: string, fallback: string[]): string[] {
   if (value === undefined) return fallback;
-  if (!Array.isArray(value) || value.some((v) => typeof v !== 'string')) throw new ClientError('invalid_client_metadata', `${field} must be an array of strings.`);
+  if (!Array.isArray(value) || value.some((v) => typeof v !== 'string'))
+    throw new ClientError('invalid_client_metadata', `${field} must be an array of strings.`);
   return value as string[];
 }
 
 /** The client metadata both ways of knowing a client share, validated (RFC 7591 §2). */
 function clientMetadata(body: Record<string, unknown>, defaultAuth: ClientAuthMethod): Omit<OAuthClient, 'client_id' | 'source'> {
   const redirects = stringList(body.redirect_uris, 'redirect_uris', []);
-  if (redirects.length === 0 || redirects.length > 10) throw new ClientError('invalid_redirect_uri', 'redirect_uris must list 1 to 10 redirect URIs.');
+  if (redirects.length === 0 || redirects.length > 10)
+    throw new ClientError('invalid_redirect_uri', 'redirect_uris must list 1 to 10 redirect URIs.');
   const auth = body.token_endpoint_auth_method ?? defaultAuth;
   if (auth !== 'none' && auth !== 'client_secret_basic' && auth !== 'client_secret_post') {
     throw new ClientError('invalid_client_metadata', 'token_endpoint_auth_method must be none, client_secret_basic or client_secret_post.');
   }
   const grants = stringList(body.grant_types, 'grant_types', ['authorization_code']);
   if (!grants.includes('authorization_code') || grants.some((g) => g !== 'authorization_code' && g !== 'refresh_token')) {
-    throw new ClientError('invalid_client_metadata', 'grant_types must include authorization_code and may add refresh_token; no other grant is offered to clients.');
+    throw new ClientError(
+      'invalid_client_metadata',
+      'grant_types must include authorization_code and may add refresh_token; no other grant is offered to clients.',
+    );
   }
   const responses = stringList(body.response_types, 'response_types', ['code']);
-  if (responses.length !== 1 || responses[0] !== 'code') throw new ClientError('invalid_client_metadata', 'response_types must be ["code"].');
+  if (responses.length !== 1 || responses[0] !== 'code')
+    throw new ClientError('invalid_client_metadata', 'response_types must be ["code"].');
   const name = body.client_name;
-  if (name !== undefined && (typeof name !== 'string' || name.length > 200)) throw new ClientError('invalid_client_metadata', 'client_name must be a string of at most 200 characters.');
+  if (name !== undefined && (typeof name !== 'string' || name.length > 200))
+    throw new ClientError('invalid_client_metadata', 'client_name must be a string of at most 200 characters.');
   return {
     token_endpoint_auth_method: auth,
     redirect_uris: redirects.map(assertRedirectUri),
@@ -134,7 +145,10 @@ export function sameSecret(given: string, expected: string): boolean {
  * `ambiguous`: a secret both ways (one method only, §2.3); `malformed`: a Basic header that does
  * not decode. The one reading of every grant of the local token endpoint.
  */
-export function presentedCredentials(form: URLSearchParams, authorization: string | undefined): { id?: string; secret?: string } | 'ambiguous' | 'malformed' {
+export function presentedCredentials(
+  form: URLSearchParams,
+  authorization: string | undefined,
+): { id?: string; secret?: string } | 'ambiguous' | 'malformed' {
   const basic = /^Basic\s+([A-Za-z0-9+/=]+)\s*$/i.exec(authorization ?? '');
   const postedSecret = form.get('client_secret') ?? undefined;
   if (!basic) {
@@ -170,7 +184,8 @@ export class ClientRegistry {
 
   /** RFC 7591 §3.1: registers a client from its metadata; a secret only for a client that authenticates. */
   register(body: unknown): OAuthClient & { client_id_issued_at: number; client_secret_expires_at?: number } {
-    if (!body || typeof body !== 'object' || Array.isArray(body)) throw new ClientError('invalid_client_metadata', 'The registration body must be a JSON object.');
+    if (!body || typeof body !== 'object' || Array.isArray(body))
+      throw new ClientError('invalid_client_metadata', 'The registration body must be a JSON object.');
     const metadata = clientMetadata(body as Record<string, unknown>, 'client_secret_basic');
     const client: OAuthClient = {
       client_id: `local-${randomBytes(12).toString('base64url')}`,
@@ -180,7 +195,11 @@ export class ClientRegistry {
     };
     this.registered.set(client.client_id, client);
     while (this.registered.size > MAX_CLIENTS) this.registered.delete(this.registered.keys().next().value as string);
-    return { ...client, client_id_issued_at: Math.floor(Date.now() / 1000), ...(client.client_secret ? { client_secret_expires_at: 0 } : {}) };
+    return {
+      ...client,
+      client_id_issued_at: Math.floor(Date.now() / 1000),
+      ...(client.client_secret ? { client_secret_expires_at: 0 } : {}),
+    };
   }
 
   /** The client named by `clientId`: registered, or described by the metadata document at that URL. */
@@ -231,7 +250,11 @@ export class ClientRegistry {
 async function fetchMetadataDocument(url: string): Promise<OAuthClient> {
   let response: Response;
   try {
-    response = await fetch(url, { headers: { Accept: 'application/json' }, redirect: 'error', signal: AbortSignal.timeout(DOCUMENT_TIMEOUT_MS) });
+    response = await fetch(url, {
+      headers: { Accept: 'application/json' },
+      redirect: 'error',
+      signal: AbortSignal.timeout(DOCUMENT_TIMEOUT_MS),
+    });
   } catch {
     throw new ClientError('invalid_client', 'The client ID metadata document could not be fetched.');
   }
@@ -241,7 +264,8 @@ async function fetchMetadataDocument(url: string): Promise<OAuthClient> {
     // Read no further than the bound: the URL is the caller's choice, and so is what it sends.
     text = response.body ? (await readBoundedBody(response.body, DOCUMENT_MAX_BYTES)).toString('utf8') : '';
   } catch (error) {
-    if (error instanceof BodyTooLargeError) throw new ClientError('invalid_client', `The client ID metadata document answered ${response.status} with more than 64 KiB.`);
+    if (error instanceof BodyTooLargeError)
+      throw new ClientError('invalid_client', `The client ID metadata document answered ${response.status} with more than 64 KiB.`);
     throw new ClientError('invalid_client', 'The client ID metadata document could not be fetched.');
   }
   let body: unknown;
@@ -255,7 +279,10 @@ async function fetchMetadataDocument(url: string): Promise<OAuthClient> {
   }
   const metadata = clientMetadata(body as Record<string, unknown>, 'none');
   if (metadata.token_endpoint_auth_method !== 'none') {
-    throw new ClientError('invalid_client', 'A client known by its metadata document must be a public client (token_endpoint_auth_method none).');
+    throw new ClientError(
+      'invalid_client',
+      'A client known by its metadata document must be a public client (token_endpoint_auth_method none).',
+    );
   }
   return { client_id: url, ...metadata, source: 'metadata-document' };
 }

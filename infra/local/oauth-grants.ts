@@ -80,19 +80,29 @@ export class GrantStore {
    * the verifier whose S256 is the challenge, and no other resource than the one signed in for.
    */
   async redeemCode(client: OAuthClient, form: URLSearchParams): Promise<TokenResponse> {
-    const pending = take(this.codes, form, 'code', client, { unknown: 'The authorization code is unknown, used or expired.', name: 'The authorization code' });
-    if (form.get('redirect_uri') !== pending.redirectUri) throw new ClientError('invalid_grant', 'redirect_uri must be the one of the authorization request.');
+    const pending = take(this.codes, form, 'code', client, {
+      unknown: 'The authorization code is unknown, used or expired.',
+      name: 'The authorization code',
+    });
+    if (form.get('redirect_uri') !== pending.redirectUri)
+      throw new ClientError('invalid_grant', 'redirect_uri must be the one of the authorization request.');
     const verifier = form.get('code_verifier') ?? '';
-    if (!CODE_VERIFIER.test(verifier)) throw new ClientError('invalid_grant', 'code_verifier is required: 43 to 128 letters, digits and -._~ characters (PKCE).');
-    if (digest(verifier) !== pending.codeChallenge) throw new ClientError('invalid_grant', 'code_verifier does not match the code_challenge (PKCE S256).');
+    if (!CODE_VERIFIER.test(verifier))
+      throw new ClientError('invalid_grant', 'code_verifier is required: 43 to 128 letters, digits and -._~ characters (PKCE).');
+    if (digest(verifier) !== pending.codeChallenge)
+      throw new ClientError('invalid_grant', 'code_verifier does not match the code_challenge (PKCE S256).');
     assertSameResource(form, pending.resource);
     return this.tokens(client, pending);
   }
 
   /** RFC 6749 §6 with rotation: the refresh token is replaced by a new one at every use. */
   async refresh(client: OAuthClient, form: URLSearchParams): Promise<TokenResponse> {
-    if (!client.grant_types.includes('refresh_token')) throw new ClientError('unauthorized_client', 'This client did not register the refresh_token grant.');
-    const stored = take(this.refreshTokens, form, 'refresh_token', client, { unknown: 'The refresh token is unknown, used or expired; sign in again.', name: 'The refresh token' });
+    if (!client.grant_types.includes('refresh_token'))
+      throw new ClientError('unauthorized_client', 'This client did not register the refresh_token grant.');
+    const stored = take(this.refreshTokens, form, 'refresh_token', client, {
+      unknown: 'The refresh token is unknown, used or expired; sign in again.',
+      name: 'The refresh token',
+    });
     assertSameResource(form, stored.resource);
     return this.tokens(client, stored);
   }
@@ -113,11 +123,24 @@ export class GrantStore {
         ...(grant.groups ? { [policy.scopeClaim]: [...grant.groups] } : {}),
       },
     });
-    const response: TokenResponse = { access_token: accessToken, token_type: 'Bearer', expires_in: ACCESS_TOKEN_SECONDS, ...(grant.scope ? { scope: grant.scope } : {}) };
+    const response: TokenResponse = {
+      access_token: accessToken,
+      token_type: 'Bearer',
+      expires_in: ACCESS_TOKEN_SECONDS,
+      ...(grant.scope ? { scope: grant.scope } : {}),
+    };
     if (client.grant_types.includes('refresh_token')) {
       const refreshToken = randomBytes(32).toString('base64url');
       const { clientId, tenant, subject, resource, scope, groups } = grant;
-      this.refreshTokens.set(digest(refreshToken), { clientId, tenant, subject, resource, scope, groups, expiresAt: Date.now() + REFRESH_TOKEN_SECONDS * 1000 });
+      this.refreshTokens.set(digest(refreshToken), {
+        clientId,
+        tenant,
+        subject,
+        resource,
+        scope,
+        groups,
+        expiresAt: Date.now() + REFRESH_TOKEN_SECONDS * 1000,
+      });
       prune(this.refreshTokens, MAX_REFRESH_TOKENS);
       response.refresh_token = refreshToken;
     }

@@ -82,7 +82,11 @@ export async function portsInUseSentence(taken: readonly StackPort[]): Promise<s
     return `${noun} ${named} ${verb} ${HOLDERS[holder]}`;
   });
   const variables = list(taken.map((p) => p.variable));
-  const stop = groups.has('stack') ? 'stop that `npm start` (Ctrl-C in its terminal)' : groups.size === 1 && taken.length === 1 ? 'stop it' : 'stop them';
+  const stop = groups.has('stack')
+    ? 'stop that `npm start` (Ctrl-C in its terminal)'
+    : groups.size === 1 && taken.length === 1
+      ? 'stop it'
+      : 'stop them';
   const engine = taken.find((p) => p.kind === 'engine' && holders[taken.indexOf(p)] === 'engine');
   const reuse = engine ? `, or use that engine with DYNAMODB_ENDPOINT=http://127.0.0.1:${engine.port}` : '';
   return `${clauses.join(', and ')}; ${stop}, or set ${variables} to ${taken.length === 1 ? 'a free port' : 'free ports'}${reuse}.`;

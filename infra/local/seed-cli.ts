@@ -18,10 +18,9 @@ import { cliStoreEndpoint } from './engine.js';
 import { readFleetFile } from './seed-file.js';
 import { realisticAgents } from './generator.js';
 
-const usage = [
-  'usage: npm run seed -- --file FLEET.json',
-  '       npm run seed -- --generate --tenant T --agents N [--samples M]',
-].join('\n');
+const usage = ['usage: npm run seed -- --file FLEET.json', '       npm run seed -- --generate --tenant T --agents N [--samples M]'].join(
+  '\n',
+);
 
 function wholeNumber(value: string | undefined, name: string, fallback?: number): number {
   if (value === undefined && fallback !== undefined) return fallback;
@@ -84,21 +83,32 @@ try {
     if (local) await ensureTables(dynamo(), cfg);
     // The same agents without samples, to count the records before writing (a fast pass).
     let records = 0;
-    for (const a of realisticAgents(values.tenant, agents, { now: new Date() })) records += (a.durable === false ? 0 : 1) + (a.connection ? 1 : 0);
+    for (const a of realisticAgents(values.tenant, agents, { now: new Date() }))
+      records += (a.durable === false ? 0 : 1) + (a.connection ? 1 : 0);
     const bar = progress(records + agents * samples);
-    const written = await writeTenantAgents(dynamo(), cfg, values.tenant, realisticAgents(values.tenant, agents, { now: new Date(), samples }), cfg.sampleRetentionDays, {
-      onProgress: (n) => bar.update(n),
-    });
+    const written = await writeTenantAgents(
+      dynamo(),
+      cfg,
+      values.tenant,
+      realisticAgents(values.tenant, agents, { now: new Date(), samples }),
+      cfg.sampleRetentionDays,
+      {
+        onProgress: (n) => bar.update(n),
+      },
+    );
     bar.done(written.items);
     summary = { tenants: 1, agents: written.agents, samples: written.samples };
   } else {
     throw new Error('give either --file or --generate');
   }
-  process.stdout.write(`seeded ${summary.tenants} tenant(s), ${summary.agents} agent(s), ${summary.samples} sample(s) into ${cfg.dataTable} at ${cfg.dynamoEndpoint}\n`);
+  process.stdout.write(
+    `seeded ${summary.tenants} tenant(s), ${summary.agents} agent(s), ${summary.samples} sample(s) into ${cfg.dataTable} at ${cfg.dynamoEndpoint}\n`,
+  );
 } catch (error) {
   const e = error as Error;
   // The usage line only when the arguments were wrong, not when the file or the store was.
-  const aboutArguments = e instanceof TypeError || /^(give either|--)/.test(e.message) || (e as { code?: string }).code?.startsWith('ERR_PARSE_ARGS');
+  const aboutArguments =
+    e instanceof TypeError || /^(give either|--)/.test(e.message) || (e as { code?: string }).code?.startsWith('ERR_PARSE_ARGS');
   process.stderr.write(`seed failed: ${e.message}\n${aboutArguments ? `${usage}\n` : ''}`);
   process.exit(2);
 }

@@ -15,13 +15,17 @@ export class FleetFileError extends Error {
 
 /** `tenants[0].agents[1].arch` from a validator's path. */
 function where(path: readonly PropertyKey[]): string {
-  return path.reduce<string>((out, step) => (typeof step === 'number' ? `${out}[${step}]` : out === '' ? String(step) : `${out}.${String(step)}`), '');
+  return path.reduce<string>(
+    (out, step) => (typeof step === 'number' ? `${out}[${step}]` : out === '' ? String(step) : `${out}.${String(step)}`),
+    '',
+  );
 }
 
 function rule(issue: z.core.$ZodIssue): string {
   // Parsed with reportInput, so an issue carries what it judged: a missing field's input is undefined.
   if (issue.code === 'invalid_type' && issue.input === undefined) return 'required';
-  if (issue.code === 'unrecognized_keys') return `unknown field${issue.keys.length > 1 ? 's' : ''} ${issue.keys.map((k) => JSON.stringify(k)).join(', ')}`;
+  if (issue.code === 'unrecognized_keys')
+    return `unknown field${issue.keys.length > 1 ? 's' : ''} ${issue.keys.map((k) => JSON.stringify(k)).join(', ')}`;
   return issue.message.replace(/^Invalid input: /, '');
 }
 
@@ -51,7 +55,9 @@ export async function readFleetFile(typed: string): Promise<ParsedFleet> {
     text = await readFile(path, 'utf8');
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
-    throw new FleetFileError(code === 'ENOENT' ? `there is no fleet file at ${path}` : `the fleet file ${path} cannot be read (${code ?? 'error'})`);
+    throw new FleetFileError(
+      code === 'ENOENT' ? `there is no fleet file at ${path}` : `the fleet file ${path} cannot be read (${code ?? 'error'})`,
+    );
   }
   let input: unknown;
   try {

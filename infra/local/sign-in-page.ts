@@ -51,7 +51,9 @@ export function signInPage(view: SignInView): string {
   } catch {
     // shown as registered
   }
-  const options = view.tenants.map((t, i) => `<option value="${escapeHtml(t)}"${i === 0 ? ' selected' : ''}>${escapeHtml(t)}</option>`).join('');
+  const options = view.tenants
+    .map((t, i) => `<option value="${escapeHtml(t)}"${i === 0 ? ' selected' : ''}>${escapeHtml(t)}</option>`)
+    .join('');
   return page(
     'Sign in (local development) — endpoint read service',
     `<h1>Sign in to the endpoint read service</h1>

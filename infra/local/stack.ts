@@ -91,7 +91,9 @@ function listener(
     const started = performance.now();
     const requestId = randomUUID();
     if (accessLog) {
-      res.once('close', () => accessLog(`${req.method} ${printablePath(req)} ${res.statusCode} ${Math.round(performance.now() - started)} ms ${requestId}`));
+      res.once('close', () =>
+        accessLog(`${req.method} ${printablePath(req)} ${res.statusCode} ${Math.round(performance.now() - started)} ms ${requestId}`),
+      );
     }
     handle(req, res, requestId).catch((error: unknown) => {
       if (res.headersSent) res.destroy();
@@ -128,13 +130,18 @@ async function bindAll(
   }
   const outcomes = await Promise.all(wanted.map((w) => w.attempt));
   const engine = outcomes[2] && typeof outcomes[2] === 'object' && 'endpoint' in outcomes[2] ? outcomes[2] : undefined;
-  const failures = outcomes.flatMap((o, i) => (o instanceof Error ? [{ error: o as NodeJS.ErrnoException, at: wanted[i]!.stackPort }] : []));
+  const failures = outcomes.flatMap((o, i) =>
+    o instanceof Error ? [{ error: o as NodeJS.ErrnoException, at: wanted[i]!.stackPort }] : [],
+  );
   if (failures.length === 0) return { publicPort: outcomes[0] as number, privatePort: outcomes[1] as number, engine };
   await Promise.all([closeServer(ports.public), closeServer(ports.private), engine?.close()]);
   const taken = failures.filter((f) => f.error.code === 'EADDRINUSE').map((f) => f.at);
   if (taken.length > 0) throw new StartError(await portsInUseSentence(taken));
   const denied = failures.find((f) => f.error.code === 'EACCES');
-  if (denied) throw new StartError(`port ${denied.at.port} (${denied.at.variable}, ${denied.at.role}) may not be used by this user; choose a port above 1023.`);
+  if (denied)
+    throw new StartError(
+      `port ${denied.at.port} (${denied.at.variable}, ${denied.at.role}) may not be used by this user; choose a port above 1023.`,
+    );
   throw failures[0]!.error;
 }
 
@@ -167,7 +174,9 @@ function prepareStore(options: {
     const loaded = fleet
       ? await writeFleet(dynamo(), cfg, fleet, cfg.sampleRetentionDays)
       : await loadFleet(dynamo(), cfg, demoFleet(seededAt), cfg.sampleRetentionDays);
-    say(`seeded ${seed}: ${loaded.tenants} tenants, ${loaded.agents} agents, ${loaded.samples} samples${fleet && seedLive ? ' (times moved to now, kept reporting)' : ''}`);
+    say(
+      `seeded ${seed}: ${loaded.tenants} tenants, ${loaded.agents} agents, ${loaded.samples} samples${fleet && seedLive ? ' (times moved to now, kept reporting)' : ''}`,
+    );
     const note = fleetFile && !seedLive ? staleFleetNote(fleetFile, seededAt, cfg.onlineGraceSeconds) : undefined;
     if (note) say(note);
     if ((seed === 'demo' || (fleet && seedLive)) && !stopped) {
@@ -251,7 +260,11 @@ export async function startLocalStack(options: StackOptions = {}): Promise<Local
     {
       public: publicServer,
       private: privateServer,
-      ...(externalEndpoint ? {} : { engine: { port: options.dynamoPort ?? 8000, start: (port: number) => startEmbeddedEngine({ port, dataDir: options.dataDir }) } }),
+      ...(externalEndpoint
+        ? {}
+        : {
+            engine: { port: options.dynamoPort ?? 8000, start: (port: number) => startEmbeddedEngine({ port, dataDir: options.dataDir }) },
+          }),
     },
     { port: options.port ?? 3000, privatePort: options.privatePort ?? 3001 },
   );
@@ -271,7 +284,15 @@ export async function startLocalStack(options: StackOptions = {}): Promise<Local
   resetConfig();
   setDynamo(undefined);
 
-  const store = prepareStore({ say, seed, fleetFile, seedLive: options.seedLive ?? false, demoPulseMs: options.demoPulseMs, retryMs: options.retryMs ?? 5_000, dynamoEndpoint });
+  const store = prepareStore({
+    say,
+    seed,
+    fleetFile,
+    seedLive: options.seedLive ?? false,
+    demoPulseMs: options.demoPulseMs,
+    retryMs: options.retryMs ?? 5_000,
+    dynamoEndpoint,
+  });
   const ready = await store.ready;
   starting = false;
 

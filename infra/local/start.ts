@@ -98,7 +98,9 @@ const publicPort = Number(new URL(stack.publicUrl).port);
 // What `npm run token` and `npm run audit` need to reach this stack, when it is not on the defaults.
 const tokenEnv = prefix({ PORT: publicPort === defaults.port ? undefined : publicPort, JWT_ISSUER: env.JWT_ISSUER || undefined });
 const auditEnv = prefix(
-  env.DYNAMODB_ENDPOINT ? { DYNAMODB_ENDPOINT: env.DYNAMODB_ENDPOINT } : { DYNAMODB_PORT: checked.dynamoPort === defaults.dynamoPort ? undefined : new URL(stack.dynamoEndpoint).port },
+  env.DYNAMODB_ENDPOINT
+    ? { DYNAMODB_ENDPOINT: env.DYNAMODB_ENDPOINT }
+    : { DYNAMODB_PORT: checked.dynamoPort === defaults.dynamoPort ? undefined : new URL(stack.dynamoEndpoint).port },
 );
 
 const lines = [

@@ -127,7 +127,13 @@ export class StreamedInvocationError extends Error {
  * handler fails (before or after the prelude). `signal` is the client going away: the response
  * stream is destroyed, as Lambda does, and the function's writes fail.
  */
-export async function invokeStreaming(handler: StreamingHandler, event: unknown, context: Context, sink: StreamSink, signal?: AbortSignal): Promise<void> {
+export async function invokeStreaming(
+  handler: StreamingHandler,
+  event: unknown,
+  context: Context,
+  sink: StreamSink,
+  signal?: AbortSignal,
+): Promise<void> {
   let pending: Buffer | undefined = Buffer.alloc(0);
   let prelude: StreamedPrelude | undefined;
   const stream = new ResponseStreamStandIn((chunk, done) => {

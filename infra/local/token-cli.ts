@@ -22,9 +22,15 @@ const usage = 'usage: npm run token -- --tenant T [--sub S] [--groups G1,G2] [--
 
 try {
   // `--expires-in -60` must read as a negative number, not as another option.
-  const args = process.argv.slice(2).flatMap((arg, i, all) =>
-    arg === '--expires-in' && /^-[0-9]+$/.test(all[i + 1] ?? '') ? [] : i > 0 && all[i - 1] === '--expires-in' && /^-[0-9]+$/.test(arg) ? [`--expires-in=${arg}`] : [arg],
-  );
+  const args = process.argv
+    .slice(2)
+    .flatMap((arg, i, all) =>
+      arg === '--expires-in' && /^-[0-9]+$/.test(all[i + 1] ?? '')
+        ? []
+        : i > 0 && all[i - 1] === '--expires-in' && /^-[0-9]+$/.test(arg)
+          ? [`--expires-in=${arg}`]
+          : [arg],
+    );
   const { values } = parseArgs({
     args,
     options: {
@@ -46,7 +52,9 @@ try {
   if (!Number.isInteger(expiresIn)) throw new Error('--expires-in must be a whole number of seconds');
   const groups = values.groups?.split(',').map((g) => g.trim());
   if (groups && (groups.length === 0 || !groups.every(isGroupName))) {
-    throw new Error(`--groups takes endpoint group names separated by commas, each 1 to ${MAX_GROUP_NAME_CHARACTERS} characters (or '*' for all)`);
+    throw new Error(
+      `--groups takes endpoint group names separated by commas, each 1 to ${MAX_GROUP_NAME_CHARACTERS} characters (or '*' for all)`,
+    );
   }
   const cfg = config();
   const issuer = await localIssuer();
@@ -56,7 +64,14 @@ try {
     // Exactly what the token endpoint issues to the local broker for this user (infra/local/token-exchange.ts).
     token = await brokerTokenFor(
       issuer,
-      { issuer: cfg.jwtIssuer, tenantClaim: cfg.tenantClaim, scopeClaim: cfg.scopeClaim, clientId: cfg.brokerClientId, audience: cfg.observationsAudience, lifetimeSeconds: expiresIn },
+      {
+        issuer: cfg.jwtIssuer,
+        tenantClaim: cfg.tenantClaim,
+        scopeClaim: cfg.scopeClaim,
+        clientId: cfg.brokerClientId,
+        audience: cfg.observationsAudience,
+        lifetimeSeconds: expiresIn,
+      },
       { subject: values.sub, tenant, groups },
     );
   } else {

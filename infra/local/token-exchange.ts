@@ -105,7 +105,12 @@ export function brokerTokenFor(
   const scopeClaim = broker.scopeClaim ?? config().scopeClaim;
   return issueExchangedToken(
     issuer,
-    { issuer: broker.issuer, tenantClaim: broker.tenantClaim, scopeClaim, lifetimeSeconds: broker.lifetimeSeconds ?? EXCHANGED_TOKEN_SECONDS },
+    {
+      issuer: broker.issuer,
+      tenantClaim: broker.tenantClaim,
+      scopeClaim,
+      lifetimeSeconds: broker.lifetimeSeconds ?? EXCHANGED_TOKEN_SECONDS,
+    },
     {
       subject: {
         sub: user.subject,
@@ -133,7 +138,10 @@ export async function answerTokenRequest(
 ): Promise<TokenEndpointAnswer> {
   const presented = presentedCredentials(form, authorization);
   if (presented === 'ambiguous') return oauthError(400, 'invalid_request', 'Authenticate the client one way only.');
-  const client = presented !== 'malformed' && presented.id !== undefined && presented.secret !== undefined ? { id: presented.id, secret: presented.secret } : undefined;
+  const client =
+    presented !== 'malformed' && presented.id !== undefined && presented.secret !== undefined
+      ? { id: presented.id, secret: presented.secret }
+      : undefined;
   const expected = client ? policy.clients.get(client.id) : undefined;
   if (!client || expected === undefined || !sameSecret(client.secret, expected)) {
     return oauthError(401, 'invalid_client', 'Client authentication failed.', { 'WWW-Authenticate': 'Basic realm="local-issuer"' });

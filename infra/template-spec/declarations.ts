@@ -51,7 +51,9 @@ export class Declarations {
       if (args === 'AWS::NoValue') return 'any';
       const parameter = typeof args === 'string' ? this.parameters[args] : undefined;
       if (isObject(parameter) && typeof parameter.Type === 'string') {
-        return /^List<|^CommaDelimitedList$|^AWS::SSM::Parameter::Value<(List<|CommaDelimitedList)/.test(parameter.Type) ? 'list' : 'scalar';
+        return /^List<|^CommaDelimitedList$|^AWS::SSM::Parameter::Value<(List<|CommaDelimitedList)/.test(parameter.Type)
+          ? 'list'
+          : 'scalar';
       }
       return typeof args === 'string' && args in this.resources ? 'scalar' : 'any';
     }

@@ -94,7 +94,11 @@ export class ReferenceCheck {
       case 'Fn::GetAtt': {
         const parsed = parseGetAtt(args);
         if (!parsed) {
-          this.problems.report(at, JSON.stringify(args), `Fn::GetAtt takes [resource, attribute] or "resource.attribute", not ${shapeOf(args)}`);
+          this.problems.report(
+            at,
+            JSON.stringify(args),
+            `Fn::GetAtt takes [resource, attribute] or "resource.attribute", not ${shapeOf(args)}`,
+          );
           return;
         }
         this.getAtt(at, parsed.logicalId, parsed.attribute, 'Fn::GetAtt');

@@ -130,7 +130,8 @@ export class ShapeCheck {
       return;
     }
     const yields = this.declared.intrinsicYield(fn, value[fn]);
-    if (yields !== 'any' && !yieldFits(yields, type)) this.problems.report(at, name, `${name} must be ${typeName(type)}, but ${fn} yields ${yieldName(yields)}`);
+    if (yields !== 'any' && !yieldFits(yields, type))
+      this.problems.report(at, name, `${name} must be ${typeName(type)}, but ${fn} yields ${yieldName(yields)}`);
   }
 }
 

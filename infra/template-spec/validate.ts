@@ -82,7 +82,12 @@ export function validateTemplate(template: unknown, spec: SpecDatabase): Templat
   const section = (name: string): Json => (isObject(template[name]) ? (template[name] as Json) : {});
   const declared = new Declarations(spec, section('Resources'), section('Parameters'), section('Conditions'), section('Mappings'));
   const problems = new Problems();
-  const checks: Checks = { declared, problems, references: new ReferenceCheck(declared, problems), shapes: new ShapeCheck(declared, problems) };
+  const checks: Checks = {
+    declared,
+    problems,
+    references: new ReferenceCheck(declared, problems),
+    shapes: new ShapeCheck(declared, problems),
+  };
 
   for (const key of Object.keys(template)) {
     if (!TEMPLATE_SECTIONS.has(key)) problems.report({ ...top, path: key }, key, `${key} is no section of a CloudFormation template`);
@@ -106,7 +111,8 @@ function checkResource({ declared, problems, references, shapes }: Checks, logic
     return;
   }
   for (const key of Object.keys(resource)) {
-    if (!RESOURCE_KEYS.has(key)) problems.report(at(key), key, `${key} is no attribute of a resource (Type, Properties, DependsOn, Condition, …)`);
+    if (!RESOURCE_KEYS.has(key))
+      problems.report(at(key), key, `${key} is no attribute of a resource (Type, Properties, DependsOn, Condition, …)`);
   }
 
   const type = resource.Type;
@@ -128,7 +134,11 @@ function checkResource({ declared, problems, references, shapes }: Checks, logic
   }
   if (resource.Condition !== undefined) references.condition(at('Condition'), resource.Condition, 'Condition');
   if (resource.DeletionPolicy !== undefined && !DELETION_POLICIES.has(String(resource.DeletionPolicy))) {
-    problems.report(at('DeletionPolicy'), String(resource.DeletionPolicy), `DeletionPolicy must be one of ${[...DELETION_POLICIES].join(', ')}`);
+    problems.report(
+      at('DeletionPolicy'),
+      String(resource.DeletionPolicy),
+      `DeletionPolicy must be one of ${[...DELETION_POLICIES].join(', ')}`,
+    );
   }
   if (resource.UpdateReplacePolicy !== undefined && !UPDATE_REPLACE_POLICIES.has(String(resource.UpdateReplacePolicy))) {
     problems.report(

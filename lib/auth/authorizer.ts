@@ -62,7 +62,10 @@ function refuse(door: Door, methodArn: string, sentence: string): APIGatewayAuth
  * an error other than `Unauthorized`, which API Gateway answers as AUTHORIZER_FAILURE (503), never
  * as a refusal.
  */
-export async function authorizeRequest(event: APIGatewayRequestAuthorizerEvent, options: AuthorizeOptions = {}): Promise<APIGatewayAuthorizerResult> {
+export async function authorizeRequest(
+  event: APIGatewayRequestAuthorizerEvent,
+  options: AuthorizeOptions = {},
+): Promise<APIGatewayAuthorizerResult> {
   const cfg = options.cfg ?? config();
   const door = doorOfResource(event.resource);
   if (!door) throw new Error(`no public door is guarded at ${event.resource}`);

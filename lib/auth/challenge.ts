@@ -27,6 +27,12 @@ export function bearerChallenge(cfg: Pick<Config, 'publicUrl'>, door: DoorName, 
  * A 401 at a public door, challenging with bearerChallenge: with the error code when a token was
  * sent and refused, without when none was sent.
  */
-export function refusedAtDoor(cfg: Pick<Config, 'publicUrl'>, door: DoorName, sentence: string, tokenSent: boolean, cause?: unknown): UnauthorizedError {
+export function refusedAtDoor(
+  cfg: Pick<Config, 'publicUrl'>,
+  door: DoorName,
+  sentence: string,
+  tokenSent: boolean,
+  cause?: unknown,
+): UnauthorizedError {
   return new UnauthorizedError(sentence, cause, bearerChallenge(cfg, door, tokenSent ? sentence : undefined));
 }

@@ -36,7 +36,13 @@ export interface RemoteKeySetOptions {
   fetchTimeoutMs?: number;
 }
 
-const DEFAULTS = Object.freeze({ maxAgeMs: 600_000, cooldownMs: 30_000, failureBackoffMs: 5_000, staleForMs: 86_400_000, fetchTimeoutMs: 2_000 });
+const DEFAULTS = Object.freeze({
+  maxAgeMs: 600_000,
+  cooldownMs: 30_000,
+  failureBackoffMs: 5_000,
+  staleForMs: 86_400_000,
+  fetchTimeoutMs: 2_000,
+});
 
 /** Why a fetch failed, in a few words for the log (never the body). */
 class KeySetFetchError extends Error {

@@ -51,7 +51,14 @@ function basicCredentials(id: string, secret: string): string {
   return `Basic ${Buffer.from(`${form(id)}:${form(secret)}`).toString('base64')}`;
 }
 
-const MISCONFIGURATION_ERRORS = new Set(['invalid_client', 'unauthorized_client', 'invalid_target', 'unsupported_grant_type', 'invalid_request', 'invalid_scope']);
+const MISCONFIGURATION_ERRORS = new Set([
+  'invalid_client',
+  'unauthorized_client',
+  'invalid_target',
+  'unsupported_grant_type',
+  'invalid_request',
+  'invalid_scope',
+]);
 
 /** One exchange at the token endpoint; every failure is a TokenExchangeError naming its kind. */
 export async function exchangeToken(request: ExchangeRequest): Promise<ExchangedToken> {
@@ -90,7 +97,8 @@ export async function exchangeToken(request: ExchangeRequest): Promise<Exchanged
   }
   if (!response.ok) {
     const error = typeof body?.error === 'string' ? body.error : 'unknown';
-    if (error === 'invalid_grant') throw new TokenExchangeError('subject-refused', 'The issuer refused to exchange the user\'s token (invalid_grant).');
+    if (error === 'invalid_grant')
+      throw new TokenExchangeError('subject-refused', "The issuer refused to exchange the user's token (invalid_grant).");
     const kind = MISCONFIGURATION_ERRORS.has(error) || response.status === 401 ? 'misconfigured' : 'unavailable';
     throw new TokenExchangeError(kind, `The token endpoint refused the exchange (${response.status} ${error}).`);
   }
@@ -157,12 +165,10 @@ export class ExchangedTokenCache {
     const key = ExchangedTokenCache.key(subjectToken, audience);
     let flight = this.inFlight.get(key);
     if (!flight) {
-      flight = exchange().then(
-        (exchanged) => {
-          this.set(subjectToken, audience, exchanged, options.subjectExpiresAt);
-          return exchanged;
-        },
-      );
+      flight = exchange().then((exchanged) => {
+        this.set(subjectToken, audience, exchanged, options.subjectExpiresAt);
+        return exchanged;
+      });
       const forget = (): void => {
         if (this.inFlight.get(key) === flight) this.inFlight.delete(key);
       };

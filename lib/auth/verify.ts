@@ -63,8 +63,7 @@ export async function verifyBearerToken(token: string, options: VerifyOptions): 
   }
   const aud = payload.aud;
   const audiences = aud === undefined ? [] : Array.isArray(aud) ? aud : [aud];
-  const audienceOk =
-    audiences.length > 0 ? audiences.includes(options.audience) : payload.client_id === options.audience;
+  const audienceOk = audiences.length > 0 ? audiences.includes(options.audience) : payload.client_id === options.audience;
   if (!audienceOk) throw new AudienceMismatchError(payload);
   return payload;
 }
@@ -97,7 +96,8 @@ function refusal(cause: unknown, issuer: string): Error {
   // The key source's own answers (an unknown key, an issuer that is down) stand as they are.
   if (cause instanceof HttpError) return cause;
   if (cause instanceof joseErrors.JWTExpired) return new UnauthorizedError('The bearer token has expired.', cause);
-  if (cause instanceof joseErrors.JWTClaimValidationFailed && cause.claim === 'iss') return new UnauthorizedError(issuerRefusal(issuer), cause);
+  if (cause instanceof joseErrors.JWTClaimValidationFailed && cause.claim === 'iss')
+    return new UnauthorizedError(issuerRefusal(issuer), cause);
   if (cause instanceof joseErrors.JWTClaimValidationFailed) {
     return new UnauthorizedError(`The bearer token's "${cause.claim}" claim is not acceptable.`, cause);
   }

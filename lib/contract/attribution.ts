@@ -94,7 +94,12 @@ export function reasonSentence(name: string, problem: ReasonProblem, reason?: st
  * its final period (callers add their own ending).
  */
 export function reasonSchema(name: string) {
-  const sentence = (input: unknown): string => reasonSentence(name, reasonProblem(typeof input === 'string' ? input : undefined) ?? 'tooShort', typeof input === 'string' ? input : undefined);
+  const sentence = (input: unknown): string =>
+    reasonSentence(
+      name,
+      reasonProblem(typeof input === 'string' ? input : undefined) ?? 'tooShort',
+      typeof input === 'string' ? input : undefined,
+    );
   const { min, max } = OBSERVATION_BOUNDS.reason;
   return z
     .string({ error: () => reasonSentence(name, 'missing') })

@@ -41,7 +41,11 @@ export function observationsToolInput(ticketSystem: string) {
       .optional()
       .describe(`The most samples the history may hold; more are averaged into this many time buckets. Default ${limit.default}.`),
     reason: reasonSchema('reason')
-      .check(z.refine((v) => !LONE_SURROGATE.test(v), { error: 'reason has a broken character (a lone UTF-16 surrogate); send it as ordinary text' }))
+      .check(
+        z.refine((v) => !LONE_SURROGATE.test(v), {
+          error: 'reason has a broken character (a lone UTF-16 surrogate); send it as ordinary text',
+        }),
+      )
       .check(
         z.describe(
           `Why the read is made, in the user's words (${reason.min} to ${reason.max} characters with at least ${reason.min} visible, any script). Required: it is recorded in the tenant's audit trail.`,
@@ -49,7 +53,12 @@ export function observationsToolInput(ticketSystem: string) {
       ),
     ticket: z
       .strictObject({
-        number: z.string().min(ticketNumber.min).max(ticketNumber.max).regex(TICKET_NUMBER_PATTERN).describe('The ticket number, e.g. INC0012345.'),
+        number: z
+          .string()
+          .min(ticketNumber.min)
+          .max(ticketNumber.max)
+          .regex(TICKET_NUMBER_PATTERN)
+          .describe('The ticket number, e.g. INC0012345.'),
         system: z.literal(ticketSystem).describe(`The ticketing product: always "${ticketSystem}".`),
       })
       .optional()
@@ -80,19 +89,25 @@ export const EndpointList = z
   .strictObject({
     endpoints: z
       .array(AgentSummary)
-      .describe("The first matching endpoints in the inventory's order, at most `limit` of them. Their text values are reported by the endpoints themselves."),
+      .describe(
+        "The first matching endpoints in the inventory's order, at most `limit` of them. Their text values are reported by the endpoints themselves.",
+      ),
     matching: z
       .number()
       .int()
       .min(0)
       .nullable()
-      .describe('How many endpoints match the filters; null when the listing stopped before the end of the inventory (more match than were returned).'),
+      .describe(
+        'How many endpoints match the filters; null when the listing stopped before the end of the inventory (more match than were returned).',
+      ),
     total: z
       .number()
       .int()
       .min(0)
       .nullable()
-      .describe("How many endpoints the caller's tenant has, online and offline; null when the listing stopped before the end of the inventory."),
+      .describe(
+        "How many endpoints the caller's tenant has, online and offline; null when the listing stopped before the end of the inventory.",
+      ),
     truncated: z.boolean().describe('True when more endpoints match than were returned.'),
   })
   .describe("Endpoints of the caller's tenant, as the inventory lists them.");

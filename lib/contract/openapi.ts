@@ -102,7 +102,7 @@ function queryParameterSchemas(): Record<QueryName, { schema: JsonObject; descri
     agent_id: {
       schema: jsonSchemaOf(ObservationsQuery.shape.agent_id, 'input'),
       description:
-        "The endpoint to read, as listed by `GET /api/agents` (`agent_id`). An id that is unknown or belongs to another tenant gets the same 404; the same id in two tenants is two different endpoints.",
+        'The endpoint to read, as listed by `GET /api/agents` (`agent_id`). An id that is unknown or belongs to another tenant gets the same 404; the same id in two tenants is two different endpoints.',
     },
     minutes: {
       schema: jsonSchemaOf(z.number().int().min(minutes.min).max(minutes.max).default(minutes.default), 'input'),
@@ -202,8 +202,10 @@ function successResponse(description: string, schema: JsonObject, headers: Recor
 
 const STATUS_401 =
   '401 with `WWW-Authenticate: Bearer`: the bearer token is missing, malformed, badly signed, of the wrong issuer or audience, expired, or uses `alg: none`.';
-const STATUS_502 = '502 with `Retry-After`: DynamoDB (or what answered in its place) gave an answer that cannot be read, such as a page without items, with a status below 500; never read as an empty result.';
-const STATUS_503 = '503 with `Retry-After`: DynamoDB is throttled, unavailable (a 5xx, whatever its body), or reset the connection after the SDK\'s bounded retries';
+const STATUS_502 =
+  '502 with `Retry-After`: DynamoDB (or what answered in its place) gave an answer that cannot be read, such as a page without items, with a status below 500; never read as an empty result.';
+const STATUS_503 =
+  "503 with `Retry-After`: DynamoDB is throttled, unavailable (a 5xx, whatever its body), or reset the connection after the SDK's bounded retries";
 const STATUS_504 = '504: DynamoDB or another dependency timed out.';
 const STATUS_500 = '500: anything unexpected.';
 
@@ -246,7 +248,7 @@ function observationsOperation(ticketSystem: string): JsonObject {
     operationId: OPERATION_IDS.observations,
     summary: 'Read the curated observations dashboard of one endpoint (internal)',
     description: [
-      'Internal: reached only privately by the MCP broker (the MCP service), on behalf of a user, through a VPC-only private API that admits only the broker\'s VPC endpoint (loopback locally); it is never reachable at the public API host, where this path answers 404. External clients call the MCP tool `observations` through `tools/call` on `/api/mcp`. The broker sends a bearer token for the user that it obtained by an RFC 8693 token exchange: its audience is this service (`OBSERVATIONS_AUDIENCE`, different from the inventory and MCP audiences), `sub` is the user, the tenant claim is the user\'s, and the broker is named in the claim `BROKER_CLAIM` (default `act.sub`, the actor), which must be on the allow-list. A user\'s own token passed through names no broker and is refused (403). Broker identity, attribution, audit and ticket policy stay authoritative.',
+      "Internal: reached only privately by the MCP broker (the MCP service), on behalf of a user, through a VPC-only private API that admits only the broker's VPC endpoint (loopback locally); it is never reachable at the public API host, where this path answers 404. External clients call the MCP tool `observations` through `tools/call` on `/api/mcp`. The broker sends a bearer token for the user that it obtained by an RFC 8693 token exchange: its audience is this service (`OBSERVATIONS_AUDIENCE`, different from the inventory and MCP audiences), `sub` is the user, the tenant claim is the user's, and the broker is named in the claim `BROKER_CLAIM` (default `act.sub`, the actor), which must be on the allow-list. A user's own token passed through names no broker and is refused (403). Broker identity, attribution, audit and ticket policy stay authoritative.",
       '',
       'Every authenticated request writes an audit item (request id, time, tenant, subject, broker, agent_id, reason, ticket, minutes, limit, outcome); a successful read returns data only after its audit item is written. A repeated query parameter or attribution header is a 400, never a guess.',
       '',
@@ -279,7 +281,7 @@ function observationsOperation(ticketSystem: string): JsonObject {
       default: failureResponse([
         '400: a query parameter or attribution header is invalid (bounds, pattern, the ticket pair rule, the ticket-system constant) or repeated.',
         STATUS_401,
-        '403: the token is valid but carries no tenant claim; it names no broker (a user\'s token passed through) or a broker not on the allow-list; or the tenant policy requires a ticket and none was sent.',
+        "403: the token is valid but carries no tenant claim; it names no broker (a user's token passed through) or a broker not on the allow-list; or the tenant policy requires a ticket and none was sent.",
         "404: the agent is not in the caller's tenant (unknown or another tenant's: the same answer); or this path was asked at the public host.",
         STATUS_502,
         `${STATUS_503}, or the audit write failed.`,
@@ -308,7 +310,7 @@ export function buildOpenApiDocument(options: OpenApiOptions = {}): JsonObject {
       title: 'Endpoint Inventory and Observations Read Service',
       version: CONTRACT_VERSION,
       description: [
-        'A read-only interface with exactly two operations: the endpoint (agent) inventory of the caller\'s tenant, and the curated observations dashboard of one endpoint (internal, reached only by the MCP broker). Reading this contract grants neither access nor approval to act on an endpoint.',
+        "A read-only interface with exactly two operations: the endpoint (agent) inventory of the caller's tenant, and the curated observations dashboard of one endpoint (internal, reached only by the MCP broker). Reading this contract grants neither access nor approval to act on an endpoint.",
         '',
         'Three rules hold everywhere: a missing observation is **unknown**, never healthy; a nullable value is **not zero** (absent data is `null`, never `0`, `""` or `[]`); a failed read is **never a healthy empty result** (a provider, transport or audit failure is a failure response, never `200 []` or an empty dashboard).',
         '',

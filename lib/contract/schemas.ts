@@ -120,7 +120,9 @@ export const EndpointDashboard = z.strictObject({
   history: z
     .nullable(z.array(DashboardSample))
     .check(
-      z.describe('Samples in the window, oldest first, downsampled to at most `limit` buckets; [] for an empty window; null exactly when metrics is null.'),
+      z.describe(
+        'Samples in the window, oldest first, downsampled to at most `limit` buckets; [] for an empty window; null exactly when metrics is null.',
+      ),
     ),
   findings: z
     .nullable(z.array(DashboardFinding))
@@ -146,7 +148,10 @@ function wholeNumberParameter({ min, max, default: fallback }: { min: number; ma
     z.pipe(z.string().check(z.regex(/^[0-9]{1,6}$/, 'must be a whole number')), z.transform(Number)),
     z.number().check(z.int(), z.minimum(min), z.maximum(max)),
   );
-  return z.pipe(z.optional(number), z.transform((v: number | undefined) => v ?? fallback));
+  return z.pipe(
+    z.optional(number),
+    z.transform((v: number | undefined) => v ?? fallback),
+  );
 }
 
 /** The query of getEndpointObservations, as the handler accepts it (after duplicate checks). */

@@ -52,12 +52,7 @@ function summarizeBucket(bucket: readonly DashboardSample[]): DashboardSample {
  *
  * @throws RangeError when `limit` is not a positive integer or the window is empty.
  */
-export function downsample(
-  samples: readonly SampleRecord[],
-  limit: number,
-  windowStart: Date,
-  windowEnd: Date,
-): DashboardSample[] {
+export function downsample(samples: readonly SampleRecord[], limit: number, windowStart: Date, windowEnd: Date): DashboardSample[] {
   if (!Number.isInteger(limit) || limit < 1) throw new RangeError(`limit must be a positive integer, got ${limit}`);
   const start = windowStart.getTime();
   const span = windowEnd.getTime() - start;

@@ -64,8 +64,7 @@ export function evaluateDashboard(input: DashboardInput): EndpointDashboard {
   const neverReported = newestEver === null && unreadableSamples === 0;
 
   const observedAt = newestInWindow?.observed_at ?? null;
-  const expiresAt =
-    observedAt === null ? null : new Date(Date.parse(observedAt) + input.observationTtlSeconds * 1000).toISOString();
+  const expiresAt = observedAt === null ? null : new Date(Date.parse(observedAt) + input.observationTtlSeconds * 1000).toISOString();
 
   const thresholds = thresholdsInForce(policy);
   const metrics = neverReported ? null : evaluateMetrics(newestInWindow, thresholds, minutes);

@@ -165,7 +165,5 @@ export function metricFindings(
  * stable, so findings of equal status and scope keep their input order (metrics: cpu, memory, disk).
  */
 export function sortFindings(findings: readonly DashboardFinding[]): DashboardFinding[] {
-  return [...findings].sort(
-    (a, b) => compareStatus(a.status, b.status) || SCOPE_RANK[a.scope] - SCOPE_RANK[b.scope],
-  );
+  return [...findings].sort((a, b) => compareStatus(a.status, b.status) || SCOPE_RANK[a.scope] - SCOPE_RANK[b.scope]);
 }

@@ -17,9 +17,7 @@ export interface ThresholdsInForce extends MetricThresholds {
  */
 export function thresholdsInForce(policy: TenantPolicy): Record<MetricKey, ThresholdsInForce> {
   const pick = (override: MetricThresholds | undefined): ThresholdsInForce =>
-    override
-      ? { warning: override.warning, critical: override.critical, source: 'tenant' }
-      : { ...DEFAULT_THRESHOLDS, source: 'default' };
+    override ? { warning: override.warning, critical: override.critical, source: 'tenant' } : { ...DEFAULT_THRESHOLDS, source: 'default' };
   return {
     cpu: pick(policy.thresholds.cpu),
     memory: pick(policy.thresholds.memory),

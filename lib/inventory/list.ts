@@ -70,7 +70,14 @@ export async function listInventoryResponse(
     if (tally.unreadable > 0) log.warn('left out stored agent records that cannot be read', { unreadableRecords: tally.unreadable });
     recordUnreadableRecords('listEndpointInventory', tally.unreadable);
     recordItemsReturned('listEndpointInventory', tally.agents);
-    log.info('inventory listed', { agents: tally.agents, scope: scope.kind, outOfScope: tally.outOfScope, queryPages: tally.queryPages, unreadableRecords: tally.unreadable, gzip });
+    log.info('inventory listed', {
+      agents: tally.agents,
+      scope: scope.kind,
+      outOfScope: tally.outOfScope,
+      queryPages: tally.queryPages,
+      unreadableRecords: tally.unreadable,
+      gzip,
+    });
   }
 
   const body = jsonArrayBody(summaryBatches(), { gzip });
@@ -78,17 +85,25 @@ export async function listInventoryResponse(
   body.once('close', () => void pages.return(undefined).catch(() => undefined));
   body.once('error', (error: NodeJS.ErrnoException) => {
     if (error.code === 'ERR_STREAM_PREMATURE_CLOSE') {
-      log.info('the client went away before the inventory was sent; reading stopped', { agentsSent: tally.agents, queryPages: tally.queryPages });
+      log.info('the client went away before the inventory was sent; reading stopped', {
+        agentsSent: tally.agents,
+        queryPages: tally.queryPages,
+      });
       return;
     }
     const tooLarge = error instanceof StreamedResponseTooLargeError;
-    log.error(tooLarge ? 'inventory stream stopped before passing the streamed-response limit' : 'inventory stream aborted after its first byte', {
-      reason: error.message,
-      gzip,
-      agentsSent: tally.agents,
-      queryPages: tally.queryPages,
-      ...(tooLarge && !gzip ? { hint: 'the client did not accept gzip; with Accept-Encoding: gzip the list is about five times smaller' } : {}),
-    });
+    log.error(
+      tooLarge ? 'inventory stream stopped before passing the streamed-response limit' : 'inventory stream aborted after its first byte',
+      {
+        reason: error.message,
+        gzip,
+        agentsSent: tally.agents,
+        queryPages: tally.queryPages,
+        ...(tooLarge && !gzip
+          ? { hint: 'the client did not accept gzip; with Accept-Encoding: gzip the list is about five times smaller' }
+          : {}),
+      },
+    );
   });
   const headers: Record<string, string> = { ...JSON_HEADERS, Vary: 'Accept-Encoding' };
   if (gzip) headers['Content-Encoding'] = 'gzip';

@@ -20,7 +20,14 @@ import { headerValues } from '../rest-event.js';
  * (`Mcp-Protocol-Version`; `Mcp-Method` and `Mcp-Name` in 2026-07-28). `Mcp-Session-Id` and
  * `Last-Event-ID` are left out: this server issues no session and opens no stream to resume.
  */
-export const MCP_REQUEST_HEADERS = Object.freeze(['Authorization', 'Content-Type', 'Accept', 'Mcp-Protocol-Version', 'Mcp-Method', 'Mcp-Name']);
+export const MCP_REQUEST_HEADERS = Object.freeze([
+  'Authorization',
+  'Content-Type',
+  'Accept',
+  'Mcp-Protocol-Version',
+  'Mcp-Method',
+  'Mcp-Name',
+]);
 
 /** Answer headers a page must be able to read: the 401's challenge and the protocol version. */
 export const MCP_EXPOSED_HEADERS = Object.freeze(['WWW-Authenticate', 'Mcp-Protocol-Version']);

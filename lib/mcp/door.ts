@@ -44,7 +44,8 @@ function webRequest(event: APIGatewayProxyEvent, body: string): Request {
   }
   const host = event.requestContext.domainName || 'localhost';
   const query = new URLSearchParams();
-  for (const [name, values] of Object.entries(event.multiValueQueryStringParameters ?? {})) for (const value of values ?? []) query.append(name, value);
+  for (const [name, values] of Object.entries(event.multiValueQueryStringParameters ?? {}))
+    for (const value of values ?? []) query.append(name, value);
   const search = query.toString();
   return new Request(`https://${host}${event.path}${search ? `?${search}` : ''}`, { method: 'POST', headers, body });
 }
@@ -94,7 +95,12 @@ function preflightResult(path: string, origin: string | undefined): APIGatewayPr
     return {
       statusCode: 204,
       body: '',
-      headers: { 'Access-Control-Allow-Origin': '*', 'Access-Control-Allow-Methods': 'GET', 'Access-Control-Allow-Headers': 'Mcp-Protocol-Version', 'Access-Control-Max-Age': '600' },
+      headers: {
+        'Access-Control-Allow-Origin': '*',
+        'Access-Control-Allow-Methods': 'GET',
+        'Access-Control-Allow-Headers': 'Mcp-Protocol-Version',
+        'Access-Control-Max-Age': '600',
+      },
     };
   }
   if (origin === undefined) return { statusCode: 204, body: '', headers: { Allow: 'OPTIONS, POST' } };
@@ -121,7 +127,9 @@ export async function serveMcpDoor(event: APIGatewayProxyEvent, deadline: AbortS
   }
   if (path !== MCP_PATH) throw new NotFoundError('No such route.');
   if (method !== 'POST') {
-    throw new MethodNotAllowedError('This MCP server is stateless: it answers POST only (no event stream, no session to delete).', ['POST']);
+    throw new MethodNotAllowedError('This MCP server is stateless: it answers POST only (no event stream, no session to delete).', [
+      'POST',
+    ]);
   }
   assertAllowedOrigin(origin);
   // The authorizer verified the token; the handler reads the caller it handed over, and keeps the

@@ -73,7 +73,11 @@ function exchangeFailure(error: unknown): ToolFailure {
  * call that needs it meanwhile (single flight). The exchange has its own 5 s bound, so one
  * caller's deadline does not fail the others that wait on it; each waiter stops at its own.
  */
-async function observationsToken(subjectToken: string, subjectExpiresAt: number | undefined, signal: AbortSignal): Promise<{ token: string; cached: boolean }> {
+async function observationsToken(
+  subjectToken: string,
+  subjectExpiresAt: number | undefined,
+  signal: AbortSignal,
+): Promise<{ token: string; cached: boolean }> {
   const cfg = config();
   const exchange = async (): Promise<ExchangedToken> =>
     exchangeToken({
@@ -103,7 +107,9 @@ function requestUrl(args: ObservationsToolInput): string {
 function attributionHeaders(args: ObservationsToolInput): Record<string, string> {
   return {
     ...encodedReasonHeaders(args.reason),
-    ...(args.ticket ? { [ATTRIBUTION_HEADERS.ticketNumber]: args.ticket.number, [ATTRIBUTION_HEADERS.ticketSystem]: args.ticket.system } : {}),
+    ...(args.ticket
+      ? { [ATTRIBUTION_HEADERS.ticketNumber]: args.ticket.number, [ATTRIBUTION_HEADERS.ticketSystem]: args.ticket.system }
+      : {}),
   };
 }
 
@@ -119,11 +125,17 @@ function upstreamFailure(response: Response, body: string, args: ObservationsToo
   const status = response.status;
   const sentence = serviceSentence(response, body);
   const wait = retryAfterSeconds(response.headers.get('retry-after'));
-  const details = { upstreamStatus: status, serviceAnswer: sentence !== undefined, apiErrorType: response.headers.get('x-amzn-errortype') ?? undefined };
+  const details = {
+    upstreamStatus: status,
+    serviceAnswer: sentence !== undefined,
+    apiErrorType: response.headers.get('x-amzn-errortype') ?? undefined,
+  };
   if (status === 404 && sentence) return new ToolFailure(TOOL_SENTENCES.notFound(args.agent_id));
   // The service names its headers; an assistant sends the tool's ticket argument instead.
   if (status === 403 && sentence?.startsWith(TICKET_REQUIRED)) {
-    return new ToolFailure(`${TOOL_SENTENCES.ticketRequired(config().ticketSystem)} (request id: ${parseFailureBody(body)?.requestId ?? 'unknown'})`);
+    return new ToolFailure(
+      `${TOOL_SENTENCES.ticketRequired(config().ticketSystem)} (request id: ${parseFailureBody(body)?.requestId ?? 'unknown'})`,
+    );
   }
   if ((status === 400 || status === 403) && sentence) {
     // The service refused the broker itself: no user can fix that. Its sentence is still the answer.
@@ -138,7 +150,11 @@ function upstreamFailure(response: Response, body: string, args: ObservationsToo
   return new ToolFailure(TOOL_SENTENCES.failed(SERVICE));
 }
 
-async function getDashboard(args: ObservationsToolInput, token: string, signal: AbortSignal): Promise<{ response: Response; body: string }> {
+async function getDashboard(
+  args: ObservationsToolInput,
+  token: string,
+  signal: AbortSignal,
+): Promise<{ response: Response; body: string }> {
   try {
     const response = await fetch(requestUrl(args), {
       headers: { Authorization: `Bearer ${token}`, Accept: 'application/json', ...attributionHeaders(args) },
@@ -169,7 +185,11 @@ function assertScopeCarried(token: string, scope: EndpointScope): void {
   }
   const exchanged = readScopeClaim(claims[claim]);
   if (!sameScope(exchanged, scope)) {
-    throw misconfiguration(TOOL_SENTENCES.misconfigured, { cause: `the token exchange did not carry the "${claim}" claim unchanged`, exchangedScope: exchanged === 'invalid' ? 'invalid' : exchanged.kind, userScope: scope.kind });
+    throw misconfiguration(TOOL_SENTENCES.misconfigured, {
+      cause: `the token exchange did not carry the "${claim}" claim unchanged`,
+      exchangedScope: exchanged === 'invalid' ? 'invalid' : exchanged.kind,
+      userScope: scope.kind,
+    });
   }
 }
 

@@ -19,7 +19,10 @@ const BATCHING_PROTOCOLS = new Set(['2025-03-26']);
 type JsonRpcId = string | number | null;
 
 function jsonRpcError(status: number, id: JsonRpcId, code: number, message: string): Response {
-  return new Response(JSON.stringify({ jsonrpc: '2.0', id, error: { code, message } }), { status, headers: { 'Content-Type': 'application/json' } });
+  return new Response(JSON.stringify({ jsonrpc: '2.0', id, error: { code, message } }), {
+    status,
+    headers: { 'Content-Type': 'application/json' },
+  });
 }
 
 function kindOf(value: unknown): string {
@@ -55,10 +58,20 @@ export function requestRefusal(body: unknown, protocolVersion: string | null): R
   }
   const version = protocolVersion?.trim() || '2025-03-26';
   if (!BATCHING_PROTOCOLS.has(version)) {
-    return jsonRpcError(400, null, INVALID_REQUEST, `JSON-RPC batches are not part of MCP protocol ${JSON.stringify(version.slice(0, 20))}; send one request per HTTP request.`);
+    return jsonRpcError(
+      400,
+      null,
+      INVALID_REQUEST,
+      `JSON-RPC batches are not part of MCP protocol ${JSON.stringify(version.slice(0, 20))}; send one request per HTTP request.`,
+    );
   }
   if (body.length > MAX_BATCH_MESSAGES) {
-    return jsonRpcError(400, null, INVALID_REQUEST, `A batch may carry at most ${MAX_BATCH_MESSAGES} messages; this one has ${body.length}. Nothing in it was run.`);
+    return jsonRpcError(
+      400,
+      null,
+      INVALID_REQUEST,
+      `A batch may carry at most ${MAX_BATCH_MESSAGES} messages; this one has ${body.length}. Nothing in it was run.`,
+    );
   }
   const toolCalls = body.filter((m) => (m as { method?: unknown } | null)?.method === 'tools/call').length;
   if (toolCalls > MAX_TOOL_CALLS_PER_REQUEST) {

@@ -24,7 +24,10 @@ export function metadataDoorOf(path: string): DoorName | undefined {
  * MCP door exactly the audience its tokens carry, `MCP_AUDIENCE`), the issuer its one
  * authorization server. Public, the same for everyone, served without an authorizer.
  */
-export function protectedResourceMetadata(cfg: Pick<Config, 'mcpAudience' | 'jwtIssuer' | 'publicUrl'>, door: DoorName = 'mcp'): Record<string, unknown> {
+export function protectedResourceMetadata(
+  cfg: Pick<Config, 'mcpAudience' | 'jwtIssuer' | 'publicUrl'>,
+  door: DoorName = 'mcp',
+): Record<string, unknown> {
   return {
     resource: door === 'mcp' ? cfg.mcpAudience : `${cfg.publicUrl}${DOORS.inventory.resource}`,
     authorization_servers: [cfg.jwtIssuer],

@@ -48,7 +48,9 @@ function callerOf(authInfo: AuthInfo | undefined): ToolCaller {
 let modern: McpHttpHandler | undefined;
 
 function modernHandler(): McpHttpHandler {
-  modern ??= withoutJsonModeNotice(() => createMcpHandler((ctx: McpRequestContext) => buildServer(callerOf(ctx.authInfo)), { legacy: 'reject', responseMode: 'json' }));
+  modern ??= withoutJsonModeNotice(() =>
+    createMcpHandler((ctx: McpRequestContext) => buildServer(callerOf(ctx.authInfo)), { legacy: 'reject', responseMode: 'json' }),
+  );
   return modern;
 }
 
@@ -106,7 +108,11 @@ export async function serveMcpRequest(request: Request, body: string, caller: To
   if (refusal) return refusal;
   const single = singleRequest(parsedBody);
   if (single?.method === 'subscriptions/listen') {
-    return jsonRpcError(single.id, JSONRPC_METHOD_NOT_FOUND, 'subscriptions/listen is not served: this server is stateless and its tools never change.');
+    return jsonRpcError(
+      single.id,
+      JSONRPC_METHOD_NOT_FOUND,
+      'subscriptions/listen is not served: this server is stateless and its tools never change.',
+    );
   }
   const authInfo: AuthInfo = { token: caller.token, clientId: caller.subject, scopes: [], extra: { caller } };
   const options = parsedBody === undefined ? { authInfo } : { authInfo, parsedBody };

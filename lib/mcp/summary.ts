@@ -28,8 +28,12 @@ export function summarizeDashboard(d: EndpointDashboard): string {
   } else if (d.observed_at === null) {
     lines.push(`Metrics: unknown. No observation in the last ${d.window_minutes} minutes, so its current health is not known.`);
   } else {
-    const metrics = d.metrics.map((m) => (m.value === null ? `${m.label} unknown (not reported)` : `${m.label} ${percent(m.value)} (${m.status})`));
-    lines.push(`Metrics from the observation at ${d.observed_at}${d.expires_at ? `, current until ${d.expires_at}` : ''}: ${metrics.join('; ')}.`);
+    const metrics = d.metrics.map((m) =>
+      m.value === null ? `${m.label} unknown (not reported)` : `${m.label} ${percent(m.value)} (${m.status})`,
+    );
+    lines.push(
+      `Metrics from the observation at ${d.observed_at}${d.expires_at ? `, current until ${d.expires_at}` : ''}: ${metrics.join('; ')}.`,
+    );
   }
   if (d.findings && d.findings.length > 0) {
     lines.push(`Findings: ${d.findings.map((f) => `${f.label} (${f.status}): ${f.detail}`).join(' ')}`);
@@ -53,7 +57,11 @@ export interface ListFilters {
 }
 
 /** The head line of an endpoint list: how many match of how many, or that the listing stopped. */
-export function endpointListHead(list: Pick<EndpointList, 'matching' | 'total' | 'truncated'>, shown: number, filters: ListFilters): string {
+export function endpointListHead(
+  list: Pick<EndpointList, 'matching' | 'total' | 'truncated'>,
+  shown: number,
+  filters: ListFilters,
+): string {
   const conditions = [
     filters.connection_state ? `connection state ${filters.connection_state}` : undefined,
     filters.hostname !== undefined ? `hostname containing ${quoted(filters.hostname)}` : undefined,
@@ -86,7 +94,16 @@ function mapAgent(a: AgentSummary, f: Reported): AgentSummary {
 
 function mapDashboard(d: EndpointDashboard, f: Reported): EndpointDashboard {
   const e = d.endpoint;
-  return { ...d, endpoint: { ...e, id: f(e.id, true), hostname: f(e.hostname, false), os: f(e.os, false), client_name: e.client_name === null ? null : f(e.client_name, false) } };
+  return {
+    ...d,
+    endpoint: {
+      ...e,
+      id: f(e.id, true),
+      hostname: f(e.hostname, false),
+      os: f(e.os, false),
+      client_name: e.client_name === null ? null : f(e.client_name, false),
+    },
+  };
 }
 
 /** A reported value for text: escaped, and cut as the summaries cut it (the agent id at AGENT_ID_TEXT). */
@@ -95,7 +112,8 @@ const textSafe: Reported = (value, isId) => escapeReported(value, isId ? AGENT_I
 /** An agent as `structuredContent` carries it: every reported value exact up to MAX_REPORTED_CHARACTERS. */
 export const structuredAgent = (a: AgentSummary): AgentSummary => mapAgent(a, (v) => capReported(v, MAX_REPORTED_CHARACTERS));
 /** A dashboard as `structuredContent` carries it: every reported value exact up to MAX_REPORTED_CHARACTERS. */
-export const structuredDashboard = (d: EndpointDashboard): EndpointDashboard => mapDashboard(d, (v) => capReported(v, MAX_REPORTED_CHARACTERS));
+export const structuredDashboard = (d: EndpointDashboard): EndpointDashboard =>
+  mapDashboard(d, (v) => capReported(v, MAX_REPORTED_CHARACTERS));
 /** An agent for the JSON text copy: reported values escaped and cut as in the summaries. */
 export const textSafeAgent = (a: AgentSummary): AgentSummary => mapAgent(a, textSafe);
 /** A dashboard for the JSON text copy: reported values escaped and cut as in the summaries. */

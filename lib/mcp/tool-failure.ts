@@ -18,7 +18,8 @@ export function retryAfterSeconds(header: string | null | undefined, fallback = 
 }
 
 export const TOOL_SENTENCES = Object.freeze({
-  notFound: (agentId: string) => `No endpoint with agent_id ${quoted(agentId, 128)} is visible to you; list_endpoints shows the endpoints you can read.`,
+  notFound: (agentId: string) =>
+    `No endpoint with agent_id ${quoted(agentId, 128)} is visible to you; list_endpoints shows the endpoints you can read.`,
   ticketRequired: (ticketSystem: string) =>
     `This tenant requires a ticket for every read: call observations again with the ticket argument, an object with its two fields number (your ticket number, e.g. INC0012345) and system "${ticketSystem}".`,
   unavailable: (what: string, seconds: number) => `The ${what} is unavailable right now; try again in ${seconds} s.`,

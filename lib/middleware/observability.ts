@@ -56,7 +56,8 @@ export function requestMetrics(options: ObservabilityOptions): MiddlewareObj {
   const finishWhenAnswered = (request: Request): void => {
     const body = (request.response as ObservedResponse | undefined)?.body;
     // A client that went away is no failure of the service's.
-    const failed = (error: NodeJS.ErrnoException | null | undefined): boolean => Boolean(error) && error!.code !== 'ERR_STREAM_PREMATURE_CLOSE';
+    const failed = (error: NodeJS.ErrnoException | null | undefined): boolean =>
+      Boolean(error) && error!.code !== 'ERR_STREAM_PREMATURE_CLOSE';
     if (body instanceof Readable) finished(body, (error) => finishRequestMetrics(request, failed(error)));
     else finishRequestMetrics(request);
   };

@@ -84,7 +84,11 @@ export function auditTrail(): MiddlewareObj<APIGatewayProxyEvent, unknown, Error
       await write(item, deadlineOf(request.context, REFUSAL_AUDIT_MARGIN_MS));
       if (response) response.headers = { ...response.headers, 'X-Audit-Id': item.audit_id };
     } catch (cause) {
-      logger.error('audit write failed for a refused request', { auditId: item.audit_id, status: item.status_code, error: (cause as Error).name });
+      logger.error('audit write failed for a refused request', {
+        auditId: item.audit_id,
+        status: item.status_code,
+        error: (cause as Error).name,
+      });
     }
   };
 

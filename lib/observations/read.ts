@@ -46,7 +46,14 @@ async function store<T>(read: Promise<T>): Promise<T> {
  * A failed read throws (502/503/504); it never becomes an empty dashboard. Samples that cannot be
  * read are counted in the `UnreadableSamples` metric and named in a finding, never dropped silently.
  */
-export async function readEndpointObservations({ tenantId, scope, query, attribution, now, signal }: ObservationsRead): Promise<EndpointDashboard> {
+export async function readEndpointObservations({
+  tenantId,
+  scope,
+  query,
+  attribution,
+  now,
+  signal,
+}: ObservationsRead): Promise<EndpointDashboard> {
   const cfg = config();
   // The tenant's reads, fenced to its partitions when TENANT_FENCING is iam.
   const db = await store(tenantDynamo(tenantId, signal));

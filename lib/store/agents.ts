@@ -103,7 +103,12 @@ export async function* agentRecordPages(
   }
   if (held) {
     const admitted = scopeAdmits(scope, held.durable?.groups);
-    yield { agents: admitted ? [{ durable: held.durable, connection: held.connection }] : [], unreadable: 0, outOfScope: admitted ? 0 : 1, queryPages: 0 };
+    yield {
+      agents: admitted ? [{ durable: held.durable, connection: held.connection }] : [],
+      unreadable: 0,
+      outOfScope: admitted ? 0 : 1,
+      queryPages: 0,
+    };
   }
 }
 
@@ -120,7 +125,13 @@ export async function getAgentRecordsAndPolicy(
   signal?: AbortSignal,
 ): Promise<{ policy: TenantPolicy; durable: DurableRecord | undefined; connection: ConnectionRecord | undefined; unreadable: number }> {
   const policyAt = policyKey(tenantId);
-  const items = await batchGetItems(db, table, [policyAt, durableAgentKey(tenantId, agentId), connectionKey(tenantId, agentId)], undefined, signal);
+  const items = await batchGetItems(
+    db,
+    table,
+    [policyAt, durableAgentKey(tenantId, agentId), connectionKey(tenantId, agentId)],
+    undefined,
+    signal,
+  );
   let policyItem: RawItem | undefined;
   let durable: DurableRecord | undefined;
   let connection: ConnectionRecord | undefined;
@@ -146,12 +157,22 @@ export async function getAgentRecordsAndPolicy(
 export function durableRecordItem(tenantId: string, record: DurableRecord): Record<string, unknown> {
   // Object.assign rather than spread: seeding builds hundreds of thousands of these, and V8's
   // object spread is an order of magnitude slower here.
-  const item: Record<string, unknown> = Object.assign({} as Record<string, unknown>, durableAgentKey(tenantId, record.agent_id), { kind: RECORD_KIND.durable, tenant_id: tenantId }, record);
+  const item: Record<string, unknown> = Object.assign(
+    {} as Record<string, unknown>,
+    durableAgentKey(tenantId, record.agent_id),
+    { kind: RECORD_KIND.durable, tenant_id: tenantId },
+    record,
+  );
   item.groups = record.groups && record.groups.length > 0 ? new Set(record.groups) : undefined;
   return item;
 }
 
 /** The stored item of an agent's connection record: the one place that decides its shape. */
 export function connectionRecordItem(tenantId: string, record: ConnectionRecord): Record<string, unknown> {
-  return Object.assign({} as Record<string, unknown>, connectionKey(tenantId, record.agent_id), { kind: RECORD_KIND.connection, tenant_id: tenantId }, record);
+  return Object.assign(
+    {} as Record<string, unknown>,
+    connectionKey(tenantId, record.agent_id),
+    { kind: RECORD_KIND.connection, tenant_id: tenantId },
+    record,
+  );
 }

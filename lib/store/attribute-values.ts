@@ -61,7 +61,7 @@ export function fromAttributeValue(av: AttributeValue | undefined): unknown {
   if (typeof v.BOOL === 'boolean') return v.BOOL;
   if (v.NULL === true) return null;
   if (Array.isArray(v.L)) return v.L.map((e) => fromAttributeValue(e as AttributeValue));
-  if (Array.isArray((v as { SS?: unknown }).SS)) return [...((v as { SS: string[] }).SS)];
+  if (Array.isArray((v as { SS?: unknown }).SS)) return [...(v as { SS: string[] }).SS];
   if (v.M && typeof v.M === 'object') return fromItem(v.M as Record<string, AttributeValue>);
   return undefined;
 }

@@ -20,19 +20,31 @@ export class UnprocessedKeysError extends Error {
  * @throws UnreadableStoreAnswerError when the answer has no `Responses` for the table or an item
  *   that is not an object (never read as "no item"); UnprocessedKeysError past the retries.
  */
-export async function batchGetItems(db: DynamoDBDocumentClient, table: string, keys: readonly Key[], maxRetries = 4, signal?: AbortSignal): Promise<RawItem[]> {
+export async function batchGetItems(
+  db: DynamoDBDocumentClient,
+  table: string,
+  keys: readonly Key[],
+  maxRetries = 4,
+  signal?: AbortSignal,
+): Promise<RawItem[]> {
   const items: RawItem[] = [];
   let pending: KeysAndAttributes | undefined = { Keys: keys.map((k) => ({ pk: { S: k.pk }, sk: { S: k.sk } })), ConsistentRead: false };
   for (let round = 0; pending?.Keys && pending.Keys.length > 0; round++) {
-    if (round > maxRetries) throw new UnprocessedKeysError(`DynamoDB left ${pending.Keys.length} key(s) unprocessed after ${maxRetries} retries`);
+    if (round > maxRetries)
+      throw new UnprocessedKeysError(`DynamoDB left ${pending.Keys.length} key(s) unprocessed after ${maxRetries} retries`);
     // The backoff ends with the deadline: an abort rejects the wait at once.
     if (round > 0) await sleep(Math.random() * 25 * 2 ** round, undefined, signal ? { signal } : undefined);
     signal?.throwIfAborted();
-    const out: BatchGetItemCommandOutput = await sendLowLevel<BatchGetItemCommandOutput>(db, new BatchGetItemCommand({ RequestItems: { [table]: pending } }), signal);
+    const out: BatchGetItemCommandOutput = await sendLowLevel<BatchGetItemCommandOutput>(
+      db,
+      new BatchGetItemCommand({ RequestItems: { [table]: pending } }),
+      signal,
+    );
     const got = out?.Responses?.[table];
     if (!Array.isArray(got)) throw new UnreadableStoreAnswerError('a BatchGetItem answer without Responses');
     for (const item of got) {
-      if (item === null || typeof item !== 'object' || Array.isArray(item)) throw new UnreadableStoreAnswerError('a BatchGetItem answer with an item that is not an object');
+      if (item === null || typeof item !== 'object' || Array.isArray(item))
+        throw new UnreadableStoreAnswerError('a BatchGetItem answer with an item that is not an object');
       items.push(item);
     }
     pending = out.UnprocessedKeys?.[table];

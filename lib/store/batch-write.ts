@@ -62,11 +62,18 @@ export async function batchWriteItems(
     let pending: WriteRequest[] = batch.map((item) => ({ PutRequest: { Item: toItem(item) } }));
     for (let round = 0; pending.length > 0; round++) {
       if (round > maxRetries) {
-        throw new UnprocessedItemsError(`DynamoDB left ${pending.length} item(s) unprocessed after ${maxRetries} retries; try again later.`);
+        throw new UnprocessedItemsError(
+          `DynamoDB left ${pending.length} item(s) unprocessed after ${maxRetries} retries; try again later.`,
+        );
       }
-      if (round > 0) await sleep(Math.random() * Math.min(5_000, baseDelayMs * 2 ** (round - 1)), undefined, signal ? { signal } : undefined);
+      if (round > 0)
+        await sleep(Math.random() * Math.min(5_000, baseDelayMs * 2 ** (round - 1)), undefined, signal ? { signal } : undefined);
       signal?.throwIfAborted();
-      const out = await sendLowLevel<BatchWriteItemCommandOutput>(db, new BatchWriteItemCommand({ RequestItems: { [table]: pending } }), signal);
+      const out = await sendLowLevel<BatchWriteItemCommandOutput>(
+        db,
+        new BatchWriteItemCommand({ RequestItems: { [table]: pending } }),
+        signal,
+      );
       pending = out.UnprocessedItems?.[table] ?? [];
     }
     written += batch.length;

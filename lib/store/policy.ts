@@ -15,26 +15,35 @@ export const DEFAULT_POLICY: TenantPolicy = Object.freeze({ ticket: 'optional', 
  */
 export function policyFromItem(item: RawItem | undefined): TenantPolicy {
   if (!item) return DEFAULT_POLICY;
-  return TenantPolicy.parse({ ticket: fromAttributeValue(item.ticket), scope: fromAttributeValue(item.scope), thresholds: fromAttributeValue(item.thresholds) });
+  return TenantPolicy.parse({
+    ticket: fromAttributeValue(item.ticket),
+    scope: fromAttributeValue(item.scope),
+    thresholds: fromAttributeValue(item.thresholds),
+  });
 }
 
 /**
  * A tenant's policy by its key (one GetItem, eventually consistent as the dashboard's read), or the default when it has
  * none. A stored policy that does not parse throws, as policyFromItem does.
  */
-export async function getTenantPolicy(db: DynamoDBDocumentClient, table: string, tenantId: string, signal?: AbortSignal): Promise<TenantPolicy> {
-  const answer = await sendLowLevel<GetItemCommandOutput>(db, new GetItemCommand({ TableName: table, Key: toItem({ ...policyKey(tenantId) }) }), signal);
-  const item = answer?.Item;
-  if (item !== undefined && (item === null || typeof item !== 'object')) throw new UnreadableStoreAnswerError('a GetItem answer with an item that is not an object');
-  return policyFromItem(item);
-}
-
-export async function putTenantPolicy(
+export async function getTenantPolicy(
   db: DynamoDBDocumentClient,
   table: string,
   tenantId: string,
-  policy: TenantPolicy,
-): Promise<void> {
+  signal?: AbortSignal,
+): Promise<TenantPolicy> {
+  const answer = await sendLowLevel<GetItemCommandOutput>(
+    db,
+    new GetItemCommand({ TableName: table, Key: toItem({ ...policyKey(tenantId) }) }),
+    signal,
+  );
+  const item = answer?.Item;
+  if (item !== undefined && (item === null || typeof item !== 'object'))
+    throw new UnreadableStoreAnswerError('a GetItem answer with an item that is not an object');
+  return policyFromItem(item);
+}
+
+export async function putTenantPolicy(db: DynamoDBDocumentClient, table: string, tenantId: string, policy: TenantPolicy): Promise<void> {
   await db.send(
     new PutCommand({
       TableName: table,

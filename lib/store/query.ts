@@ -24,14 +24,18 @@ export function sendLowLevel<O>(db: DynamoDBDocumentClient, command: { input: un
  * present, an item key. Anything else is an answer the store should never give (a broken engine or
  * proxy answering `{}`): a failed read, never an empty page.
  */
-function checkedPage<T extends object>(page: { Items?: unknown; LastEvaluatedKey?: unknown } | undefined): { items: T[]; next: T | undefined } {
+function checkedPage<T extends object>(
+  page: { Items?: unknown; LastEvaluatedKey?: unknown } | undefined,
+): { items: T[]; next: T | undefined } {
   const items = page?.Items;
   if (!Array.isArray(items)) throw new UnreadableStoreAnswerError('a Query answer without Items');
   for (const item of items) {
-    if (item === null || typeof item !== 'object' || Array.isArray(item)) throw new UnreadableStoreAnswerError('a Query answer with an item that is not an object');
+    if (item === null || typeof item !== 'object' || Array.isArray(item))
+      throw new UnreadableStoreAnswerError('a Query answer with an item that is not an object');
   }
   const next = page?.LastEvaluatedKey;
-  if (next !== undefined && (next === null || typeof next !== 'object')) throw new UnreadableStoreAnswerError('a Query answer with a malformed LastEvaluatedKey');
+  if (next !== undefined && (next === null || typeof next !== 'object'))
+    throw new UnreadableStoreAnswerError('a Query answer with a malformed LastEvaluatedKey');
   return { items: items as T[], next: next as T | undefined };
 }
 
@@ -50,7 +54,11 @@ function checkedPage<T extends object>(page: { Items?: unknown; LastEvaluatedKey
  *
  * @throws UnreadableStoreAnswerError when a page is not a list of items (see checkedPage).
  */
-export async function* queryPages(db: DynamoDBDocumentClient, input: QueryCommandInput, signal?: AbortSignal): AsyncGenerator<RawItem[], void, undefined> {
+export async function* queryPages(
+  db: DynamoDBDocumentClient,
+  input: QueryCommandInput,
+  signal?: AbortSignal,
+): AsyncGenerator<RawItem[], void, undefined> {
   const pages = paginateQuery(
     { client: db, withCommand: (command) => new QueryCommand((command as DocumentQueryCommand).input as QueryCommandInput) },
     // A copy: the paginator writes each page's start key into the input it is given.

@@ -27,15 +27,19 @@ export async function querySamples(
 ): Promise<SamplesRead> {
   const samples: SampleRecord[] = [];
   let unreadable = 0;
-  const pages = queryPages(db, {
-    TableName: table,
-    KeyConditionExpression: 'pk = :pk AND sk BETWEEN :from AND :to',
-    ExpressionAttributeValues: {
-      ':pk': { S: samplesPartition(tenantId, agentId) },
-      ':from': { S: sampleSortKey(from) },
-      ':to': { S: sampleSortKey(to) },
+  const pages = queryPages(
+    db,
+    {
+      TableName: table,
+      KeyConditionExpression: 'pk = :pk AND sk BETWEEN :from AND :to',
+      ExpressionAttributeValues: {
+        ':pk': { S: samplesPartition(tenantId, agentId) },
+        ':from': { S: sampleSortKey(from) },
+        ':to': { S: sampleSortKey(to) },
+      },
     },
-  }, signal);
+    signal,
+  );
   for await (const items of pages) {
     for (const item of items) {
       const sample = readSampleRecord(item);

@@ -32,7 +32,12 @@ export function tableDefinition(tableName: string): CreateTableCommandInput {
 /** How long a new table may take to become ACTIVE (seconds; an engine is at once, AWS takes a few). */
 const TABLE_ACTIVE_WITHIN_SECONDS = 60;
 
-async function ensureTable(client: AnyClient, tableName: string, ttlAttribute: string | undefined, signal: AbortSignal | undefined): Promise<boolean> {
+async function ensureTable(
+  client: AnyClient,
+  tableName: string,
+  ttlAttribute: string | undefined,
+  signal: AbortSignal | undefined,
+): Promise<boolean> {
   const low = client as DynamoDBClient;
   const options = signal ? { abortSignal: signal } : {};
   let created = false;

@@ -77,20 +77,31 @@ async function assumeTenantRole(kind: FenceKind, tenantId: string, signal: Abort
     throw error;
   }
   const c = answer.Credentials;
-  if (!c?.AccessKeyId || !c.SecretAccessKey || !c.SessionToken || !c.Expiration) throw new Error('STS answered AssumeRole without credentials');
+  if (!c?.AccessKeyId || !c.SecretAccessKey || !c.SessionToken || !c.Expiration)
+    throw new Error('STS answered AssumeRole without credentials');
   return {
     client: createDocumentClient({
       region: cfg.region,
       endpoint: cfg.dynamoEndpoint,
       maxAttempts: cfg.dynamoMaxAttempts,
       timeoutMs: cfg.dynamoTimeoutMs,
-      credentials: { accessKeyId: c.AccessKeyId, secretAccessKey: c.SecretAccessKey, sessionToken: c.SessionToken, expiration: c.Expiration },
+      credentials: {
+        accessKeyId: c.AccessKeyId,
+        secretAccessKey: c.SecretAccessKey,
+        sessionToken: c.SessionToken,
+        expiration: c.Expiration,
+      },
     }),
     renewAt: c.Expiration.getTime() - RENEW_BEFORE_MS,
   };
 }
 
-async function fencedClient(kind: FenceKind, tenantId: string, signal: AbortSignal | undefined, now: number): Promise<DynamoDBDocumentClient> {
+async function fencedClient(
+  kind: FenceKind,
+  tenantId: string,
+  signal: AbortSignal | undefined,
+  now: number,
+): Promise<DynamoDBDocumentClient> {
   // The token's tenant claim is never empty (lib/auth/identity.ts); an empty tag would name no tenant.
   if (tenantId === '') throw new ForbiddenError('The token names no tenant.');
   const kept = sessions[kind].get(tenantId);

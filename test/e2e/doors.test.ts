@@ -11,8 +11,15 @@ import { startTestStack, type TestStack } from '../helpers/stack.js';
  * RFC 9728 document.
  */
 
-const FLEET = { tenants: [{ tenant_id: 'acme', agents: [{ agent_id: 'a-1', hostname: 'h-1', os: 'linux', arch: 'x86_64', version: '1' }] }] };
-const INITIALIZE = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'doors-test', version: '1' } } };
+const FLEET = {
+  tenants: [{ tenant_id: 'acme', agents: [{ agent_id: 'a-1', hostname: 'h-1', os: 'linux', arch: 'x86_64', version: '1' }] }],
+};
+const INITIALIZE = {
+  jsonrpc: '2.0',
+  id: 1,
+  method: 'initialize',
+  params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'doors-test', version: '1' } },
+};
 
 let stack: TestStack;
 let metadata: { inventory: string; mcp: string };
@@ -43,7 +50,12 @@ const mcp = (token?: string, init: RequestInit = {}): Promise<Answer> =>
     method: 'POST',
     body: JSON.stringify(INITIALIZE),
     ...init,
-    headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream', ...(token ? { Authorization: `Bearer ${token}` } : {}), ...init.headers },
+    headers: {
+      'Content-Type': 'application/json',
+      Accept: 'application/json, text/event-stream',
+      ...(token ? { Authorization: `Bearer ${token}` } : {}),
+      ...init.headers,
+    },
   });
 
 /** One request with the Authorization header sent twice (fetch would join them into one). */
@@ -52,7 +64,9 @@ function twice(path: string, method: string, values: [string, string], body?: st
     const req = request(`${stack.publicUrl}${path}`, { method }, (res) => {
       let text = '';
       res.on('data', (c: Buffer) => (text += c.toString()));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: new Headers(res.headers as Record<string, string>), body: text }));
+      res.on('end', () =>
+        resolve({ status: res.statusCode ?? 0, headers: new Headers(res.headers as Record<string, string>), body: text }),
+      );
     });
     req.setHeader('Authorization', values);
     req.setHeader('Content-Type', 'application/json');
@@ -107,7 +121,9 @@ describe('E2E: an answer API Gateway cached for a token', () => {
 
     // The gateway's own 401 would say the static sentence: this one comes from the cached answer's handler.
     expectFailure(res, 401, /The bearer token has expired\./);
-    expect(res.headers.get('www-authenticate')).toBe(`Bearer resource_metadata="${metadata.mcp}", error="invalid_token", error_description="The bearer token has expired."`);
+    expect(res.headers.get('www-authenticate')).toBe(
+      `Bearer resource_metadata="${metadata.mcp}", error="invalid_token", error_description="The bearer token has expired."`,
+    );
   });
 
   it('serves no request that sends the Authorization header twice, though the answer for one of the values is cached', async () => {
@@ -167,7 +183,10 @@ describe('E2E: the protected resource metadata of both doors', () => {
 
 describe('E2E: a CORS preflight at the MCP door', () => {
   it('reaches the MCP function without passing the authorizer (it carries no token)', async () => {
-    const res = await send('/api/mcp', { method: 'OPTIONS', headers: { Origin: 'https://app.example.com', 'Access-Control-Request-Method': 'POST' } });
+    const res = await send('/api/mcp', {
+      method: 'OPTIONS',
+      headers: { Origin: 'https://app.example.com', 'Access-Control-Request-Method': 'POST' },
+    });
 
     expect(res.status).not.toBe(401);
     expect(res.headers.get('www-authenticate')).toBeNull();

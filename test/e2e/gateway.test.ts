@@ -8,7 +8,9 @@ import { get, startTestStack, type TestStack } from '../helpers/stack.js';
  * never with a 500.
  */
 
-const FLEET = { tenants: [{ tenant_id: 'acme', agents: [{ agent_id: 'a-1', hostname: 'h-1', os: 'linux', arch: 'x86_64', version: '1' }] }] };
+const FLEET = {
+  tenants: [{ tenant_id: 'acme', agents: [{ agent_id: 'a-1', hostname: 'h-1', os: 'linux', arch: 'x86_64', version: '1' }] }],
+};
 const METHOD_NAMES = ['toString', 'constructor', '__proto__', 'hasOwnProperty', 'valueOf'];
 
 let stack: TestStack;
@@ -38,39 +40,51 @@ function raw(base: string, requestLine: string, headers: string[] = []): Promise
 
 describe('E2E: the local gateway never fails on names a client chose', () => {
   it.each(METHOD_NAMES)('lists the inventory with a query parameter and a header named %s', async (name) => {
-    const res = await get(`${stack.publicUrl}/api/agents?${encodeURIComponent(name)}=1`, { Authorization: `Bearer ${await stack.token()}`, [name]: 'x' });
+    const res = await get(`${stack.publicUrl}/api/agents?${encodeURIComponent(name)}=1`, {
+      Authorization: `Bearer ${await stack.token()}`,
+      [name]: 'x',
+    });
 
     expect(res.status).toBe(200);
   });
 
-  it.each(METHOD_NAMES)('answers the private operation with a 400 naming an unknown query parameter %s, and ignores such a header', async (name) => {
-    const headers = { Authorization: `Bearer ${await stack.brokerToken()}`, 'X-Service-Reason': 'name check' };
+  it.each(METHOD_NAMES)(
+    'answers the private operation with a 400 naming an unknown query parameter %s, and ignores such a header',
+    async (name) => {
+      const headers = { Authorization: `Bearer ${await stack.brokerToken()}`, 'X-Service-Reason': 'name check' };
 
-    const withParameter = await get(`${stack.privateUrl}/api/mcp/endpoint?agent_id=a-1&${encodeURIComponent(name)}=1`, headers);
-    const withHeader = await get(`${stack.privateUrl}/api/mcp/endpoint?agent_id=a-1`, { ...headers, [name]: 'x' });
+      const withParameter = await get(`${stack.privateUrl}/api/mcp/endpoint?agent_id=a-1&${encodeURIComponent(name)}=1`, headers);
+      const withHeader = await get(`${stack.privateUrl}/api/mcp/endpoint?agent_id=a-1`, { ...headers, [name]: 'x' });
 
-    expect(withParameter.status).toBe(400);
-    expect(withParameter.body).toMatch(new RegExp(`^Unknown query parameter "${name}"\\.`));
-    expect(withHeader.status).toBe(200);
-  });
+      expect(withParameter.status).toBe(400);
+      expect(withParameter.body).toMatch(new RegExp(`^Unknown query parameter "${name}"\\.`));
+      expect(withHeader.status).toBe(200);
+    },
+  );
 });
 
 describe('E2E: the local gateway with request targets that are not paths', () => {
-  it.each(['GET http://[::1/api/agents HTTP/1.1', 'GET http://[/api/mcp/endpoint HTTP/1.1', 'GET * HTTP/1.1'])('answers %s with a text/plain 400 on both listeners', async (requestLine) => {
-    for (const base of [stack.publicUrl, stack.privateUrl]) {
-      const res = await raw(base, requestLine);
+  it.each(['GET http://[::1/api/agents HTTP/1.1', 'GET http://[/api/mcp/endpoint HTTP/1.1', 'GET * HTTP/1.1'])(
+    'answers %s with a text/plain 400 on both listeners',
+    async (requestLine) => {
+      for (const base of [stack.publicUrl, stack.privateUrl]) {
+        const res = await raw(base, requestLine);
 
-      expect(res.status).toBe(400);
-      expect(res.body).toMatch(/The request target is not a valid path\. \(request id: [0-9a-f-]{36}\)/);
-    }
-  });
+        expect(res.status).toBe(400);
+        expect(res.body).toMatch(/The request target is not a valid path\. \(request id: [0-9a-f-]{36}\)/);
+      }
+    },
+  );
 
-  it.each(['GET //[/api/agents HTTP/1.1', 'GET //api/agents HTTP/1.1'])('reads %s as a path that names no route (404), not as a host', async (requestLine) => {
-    for (const base of [stack.publicUrl, stack.privateUrl]) {
-      const res = await raw(base, requestLine);
+  it.each(['GET //[/api/agents HTTP/1.1', 'GET //api/agents HTTP/1.1'])(
+    'reads %s as a path that names no route (404), not as a host',
+    async (requestLine) => {
+      for (const base of [stack.publicUrl, stack.privateUrl]) {
+        const res = await raw(base, requestLine);
 
-      expect(res.status).toBe(404);
-      expect(res.body).toMatch(/No such route\./);
-    }
-  });
+        expect(res.status).toBe(404);
+        expect(res.body).toMatch(/No such route\./);
+      }
+    },
+  );
 });

@@ -51,8 +51,22 @@ describe('E2E: GET /api/agents streamed through the local listener', () => {
         return failFrom;
       },
     });
-    Object.assign(process.env, { DATA_TABLE: engine.tables.dataTable, AUDIT_TABLE: engine.tables.auditTable, DYNAMODB_MAX_ATTEMPTS: '2', DYNAMODB_TIMEOUT_MS: '15000' }); // faults here are resets, never waits: a slow engine page is no fault
-    stack = withTokens(await startLocalStack({ port: 0, privatePort: 0, dynamoEndpoint: proxy.endpoint, seed: 'none', localDir: await localDirWithKey('stream-'), quiet: true }));
+    Object.assign(process.env, {
+      DATA_TABLE: engine.tables.dataTable,
+      AUDIT_TABLE: engine.tables.auditTable,
+      DYNAMODB_MAX_ATTEMPTS: '2',
+      DYNAMODB_TIMEOUT_MS: '15000',
+    }); // faults here are resets, never waits: a slow engine page is no fault
+    stack = withTokens(
+      await startLocalStack({
+        port: 0,
+        privatePort: 0,
+        dynamoEndpoint: proxy.endpoint,
+        seed: 'none',
+        localDir: await localDirWithKey('stream-'),
+        quiet: true,
+      }),
+    );
   }, 120_000);
   afterAll(async () => {
     await stack?.stop();
@@ -88,7 +102,8 @@ describe('E2E: GET /api/agents streamed through the local listener', () => {
     });
   }
 
-  const byKey = (ids: string[]): string[] => [...ids].sort((a, b) => Buffer.compare(Buffer.from(agentSortKey(a, 'D')), Buffer.from(agentSortKey(b, 'D'))));
+  const byKey = (ids: string[]): string[] =>
+    [...ids].sort((a, b) => Buffer.compare(Buffer.from(agentSortKey(a, 'D')), Buffer.from(agentSortKey(b, 'D'))));
 
   it('sends the first bytes of a large tenant while its later pages are still unread, chunked, then the whole tenant as one gzip array', async () => {
     failFrom = undefined;
@@ -107,7 +122,11 @@ describe('E2E: GET /api/agents streamed through the local listener', () => {
     // The first page is read before the status line; the next is prefetched; the rest come later.
     expect(res.queriesAtFirstByte).toBeLessThanOrEqual(3);
     const text = gunzipSync(res.body).toString('utf8');
-    expectResponseMatchesContract('listEndpointInventory', { status: res.status, headers: { 'content-type': String(res.headers['content-type']), 'cache-control': String(res.headers['cache-control']) }, body: text });
+    expectResponseMatchesContract('listEndpointInventory', {
+      status: res.status,
+      headers: { 'content-type': String(res.headers['content-type']), 'cache-control': String(res.headers['cache-control']) },
+      body: text,
+    });
     const listed = AgentInventory.parse(JSON.parse(text)).map((a) => a.agent_id);
     expect(listed).toHaveLength(AGENTS);
     expect(listed).toEqual(byKey(listed));
@@ -129,16 +148,19 @@ describe('E2E: GET /api/agents streamed through the local listener', () => {
   it.each([
     ['gzip', { 'Accept-Encoding': 'gzip' }],
     ['plain JSON', {}],
-  ])('breaks the %s transfer when the store fails after the first byte (fault injector), so the client never holds a shorter valid list', async (what, headers) => {
-    failFrom = proxy.queries() + 4;
+  ])(
+    'breaks the %s transfer when the store fails after the first byte (fault injector), so the client never holds a shorter valid list',
+    async (what, headers) => {
+      failFrom = proxy.queries() + 4;
 
-    const res = await fetchAgents({ Authorization: `Bearer ${await token()}`, ...headers });
+      const res = await fetchAgents({ Authorization: `Bearer ${await token()}`, ...headers });
 
-    expect(res.status).toBe(200);
-    expect(res.ending).toBe('broken');
-    expect(res.body.length).toBeGreaterThan(0);
-    expect(() => JSON.parse((what === 'gzip' ? gunzipSync(res.body) : res.body).toString('utf8'))).toThrow();
-  });
+      expect(res.status).toBe(200);
+      expect(res.ending).toBe('broken');
+      expect(res.body.length).toBeGreaterThan(0);
+      expect(() => JSON.parse((what === 'gzip' ? gunzipSync(res.body) : res.body).toString('utf8'))).toThrow();
+    },
+  );
 
   it('answers a store failing on the first page with the text/plain 503, never a 200', async () => {
     failFrom = proxy.queries() + 1;
@@ -149,7 +171,9 @@ describe('E2E: GET /api/agents streamed through the local listener', () => {
     expect(res.ending).toBe('complete');
     expect(res.headers['content-type']).toBe('text/plain; charset=utf-8');
     expect(res.headers['retry-after']).toMatch(/^\d+$/);
-    expect(res.body.toString('utf8')).toMatch(/^The inventory store is unavailable right now; try again later\. \(request id: [0-9a-f-]{36}\)\n$/);
+    expect(res.body.toString('utf8')).toMatch(
+      /^The inventory store is unavailable right now; try again later\. \(request id: [0-9a-f-]{36}\)\n$/,
+    );
   });
 
   it('stops reading the store when the client hangs up', async () => {

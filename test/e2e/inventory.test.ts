@@ -13,11 +13,44 @@ const FLEET: Fleet = {
     {
       tenant_id: 'acme',
       agents: [
-        { agent_id: 'a-online', hostname: 'web-1', os: 'linux', arch: 'x86_64', version: '2.4.1', client_id: 'c-1', last_heartbeat: ago(10), connection: { state: 'connected', connected_at: ago(3600) } },
-        { agent_id: 'a-stale', hostname: 'web-2', os: 'linux', arch: 'x86_64', version: '2.4.1', last_heartbeat: ago(600), connection: { state: 'connected' } },
-        { agent_id: 'a-off', hostname: 'web-3', os: 'windows', arch: 'x86_64', version: '2.4.1', connection: { state: 'disconnected', disconnected_at: ago(60) } },
+        {
+          agent_id: 'a-online',
+          hostname: 'web-1',
+          os: 'linux',
+          arch: 'x86_64',
+          version: '2.4.1',
+          client_id: 'c-1',
+          last_heartbeat: ago(10),
+          connection: { state: 'connected', connected_at: ago(3600) },
+        },
+        {
+          agent_id: 'a-stale',
+          hostname: 'web-2',
+          os: 'linux',
+          arch: 'x86_64',
+          version: '2.4.1',
+          last_heartbeat: ago(600),
+          connection: { state: 'connected' },
+        },
+        {
+          agent_id: 'a-off',
+          hostname: 'web-3',
+          os: 'windows',
+          arch: 'x86_64',
+          version: '2.4.1',
+          connection: { state: 'disconnected', disconnected_at: ago(60) },
+        },
         { agent_id: 'a-never', hostname: 'web-4', os: 'macos', arch: 'arm64', version: '2.4.1', enrolled_at: ago(86400) },
-        { agent_id: 'a-hello', hostname: 'laptop', os: 'windows', arch: 'arm64', version: '2.5.0', durable: false, last_heartbeat: ago(5), connection: { state: 'connected' } },
+        {
+          agent_id: 'a-hello',
+          hostname: 'laptop',
+          os: 'windows',
+          arch: 'arm64',
+          version: '2.5.0',
+          durable: false,
+          last_heartbeat: ago(5),
+          connection: { state: 'connected' },
+        },
       ],
     },
     { tenant_id: 'globex', agents: [{ agent_id: 'a-online', hostname: 'globex-1', os: 'linux', arch: 'x86_64', version: '1.0.0' }] },
@@ -40,7 +73,9 @@ describe('E2E: GET /api/agents over HTTP through the token authorizer', () => {
     expect(res.status).toBe(401);
     expect(res.headers.get('content-type')).toBe('text/plain; charset=utf-8');
     // The gateway's 401 for this door (ACCESS_DENIED): static headers, the authorizer's own sentence.
-    expect(res.headers.get('www-authenticate')).toBe(`Bearer resource_metadata="${stack.publicUrl}/.well-known/oauth-protected-resource/api/agents"`);
+    expect(res.headers.get('www-authenticate')).toBe(
+      `Bearer resource_metadata="${stack.publicUrl}/.well-known/oauth-protected-resource/api/agents"`,
+    );
     expect(res.headers.get('cache-control')).toBe('no-store');
     expect(res.body).toMatch(new RegExp(`^${sentence.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} \\(request id: [0-9a-f-]{36}\\)\n$`));
   };
@@ -77,7 +112,15 @@ describe('E2E: GET /api/agents over HTTP through the token authorizer', () => {
     const res = await get(url, { Authorization: `Bearer ${await stack.token({ tenant: 'globex' })}` });
 
     expect(JSON.parse(res.body)).toEqual([
-      { agent_id: 'a-online', hostname: 'globex-1', os: 'linux', arch: 'x86_64', version: '1.0.0', is_online: false, connection_state: 'never_connected' },
+      {
+        agent_id: 'a-online',
+        hostname: 'globex-1',
+        os: 'linux',
+        arch: 'x86_64',
+        version: '1.0.0',
+        is_online: false,
+        connection_state: 'never_connected',
+      },
     ]);
   });
 
@@ -102,7 +145,10 @@ describe('E2E: GET /api/agents over HTTP through the token authorizer', () => {
   });
 
   it('returns 401 for an expired token', async () => {
-    expectUnauthorized(await get(url, { Authorization: `Bearer ${await stack.token({ expiresInSeconds: -60 })}` }), 'The bearer token has expired.');
+    expectUnauthorized(
+      await get(url, { Authorization: `Bearer ${await stack.token({ expiresInSeconds: -60 })}` }),
+      'The bearer token has expired.',
+    );
   });
 
   it('returns 401 for a token for another audience', async () => {
@@ -115,9 +161,14 @@ describe('E2E: GET /api/agents over HTTP through the token authorizer', () => {
   it('returns 401 for a token whose signature was tampered with', async () => {
     const token = await stack.token();
     const [header, payload, signature] = token.split('.') as [string, string, string];
-    const forged = Buffer.from(JSON.stringify({ ...JSON.parse(Buffer.from(payload, 'base64url').toString()), tenant_id: 'globex' })).toString('base64url');
+    const forged = Buffer.from(
+      JSON.stringify({ ...JSON.parse(Buffer.from(payload, 'base64url').toString()), tenant_id: 'globex' }),
+    ).toString('base64url');
 
-    expectUnauthorized(await get(url, { Authorization: `Bearer ${header}.${forged}.${signature}` }), 'The bearer token signature is invalid.');
+    expectUnauthorized(
+      await get(url, { Authorization: `Bearer ${header}.${forged}.${signature}` }),
+      'The bearer token signature is invalid.',
+    );
   });
 
   it('returns 401 for a token signed by a key the issuer does not publish, even with its kid', async () => {

@@ -24,26 +24,52 @@ afterAll(async () => {
 const url = (path: string): string => `${stack.publicUrl}${path}`;
 
 async function register(metadata: Record<string, unknown>): Promise<Response> {
-  return fetch(url('/oauth2/register'), { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(metadata) });
+  return fetch(url('/oauth2/register'), {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify(metadata),
+  });
 }
 
 const REDIRECT = 'http://127.0.0.1:45999/callback';
 
 async function publicClient(extra: Record<string, unknown> = {}): Promise<string> {
-  const res = await register({ client_name: 'test client', redirect_uris: [REDIRECT], token_endpoint_auth_method: 'none', grant_types: ['authorization_code', 'refresh_token'], ...extra });
+  const res = await register({
+    client_name: 'test client',
+    redirect_uris: [REDIRECT],
+    token_endpoint_auth_method: 'none',
+    grant_types: ['authorization_code', 'refresh_token'],
+    ...extra,
+  });
   expect(res.status).toBe(201);
   return ((await res.json()) as { client_id: string }).client_id;
 }
 
 function authorizationUrl(clientId: string, challenge: string, params: Record<string, string> = {}): URL {
   const target = new URL(url('/oauth2/authorize'));
-  const all = { response_type: 'code', client_id: clientId, redirect_uri: REDIRECT, code_challenge: challenge, code_challenge_method: 'S256', state: 'xyz', resource: config().mcpAudience, ...params };
+  const all = {
+    response_type: 'code',
+    client_id: clientId,
+    redirect_uri: REDIRECT,
+    code_challenge: challenge,
+    code_challenge_method: 'S256',
+    state: 'xyz',
+    resource: config().mcpAudience,
+    ...params,
+  };
   for (const [name, value] of Object.entries(all)) target.searchParams.set(name, value);
   return target;
 }
 
-async function token(form: Record<string, string>, headers: Record<string, string> = {}): Promise<{ status: number; body: Record<string, unknown> }> {
-  const res = await fetch(url('/oauth2/token'), { method: 'POST', headers: { 'Content-Type': 'application/x-www-form-urlencoded', ...headers }, body: new URLSearchParams(form) });
+async function token(
+  form: Record<string, string>,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; body: Record<string, unknown> }> {
+  const res = await fetch(url('/oauth2/token'), {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/x-www-form-urlencoded', ...headers },
+    body: new URLSearchParams(form),
+  });
   return { status: res.status, body: (await res.json()) as Record<string, unknown> };
 }
 
@@ -52,7 +78,21 @@ async function signInFor(clientId: string, who = { tenant: 'acme', user: 'alice'
   const { verifier, challenge } = pkce();
   const back = await signInAsBrowser(authorizationUrl(clientId, challenge, { resource }), who);
   const code = back.searchParams.get('code')!;
-  return { back, code, verifier, redeem: (extra: Record<string, string> = {}) => token({ grant_type: 'authorization_code', code, code_verifier: verifier, client_id: clientId, redirect_uri: REDIRECT, resource, ...extra }) };
+  return {
+    back,
+    code,
+    verifier,
+    redeem: (extra: Record<string, string> = {}) =>
+      token({
+        grant_type: 'authorization_code',
+        code,
+        code_verifier: verifier,
+        client_id: clientId,
+        redirect_uri: REDIRECT,
+        resource,
+        ...extra,
+      }),
+  };
 }
 
 describe('E2E: the local issuer as an OAuth 2.1 authorization server', () => {
@@ -92,9 +132,19 @@ describe('E2E: the local issuer as an OAuth 2.1 authorization server', () => {
 
     expect(open.status).toBe(201);
     const openBody = (await open.json()) as Record<string, unknown>;
-    expect(openBody).toMatchObject({ client_id: expect.stringMatching(/^local-/), redirect_uris: [REDIRECT], token_endpoint_auth_method: 'none', grant_types: ['authorization_code'], client_name: 'Claude' });
+    expect(openBody).toMatchObject({
+      client_id: expect.stringMatching(/^local-/),
+      redirect_uris: [REDIRECT],
+      token_endpoint_auth_method: 'none',
+      grant_types: ['authorization_code'],
+      client_name: 'Claude',
+    });
     expect(openBody.client_secret).toBeUndefined();
-    expect(await confidential.json()).toMatchObject({ token_endpoint_auth_method: 'client_secret_basic', client_secret: expect.any(String), client_secret_expires_at: 0 });
+    expect(await confidential.json()).toMatchObject({
+      token_endpoint_auth_method: 'client_secret_basic',
+      client_secret: expect.any(String),
+      client_secret_expires_at: 0,
+    });
   });
 
   it.each([
@@ -136,7 +186,13 @@ describe('E2E: the local issuer as an OAuth 2.1 authorization server', () => {
 
     expect(status).toBe(200);
     expect(body).toMatchObject({ token_type: 'Bearer', expires_in: 3600, refresh_token: expect.any(String) });
-    expect(claimsOf(body.access_token as string)).toMatchObject({ iss: config().jwtIssuer, aud: config().mcpAudience, sub: 'bob', tenant_id: 'globex', client_id: clientId });
+    expect(claimsOf(body.access_token as string)).toMatchObject({
+      iss: config().jwtIssuer,
+      aud: config().mcpAudience,
+      sub: 'bob',
+      tenant_id: 'globex',
+      client_id: clientId,
+    });
   });
 
   it('issues a token for the inventory when that is the resource asked (RFC 8707), and it opens the inventory only', async () => {
@@ -145,7 +201,11 @@ describe('E2E: the local issuer as an OAuth 2.1 authorization server', () => {
 
     const { body } = await redeem();
     const agents = await fetch(url('/api/agents'), { headers: { Authorization: `Bearer ${body.access_token as string}` } });
-    const mcp = await fetch(url('/api/mcp'), { method: 'POST', headers: { Authorization: `Bearer ${body.access_token as string}`, 'Content-Type': 'application/json' }, body: '{}' });
+    const mcp = await fetch(url('/api/mcp'), {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${body.access_token as string}`, 'Content-Type': 'application/json' },
+      body: '{}',
+    });
 
     expect(claimsOf(body.access_token as string)).toMatchObject({ aud: config().jwtAudience });
     expect(agents.status).toBe(200);
@@ -155,8 +215,16 @@ describe('E2E: the local issuer as an OAuth 2.1 authorization server', () => {
   it.each([
     ['a code used twice', async (c: Awaited<ReturnType<typeof signInFor>>) => (await c.redeem(), c.redeem()), 'invalid_grant'],
     ['a wrong code verifier', (c: Awaited<ReturnType<typeof signInFor>>) => c.redeem({ code_verifier: pkce().verifier }), 'invalid_grant'],
-    ['another redirect URI', (c: Awaited<ReturnType<typeof signInFor>>) => c.redeem({ redirect_uri: 'http://127.0.0.1:45999/other' }), 'invalid_grant'],
-    ['another resource than the one signed in for', (c: Awaited<ReturnType<typeof signInFor>>) => c.redeem({ resource: config().jwtAudience }), 'invalid_target'],
+    [
+      'another redirect URI',
+      (c: Awaited<ReturnType<typeof signInFor>>) => c.redeem({ redirect_uri: 'http://127.0.0.1:45999/other' }),
+      'invalid_grant',
+    ],
+    [
+      'another resource than the one signed in for',
+      (c: Awaited<ReturnType<typeof signInFor>>) => c.redeem({ resource: config().jwtAudience }),
+      'invalid_target',
+    ],
   ])('refuses %s', async (_what, send, error) => {
     const attempt = await signInFor(await publicClient());
 
@@ -205,7 +273,9 @@ describe('E2E: the local issuer as an OAuth 2.1 authorization server', () => {
 
   it('shows an error page, never a redirect, for an unknown client or a redirect URI it did not register', async () => {
     const unknown = await fetch(authorizationUrl('no-such-client', pkce().challenge), { redirect: 'manual' });
-    const foreign = await fetch(authorizationUrl(await publicClient(), pkce().challenge, { redirect_uri: 'https://evil.example/cb' }), { redirect: 'manual' });
+    const foreign = await fetch(authorizationUrl(await publicClient(), pkce().challenge, { redirect_uri: 'https://evil.example/cb' }), {
+      redirect: 'manual',
+    });
 
     expect(unknown.status).toBe(400);
     expect(unknown.headers.get('location')).toBeNull();
@@ -223,7 +293,15 @@ describe('E2E: the local issuer as an OAuth 2.1 authorization server', () => {
         res.writeHead(200, { 'Content-Type': 'application/json' });
         // A document far past the 64 KiB bound, sent without a length: the issuer must stop reading it.
         if (req.url?.endsWith('/huge.json')) return void res.on('error', () => undefined).end(`${' '.repeat(1 << 20)}{}`);
-        res.end(JSON.stringify({ client_id: documentUrl, client_name: 'Metadata client', redirect_uris: [REDIRECT], token_endpoint_auth_method: 'none', grant_types: ['authorization_code'] }));
+        res.end(
+          JSON.stringify({
+            client_id: documentUrl,
+            client_name: 'Metadata client',
+            redirect_uris: [REDIRECT],
+            token_endpoint_auth_method: 'none',
+            grant_types: ['authorization_code'],
+          }),
+        );
       });
       await new Promise<void>((resolve) => documents.listen(0, '127.0.0.1', resolve));
       documentUrl = `http://127.0.0.1:${(documents.address() as AddressInfo).port}/oauth/client.json`;
@@ -237,7 +315,13 @@ describe('E2E: the local issuer as an OAuth 2.1 authorization server', () => {
 
       const page = await (await fetch(authorizationUrl(documentUrl, challenge))).text();
       const back = await signInAsBrowser(authorizationUrl(documentUrl, challenge), { tenant: 'acme', user: 'frank' });
-      const { status, body } = await token({ grant_type: 'authorization_code', code: back.searchParams.get('code')!, code_verifier: verifier, client_id: documentUrl, redirect_uri: REDIRECT });
+      const { status, body } = await token({
+        grant_type: 'authorization_code',
+        code: back.searchParams.get('code')!,
+        code_verifier: verifier,
+        client_id: documentUrl,
+        redirect_uri: REDIRECT,
+      });
 
       expect(page).toContain('<strong>Metadata client</strong>');
       expect(status).toBe(200);
@@ -265,7 +349,10 @@ describe('E2E: the token exchange at the local issuer', () => {
   const exchange = (form: Record<string, string>, clientSecret = stack.brokerSecret): Promise<Response> =>
     fetch(url('/oauth2/token'), {
       method: 'POST',
-      headers: { 'Content-Type': 'application/x-www-form-urlencoded', Authorization: `Basic ${Buffer.from(`local-broker:${clientSecret}`).toString('base64')}` },
+      headers: {
+        'Content-Type': 'application/x-www-form-urlencoded',
+        Authorization: `Basic ${Buffer.from(`local-broker:${clientSecret}`).toString('base64')}`,
+      },
       body: new URLSearchParams(form),
     });
   const grant = async (subjectToken: string, audience = config().observationsAudience): Promise<Record<string, string>> => ({
@@ -281,11 +368,21 @@ describe('E2E: the token exchange at the local issuer', () => {
 
     expect(res.status).toBe(200);
     expect(res.headers.get('cache-control')).toBe('no-store');
-    expect(body).toMatchObject({ token_type: 'Bearer', issued_token_type: 'urn:ietf:params:oauth:token-type:access_token', expires_in: 300 });
-    expect(claimsOf(body.access_token)).toMatchObject({ sub: 'carol', tenant_id: 'acme', aud: config().observationsAudience, act: { sub: 'local-broker' }, iss: config().jwtIssuer });
+    expect(body).toMatchObject({
+      token_type: 'Bearer',
+      issued_token_type: 'urn:ietf:params:oauth:token-type:access_token',
+      expires_in: 300,
+    });
+    expect(claimsOf(body.access_token)).toMatchObject({
+      sub: 'carol',
+      tenant_id: 'acme',
+      aud: config().observationsAudience,
+      act: { sub: 'local-broker' },
+      iss: config().jwtIssuer,
+    });
   });
 
-  it('never issues a token that outlives the user\'s: a subject token with 40 s left gives one with at most 40 s', async () => {
+  it("never issues a token that outlives the user's: a subject token with 40 s left gives one with at most 40 s", async () => {
     const res = await exchange(await grant(await stack.mcpToken({ tenant: 'acme', subject: 'gina', expiresInSeconds: 40 })));
     const body = (await res.json()) as { access_token: string; expires_in: number };
     const claims = claimsOf(body.access_token);
@@ -298,7 +395,12 @@ describe('E2E: the token exchange at the local issuer', () => {
 
   it.each([
     ['a wrong client secret', async () => exchange(await grant(await stack.mcpToken()), 'wrong'), 401, 'invalid_client'],
-    ['an audience the broker may not ask for', async () => exchange(await grant(await stack.mcpToken(), config().jwtAudience)), 400, 'invalid_target'],
+    [
+      'an audience the broker may not ask for',
+      async () => exchange(await grant(await stack.mcpToken(), config().jwtAudience)),
+      400,
+      'invalid_target',
+    ],
     ['a subject token for another resource (the inventory)', async () => exchange(await grant(await stack.token())), 400, 'invalid_grant'],
     ['an expired subject token', async () => exchange(await grant(await stack.mcpToken({ expiresInSeconds: -10 }))), 400, 'invalid_grant'],
     ['another grant type', async () => exchange({ grant_type: 'client_credentials' }), 400, 'unsupported_grant_type'],

@@ -15,9 +15,13 @@ import { get, startShrunkTimeStack, type TestStack } from '../helpers/stack.js';
 async function readers(stack: TestStack, tenant: string, reason: string) {
   const [inventoryToken, brokerToken] = await Promise.all([stack.token({ tenant }), stack.brokerToken({ tenant })]);
   return {
-    inventory: async () => AgentInventory.parse(JSON.parse((await get(`${stack.publicUrl}/api/agents`, { Authorization: `Bearer ${inventoryToken}` })).body)),
+    inventory: async () =>
+      AgentInventory.parse(JSON.parse((await get(`${stack.publicUrl}/api/agents`, { Authorization: `Bearer ${inventoryToken}` })).body)),
     dashboard: async (id: string) => {
-      const res = await get(`${stack.privateUrl}/api/mcp/endpoint?agent_id=${id}`, { Authorization: `Bearer ${brokerToken}`, 'X-Service-Reason': reason });
+      const res = await get(`${stack.privateUrl}/api/mcp/endpoint?agent_id=${id}`, {
+        Authorization: `Bearer ${brokerToken}`,
+        'X-Service-Reason': reason,
+      });
       return EndpointDashboard.parse(JSON.parse(res.body));
     },
   };
@@ -40,12 +44,22 @@ describe('E2E: the demo while npm start runs', () => {
     const agents = await inventory();
     const state = (id: string) => agents.find((a) => a.agent_id === id)?.connection_state;
 
-    expect([state('ac-001'), state('ac-008'), state('ac-007'), state('ac-009'), state('ac-new laptop')]).toEqual(['connected', 'stale', 'disconnected', 'never_connected', 'connected']);
+    expect([state('ac-001'), state('ac-008'), state('ac-007'), state('ac-009'), state('ac-new laptop')]).toEqual([
+      'connected',
+      'stale',
+      'disconnected',
+      'never_connected',
+      'connected',
+    ]);
     expect((await dashboard('ac-001')).status).toBe('ok');
     expect((await dashboard('ac-002')).status).toBe('warning');
     expect((await dashboard('ac-003')).status).toBe('critical');
     const gaps = await dashboard('ac-004');
-    expect(gaps.metrics?.map((m) => [m.key, m.status])).toEqual([['cpu', 'ok'], ['memory', 'unknown'], ['disk', 'ok']]);
+    expect(gaps.metrics?.map((m) => [m.key, m.status])).toEqual([
+      ['cpu', 'ok'],
+      ['memory', 'unknown'],
+      ['disk', 'ok'],
+    ]);
     expect((await dashboard('ac-005')).history).toEqual([]);
     expect((await dashboard('ac-009')).metrics).toBeNull();
     expect((await dashboard('ac-001')).findings).toEqual([]);
@@ -65,8 +79,17 @@ describe('E2E: SEED=examples/fleet.json SEED_LIVE=true npm start', () => {
 
   it('lists and reads the fleet as it was when written, and keeps it so after the grace and the TTL have passed', async () => {
     const { inventory, dashboard } = await readers(stack, 'example-msp', 'fleet check');
-    const states = async (): Promise<Record<string, string>> => Object.fromEntries((await inventory()).map((a) => [a.agent_id, a.connection_state]));
-    const expected = { 'build-02': 'connected', 'db-01': 'connected', 'edge-09': 'connected', 'kiosk-03': 'disconnected', 'laptop-07': 'stale', 'new-04': 'never_connected', 'web-01': 'connected' };
+    const states = async (): Promise<Record<string, string>> =>
+      Object.fromEntries((await inventory()).map((a) => [a.agent_id, a.connection_state]));
+    const expected = {
+      'build-02': 'connected',
+      'db-01': 'connected',
+      'edge-09': 'connected',
+      'kiosk-03': 'disconnected',
+      'laptop-07': 'stale',
+      'new-04': 'never_connected',
+      'web-01': 'connected',
+    };
 
     const atStart = await states();
     await new Promise((resolve) => setTimeout(resolve, 4_000));
@@ -74,6 +97,10 @@ describe('E2E: SEED=examples/fleet.json SEED_LIVE=true npm start', () => {
 
     expect(atStart).toEqual(expected);
     expect(later).toEqual(expected);
-    expect([(await dashboard('web-01')).status, (await dashboard('db-01')).status, (await dashboard('build-02')).status]).toEqual(['ok', 'warning', 'critical']);
+    expect([(await dashboard('web-01')).status, (await dashboard('db-01')).status, (await dashboard('build-02')).status]).toEqual([
+      'ok',
+      'warning',
+      'critical',
+    ]);
   });
 });

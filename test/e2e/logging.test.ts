@@ -3,7 +3,11 @@ import type { TestStack } from '../helpers/stack.js';
 
 /** The JSON lines written to stdout: log entries, and EMF metric lines (`_aws`) kept apart. */
 function jsonLines(chunks: string[]): { logs: Array<Record<string, unknown>>; emf: Array<Record<string, unknown>> } {
-  const all = chunks.join('').split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as Record<string, unknown>);
+  const all = chunks
+    .join('')
+    .split('\n')
+    .filter((l) => l.startsWith('{'))
+    .map((l) => JSON.parse(l) as Record<string, unknown>);
   return { logs: all.filter((e) => !('_aws' in e)), emf: all.filter((e) => '_aws' in e) };
 }
 
@@ -14,7 +18,7 @@ function jsonLines(chunks: string[]): { logs: Array<Record<string, unknown>>; em
  */
 describe('E2E: logs and metrics of real requests', () => {
   let stack: TestStack;
-  let get: (typeof import('../helpers/stack.js'))['get'];
+  let get: typeof import('../helpers/stack.js')['get'];
   const lines: string[] = [];
   const warnings: string[] = [];
 
@@ -72,7 +76,11 @@ describe('E2E: logs and metrics of real requests', () => {
     lines.length = 0;
     warnings.length = 0;
     const client = new Client({ name: 'logging-test', version: '1.0.0' });
-    await client.connect(new StreamableHTTPClientTransport(new URL(`${stack.publicUrl}/api/mcp`), { requestInit: { headers: { Authorization: `Bearer ${mcpToken}` } } }));
+    await client.connect(
+      new StreamableHTTPClientTransport(new URL(`${stack.publicUrl}/api/mcp`), {
+        requestInit: { headers: { Authorization: `Bearer ${mcpToken}` } },
+      }),
+    );
     const result = await client.callTool({ name: 'observations', arguments: { agent_id: 'a-1', reason } });
     await client.close();
 

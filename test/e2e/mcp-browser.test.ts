@@ -18,7 +18,16 @@ import { startTestStack, type TestStack } from '../helpers/stack.js';
  */
 
 const CHROMIUM = '/usr/bin/chromium';
-const CHROMIUM_FLAGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+const CHROMIUM_FLAGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+];
 
 /** The page's script: the SDK client, both protocol eras, a token given by the test. */
 const PAGE_SCRIPT = `
@@ -54,7 +63,9 @@ async function pageServer(script: string): Promise<{ server: Server; origin: str
       return;
     }
     res.writeHead(200, { 'Content-Type': 'text/html; charset=utf-8' });
-    res.end('<!doctype html><html><head><meta charset="utf-8"><title>MCP page</title><script src="/client.js"></script></head><body>MCP browser client</body></html>');
+    res.end(
+      '<!doctype html><html><head><meta charset="utf-8"><title>MCP page</title><script src="/client.js"></script></head><body>MCP browser client</body></html>',
+    );
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return { server, origin: `http://127.0.0.1:${(server.address() as AddressInfo).port}` };
@@ -70,7 +81,9 @@ const pages = new Map<string, Page>();
 
 beforeAll(async () => {
   if (!existsSync(CHROMIUM)) {
-    throw new Error(`Chromium is not installed at ${CHROMIUM}: this test needs Debian's Chromium. Install it with \`apt-get update && apt-get install -y chromium\` (bash .ci/run does so).`);
+    throw new Error(
+      `Chromium is not installed at ${CHROMIUM}: this test needs Debian's Chromium. Install it with \`apt-get update && apt-get install -y chromium\` (bash .ci/run does so).`,
+    );
   }
   const bundle = await build({
     stdin: { contents: PAGE_SCRIPT, resolveDir: process.cwd(), loader: 'js' },
@@ -103,19 +116,27 @@ afterAll(async () => {
   if (profile) await rm(profile, { recursive: true, force: true });
 });
 
-async function runInPage(origin: string, modern: boolean): Promise<{ protocol: string; tools: string[]; isError: boolean; endpoints: number }> {
+async function runInPage(
+  origin: string,
+  modern: boolean,
+): Promise<{ protocol: string; tools: string[]; isError: boolean; endpoints: number }> {
   const token = await stack.mcpToken({ tenant: 'acme', subject: 'browser-user' });
-  return pages.get(origin)!.evaluate(
-    ([url, bearer, era]) => (globalThis as unknown as { runMcp: (u: string, t: string, m: boolean) => Promise<never> }).runMcp(url, bearer, era),
-    [`${stack.publicUrl}/api/mcp`, token, modern] as const,
-  );
+  return pages
+    .get(origin)!
+    .evaluate(
+      ([url, bearer, era]) =>
+        (globalThis as unknown as { runMcp: (u: string, t: string, m: boolean) => Promise<never> }).runMcp(url, bearer, era),
+      [`${stack.publicUrl}/api/mcp`, token, modern] as const,
+    );
 }
 
 async function challengeInPage(origin: string, simple: boolean): Promise<{ status: number; challenge: string | null; body: string }> {
-  return pages.get(origin)!.evaluate(
-    ([url, plain]) => (globalThis as unknown as { readChallenge: (u: string, s: boolean) => Promise<never> }).readChallenge(url, plain),
-    [`${stack.publicUrl}/api/mcp`, simple] as const,
-  );
+  return pages
+    .get(origin)!
+    .evaluate(
+      ([url, plain]) => (globalThis as unknown as { readChallenge: (u: string, s: boolean) => Promise<never> }).readChallenge(url, plain),
+      [`${stack.publicUrl}/api/mcp`, simple] as const,
+    );
 }
 
 describe('E2E: a browser page calls the MCP door across origins (headless Chromium)', () => {

@@ -113,14 +113,21 @@ describe.each(ERAS)('E2E: the SDK client (%s) signs in through the local issuer 
     try {
       const { tools } = await client.listTools();
       const list = (await client.callTool({ name: 'list_endpoints', arguments: { limit: 3 } })) as ToolResult;
-      const dashboard = (await client.callTool({ name: 'observations', arguments: { agent_id: 'ac-002', reason: `signed in with ${revision}` } })) as ToolResult;
+      const dashboard = (await client.callTool({
+        name: 'observations',
+        arguments: { agent_id: 'ac-002', reason: `signed in with ${revision}` },
+      })) as ToolResult;
 
       expect(client.getNegotiatedProtocolVersion()).toBe(revision);
       expect(tools.map((t) => t.name).sort()).toEqual(['list_endpoints', 'observations']);
       expect(list.isError).toBeFalsy();
       expect(dashboard.isError).toBeFalsy();
       expect(dashboard.structuredContent).toMatchObject({ endpoint: { id: 'ac-002' } });
-      expect(claimsOf(provider.saved!.access_token)).toMatchObject({ aud: config().mcpAudience, sub: `sdk-${revision}`, tenant_id: 'acme' });
+      expect(claimsOf(provider.saved!.access_token)).toMatchObject({
+        aud: config().mcpAudience,
+        sub: `sdk-${revision}`,
+        tenant_id: 'acme',
+      });
       const audited = (await listAuditItems(dynamo(), config().auditTable, 'acme')).filter((i) => i.subject === `sdk-${revision}`);
       expect(audited).toEqual([expect.objectContaining({ broker: 'local-broker', agent_id: 'ac-002', outcome: 'allowed' })]);
     } finally {

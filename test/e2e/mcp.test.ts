@@ -46,7 +46,9 @@ function recentDemoFleet(now: Date): Fleet {
   return {
     tenants: demoFleet(now).tenants.map((tenant) => ({
       ...tenant,
-      agents: (tenant.agents ?? []).map((agent) => (agent.samples ? { ...agent, samples: agent.samples.filter((s) => Date.parse(s.observed_at) >= since) } : agent)),
+      agents: (tenant.agents ?? []).map((agent) =>
+        agent.samples ? { ...agent, samples: agent.samples.filter((s) => Date.parse(s.observed_at) >= since) } : agent,
+      ),
     })),
   };
 }
@@ -60,7 +62,11 @@ afterAll(async () => {
 
 async function connect(token: string, options?: (typeof ERAS)[number][1]): Promise<Client> {
   const client = new Client({ name: 'mcp-e2e', version: '1.0.0' }, options);
-  await client.connect(new StreamableHTTPClientTransport(new URL(`${stack.publicUrl}/api/mcp`), { requestInit: { headers: { Authorization: `Bearer ${token}` } } }));
+  await client.connect(
+    new StreamableHTTPClientTransport(new URL(`${stack.publicUrl}/api/mcp`), {
+      requestInit: { headers: { Authorization: `Bearer ${token}` } },
+    }),
+  );
   return client;
 }
 
@@ -120,7 +126,10 @@ describe.each(ERAS)('E2E: MCP tools over HTTP with %s', (_era, options, revision
       },
     });
     expect(Object.keys((observations.outputSchema as { properties: object }).properties)).toEqual(Object.keys(EndpointDashboard.shape));
-    expect(list.inputSchema).toMatchObject({ type: 'object', properties: { connection_state: { enum: ['connected', 'stale', 'disconnected', 'never_connected'] } } });
+    expect(list.inputSchema).toMatchObject({
+      type: 'object',
+      properties: { connection_state: { enum: ['connected', 'stale', 'disconnected', 'never_connected'] } },
+    });
     expect(Object.keys((list.outputSchema as { properties: object }).properties)).toEqual(['endpoints', 'matching', 'total', 'truncated']);
   });
 
@@ -195,9 +204,21 @@ describe.each(ERAS)('E2E: MCP tools over HTTP with %s', (_era, options, revision
       { agent_id: 'ac-001', reason: '\u0000\u200b\u200b\u0000\u202e' },
       'reason is blank: say why the endpoint is read, with at least 3 visible characters (spaces, control and invisible characters do not count).',
     ],
-    ['a reason with two visible characters', { agent_id: 'ac-001', reason: 'o\u200bk' }, 'reason is too short: it has 2 visible characters, and at least 3 are needed.'],
-    ['a reason of 501 characters', { agent_id: 'ac-001', reason: 'r'.repeat(501) }, 'reason is too long: it has 501 characters after trimming, and at most 500 are allowed.'],
-    ['a reason that is not text', { agent_id: 'ac-001', reason: 42 }, 'reason is required: say why the endpoint is read, in 3 to 500 characters.'],
+    [
+      'a reason with two visible characters',
+      { agent_id: 'ac-001', reason: 'o\u200bk' },
+      'reason is too short: it has 2 visible characters, and at least 3 are needed.',
+    ],
+    [
+      'a reason of 501 characters',
+      { agent_id: 'ac-001', reason: 'r'.repeat(501) },
+      'reason is too long: it has 501 characters after trimming, and at most 500 are allowed.',
+    ],
+    [
+      'a reason that is not text',
+      { agent_id: 'ac-001', reason: 42 },
+      'reason is required: say why the endpoint is read, in 3 to 500 characters.',
+    ],
     [
       'half a ticket pair',
       { agent_id: 'ac-001', reason: 'disk alert', ticket: { number: 'INC1' } },
@@ -210,20 +231,40 @@ describe.each(ERAS)('E2E: MCP tools over HTTP with %s', (_era, options, revision
     ],
     ['minutes out of bounds', { agent_id: 'ac-001', reason: 'disk alert', minutes: 4 }, 'minutes must be a whole number from 5 to 10080.'],
     ['an empty agent_id', { agent_id: '', reason: 'disk alert' }, 'agent_id is required and must be 1 to 128 characters.'],
-    ['an unknown argument', { agent_id: 'ac-001', reason: 'disk alert', tenant: 'globex' }, 'Unknown argument "tenant"; this tool takes agent_id, minutes, limit, reason, ticket.'],
-    ["another tenant's agent", { agent_id: 'gx-001', reason: 'disk alert' }, 'No endpoint with agent_id "gx-001" is visible to you; list_endpoints shows the endpoints you can read.'],
-    ['an unknown agent', { agent_id: 'nope', reason: 'disk alert' }, 'No endpoint with agent_id "nope" is visible to you; list_endpoints shows the endpoints you can read.'],
+    [
+      'an unknown argument',
+      { agent_id: 'ac-001', reason: 'disk alert', tenant: 'globex' },
+      'Unknown argument "tenant"; this tool takes agent_id, minutes, limit, reason, ticket.',
+    ],
+    [
+      "another tenant's agent",
+      { agent_id: 'gx-001', reason: 'disk alert' },
+      'No endpoint with agent_id "gx-001" is visible to you; list_endpoints shows the endpoints you can read.',
+    ],
+    [
+      'an unknown agent',
+      { agent_id: 'nope', reason: 'disk alert' },
+      'No endpoint with agent_id "nope" is visible to you; list_endpoints shows the endpoints you can read.',
+    ],
   ])('answers %s with an error result of one sentence', async (_what, args, sentence) => {
     const result = await call(client, 'observations', args);
 
-    expect(result).toEqual({ content: [{ type: 'text', text: sentence }], isError: true, ...('_meta' in result ? { _meta: result._meta } : {}) });
+    expect(result).toEqual({
+      content: [{ type: 'text', text: sentence }],
+      isError: true,
+      ...('_meta' in result ? { _meta: result._meta } : {}),
+    });
   });
 
   it('names the ticket argument and its two fields when the tenant requires a ticket, and reads the dashboard with one', async () => {
     const globex = await connect(await stack.mcpToken({ tenant: 'globex', subject }), options);
     try {
       const refused = await call(globex, 'observations', { agent_id: 'gx-002', reason: 'disk alert' });
-      const allowed = await call(globex, 'observations', { agent_id: 'gx-002', reason: 'disk alert', ticket: { number: 'CHG0042', system: 'servicenow' } });
+      const allowed = await call(globex, 'observations', {
+        agent_id: 'gx-002',
+        reason: 'disk alert',
+        ticket: { number: 'CHG0042', system: 'servicenow' },
+      });
 
       expect(refused.isError).toBe(true);
       expect(textOf(refused)).toMatch(
@@ -236,7 +277,7 @@ describe.each(ERAS)('E2E: MCP tools over HTTP with %s', (_era, options, revision
     }
   });
 
-  it('lists the caller\'s endpoints only, filtered by connection state and hostname, and says how many match when it read them all', async () => {
+  it("lists the caller's endpoints only, filtered by connection state and hostname, and says how many match when it read them all", async () => {
     const all = await call(client, 'list_endpoints', { limit: 500 });
     const stale = await call(client, 'list_endpoints', { connection_state: 'stale' });
     const byHost = await call(client, 'list_endpoints', { hostname: 'ACME-DB', limit: 1 });
@@ -245,9 +286,20 @@ describe.each(ERAS)('E2E: MCP tools over HTTP with %s', (_era, options, revision
     const everything = EndpointList.parse(all.structuredContent);
     expect(everything.endpoints.every((a) => a.agent_id.startsWith('ac-') || a.agent_id.startsWith('ops/'))).toBe(true);
     expect(everything).toMatchObject({ total: everything.endpoints.length, matching: everything.endpoints.length, truncated: false });
-    expect(EndpointList.parse(stale.structuredContent).endpoints.map((a) => a.connection_state)).toEqual(['stale', 'stale', 'stale', 'stale', 'stale']);
+    expect(EndpointList.parse(stale.structuredContent).endpoints.map((a) => a.connection_state)).toEqual([
+      'stale',
+      'stale',
+      'stale',
+      'stale',
+      'stale',
+    ]);
     // Stopped at the second match: how many match in all is not known, so it is null, not a guess.
-    expect(EndpointList.parse(byHost.structuredContent)).toMatchObject({ matching: null, total: null, truncated: true, endpoints: [{ hostname: 'acme-db-1' }] });
+    expect(EndpointList.parse(byHost.structuredContent)).toMatchObject({
+      matching: null,
+      total: null,
+      truncated: true,
+      endpoints: [{ hostname: 'acme-db-1' }],
+    });
     expect(textOf(byHost)).toMatch(
       /^More than 1 endpoint with hostname containing "ACME-DB"; the first 1 in inventory order \(the listing stopped there: use a filter, or a higher limit, to see others\):\n- agent_id "ops\/db #1": hostname "acme-db-1", OS "linux"\/"x86_64", version "[^"]+", /,
     );
@@ -257,9 +309,13 @@ describe.each(ERAS)('E2E: MCP tools over HTTP with %s', (_era, options, revision
   });
 
   it('answers arguments that are not an object with one sentence, not a schema dump', async () => {
-    await expect(client.request({ method: 'tools/call', params: { name: 'list_endpoints', arguments: 'all of them' } } as never)).rejects.toMatchObject({
+    await expect(
+      client.request({ method: 'tools/call', params: { name: 'list_endpoints', arguments: 'all of them' } } as never),
+    ).rejects.toMatchObject({
       code: -32602,
-      message: expect.stringMatching(/The arguments of tools\/call must be a JSON object of named values, such as \{"agent_id": "…", "reason": "…"\}; got a string\.$/),
+      message: expect.stringMatching(
+        /The arguments of tools\/call must be a JSON object of named values, such as \{"agent_id": "…", "reason": "…"\}; got a string\.$/,
+      ),
     });
   });
 
@@ -283,8 +339,12 @@ describe('E2E: MCP tools with a scoped user token (the exchange copies the endpo
   const subject = 'mcp-scoped-user';
 
   beforeAll(async () => {
-    scoped = await connect(await stack.mcpToken({ tenant: 'acme', subject, extra: { endpoint_groups: ['americas'] } }), { versionNegotiation: { mode: 'auto' } });
-    unscoped = await connect(await stack.mcpToken({ tenant: 'acme', subject: 'mcp-unscoped-user' }), { versionNegotiation: { mode: 'auto' } });
+    scoped = await connect(await stack.mcpToken({ tenant: 'acme', subject, extra: { endpoint_groups: ['americas'] } }), {
+      versionNegotiation: { mode: 'auto' },
+    });
+    unscoped = await connect(await stack.mcpToken({ tenant: 'acme', subject: 'mcp-unscoped-user' }), {
+      versionNegotiation: { mode: 'auto' },
+    });
   });
   afterAll(async () => {
     await scoped?.close();
@@ -312,7 +372,12 @@ describe('E2E: MCP tools with a scoped user token (the exchange copies the endpo
 
     expect(inside.isError).toBeFalsy();
     expect(inside.structuredContent).toMatchObject({ endpoint: { id: 'ac-030' } });
-    expect(outside).toMatchObject({ isError: true, content: [{ type: 'text', text: 'No endpoint with agent_id "ac-001" is visible to you; list_endpoints shows the endpoints you can read.' }] });
+    expect(outside).toMatchObject({
+      isError: true,
+      content: [
+        { type: 'text', text: 'No endpoint with agent_id "ac-001" is visible to you; list_endpoints shows the endpoints you can read.' },
+      ],
+    });
     const items = (await listAuditItems(dynamo(), config().auditTable, 'acme')).filter((i) => i.reason === reason);
     expect(items.map((i) => [i.agent_id, i.subject, i.scope, i.status_code]).sort()).toEqual([
       ['ac-001', subject, ['americas'], 404],
@@ -323,13 +388,19 @@ describe('E2E: MCP tools with a scoped user token (the exchange copies the endpo
   it('refuses a token whose scope claim is not a list of names with 403 naming the claim', async () => {
     const res = await fetch(`${stack.publicUrl}/api/mcp`, {
       method: 'POST',
-      headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream', Authorization: `Bearer ${await stack.mcpToken({ extra: { endpoint_groups: { all: true } } })}` },
+      headers: {
+        'Content-Type': 'application/json',
+        Accept: 'application/json, text/event-stream',
+        Authorization: `Bearer ${await stack.mcpToken({ extra: { endpoint_groups: { all: true } } })}`,
+      },
       body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
     });
 
     expect(res.status).toBe(403);
     expect(res.headers.get('content-type')).toBe('text/plain; charset=utf-8');
-    expect(await res.text()).toMatch(/^The token's "endpoint_groups" claim must be "\*" or endpoint group names: .* \(request id: [0-9a-f-]{36}\)\n$/);
+    expect(await res.text()).toMatch(
+      /^The token's "endpoint_groups" claim must be "\*" or endpoint group names: .* \(request id: [0-9a-f-]{36}\)\n$/,
+    );
   });
 });
 
@@ -340,7 +411,12 @@ describe('E2E: the MCP door over plain HTTP', () => {
       headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream', ...headers },
       body: typeof body === 'string' ? body : JSON.stringify(body),
     });
-  const initialize = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'curl', version: '1' } } };
+  const initialize = {
+    jsonrpc: '2.0',
+    id: 1,
+    method: 'initialize',
+    params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'curl', version: '1' } },
+  };
 
   it('answers initialize with JSON and never hands out a session id', async () => {
     const res = await post(initialize, { Authorization: `Bearer ${await stack.mcpToken()}` });
@@ -348,11 +424,18 @@ describe('E2E: the MCP door over plain HTTP', () => {
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toMatch(/^application\/json/);
     expect(res.headers.get('mcp-session-id')).toBeNull();
-    expect(await res.json()).toMatchObject({ jsonrpc: '2.0', id: 1, result: { serverInfo: { name: 'endpoint-read-service' }, capabilities: { tools: { listChanged: false } } } });
+    expect(await res.json()).toMatchObject({
+      jsonrpc: '2.0',
+      id: 1,
+      result: { serverInfo: { name: 'endpoint-read-service' }, capabilities: { tools: { listChanged: false } } },
+    });
   });
 
   it.each(['GET', 'DELETE'])('answers %s /api/mcp with 405 and Allow: POST (no stream, no session)', async (method) => {
-    const res = await fetch(`${stack.publicUrl}/api/mcp`, { method, headers: { Authorization: `Bearer ${await stack.mcpToken()}`, Accept: 'text/event-stream' } });
+    const res = await fetch(`${stack.publicUrl}/api/mcp`, {
+      method,
+      headers: { Authorization: `Bearer ${await stack.mcpToken()}`, Accept: 'text/event-stream' },
+    });
 
     expect(res.status).toBe(405);
     expect(res.headers.get('allow')).toBe('POST');
@@ -379,7 +462,10 @@ describe('E2E: the MCP door over plain HTTP', () => {
   describe('CORS for browser-based clients', () => {
     const ADMITTED = 'http://localhost:6274';
     const preflight = (origin: string, requestHeaders = 'authorization, content-type, mcp-protocol-version'): Promise<Response> =>
-      fetch(`${stack.publicUrl}/api/mcp`, { method: 'OPTIONS', headers: { Origin: origin, 'Access-Control-Request-Method': 'POST', 'Access-Control-Request-Headers': requestHeaders } });
+      fetch(`${stack.publicUrl}/api/mcp`, {
+        method: 'OPTIONS',
+        headers: { Origin: origin, 'Access-Control-Request-Method': 'POST', 'Access-Control-Request-Headers': requestHeaders },
+      });
 
     beforeAll(() => {
       process.env.MCP_ALLOWED_ORIGINS = `${ADMITTED}, https://app.example`;
@@ -396,7 +482,9 @@ describe('E2E: the MCP door over plain HTTP', () => {
       expect(res.status).toBe(204);
       expect(res.headers.get('access-control-allow-origin')).toBe(ADMITTED);
       expect(res.headers.get('access-control-allow-methods')).toBe('POST');
-      expect(res.headers.get('access-control-allow-headers')).toBe('Authorization, Content-Type, Accept, Mcp-Protocol-Version, Mcp-Method, Mcp-Name');
+      expect(res.headers.get('access-control-allow-headers')).toBe(
+        'Authorization, Content-Type, Accept, Mcp-Protocol-Version, Mcp-Method, Mcp-Name',
+      );
       expect(res.headers.get('access-control-max-age')).toBe('600');
       expect(res.headers.get('vary')).toBe('Origin');
     });
@@ -413,7 +501,10 @@ describe('E2E: the MCP door over plain HTTP', () => {
 
     it('makes the answers of an admitted origin readable, the challenge and protocol headers exposed, failures included', async () => {
       const ok = await post(initialize, { Authorization: `Bearer ${await stack.mcpToken()}`, Origin: ADMITTED });
-      const refused = await fetch(`${stack.publicUrl}/api/mcp`, { method: 'GET', headers: { Authorization: `Bearer ${await stack.mcpToken()}`, Origin: ADMITTED } });
+      const refused = await fetch(`${stack.publicUrl}/api/mcp`, {
+        method: 'GET',
+        headers: { Authorization: `Bearer ${await stack.mcpToken()}`, Origin: ADMITTED },
+      });
 
       for (const res of [ok, refused]) {
         expect(res.headers.get('access-control-allow-origin')).toBe(ADMITTED);
@@ -426,7 +517,11 @@ describe('E2E: the MCP door over plain HTTP', () => {
     it('lets any origin read the protected resource metadata, protocol header included', async () => {
       const res = await fetch(`${stack.publicUrl}/.well-known/oauth-protected-resource/api/mcp`, {
         method: 'OPTIONS',
-        headers: { Origin: 'http://anywhere.example', 'Access-Control-Request-Method': 'GET', 'Access-Control-Request-Headers': 'mcp-protocol-version' },
+        headers: {
+          Origin: 'http://anywhere.example',
+          'Access-Control-Request-Method': 'GET',
+          'Access-Control-Request-Headers': 'mcp-protocol-version',
+        },
       });
 
       expect(res.status).toBe(204);
@@ -486,7 +581,10 @@ describe('E2E: the MCP door over plain HTTP', () => {
   });
 
   it('refuses a subscription stream it cannot serve with a JSON-RPC error', async () => {
-    const res = await post({ jsonrpc: '2.0', id: 7, method: 'subscriptions/listen', params: {} }, { Authorization: `Bearer ${await stack.mcpToken()}` });
+    const res = await post(
+      { jsonrpc: '2.0', id: 7, method: 'subscriptions/listen', params: {} },
+      { Authorization: `Bearer ${await stack.mcpToken()}` },
+    );
 
     expect(res.status).toBe(200);
     expect(await res.json()).toMatchObject({ id: 7, error: { code: -32601 } });
@@ -496,8 +594,12 @@ describe('E2E: the MCP door over plain HTTP', () => {
     const res = await post(initialize, { Authorization: `Bearer ${await stack.mcpToken({ expiresInSeconds: -30 })}` });
 
     expect(res.status).toBe(401);
-    expect(res.headers.get('www-authenticate')).toBe(`Bearer resource_metadata="${stack.publicUrl}/.well-known/oauth-protected-resource/api/mcp"`);
-    expect(await res.text()).toMatch(/^A valid bearer token issued for this MCP server is required; none was sent, or the one sent was refused\. \(request id: /);
+    expect(res.headers.get('www-authenticate')).toBe(
+      `Bearer resource_metadata="${stack.publicUrl}/.well-known/oauth-protected-resource/api/mcp"`,
+    );
+    expect(await res.text()).toMatch(
+      /^A valid bearer token issued for this MCP server is required; none was sent, or the one sent was refused\. \(request id: /,
+    );
   });
 
   it('refuses a token without a tenant with 403', async () => {
@@ -515,10 +617,18 @@ describe('E2E: the MCP door over plain HTTP', () => {
       get(`${stack.privateUrl}/api/mcp/endpoint?agent_id=ac-001`, { Authorization: `Bearer ${bearer}`, 'X-Service-Reason': 'door check' });
 
     expect(new Set([config().jwtAudience, config().mcpAudience, config().observationsAudience]).size).toBe(3);
-    expect([(await agents(inventoryToken)).status, (await agents(mcpToken)).status, (await agents(exchanged)).status]).toEqual([200, 401, 401]);
-    expect([(await post(initialize, { Authorization: `Bearer ${inventoryToken}` })).status, (await post(initialize, { Authorization: `Bearer ${exchanged}` })).status, (await post(initialize, { Authorization: `Bearer ${mcpToken}` })).status]).toEqual([401, 401, 200]);
+    expect([(await agents(inventoryToken)).status, (await agents(mcpToken)).status, (await agents(exchanged)).status]).toEqual([
+      200, 401, 401,
+    ]);
+    expect([
+      (await post(initialize, { Authorization: `Bearer ${inventoryToken}` })).status,
+      (await post(initialize, { Authorization: `Bearer ${exchanged}` })).status,
+      (await post(initialize, { Authorization: `Bearer ${mcpToken}` })).status,
+    ]).toEqual([401, 401, 200]);
     // At the private operation, a user's token passed through is refused and audited (403), not merely unauthenticated.
-    expect([(await observe(inventoryToken)).status, (await observe(mcpToken)).status, (await observe(exchanged)).status]).toEqual([403, 403, 200]);
+    expect([(await observe(inventoryToken)).status, (await observe(mcpToken)).status, (await observe(exchanged)).status]).toEqual([
+      403, 403, 200,
+    ]);
   });
 
   it('keeps the private path a 404 at the public host', async () => {
@@ -583,30 +693,42 @@ describe('E2E: upstream failures reach the assistant as one sentence, never as a
       await call(client, 'list_endpoints', {}),
     ]);
 
-    expect(observations).toMatchObject({ isError: true, content: [{ text: 'The observations service is unavailable right now; try again in 5 s.' }] });
+    expect(observations).toMatchObject({
+      isError: true,
+      content: [{ text: 'The observations service is unavailable right now; try again in 5 s.' }],
+    });
     expect(list).toMatchObject({ isError: true, content: [{ text: 'The inventory is unavailable right now; try again in 5 s.' }] });
     expect(observations.structuredContent).toBeUndefined();
   });
 
   it("gives the service's sentence when it refuses the broker, and logs and counts the misconfiguration", async () => {
     const { result, counted, logged } = await misconfigurationsDuring(() =>
-      withEnv({ BROKER_ALLOW_LIST: 'some-other-broker' }, () => call(client, 'observations', { agent_id: 'ac-001', reason: 'broker check' })),
+      withEnv({ BROKER_ALLOW_LIST: 'some-other-broker' }, () =>
+        call(client, 'observations', { agent_id: 'ac-001', reason: 'broker check' }),
+      ),
     );
 
     expect({ counted, logged }).toEqual({ counted: 1, logged: 1 });
     expect(result.isError).toBe(true);
-    expect(textOf(result)).toMatch(new RegExp(`^${BROKER_REFUSALS.notAllowed.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} \\(request id: [0-9a-f-]{36}\\)$`));
+    expect(textOf(result)).toMatch(
+      new RegExp(`^${BROKER_REFUSALS.notAllowed.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} \\(request id: [0-9a-f-]{36}\\)$`),
+    );
   });
 
   it('says the MCP service is misconfigured when the issuer refuses its client secret', async () => {
     const other = await connect(await stack.mcpToken({ tenant: 'acme', subject: 'erin' }));
     try {
       const { result, counted } = await misconfigurationsDuring(() =>
-        withEnv({ BROKER_CLIENT_SECRET: 'not-the-secret' }, () => call(other, 'observations', { agent_id: 'ac-001', reason: 'secret check' })),
+        withEnv({ BROKER_CLIENT_SECRET: 'not-the-secret' }, () =>
+          call(other, 'observations', { agent_id: 'ac-001', reason: 'secret check' }),
+        ),
       );
 
       expect(counted).toBe(1);
-      expect(result).toMatchObject({ isError: true, content: [{ text: expect.stringMatching(/^The MCP service is not set up correctly to read observations for you/) }] });
+      expect(result).toMatchObject({
+        isError: true,
+        content: [{ text: expect.stringMatching(/^The MCP service is not set up correctly to read observations for you/) }],
+      });
     } finally {
       await other.close();
     }
@@ -629,7 +751,9 @@ describe('E2E: upstream failures reach the assistant as one sentence, never as a
       const url = `http://127.0.0.1:${(gateway.address() as AddressInfo).port}/api/mcp/endpoint`;
       const fresh = await connect(await stack.mcpToken({ tenant: 'acme', subject: `gw-${Math.random()}` }));
       try {
-        return await withEnv({ OBSERVATIONS_URL: url, ...env }, () => call(fresh, 'observations', { agent_id: 'ac-001', reason: 'gateway fault' }));
+        return await withEnv({ OBSERVATIONS_URL: url, ...env }, () =>
+          call(fresh, 'observations', { agent_id: 'ac-001', reason: 'gateway fault' }),
+        );
       } finally {
         await fresh.close();
       }
@@ -640,7 +764,9 @@ describe('E2E: upstream failures reach the assistant as one sentence, never as a
         'a 403 from the API policy, naming an ARN',
         (res: import('node:http').ServerResponse) => {
           res.writeHead(403, { 'Content-Type': 'application/json', 'x-amzn-ErrorType': 'AccessDeniedException' });
-          res.end('{"Message":"User: anonymous is not authorized to perform: execute-api:Invoke on resource: arn:aws:execute-api:eu-west-1:123456789012:abc/prod/GET/api/mcp/endpoint"}');
+          res.end(
+            '{"Message":"User: anonymous is not authorized to perform: execute-api:Invoke on resource: arn:aws:execute-api:eu-west-1:123456789012:abc/prod/GET/api/mcp/endpoint"}',
+          );
         },
         /^The MCP service is not set up correctly to read observations for you/,
         1,
@@ -707,7 +833,10 @@ describe('E2E: upstream failures reach the assistant as one sentence, never as a
 
       const result = await viaGateway({ UPSTREAM_TIMEOUT_MS: '300' });
 
-      expect(result).toMatchObject({ isError: true, content: [{ text: 'The observations service did not answer in time; try again in 5 s.' }] });
+      expect(result).toMatchObject({
+        isError: true,
+        content: [{ text: 'The observations service did not answer in time; try again in 5 s.' }],
+      });
     });
   });
 });

@@ -38,10 +38,14 @@ describe('Node versions: the AWS SDK notice that it will need Node 22', () => {
     expect(stderr).not.toContain('NodeVersionSupportWarning');
   }, 60_000);
 
-  it.skipIf(!olderThanLambda)('comes back when the SDK switch is set to false (so the check above would see it)', async () => {
-    const { stderr } = await audit(engine, { [SDK_NODE_VERSION_WARNING_SWITCH]: 'false' });
+  it.skipIf(!olderThanLambda)(
+    'comes back when the SDK switch is set to false (so the check above would see it)',
+    async () => {
+      const { stderr } = await audit(engine, { [SDK_NODE_VERSION_WARNING_SWITCH]: 'false' });
 
-    expect(stderr).toContain('NodeVersionSupportWarning');
-    expect(stderr).toContain(`will require node >=${LAMBDA_NODE_MAJOR}`);
-  }, 60_000);
+      expect(stderr).toContain('NodeVersionSupportWarning');
+      expect(stderr).toContain(`will require node >=${LAMBDA_NODE_MAJOR}`);
+    },
+    60_000,
+  );
 });

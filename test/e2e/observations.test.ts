@@ -18,7 +18,14 @@ const minute = Math.floor(now / 60_000) * 60_000;
 const ago = (seconds: number): string => new Date(now - seconds * 1000).toISOString();
 const rnd = (): number => 0.5;
 
-const agent = (id: string, extra: object = {}) => ({ agent_id: id, hostname: `host-${id}`, os: 'linux', arch: 'x86_64', version: '2.4.1', ...extra });
+const agent = (id: string, extra: object = {}) => ({
+  agent_id: id,
+  hostname: `host-${id}`,
+  os: 'linux',
+  arch: 'x86_64',
+  version: '2.4.1',
+  ...extra,
+});
 const online = { last_heartbeat: ago(5), connection: { state: 'connected' as const } };
 
 const FLEET: Fleet = {
@@ -35,8 +42,16 @@ const FLEET: Fleet = {
         agent('zero', { ...online, samples: [{ observed_at: new Date(minute).toISOString(), cpu: 0, memory: null, disk: 0 }] }),
       ],
     },
-    { tenant_id: 'globex', policy: { ticket: 'required' }, agents: [agent('g-1', { ...online, samples: sampleSeries(minute, 5, 'ok', rnd) })] },
-    { tenant_id: 'initech', policy: { scope: 'required' }, agents: [agent('i-1', { ...online, groups: ['emea'], samples: sampleSeries(minute, 5, 'ok', rnd) })] },
+    {
+      tenant_id: 'globex',
+      policy: { ticket: 'required' },
+      agents: [agent('g-1', { ...online, samples: sampleSeries(minute, 5, 'ok', rnd) })],
+    },
+    {
+      tenant_id: 'initech',
+      policy: { scope: 'required' },
+      agents: [agent('i-1', { ...online, groups: ['emea'], samples: sampleSeries(minute, 5, 'ok', rnd) })],
+    },
   ],
 };
 
@@ -77,7 +92,13 @@ describe('E2E: GET /api/mcp/endpoint on the private loopback listener', () => {
       expect(res.headers.get('x-audit-id')).toMatch(/^[0-9a-f-]{36}$/);
       const dashboard = EndpointDashboard.parse(JSON.parse(res.body));
       expect(dashboard.status).toBe('ok');
-      expect(dashboard.endpoint).toEqual({ id: 'healthy', hostname: 'host-healthy', os: 'linux', client_name: 'Contoso', last_heartbeat: ago(5) });
+      expect(dashboard.endpoint).toEqual({
+        id: 'healthy',
+        hostname: 'host-healthy',
+        os: 'linux',
+        client_name: 'Contoso',
+        last_heartbeat: ago(5),
+      });
       expect(dashboard.metrics?.map((m) => [m.key, m.status])).toEqual([
         ['cpu', 'ok'],
         ['memory', 'ok'],
@@ -173,9 +194,15 @@ describe('E2E: GET /api/mcp/endpoint on the private loopback listener', () => {
     });
 
     it.each([
-      [{ 'X-Service-Reason': '' }, 'X-Service-Reason is blank: say why the endpoint is read, with at least 3 visible characters (spaces, control and invisible characters do not count).'],
+      [
+        { 'X-Service-Reason': '' },
+        'X-Service-Reason is blank: say why the endpoint is read, with at least 3 visible characters (spaces, control and invisible characters do not count).',
+      ],
       [{ 'X-Service-Reason': '  ab  ' }, 'X-Service-Reason is too short: it has 2 visible characters, and at least 3 are needed.'],
-      [{ 'X-Service-Reason': 'r'.repeat(501) }, 'X-Service-Reason is too long: it has 501 characters after trimming, and at most 500 are allowed.'],
+      [
+        { 'X-Service-Reason': 'r'.repeat(501) },
+        'X-Service-Reason is too long: it has 501 characters after trimming, and at most 500 are allowed.',
+      ],
       [
         { 'X-Service-Reason': encodeURIComponent('\u0000\u200b\u200b\u0000'), 'X-Service-Reason-Encoding': 'percent' },
         'X-Service-Reason is blank: say why the endpoint is read, with at least 3 visible characters (spaces, control and invisible characters do not count).',
@@ -187,8 +214,14 @@ describe('E2E: GET /api/mcp/endpoint on the private loopback listener', () => {
       [{ 'X-Service-Ticket-Number': 'INC1' }, 'X-Service-Ticket-Number and X-Service-Ticket-System must be sent together.'],
       [{ 'X-Service-Ticket-System': 'servicenow' }, 'X-Service-Ticket-Number and X-Service-Ticket-System must be sent together.'],
       [{ 'X-Service-Ticket-Number': 'INC1', 'X-Service-Ticket-System': 'jira' }, 'X-Service-Ticket-System must be "servicenow".'],
-      [{ 'X-Service-Ticket-Number': '-INC1', 'X-Service-Ticket-System': 'servicenow' }, 'X-Service-Ticket-Number has characters outside its pattern.'],
-      [{ 'X-Service-Ticket-Number': 'INC 1', 'X-Service-Ticket-System': 'servicenow' }, 'X-Service-Ticket-Number has characters outside its pattern.'],
+      [
+        { 'X-Service-Ticket-Number': '-INC1', 'X-Service-Ticket-System': 'servicenow' },
+        'X-Service-Ticket-Number has characters outside its pattern.',
+      ],
+      [
+        { 'X-Service-Ticket-Number': 'INC 1', 'X-Service-Ticket-System': 'servicenow' },
+        'X-Service-Ticket-Number has characters outside its pattern.',
+      ],
     ])('returns 400 for attribution %j', async (headers, sentence) => {
       expectFailure(await observe('agent_id=healthy', headers), 400, sentence);
     });
@@ -215,15 +248,19 @@ describe('E2E: GET /api/mcp/endpoint on the private loopback listener', () => {
       // fetch would join repeats into one line; node:http sends two real header lines.
       const { request } = await import('node:http');
       const res = await new Promise<{ status: number; headers: Headers; body: string }>((resolve, reject) => {
-        const req = request(`${stack.privateUrl}/api/mcp/endpoint?agent_id=healthy`, { headers: { Authorization: `Bearer ${token}` } }, (r) => {
-          let body = '';
-          r.on('data', (c: Buffer) => (body += c.toString()));
-          r.on('end', () => {
-            const headers = new Headers();
-            for (const [k, v] of Object.entries(r.headers)) if (typeof v === 'string') headers.set(k, v);
-            resolve({ status: r.statusCode ?? 0, headers, body });
-          });
-        });
+        const req = request(
+          `${stack.privateUrl}/api/mcp/endpoint?agent_id=healthy`,
+          { headers: { Authorization: `Bearer ${token}` } },
+          (r) => {
+            let body = '';
+            r.on('data', (c: Buffer) => (body += c.toString()));
+            r.on('end', () => {
+              const headers = new Headers();
+              for (const [k, v] of Object.entries(r.headers)) if (typeof v === 'string') headers.set(k, v);
+              resolve({ status: r.statusCode ?? 0, headers, body });
+            });
+          },
+        );
         req.setHeader('X-Service-Reason', ['first reason', 'second reason']);
         req.on('error', reject);
         req.end();
@@ -235,8 +272,40 @@ describe('E2E: GET /api/mcp/endpoint on the private loopback listener', () => {
   });
 
   it('answers arbitrary query strings with 200, 400 or 404 and never a 500 (fuzz over HTTP)', async () => {
-    const raw = fc.string({ unit: fc.constantFrom('a', 'g', 'e', 'n', 't', '_', 'i', 'd', 'm', 'u', 's', 'l', '=', '&', '%', '2', '5', '0', '1', '+', '-', '.', 'é', ' '), maxLength: 40 });
-    const prefixed = fc.oneof(raw, raw.map((q) => `agent_id=healthy&${q}`), raw.map((q) => `agent_id=${q}`));
+    const raw = fc.string({
+      unit: fc.constantFrom(
+        'a',
+        'g',
+        'e',
+        'n',
+        't',
+        '_',
+        'i',
+        'd',
+        'm',
+        'u',
+        's',
+        'l',
+        '=',
+        '&',
+        '%',
+        '2',
+        '5',
+        '0',
+        '1',
+        '+',
+        '-',
+        '.',
+        'é',
+        ' ',
+      ),
+      maxLength: 40,
+    });
+    const prefixed = fc.oneof(
+      raw,
+      raw.map((q) => `agent_id=healthy&${q}`),
+      raw.map((q) => `agent_id=${q}`),
+    );
     await fc.assert(
       fc.asyncProperty(prefixed, async (query) => {
         const res = await observe(query.replace(/ /g, '%20'));
@@ -247,7 +316,7 @@ describe('E2E: GET /api/mcp/endpoint on the private loopback listener', () => {
   });
 
   describe('401, 403 and 404', () => {
-    it('returns 401 with a Bearer challenge without a token, or with an expired or malformed one (another door\'s expired token too)', async () => {
+    it("returns 401 with a Bearer challenge without a token, or with an expired or malformed one (another door's expired token too)", async () => {
       const expired = await stack.brokerToken({ expiresInSeconds: -30 });
       const expiredMcp = await stack.mcpToken({ expiresInSeconds: -30 });
 
@@ -270,8 +339,16 @@ describe('E2E: GET /api/mcp/endpoint on the private loopback listener', () => {
       const inventoryToken = await stack.token({ subject: inventorySubject, audience: 'another-service', extra: actor });
       const mcpToken = await stack.mcpToken({ subject: mcpSubject, tenant: 'globex' });
 
-      expectFailure(await observe('agent_id=healthy', { 'X-Service-Reason': 'passed through' }, inventoryToken), 403, BROKER_REFUSALS.passthrough);
-      expectFailure(await observe('agent_id=healthy', { 'X-Service-Reason': 'passed through' }, mcpToken), 403, BROKER_REFUSALS.passthrough);
+      expectFailure(
+        await observe('agent_id=healthy', { 'X-Service-Reason': 'passed through' }, inventoryToken),
+        403,
+        BROKER_REFUSALS.passthrough,
+      );
+      expectFailure(
+        await observe('agent_id=healthy', { 'X-Service-Reason': 'passed through' }, mcpToken),
+        403,
+        BROKER_REFUSALS.passthrough,
+      );
       const acme = (await listAuditItems(dynamo(), config().auditTable, 'acme')).filter((i) => i.subject === inventorySubject);
       const globex = (await listAuditItems(dynamo(), config().auditTable, 'globex')).filter((i) => i.subject === mcpSubject);
       expect(acme).toEqual([expect.objectContaining({ tenant_id: 'acme', outcome: 'denied', status_code: 403 })]);
@@ -290,7 +367,11 @@ describe('E2E: GET /api/mcp/endpoint on the private loopback listener', () => {
     });
 
     it('returns 403 for a valid token without a tenant claim', async () => {
-      expectFailure(await observe('agent_id=healthy', {}, await stack.brokerToken({ tenant: undefined })), 403, 'The token carries no single tenant in its "tenant_id" claim.');
+      expectFailure(
+        await observe('agent_id=healthy', {}, await stack.brokerToken({ tenant: undefined })),
+        403,
+        'The token carries no single tenant in its "tenant_id" claim.',
+      );
     });
 
     it('returns 403 when the broker named by the token is not on the allow-list, and records that broker', async () => {
@@ -339,7 +420,8 @@ describe('E2E: GET /api/mcp/endpoint on the private loopback listener', () => {
   });
 
   describe('endpoint scope (the endpoint_groups claim the exchange copied)', () => {
-    const auditOf = async (tenant: string, subject: string) => (await listAuditItems(dynamo(), config().auditTable, tenant)).filter((i) => i.subject === subject);
+    const auditOf = async (tenant: string, subject: string) =>
+      (await listAuditItems(dynamo(), config().auditTable, tenant)).filter((i) => i.subject === subject);
 
     it("reads an endpoint in one of the token's groups, answers one outside them with the unknown endpoint's 404, and audits both with the scope", async () => {
       const subject = `scoped-${now}`;
@@ -365,7 +447,11 @@ describe('E2E: GET /api/mcp/endpoint on the private loopback listener', () => {
       expect((await observe('agent_id=disk-high', {}, await stack.brokerToken({ subject, groups: 'servers americas' }))).status).toBe(200);
       expect((await observe('agent_id=disk-high', {}, await stack.brokerToken({ subject, groups: '*' }))).status).toBe(200);
       expect((await observe('agent_id=disk-high', {}, await stack.brokerToken({ subject }))).status).toBe(200);
-      expect((await auditOf('acme', subject)).map((i) => JSON.stringify(i.scope)).sort()).toEqual(['"*"', '["americas","servers"]', 'null']);
+      expect((await auditOf('acme', subject)).map((i) => JSON.stringify(i.scope)).sort()).toEqual([
+        '"*"',
+        '["americas","servers"]',
+        'null',
+      ]);
     });
 
     it.each<[string, unknown]>([
@@ -378,7 +464,11 @@ describe('E2E: GET /api/mcp/endpoint on the private loopback listener', () => {
 
       const res = await observe('agent_id=healthy', {}, await stack.brokerToken({ subject, groups: claim }));
 
-      expectFailure(res, 403, 'The token\'s "endpoint_groups" claim must be "*" or endpoint group names: a list of strings, or one string of names separated by spaces, each 1 to 128 characters.');
+      expectFailure(
+        res,
+        403,
+        'The token\'s "endpoint_groups" claim must be "*" or endpoint group names: a list of strings, or one string of names separated by spaces, each 1 to 128 characters.',
+      );
       expect(await auditOf('acme', subject)).toEqual([expect.objectContaining({ scope: 'invalid', outcome: 'denied', status_code: 403 })]);
     });
 

@@ -17,7 +17,13 @@ describe.concurrent('E2E: npm start while it starts', () => {
   it('answers 503 with Retry-After while it seeds, never a partial list, then the whole tenant', async ({ expect }) => {
     const dir = await mkdtemp(join(tmpdir(), 'fleet-'));
     const fleet = join(dir, 'fleet.json');
-    const agents = Array.from({ length: 1500 }, (_, i) => ({ agent_id: `a-${String(i).padStart(4, '0')}`, hostname: `h-${i}`, os: 'linux', arch: 'x86_64', version: '1' }));
+    const agents = Array.from({ length: 1500 }, (_, i) => ({
+      agent_id: `a-${String(i).padStart(4, '0')}`,
+      hostname: `h-${i}`,
+      os: 'linux',
+      arch: 'x86_64',
+      version: '1',
+    }));
     await writeFile(fleet, JSON.stringify({ tenants: [{ tenant_id: 'big', agents }] }));
     const port = await freePort();
     // Metric lines asked for: one EMF line per request (they are off by default, see below).
@@ -54,12 +60,26 @@ describe.concurrent('E2E: npm start while it starts', () => {
     await run.exited;
   }, 120_000);
 
-  it('keeps listening when the store is down at start, answers 503 rather than an empty list, and seeds once it answers', async ({ expect }) => {
+  it('keeps listening when the store is down at start, answers 503 rather than an empty list, and seeds once it answers', async ({
+    expect,
+  }) => {
     const [port, dynamoPort] = [await freePort(), await freePort()];
     // A one-agent fleet: what is proven is the retry, not the demo (whose seeding is costly).
     const fleet = join(await mkdtemp(join(tmpdir(), 'fleet-')), 'fleet.json');
-    await writeFile(fleet, JSON.stringify({ tenants: [{ tenant_id: 'acme', agents: [{ agent_id: 'a-1', hostname: 'h', os: 'linux', arch: 'x86_64', version: '1' }] }] }));
-    const env = { ...(await freshStartEnv()), PORT: String(port), DYNAMODB_ENDPOINT: `http://127.0.0.1:${dynamoPort}`, DYNAMODB_MAX_ATTEMPTS: '1', DYNAMODB_TIMEOUT_MS: '500', SEED: fleet };
+    await writeFile(
+      fleet,
+      JSON.stringify({
+        tenants: [{ tenant_id: 'acme', agents: [{ agent_id: 'a-1', hostname: 'h', os: 'linux', arch: 'x86_64', version: '1' }] }],
+      }),
+    );
+    const env = {
+      ...(await freshStartEnv()),
+      PORT: String(port),
+      DYNAMODB_ENDPOINT: `http://127.0.0.1:${dynamoPort}`,
+      DYNAMODB_MAX_ATTEMPTS: '1',
+      DYNAMODB_TIMEOUT_MS: '500',
+      SEED: fleet,
+    };
     const token = await tokenFor('acme', env); // signed with the key in LOCAL_DIR, which the stack then uses
     const run = npmStart(env);
     await waitFor(run, 'Stop with Ctrl-C');

@@ -10,21 +10,34 @@ import { freePort, freshStartEnv, killStarted, npmStart, portIsOpen, waitFor } f
 afterAll(killStarted);
 
 describe.concurrent('E2E: stopping npm start', () => {
-  it.for<NodeJS.Signals>(['SIGTERM', 'SIGINT', 'SIGHUP'])('%s to `npm start` stops the whole stack and frees every port', { timeout: 120_000 }, async (signal, { expect }) => {
-    const [port, privatePort, dynamoPort] = [await freePort(), await freePort(), await freePort()];
-    const run = npmStart({ ...(await freshStartEnv()), PORT: String(port), PRIVATE_PORT: String(privatePort), DYNAMODB_PORT: String(dynamoPort), SEED: 'none' }, true);
-    await waitFor(run, 'Stop with Ctrl-C');
-    expect([await portIsOpen(port), await portIsOpen(privatePort), await portIsOpen(dynamoPort)]).toEqual([true, true, true]);
+  it.for<NodeJS.Signals>(['SIGTERM', 'SIGINT', 'SIGHUP'])(
+    '%s to `npm start` stops the whole stack and frees every port',
+    { timeout: 120_000 },
+    async (signal, { expect }) => {
+      const [port, privatePort, dynamoPort] = [await freePort(), await freePort(), await freePort()];
+      const run = npmStart(
+        {
+          ...(await freshStartEnv()),
+          PORT: String(port),
+          PRIVATE_PORT: String(privatePort),
+          DYNAMODB_PORT: String(dynamoPort),
+          SEED: 'none',
+        },
+        true,
+      );
+      await waitFor(run, 'Stop with Ctrl-C');
+      expect([await portIsOpen(port), await portIsOpen(privatePort), await portIsOpen(dynamoPort)]).toEqual([true, true, true]);
 
-    run.child.kill(signal);
-    await run.exited;
-    const deadline = Date.now() + 10_000;
-    let open = [true, true, true];
-    while (open.some(Boolean) && Date.now() < deadline) {
-      await new Promise((r) => setTimeout(r, 200));
-      open = [await portIsOpen(port), await portIsOpen(privatePort), await portIsOpen(dynamoPort)];
-    }
+      run.child.kill(signal);
+      await run.exited;
+      const deadline = Date.now() + 10_000;
+      let open = [true, true, true];
+      while (open.some(Boolean) && Date.now() < deadline) {
+        await new Promise((r) => setTimeout(r, 200));
+        open = [await portIsOpen(port), await portIsOpen(privatePort), await portIsOpen(dynamoPort)];
+      }
 
-    expect(open).toEqual([false, false, false]);
-  });
+      expect(open).toEqual([false, false, false]);
+    },
+  );
 });

@@ -15,14 +15,23 @@ import { freePort, freshStartEnv, killStarted, npmStart, tokenFor, waitFor } fro
 afterAll(killStarted);
 
 /** One access line of npm start's terminal (method, path, status, time, request id); each part a pattern. */
-const accessLine = (method: string, path: string, status: string, requestId = '[0-9a-f-]{36}'): RegExp => new RegExp(`^${method} ${path} ${status} \\d+ ms ${requestId}$`, 'm');
+const accessLine = (method: string, path: string, status: string, requestId = '[0-9a-f-]{36}'): RegExp =>
+  new RegExp(`^${method} ${path} ${status} \\d+ ms ${requestId}$`, 'm');
 
 describe.concurrent('E2E: npm start refuses a bad start with one sentence', () => {
   it.for([
     ['PORT=abc', { PORT: 'abc' }, 'npm start: Invalid configuration: PORT: must be a port number from 0 to 65535'],
-    ['PRIVATE_PORT=70000', { PRIVATE_PORT: '70000' }, 'npm start: Invalid configuration: PRIVATE_PORT: must be a port number from 0 to 65535'],
+    [
+      'PRIVATE_PORT=70000',
+      { PRIVATE_PORT: '70000' },
+      'npm start: Invalid configuration: PRIVATE_PORT: must be a port number from 0 to 65535',
+    ],
     // A relative path is taken from the folder the user ran `npm start` in (INIT_CWD), and shown resolved.
-    ['SEED=bogus', { SEED: 'bogus', INIT_CWD: '/home/user/fleets' }, 'npm start: SEED: there is no fleet file at /home/user/fleets/bogus (SEED is demo, none, or the path of a fleet file).'],
+    [
+      'SEED=bogus',
+      { SEED: 'bogus', INIT_CWD: '/home/user/fleets' },
+      'npm start: SEED: there is no fleet file at /home/user/fleets/bogus (SEED is demo, none, or the path of a fleet file).',
+    ],
     ['SEED_LIVE=yes', { SEED_LIVE: 'yes' }, 'npm start: SEED_LIVE must be true or false, not "yes".'],
   ] as const)('%s', { timeout: 120_000 }, async ([, env, message], { expect }) => {
     const run = npmStart({ ...(await freshStartEnv()), ...env });
@@ -35,16 +44,33 @@ describe.concurrent('E2E: npm start refuses a bad start with one sentence', () =
     const dir = await mkdtemp(join(tmpdir(), 'fleet-'));
     const invalid = join(dir, 'invalid.json');
     const notJson = join(dir, 'broken.json');
-    await writeFile(invalid, JSON.stringify({ tenants: [{ tenant_id: 't', agents: [{ agent_id: 'a', hostname: 'h', os: 'linux', arch: 'x86_64', version: '1' }, { agent_id: 'b', hostname: 'h', os: 'linux', version: '1' }] }] }));
+    await writeFile(
+      invalid,
+      JSON.stringify({
+        tenants: [
+          {
+            tenant_id: 't',
+            agents: [
+              { agent_id: 'a', hostname: 'h', os: 'linux', arch: 'x86_64', version: '1' },
+              { agent_id: 'b', hostname: 'h', os: 'linux', version: '1' },
+            ],
+          },
+        ],
+      }),
+    );
     await writeFile(notJson, '{"tenants": [');
 
     const first = npmStart({ ...(await freshStartEnv()), SEED: invalid });
     const second = npmStart({ ...(await freshStartEnv()), SEED: notJson });
 
     expect(await first.exited).toBe(2);
-    expect(first.output().trim()).toBe(`npm start: SEED: the fleet file ${invalid} is not a valid fleet: tenants[0].agents[1].arch: required (SEED is demo, none, or the path of a fleet file).`);
+    expect(first.output().trim()).toBe(
+      `npm start: SEED: the fleet file ${invalid} is not a valid fleet: tenants[0].agents[1].arch: required (SEED is demo, none, or the path of a fleet file).`,
+    );
     expect(await second.exited).toBe(2);
-    expect(second.output()).toMatch(new RegExp(`^npm start: SEED: the fleet file ${notJson.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} is not JSON \\(`));
+    expect(second.output()).toMatch(
+      new RegExp(`^npm start: SEED: the fleet file ${notJson.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} is not JSON \\(`),
+    );
   }, 120_000);
 
   it('says which port is taken and which variable moves it', async ({ expect }) => {
@@ -55,7 +81,9 @@ describe.concurrent('E2E: npm start refuses a bad start with one sentence', () =
       const run = npmStart({ ...(await freshStartEnv()), PORT: String(port), SEED: 'none' });
 
       expect(await run.exited).toBe(2);
-      expect(run.output().trim()).toBe(`npm start: port ${port} (PORT, the public listener) is in use by another program; stop it, or set PORT to a free port.`);
+      expect(run.output().trim()).toBe(
+        `npm start: port ${port} (PORT, the public listener) is in use by another program; stop it, or set PORT to a free port.`,
+      );
     } finally {
       taken.close();
     }
@@ -83,10 +111,17 @@ describe.concurrent('E2E: npm start refuses a bad start with one sentence', () =
 });
 
 describe.concurrent('E2E: the terminal of npm start', () => {
-  it('shows the banner first, then one short line per request: method, path, status, time and the request id of the answer, and no log records or library notices unless asked', async ({ expect }) => {
+  it('shows the banner first, then one short line per request: method, path, status, time and the request id of the answer, and no log records or library notices unless asked', async ({
+    expect,
+  }) => {
     const port = await freePort();
     const fleet = join(await mkdtemp(join(tmpdir(), 'fleet-')), 'fleet.json');
-    await writeFile(fleet, JSON.stringify({ tenants: [{ tenant_id: 'acme', agents: [{ agent_id: 'a-1', hostname: 'h', os: 'linux', arch: 'x86_64', version: '1' }] }] }));
+    await writeFile(
+      fleet,
+      JSON.stringify({
+        tenants: [{ tenant_id: 'acme', agents: [{ agent_id: 'a-1', hostname: 'h', os: 'linux', arch: 'x86_64', version: '1' }] }],
+      }),
+    );
     // The user's default: POWERTOOLS_LOG_LEVEL unset (the handlers' JSON records would be INFO).
     const env = { ...(await freshStartEnv('none')), PORT: String(port), SEED: fleet };
     const token = await tokenFor('acme', env); // first, in an empty folder: it makes the issuer key the stack then uses
@@ -100,7 +135,11 @@ describe.concurrent('E2E: the terminal of npm start', () => {
       await listed.arrayBuffer();
       // An MCP client of the 2026-07-28 era: the SDK's handler for it is made on this first call.
       const client = new Client({ name: 'terminal-check', version: '1.0.0' }, { versionNegotiation: { mode: 'auto' } });
-      await client.connect(new StreamableHTTPClientTransport(new URL(`http://127.0.0.1:${port}/api/mcp`), { requestInit: { headers: { Authorization: `Bearer ${mcpToken}` } } }));
+      await client.connect(
+        new StreamableHTTPClientTransport(new URL(`http://127.0.0.1:${port}/api/mcp`), {
+          requestInit: { headers: { Authorization: `Bearer ${mcpToken}` } },
+        }),
+      );
       const { tools } = await client.listTools();
       await client.close();
       await waitFor(run, accessLine('GET', '/api/agents', '200'));
@@ -114,7 +153,9 @@ describe.concurrent('E2E: the terminal of npm start', () => {
       expect(output).toMatch(accessLine('GET', '/api/agents', '401', requestId!));
       // After the banner: the store's two lines, then access lines only.
       const afterBanner = output.slice(output.indexOf('Stop with Ctrl-C')).split('\n').slice(1).filter(Boolean);
-      expect(afterBanner.filter((line) => !/^(created tables: |seeded )/.test(line) && !accessLine('[A-Z]+', '\\S+', '\\d{3}').test(line))).toEqual([]);
+      expect(
+        afterBanner.filter((line) => !/^(created tables: |seeded )/.test(line) && !accessLine('[A-Z]+', '\\S+', '\\d{3}').test(line)),
+      ).toEqual([]);
       expect(output).not.toContain('{"level"');
     } finally {
       run.child.kill('SIGTERM');

@@ -22,7 +22,12 @@ describe('E2E: an observations read with tenant fencing on', () => {
   beforeAll(async () => {
     sts = await startStsStandIn(READ_ROLE);
     stack = await startTestStack(
-      { tenants: ['müller gmbh', 'globex'].map((tenant_id) => ({ tenant_id, agents: [{ agent_id: 'web 1', hostname: 'web-1', os: 'linux', arch: 'x86_64', version: '1' }] })) },
+      {
+        tenants: ['müller gmbh', 'globex'].map((tenant_id) => ({
+          tenant_id,
+          agents: [{ agent_id: 'web 1', hostname: 'web-1', os: 'linux', arch: 'x86_64', version: '1' }],
+        })),
+      },
       { TENANT_FENCING: 'iam', TENANT_READ_ROLE_ARN: READ_ROLE, TENANT_AUDIT_ROLE_ARN: AUDIT_ROLE, STS_ENDPOINT: sts.endpoint },
     );
   });
@@ -73,7 +78,9 @@ describe('E2E: an observations read with tenant fencing on', () => {
     sts.respond = (response) => {
       if (sts.calls.at(-1)?.RoleArn === READ_ROLE) return credentials(response);
       response.writeHead(503, { 'Content-Type': 'text/xml' });
-      response.end('<ErrorResponse><Error><Type>Receiver</Type><Code>ServiceUnavailable</Code><Message>down</Message></Error></ErrorResponse>');
+      response.end(
+        '<ErrorResponse><Error><Type>Receiver</Type><Code>ServiceUnavailable</Code><Message>down</Message></Error></ErrorResponse>',
+      );
     };
 
     const res = await observe('globex');

@@ -9,7 +9,9 @@ import { get, startTestStack, type TestStack } from '../helpers/stack.js';
  * (GET /api/agents, POST /api/mcp) and the observations handler's own check (the private listener).
  */
 
-const FLEET = { tenants: [{ tenant_id: 'acme', agents: [{ agent_id: 'a-1', hostname: 'h-1', os: 'linux', arch: 'x86_64', version: '1' }] }] };
+const FLEET = {
+  tenants: [{ tenant_id: 'acme', agents: [{ agent_id: 'a-1', hostname: 'h-1', os: 'linux', arch: 'x86_64', version: '1' }] }],
+};
 
 let stack: TestStack;
 beforeAll(async () => {
@@ -32,7 +34,12 @@ describe('E2E: a token issued in the future', () => {
     const inventoryToken = await stack.token({ issuedAt: iat, expiresInSeconds: seconds + 3_600 });
     const brokerToken = await stack.brokerToken({ expiresInSeconds: seconds + 3_600 });
     // The claims of brokerToken(), issued in the future.
-    const futureBroker = await stack.token({ audience: 'endpoint-observations', issuedAt: iat, extra: { act: { sub: 'local-broker' } }, expiresInSeconds: seconds + 3_600 });
+    const futureBroker = await stack.token({
+      audience: 'endpoint-observations',
+      issuedAt: iat,
+      extra: { act: { sub: 'local-broker' } },
+      expiresInSeconds: seconds + 3_600,
+    });
 
     for (const res of [await inventory(inventoryToken), await observations(futureBroker)]) {
       expect(res.status).toBe(401);
@@ -99,7 +106,10 @@ describe('E2E: the issuer key set is down (an issuer stand-in: faults a real one
 
   it.each([
     ['answers 500', (res: ServerResponse) => (res.writeHead(500), res.end('Internal Server Error'))],
-    ['answers an HTML page', (res: ServerResponse) => (res.writeHead(200, { 'Content-Type': 'text/html' }), res.end('<html><body>Sign in</body></html>'))],
+    [
+      'answers an HTML page',
+      (res: ServerResponse) => (res.writeHead(200, { 'Content-Type': 'text/html' }), res.end('<html><body>Sign in</body></html>')),
+    ],
     ['answers an empty body', (res: ServerResponse) => (res.writeHead(200), res.end())],
     ['drops every connection', (res: ServerResponse) => res.socket?.destroy()],
   ])('gives 503 with Retry-After at every door, never a 401, when it %s', async (name, respond) => {

@@ -159,7 +159,9 @@ export function expectResponseMatchesContract(operationId: string, response: Con
   const problems: string[] = [];
   const contentType = headerOf(response.headers, 'content-type');
   if (mediaTypeOf(contentType) !== contract.mediaType) {
-    problems.push(`Content-Type is ${contentType === undefined ? 'missing' : `"${contentType}"`}, expected ${contract.mediaType} for status ${response.status}`);
+    problems.push(
+      `Content-Type is ${contentType === undefined ? 'missing' : `"${contentType}"`}, expected ${contract.mediaType} for status ${response.status}`,
+    );
   }
 
   let body: unknown = response.body;

@@ -81,10 +81,13 @@ async function listenOnLoopback(server: Server | HttpServer): Promise<{ endpoint
 
 /** Passes one request on to the engine at `upstream` and its answer back, as it comes. */
 function forward(upstream: URL, req: IncomingMessage, res: ServerResponse): void {
-  const onward = request({ host: upstream.hostname, port: upstream.port, method: req.method, path: req.url, headers: req.headers }, (answer) => {
-    res.writeHead(answer.statusCode ?? 502, answer.headers);
-    answer.pipe(res);
-  });
+  const onward = request(
+    { host: upstream.hostname, port: upstream.port, method: req.method, path: req.url, headers: req.headers },
+    (answer) => {
+      res.writeHead(answer.statusCode ?? 502, answer.headers);
+      answer.pipe(res);
+    },
+  );
   onward.on('error', () => res.destroy());
   req.pipe(onward);
 }
@@ -101,12 +104,21 @@ export interface InjectedAnswer {
  * when it is a string, else what the function gives for the request's operation (a fault injector
  * or a stand-in, named so by the tests that use it).
  */
-export async function answeringEndpoint(answer: string | ((operation: string) => InjectedAnswer)): Promise<{ endpoint: string; requests: () => number; close(): Promise<void> }> {
+export async function answeringEndpoint(
+  answer: string | ((operation: string) => InjectedAnswer),
+): Promise<{ endpoint: string; requests: () => number; close(): Promise<void> }> {
   let requests = 0;
   const server = createHttpServer((req, res) => {
     requests += 1;
-    const operation = String(req.headers['x-amz-target'] ?? '').split('.').pop() ?? '';
-    const { statusCode = 200, contentType = 'application/x-amz-json-1.0', body } = typeof answer === 'string' ? { body: answer } : answer(operation);
+    const operation =
+      String(req.headers['x-amz-target'] ?? '')
+        .split('.')
+        .pop() ?? '';
+    const {
+      statusCode = 200,
+      contentType = 'application/x-amz-json-1.0',
+      body,
+    } = typeof answer === 'string' ? { body: answer } : answer(operation);
     req.resume();
     req.on('end', () => {
       res.writeHead(statusCode, { 'Content-Type': contentType });
@@ -121,11 +133,17 @@ export async function answeringEndpoint(answer: string | ((operation: string) =>
  * DynamoDB operation `holds` names (`X-Amz-Target`): a fault injector for "the audit table hangs
  * while the data table answers", which no engine does on demand.
  */
-export async function holdingProxy(target: string, holds: (operation: string) => boolean): Promise<{ endpoint: string; held: () => number; close(): Promise<void> }> {
+export async function holdingProxy(
+  target: string,
+  holds: (operation: string) => boolean,
+): Promise<{ endpoint: string; held: () => number; close(): Promise<void> }> {
   let held = 0;
   const upstream = new URL(target);
   const server = createHttpServer((req, res) => {
-    const operation = String(req.headers['x-amz-target'] ?? '').split('.').pop() ?? '';
+    const operation =
+      String(req.headers['x-amz-target'] ?? '')
+        .split('.')
+        .pop() ?? '';
     if (holds(operation)) {
       held += 1;
       req.resume();
@@ -157,7 +175,10 @@ export async function countingProxy(
     inFlight += 1;
     mostInFlight = Math.max(mostInFlight, inFlight);
     res.on('close', () => (inFlight -= 1));
-    const operation = String(req.headers['x-amz-target'] ?? '').split('.').pop() ?? '';
+    const operation =
+      String(req.headers['x-amz-target'] ?? '')
+        .split('.')
+        .pop() ?? '';
     if (operation === 'Query') {
       queries += 1;
       if (options.failFrom !== undefined && queries >= options.failFrom) {

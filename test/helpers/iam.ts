@@ -22,7 +22,8 @@ export interface TemplateRole {
 }
 
 /** The ARN of a session of a role (the principal of every request made with its credentials). */
-export const sessionArn = (role: TemplateRole, sessionName = 'session'): string => `arn:aws:sts::${ACCOUNT}:assumed-role/${role.name}/${sessionName}`;
+export const sessionArn = (role: TemplateRole, sessionName = 'session'): string =>
+  `arn:aws:sts::${ACCOUNT}:assumed-role/${role.name}/${sessionName}`;
 
 /** Every AWS::IAM::Role of the template, its intrinsics resolved. */
 export function templateRoles(template: Json): Record<string, TemplateRole> {
@@ -37,7 +38,10 @@ export function templateRoles(template: Json): Record<string, TemplateRole> {
       name,
       arn: `arn:aws:iam::${ACCOUNT}:role/${name}`,
       trustPolicy: resolve(r.Properties.AssumeRolePolicyDocument) as Json,
-      policies: ((r.Properties.Policies ?? []) as Json[]).map((p) => ({ name: p.PolicyName as string, policy: resolve(p.PolicyDocument) as Json })),
+      policies: ((r.Properties.Policies ?? []) as Json[]).map((p) => ({
+        name: p.PolicyName as string,
+        policy: resolve(p.PolicyDocument) as Json,
+      })),
     };
   }
   return roles;
@@ -69,7 +73,12 @@ function attribute(id: string, attr: string, resources: Json): string {
 }
 
 function reference(name: string, resources: Json): string {
-  const pseudo: Record<string, string> = { 'AWS::Partition': 'aws', 'AWS::AccountId': ACCOUNT, 'AWS::Region': REGION, 'AWS::URLSuffix': 'amazonaws.com' };
+  const pseudo: Record<string, string> = {
+    'AWS::Partition': 'aws',
+    'AWS::AccountId': ACCOUNT,
+    'AWS::Region': REGION,
+    'AWS::URLSuffix': 'amazonaws.com',
+  };
   if (pseudo[name]) return pseudo[name];
   const r = resources[name];
   if (!r) throw new Error(`Ref names nothing known: ${name}`);
@@ -131,7 +140,12 @@ export interface Ask {
  */
 export async function decide(ask: Ask): Promise<Decision> {
   const simulation: Simulation = {
-    request: { principal: ask.principal, action: ask.action, resource: { resource: ask.resource, accountId: ACCOUNT }, contextVariables: ask.context ?? {} },
+    request: {
+      principal: ask.principal,
+      action: ask.action,
+      resource: { resource: ask.resource, accountId: ACCOUNT },
+      contextVariables: ask.context ?? {},
+    },
     identityPolicies: ask.identityPolicies,
     serviceControlPolicies: [],
     resourceControlPolicies: [],

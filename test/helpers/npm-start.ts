@@ -42,7 +42,11 @@ export function killStarted(): void {
  * logs silent; a variable given as undefined is unset.
  */
 export function npmStart(env: Record<string, string | undefined>, viaNpm = false): NpmStart {
-  const options = { cwd: ROOT, env: { ...process.env, POWERTOOLS_LOG_LEVEL: 'SILENT', ...env }, stdio: ['ignore', 'pipe', 'pipe'] as ['ignore', 'pipe', 'pipe'] };
+  const options = {
+    cwd: ROOT,
+    env: { ...process.env, POWERTOOLS_LOG_LEVEL: 'SILENT', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'] as ['ignore', 'pipe', 'pipe'],
+  };
   const child = viaNpm ? spawn('npm', ['run', '-s', 'start'], options) : spawn(process.execPath, [compiled('start.ts')], options);
   started.push(child);
   let out = '';
@@ -106,7 +110,12 @@ function npmScriptOf(script: string): string {
  * stderr) on a non-zero exit. It runs the CLI's compiled entry point, or with `viaNpm` the npm
  * script itself (`npm run -s token -- …`, tsx and the packages as Node resolves them).
  */
-export async function runCli(script: string, args: string[], env: Record<string, string>, viaNpm = false): Promise<{ stdout: string; stderr: string }> {
+export async function runCli(
+  script: string,
+  args: string[],
+  env: Record<string, string>,
+  viaNpm = false,
+): Promise<{ stdout: string; stderr: string }> {
   const options = { cwd: ROOT, env: { ...process.env, ...env } };
   const { stdout, stderr } = viaNpm
     ? await execFileAsync('npm', ['run', '-s', npmScriptOf(script), '--', ...args], options)

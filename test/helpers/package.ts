@@ -49,11 +49,16 @@ export function startPackaging(): { outDir: string; ended: Promise<void> } {
   const command = ['npm', 'run', '--silent', 'package', '--', '--package', outDir];
   const [file, ...args] = canCutNetwork ? ['unshare', '-n', ...command] : command;
   const ended = new Promise<void>((resolve) => {
-    execFile(file!, args, { cwd: ROOT, encoding: 'utf8', env: credentialFreeEnv(), timeout: PACKAGING_TIMEOUT_MS, maxBuffer: 16 * 1024 * 1024 }, (error, stdout, stderr) => {
-      const status = error ? (typeof error.code === 'number' ? error.code : (error.signal ?? String(error.code))) : 0;
-      writeFileSync(join(outDir, OUTCOME_FILE), JSON.stringify({ status, stdout, stderr }));
-      resolve();
-    });
+    execFile(
+      file!,
+      args,
+      { cwd: ROOT, encoding: 'utf8', env: credentialFreeEnv(), timeout: PACKAGING_TIMEOUT_MS, maxBuffer: 16 * 1024 * 1024 },
+      (error, stdout, stderr) => {
+        const status = error ? (typeof error.code === 'number' ? error.code : (error.signal ?? String(error.code))) : 0;
+        writeFileSync(join(outDir, OUTCOME_FILE), JSON.stringify({ status, stdout, stderr }));
+        resolve();
+      },
+    );
   });
   return { outDir, ended };
 }
@@ -89,7 +94,9 @@ export function removePackage(outDir: string): void {
  */
 export function fragmentResourceIds(): string[] {
   const ids: string[] = [];
-  for (const file of readdirSync(join(ROOT, 'infra')).filter((f) => f.endsWith('.yml')).sort()) {
+  for (const file of readdirSync(join(ROOT, 'infra'))
+    .filter((f) => f.endsWith('.yml'))
+    .sort()) {
     const lines = readFileSync(join(ROOT, 'infra', file), 'utf8').split('\n');
     let inResources = false;
     for (const line of lines) {

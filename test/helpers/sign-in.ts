@@ -6,7 +6,10 @@ import { createHash, randomBytes } from 'node:crypto';
  * (the sign-in page), submit its form with a tenant and a user, and return where the issuer sends
  * the browser back (the client's redirect URI with `code`, `state` and `iss`, or an error).
  */
-export async function signInAsBrowser(authorizationUrl: string | URL, who: { tenant: string; user: string; action?: 'allow' | 'deny' }): Promise<URL> {
+export async function signInAsBrowser(
+  authorizationUrl: string | URL,
+  who: { tenant: string; user: string; action?: 'allow' | 'deny' },
+): Promise<URL> {
   const page = await fetch(authorizationUrl, { redirect: 'manual' });
   const html = await page.text();
   if (page.status !== 200) throw new Error(`the sign-in page answered ${page.status}: ${html.slice(0, 300)}`);
@@ -19,7 +22,8 @@ export async function signInAsBrowser(authorizationUrl: string | URL, who: { ten
     redirect: 'manual',
   });
   const location = submitted.headers.get('location');
-  if (submitted.status !== 303 || !location) throw new Error(`the sign-in form answered ${submitted.status}: ${(await submitted.text()).slice(0, 300)}`);
+  if (submitted.status !== 303 || !location)
+    throw new Error(`the sign-in form answered ${submitted.status}: ${(await submitted.text()).slice(0, 300)}`);
   return new URL(location);
 }
 

@@ -136,6 +136,15 @@ export async function startShrunkTimeStack(seed: string, options: { seedLive?: b
 }
 
 /** startLocalStack on free ports, quiet, on TEST_DYNAMODB_ENDPOINT when set (DynamoDB Local), else its embedded engine. */
-function startOnFreePorts(options: Omit<Parameters<typeof startLocalStack>[0], 'port' | 'privatePort' | 'dynamoPort' | 'dynamoEndpoint' | 'quiet'>): Promise<LocalStack> {
-  return startLocalStack({ port: 0, privatePort: 0, dynamoPort: 0, dynamoEndpoint: process.env.TEST_DYNAMODB_ENDPOINT, quiet: true, ...options });
+function startOnFreePorts(
+  options: Omit<Parameters<typeof startLocalStack>[0], 'port' | 'privatePort' | 'dynamoPort' | 'dynamoEndpoint' | 'quiet'>,
+): Promise<LocalStack> {
+  return startLocalStack({
+    port: 0,
+    privatePort: 0,
+    dynamoPort: 0,
+    dynamoEndpoint: process.env.TEST_DYNAMODB_ENDPOINT,
+    quiet: true,
+    ...options,
+  });
 }

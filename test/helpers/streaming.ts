@@ -22,9 +22,19 @@ export interface StreamedAnswer {
  * Invokes a streaming handler through the runtime stand-in (infra/local/streaming.ts) and returns
  * what the client gets. The body is decoded only for a complete answer; a cut one is left raw.
  */
-export async function invokeStreamed(handler: unknown, event: unknown, context: Context = testContext('inventory')): Promise<StreamedAnswer> {
+export async function invokeStreamed(
+  handler: unknown,
+  event: unknown,
+  context: Context = testContext('inventory'),
+): Promise<StreamedAnswer> {
   const answer = await collectStreaming(handler as StreamingHandler, event, context);
   const gzip = answer.headers['Content-Encoding'] === 'gzip';
   const body = answer.error === undefined ? (gzip ? gunzipSync(answer.body) : answer.body).toString('utf8') : '';
-  return { statusCode: answer.statusCode, headers: answer.headers, raw: answer.body, body, ...(answer.error === undefined ? {} : { error: answer.error }) };
+  return {
+    statusCode: answer.statusCode,
+    headers: answer.headers,
+    raw: answer.body,
+    body,
+    ...(answer.error === undefined ? {} : { error: answer.error }),
+  };
 }

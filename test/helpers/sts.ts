@@ -45,7 +45,8 @@ export async function startStsStandIn(role = 'arn:aws:iam::123456789012:role/end
       const form = new URLSearchParams(body);
       if (form.get('Action') === 'AssumeRole') {
         const tags: string[] = [];
-        for (let i = 1; form.has(`Tags.member.${i}.Key`); i += 1) tags.push(`${form.get(`Tags.member.${i}.Key`)}=${form.get(`Tags.member.${i}.Value`)}`);
+        for (let i = 1; form.has(`Tags.member.${i}.Key`); i += 1)
+          tags.push(`${form.get(`Tags.member.${i}.Key`)}=${form.get(`Tags.member.${i}.Value`)}`);
         sts.calls.push({
           RoleArn: form.get('RoleArn') ?? '',
           RoleSessionName: form.get('RoleSessionName') ?? '',

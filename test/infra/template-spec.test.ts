@@ -26,7 +26,6 @@ beforeAll(async () => {
 
 describe('Template: checked against AWS resource specification', () => {
   describe('the template npm run package writes', () => {
-
     it('has only known resource types and properties, every required property, and no reference to anything undeclared', () => {
       const problems = validateTemplate(template, spec);
 
@@ -40,7 +39,13 @@ describe('Template: checked against AWS resource specification', () => {
       const types = new Set(resources.map((r) => r.Type as string));
       const methods = resources.filter((r) => r.Type === 'AWS::ApiGateway::Method').map((r) => r.Properties);
 
-      for (const type of ['AWS::ApiGateway::Authorizer', 'AWS::ApiGateway::GatewayResponse', 'AWS::ApiGateway::Stage', 'AWS::WAFv2::WebACL', 'AWS::WAFv2::WebACLAssociation']) {
+      for (const type of [
+        'AWS::ApiGateway::Authorizer',
+        'AWS::ApiGateway::GatewayResponse',
+        'AWS::ApiGateway::Stage',
+        'AWS::WAFv2::WebACL',
+        'AWS::WAFv2::WebACLAssociation',
+      ]) {
         expect(types.has(type), type).toBe(true);
       }
       expect(methods.some((m) => m.Integration.ResponseTransferMode === 'STREAM')).toBe(true);
@@ -57,10 +62,20 @@ describe('Template: checked against AWS resource specification', () => {
     });
 
     it.each([
-      ['a misspelled property, with the likely name', 'MisspelledTable', 'BillingMod', /has no property BillingMod \(did you mean BillingMode\?\)/],
+      [
+        'a misspelled property, with the likely name',
+        'MisspelledTable',
+        'BillingMod',
+        /has no property BillingMod \(did you mean BillingMode\?\)/,
+      ],
       ['a missing required property', 'TableWithoutKeys', 'KeySchema', /AWS::DynamoDB::Table requires KeySchema/],
       ['a Ref to nothing', 'AlarmOnMissingTopic', 'MissingTopic', /Ref names MissingTopic, which is no resource or parameter/],
-      ['a Fn::GetAtt of an attribute the type does not have', 'PublisherRole', 'Arn', /asks Topic \(AWS::SNS::Topic\) for Arn.*\(it has TopicArn, TopicName\)/],
+      [
+        'a Fn::GetAtt of an attribute the type does not have',
+        'PublisherRole',
+        'Arn',
+        /asks Topic \(AWS::SNS::Topic\) for Arn.*\(it has TopicArn, TopicName\)/,
+      ],
       ['a DependsOn to nothing', 'TopicAfterNothing', 'NoSuchResource', /DependsOn names "NoSuchResource", which is no resource/],
       ['a ${Missing} in Fn::Sub', 'LogGroupOfMissingName', 'Missing', /Fn::Sub \$\{Missing\} names Missing/],
       ['a string where a list is expected', 'AlarmWithOneAction', 'AlarmActions', /AlarmActions must be a list of strings, not the string/],

@@ -78,7 +78,15 @@ function routesOfTemplate(): TemplateRoute[] {
     const p = m.Properties;
     const api = p.RestApiId.Ref === 'PrivateApi' ? 'private' : 'public';
     const fn = /(Inventory|Mcp|Observations)LambdaFunction/.exec(JSON.stringify(p.Integration.Uri))![1]!.toLowerCase() as Route['function'];
-    return { id, api, method: p.HttpMethod, resource: pathOf(p.ResourceId, api), function: fn, authorizer: doorOf(p.AuthorizerId), transferMode: p.Integration.ResponseTransferMode ?? 'BUFFERED' };
+    return {
+      id,
+      api,
+      method: p.HttpMethod,
+      resource: pathOf(p.ResourceId, api),
+      function: fn,
+      authorizer: doorOf(p.AuthorizerId),
+      transferMode: p.Integration.ResponseTransferMode ?? 'BUFFERED',
+    };
   });
 }
 
@@ -87,9 +95,11 @@ describe('Template: npm run package', () => {
     const ids = Object.keys(template.Resources as Json);
 
     expect(fragmentResourceIds().filter((id) => !ids.includes(id))).toEqual([]);
-    expect(ofType('AWS::Lambda::Function').map(([id]) => id).sort()).toEqual(
-      expect.arrayContaining(Object.keys(FUNCTIONS).map((name) => `${name[0]!.toUpperCase()}${name.slice(1)}LambdaFunction`)),
-    );
+    expect(
+      ofType('AWS::Lambda::Function')
+        .map(([id]) => id)
+        .sort(),
+    ).toEqual(expect.arrayContaining(Object.keys(FUNCTIONS).map((name) => `${name[0]!.toUpperCase()}${name.slice(1)}LambdaFunction`)));
   });
 
   describe('Bundles', () => {
@@ -113,7 +123,8 @@ describe('Template: npm run package', () => {
   });
 
   describe('Public REST API: inventory and the MCP door', () => {
-    const publicMethods = (): Array<[string, Json]> => ofType('AWS::ApiGateway::Method').filter(([, m]) => m.Properties.RestApiId.Ref === 'ApiGatewayRestApi');
+    const publicMethods = (): Array<[string, Json]> =>
+      ofType('AWS::ApiGateway::Method').filter(([, m]) => m.Properties.RestApiId.Ref === 'ApiGatewayRestApi');
     const methodAt = (method: string, path: string): Json => {
       const found = routesOfTemplate().find((r) => r.method === method && r.resource === path);
       if (!found) throw new Error(`no method ${method} ${path} in the template`);
@@ -121,14 +132,23 @@ describe('Template: npm run package', () => {
     };
 
     it('is one regional REST API beside the private one, and no HTTP API is left', () => {
-      expect(ofType('AWS::ApiGateway::RestApi').map(([id]) => id).sort()).toEqual(['ApiGatewayRestApi', 'PrivateApi']);
-      expect(resource('ApiGatewayRestApi').Properties).toMatchObject({ Name: 'endpoint-read-service-example-public', EndpointConfiguration: { Types: ['REGIONAL'] } });
+      expect(
+        ofType('AWS::ApiGateway::RestApi')
+          .map(([id]) => id)
+          .sort(),
+      ).toEqual(['ApiGatewayRestApi', 'PrivateApi']);
+      expect(resource('ApiGatewayRestApi').Properties).toMatchObject({
+        Name: 'endpoint-read-service-example-public',
+        EndpointConfiguration: { Types: ['REGIONAL'] },
+      });
       expect(resources().filter(([, r]) => String(r.Type).startsWith('AWS::ApiGatewayV2::'))).toEqual([]);
       expect(JSON.stringify(template)).not.toMatch(/HttpApi|httpApi/);
     });
 
     it('has exactly the routes of the local gateway (infra/local/routes.ts): methods, functions, authorizers and transfer modes', () => {
-      const local = ROUTES.map((r) => `${r.api} ${r.method} ${r.resource} -> ${r.function} [${r.authorizer ?? 'none'}, ${r.transferMode}]`).sort();
+      const local = ROUTES.map(
+        (r) => `${r.api} ${r.method} ${r.resource} -> ${r.function} [${r.authorizer ?? 'none'}, ${r.transferMode}]`,
+      ).sort();
       const deployed = routesOfTemplate()
         .map((r) => `${r.api} ${r.method} ${r.resource} -> ${r.function} [${r.authorizer ?? 'none'}, ${r.transferMode}]`)
         .sort();
@@ -142,7 +162,11 @@ describe('Template: npm run package', () => {
       expect(authorizers).toHaveLength(2);
       for (const door of Object.values(DOORS)) {
         const authorizer = authorizers.find((a) => a.Name === door.authorizerName)!;
-        expect(authorizer).toMatchObject({ Type: 'REQUEST', RestApiId: { Ref: 'ApiGatewayRestApi' }, AuthorizerResultTtlInSeconds: door.cacheTtlSeconds });
+        expect(authorizer).toMatchObject({
+          Type: 'REQUEST',
+          RestApiId: { Ref: 'ApiGatewayRestApi' },
+          AuthorizerResultTtlInSeconds: door.cacheTtlSeconds,
+        });
         expect(authorizer.IdentitySource).toBe(door.identitySource ? `method.request.header.${door.identitySource}` : undefined);
         expect(JSON.stringify(authorizer.AuthorizerUri)).toContain('"AuthorizerLambdaFunction","Arn"');
       }
@@ -161,7 +185,11 @@ describe('Template: npm run package', () => {
         expect(permission).toMatchObject({ Action: 'lambda:InvokeFunction', Principal: 'apigateway.amazonaws.com' });
         expect(JSON.stringify(permission.SourceArn)).toContain('"Ref":"ApiGatewayRestApi"');
       }
-      expect(resource('AuthorizerLambdaFunction').Properties).toMatchObject({ MemorySize: 256, Timeout: 6, Environment: { Variables: { MCP_AUDIENCE: EXAMPLE.mcpAudience } } });
+      expect(resource('AuthorizerLambdaFunction').Properties).toMatchObject({
+        MemorySize: 256,
+        Timeout: 6,
+        Environment: { Variables: { MCP_AUDIENCE: EXAMPLE.mcpAudience } },
+      });
       expect(resource('AuthorizerLambdaFunction').Properties.VpcConfig).toBeUndefined();
       // An inventory token must not open the MCP door: the audiences the authorizer checks at the two doors differ.
       const audiences = resource('AuthorizerLambdaFunction').Properties.Environment.Variables;
@@ -171,10 +199,21 @@ describe('Template: npm run package', () => {
     it("streams the inventory through Lambda's response-streaming invocation, with its own integration timeout", () => {
       const integration = methodAt('GET', '/api/agents').Integration;
 
-      expect(integration).toMatchObject({ Type: 'AWS_PROXY', IntegrationHttpMethod: 'POST', ResponseTransferMode: 'STREAM', TimeoutInMillis: 180000 });
+      expect(integration).toMatchObject({
+        Type: 'AWS_PROXY',
+        IntegrationHttpMethod: 'POST',
+        ResponseTransferMode: 'STREAM',
+        TimeoutInMillis: 180000,
+      });
       // The gateway never cuts a stream the function would still finish.
       expect(integration.TimeoutInMillis).toBeGreaterThanOrEqual(resource('InventoryLambdaFunction').Properties.Timeout * 1000);
-      expect(integration.Uri['Fn::Join'][1]).toEqual(expect.arrayContaining([':lambda:path/2021-11-15/functions/', { 'Fn::GetAtt': ['InventoryLambdaFunction', 'Arn'] }, '/response-streaming-invocations']));
+      expect(integration.Uri['Fn::Join'][1]).toEqual(
+        expect.arrayContaining([
+          ':lambda:path/2021-11-15/functions/',
+          { 'Fn::GetAtt': ['InventoryLambdaFunction', 'Arn'] },
+          '/response-streaming-invocations',
+        ]),
+      );
       for (const [, method] of publicMethods().filter(([, m]) => m !== resource('ApiGatewayMethodApiAgentsGet'))) {
         expect(method.Properties.Integration.ResponseTransferMode).toBeUndefined();
         expect(method.Properties.Integration.Uri['Fn::Join'][1]).toContain('/invocations');
@@ -210,25 +249,40 @@ describe('Template: npm run package', () => {
         expect(headers['gatewayresponse.header.Access-Control-Allow-Origin']).toBe("'https://no-browser-origin.invalid'");
         expect(headers['gatewayresponse.header.Access-Control-Expose-Headers']).toBe("'WWW-Authenticate, Mcp-Protocol-Version'");
         expect(headers['gatewayresponse.header.Vary']).toBe("'Origin'");
-        for (const body of Object.values(response.Properties.ResponseTemplates as Record<string, string>)) expect(body).toMatch(/^[^\n]+ \(request id: \$context\.requestId\)\n$/);
+        for (const body of Object.values(response.Properties.ResponseTemplates as Record<string, string>))
+          expect(body).toMatch(/^[^\n]+ \(request id: \$context\.requestId\)\n$/);
       }
     });
 
     it('points each 401 at the RFC 9728 document of the door whose refusals it answers', () => {
-      const headersOf = (type: string): Json => ofType('AWS::ApiGateway::GatewayResponse').find(([, r]) => r.Properties.ResponseType === type)![1].Properties;
+      const headersOf = (type: string): Json =>
+        ofType('AWS::ApiGateway::GatewayResponse').find(([, r]) => r.Properties.ResponseType === type)![1].Properties;
 
       expect(headersOf('UNAUTHORIZED')).toMatchObject({
         StatusCode: '401',
-        ResponseParameters: { 'gatewayresponse.header.WWW-Authenticate': `'Bearer resource_metadata="https://api.example.com/.well-known/oauth-protected-resource/api/mcp"'` },
+        ResponseParameters: {
+          'gatewayresponse.header.WWW-Authenticate': `'Bearer resource_metadata="https://api.example.com/.well-known/oauth-protected-resource/api/mcp"'`,
+        },
       });
       expect(headersOf('ACCESS_DENIED')).toMatchObject({
         StatusCode: '401',
-        ResponseParameters: { 'gatewayresponse.header.WWW-Authenticate': `'Bearer resource_metadata="https://api.example.com/.well-known/oauth-protected-resource/api/agents"'` },
+        ResponseParameters: {
+          'gatewayresponse.header.WWW-Authenticate': `'Bearer resource_metadata="https://api.example.com/.well-known/oauth-protected-resource/api/agents"'`,
+        },
         ResponseTemplates: { 'text/plain': '$context.authorizer.refusal (request id: $context.requestId)\n' },
       });
-      expect(headersOf('AUTHORIZER_FAILURE')).toMatchObject({ StatusCode: '503', ResponseParameters: { 'gatewayresponse.header.Retry-After': "'5'" } });
-      expect(headersOf('AUTHORIZER_CONFIGURATION_ERROR')).toMatchObject({ StatusCode: '503', ResponseParameters: { 'gatewayresponse.header.Retry-After': "'30'" } });
-      expect(headersOf('THROTTLED')).toMatchObject({ StatusCode: '429', ResponseParameters: { 'gatewayresponse.header.Retry-After': "'1'" } });
+      expect(headersOf('AUTHORIZER_FAILURE')).toMatchObject({
+        StatusCode: '503',
+        ResponseParameters: { 'gatewayresponse.header.Retry-After': "'5'" },
+      });
+      expect(headersOf('AUTHORIZER_CONFIGURATION_ERROR')).toMatchObject({
+        StatusCode: '503',
+        ResponseParameters: { 'gatewayresponse.header.Retry-After': "'30'" },
+      });
+      expect(headersOf('THROTTLED')).toMatchObject({
+        StatusCode: '429',
+        ResponseParameters: { 'gatewayresponse.header.Retry-After': "'1'" },
+      });
       expect(headersOf('INTEGRATION_TIMEOUT').StatusCode).toBe('504');
       expect(headersOf('REQUEST_TOO_LARGE').StatusCode).toBe('413');
       expect(headersOf('MISSING_AUTHENTICATION_TOKEN').StatusCode).toBe('404');
@@ -241,18 +295,33 @@ describe('Template: npm run package', () => {
       const [deploymentId, deployment] = deployments[0]!;
 
       expect(deployments).toHaveLength(1);
-      expect(stage).toMatchObject({ RestApiId: { Ref: 'ApiGatewayRestApi' }, StageName: 'example', DeploymentId: { Ref: deploymentId }, TracingEnabled: true });
+      expect(stage).toMatchObject({
+        RestApiId: { Ref: 'ApiGatewayRestApi' },
+        StageName: 'example',
+        DeploymentId: { Ref: deploymentId },
+        TracingEnabled: true,
+      });
       expect(deployment.Properties.StageName).toBeUndefined();
-      expect(asList(deployment.DependsOn)).toEqual(expect.arrayContaining([...publicMethods().map(([id]) => id), ...ofType('AWS::ApiGateway::GatewayResponse').map(([id]) => id)]));
-      const limits = (path: string, method: string): Json => (stage.MethodSettings as Json[]).find((m) => m.ResourcePath === path && m.HttpMethod === method)!;
+      expect(asList(deployment.DependsOn)).toEqual(
+        expect.arrayContaining([...publicMethods().map(([id]) => id), ...ofType('AWS::ApiGateway::GatewayResponse').map(([id]) => id)]),
+      );
+      const limits = (path: string, method: string): Json =>
+        (stage.MethodSettings as Json[]).find((m) => m.ResourcePath === path && m.HttpMethod === method)!;
       expect(limits('/*', '*')).toMatchObject({ ThrottlingRateLimit: 50, ThrottlingBurstLimit: 100 });
       expect(limits('/~1api~1agents', 'GET')).toMatchObject({ ThrottlingRateLimit: 50, ThrottlingBurstLimit: 100 });
-      for (const method of ['POST', 'GET', 'DELETE', 'OPTIONS']) expect(limits('/~1api~1mcp', method)).toMatchObject({ ThrottlingRateLimit: 20, ThrottlingBurstLimit: 40 });
-      for (const setting of stage.MethodSettings as Json[]) expect(setting).toMatchObject({ MetricsEnabled: true, LoggingLevel: 'OFF', DataTraceEnabled: false });
+      for (const method of ['POST', 'GET', 'DELETE', 'OPTIONS'])
+        expect(limits('/~1api~1mcp', method)).toMatchObject({ ThrottlingRateLimit: 20, ThrottlingBurstLimit: 40 });
+      for (const setting of stage.MethodSettings as Json[])
+        expect(setting).toMatchObject({ MetricsEnabled: true, LoggingLevel: 'OFF', DataTraceEnabled: false });
       const [condition, logs] = stage.AccessLogSetting['Fn::If'] as [string, Json];
       expect(condition).toBe('RestApiAccessLogsEnabled');
       expect(logs.DestinationArn).toEqual(getAtt('PublicApiAccessLogGroup'));
-      expect(JSON.parse(logs.Format as string)).toMatchObject({ requestId: '$context.requestId', status: '$context.status', authorizerError: '$context.authorizer.error', gatewayResponse: '$context.error.responseType' });
+      expect(JSON.parse(logs.Format as string)).toMatchObject({
+        requestId: '$context.requestId',
+        status: '$context.status',
+        authorizerError: '$context.authorizer.error',
+        gatewayResponse: '$context.error.responseType',
+      });
     });
 
     it('attaches no web ACL unless the stage asks for one (wafRateLimit)', () => {
@@ -363,7 +432,11 @@ describe('Template: npm run package', () => {
       expect(forObservations).toHaveLength(1);
       expect(forObservations[0]).toMatchObject({ Action: 'lambda:InvokeFunction', Principal: 'apigateway.amazonaws.com' });
       expect(forObservations[0]!.SourceArn['Fn::Sub']).toMatch(/:\$\{PrivateApi\}\/example\/GET\/api\/mcp\/endpoint$/);
-      expect(routesOfTemplate().filter((r) => r.function === 'observations').map((r) => r.api)).toEqual(['private']);
+      expect(
+        routesOfTemplate()
+          .filter((r) => r.function === 'observations')
+          .map((r) => r.api),
+      ).toEqual(['private']);
     });
   });
 
@@ -408,10 +481,24 @@ describe('Template: npm run package', () => {
       'ec2:UnassignPrivateIpAddresses',
     ]);
 
-    const TENANT_READ_ROLE_ARN = { 'Fn::Sub': 'arn:${AWS::Partition}:iam::${AWS::AccountId}:role/endpoint-read-service-example-tenant-read' };
-    const TENANT_AUDIT_ROLE_ARN = { 'Fn::Sub': 'arn:${AWS::Partition}:iam::${AWS::AccountId}:role/endpoint-read-service-example-tenant-audit' };
-    const assumeTenantRead = { Sid: 'AssumeTenantReadRole', Effect: 'Allow', Action: ['sts:AssumeRole', 'sts:TagSession'], Resource: TENANT_READ_ROLE_ARN };
-    const assumeTenantAudit = { Sid: 'AssumeTenantAuditRole', Effect: 'Allow', Action: ['sts:AssumeRole', 'sts:TagSession'], Resource: TENANT_AUDIT_ROLE_ARN };
+    const TENANT_READ_ROLE_ARN = {
+      'Fn::Sub': 'arn:${AWS::Partition}:iam::${AWS::AccountId}:role/endpoint-read-service-example-tenant-read',
+    };
+    const TENANT_AUDIT_ROLE_ARN = {
+      'Fn::Sub': 'arn:${AWS::Partition}:iam::${AWS::AccountId}:role/endpoint-read-service-example-tenant-audit',
+    };
+    const assumeTenantRead = {
+      Sid: 'AssumeTenantReadRole',
+      Effect: 'Allow',
+      Action: ['sts:AssumeRole', 'sts:TagSession'],
+      Resource: TENANT_READ_ROLE_ARN,
+    };
+    const assumeTenantAudit = {
+      Sid: 'AssumeTenantAuditRole',
+      Effect: 'Allow',
+      Action: ['sts:AssumeRole', 'sts:TagSession'],
+      Resource: TENANT_AUDIT_ROLE_ARN,
+    };
     const neverRewriteAudit = {
       Sid: 'NeverRewriteAuditItems',
       Effect: 'Deny',
@@ -432,11 +519,16 @@ describe('Template: npm run package', () => {
         },
       },
     ];
-    const dynamoOf = (role: string): Statement[] => statementsOf(role).filter((s) => asList(s.Action).some((a) => a.startsWith('dynamodb:')));
+    const dynamoOf = (role: string): Statement[] =>
+      statementsOf(role).filter((s) => asList(s.Action).some((a) => a.startsWith('dynamodb:')));
     const stsOf = (role: string): Statement[] => statementsOf(role).filter((s) => asList(s.Action).some((a) => a.startsWith('sts:')));
 
     it('gives each function its own role, plus the tenant-read and tenant-audit roles, and creates no other', () => {
-      expect(ofType('AWS::IAM::Role').map(([id]) => id).sort()).toEqual(['AuthorizerRole', 'InventoryRole', 'McpRole', 'ObservationsRole', 'TenantAuditRole', 'TenantReadRole']);
+      expect(
+        ofType('AWS::IAM::Role')
+          .map(([id]) => id)
+          .sort(),
+      ).toEqual(['AuthorizerRole', 'InventoryRole', 'McpRole', 'ObservationsRole', 'TenantAuditRole', 'TenantReadRole']);
       expect(resource('AuthorizerLambdaFunction').Properties.Role).toEqual(getAtt('AuthorizerRole'));
       expect(resource('InventoryLambdaFunction').Properties.Role).toEqual(getAtt('InventoryRole'));
       expect(resource('ObservationsLambdaFunction').Properties.Role).toEqual(getAtt('ObservationsRole'));
@@ -472,7 +564,9 @@ describe('Template: npm run package', () => {
 
       expect(role.RoleName).toBe('endpoint-read-service-example-tenant-read');
       expect(role.MaxSessionDuration).toBe(3600);
-      expect(role.AssumeRolePolicyDocument.Statement).toEqual(tenantTrust('TheFunctionsWithATenantTag', ['InventoryRole', 'ObservationsRole', 'McpRole']));
+      expect(role.AssumeRolePolicyDocument.Statement).toEqual(
+        tenantTrust('TheFunctionsWithATenantTag', ['InventoryRole', 'ObservationsRole', 'McpRole']),
+      );
       expect(statementsOf('TenantReadRole')).toEqual([
         {
           Sid: 'ReadOwnTenantsPartitions',
@@ -536,7 +630,12 @@ describe('Template: npm run package', () => {
 
     it('lets the token authorizer write its logs and traces, and nothing else: no table, no secret, no role to assume', () => {
       expect(statementsOf('AuthorizerRole')).toEqual([
-        { Sid: 'WriteOwnLogs', Effect: 'Allow', Action: ['logs:CreateLogStream', 'logs:PutLogEvents'], Resource: getAtt('AuthorizerLogGroup') },
+        {
+          Sid: 'WriteOwnLogs',
+          Effect: 'Allow',
+          Action: ['logs:CreateLogStream', 'logs:PutLogEvents'],
+          Resource: getAtt('AuthorizerLogGroup'),
+        },
         { Sid: 'UploadTraces', Effect: 'Allow', Action: ['xray:PutTraceSegments', 'xray:PutTelemetryRecords'], Resource: '*' },
       ]);
     });
@@ -614,24 +713,42 @@ describe('Template: npm run package', () => {
       const options = (id: string): string => String(resource(id).Properties.Environment.Variables.NODE_OPTIONS);
 
       expect(options('InventoryLambdaFunction').split(/\s+/)).toEqual(['--enable-source-maps', ...INVENTORY_HEAP_FLAGS]);
-      for (const id of ['ObservationsLambdaFunction', 'McpLambdaFunction', 'AuthorizerLambdaFunction']) expect(options(id)).toBe('--enable-source-maps');
+      for (const id of ['ObservationsLambdaFunction', 'McpLambdaFunction', 'AuthorizerLambdaFunction'])
+        expect(options(id)).toBe('--enable-source-maps');
     });
 
     it('reserves concurrency for each function, so a storm on one door cannot starve another', () => {
       const reserved = Object.fromEntries(
-        ['InventoryLambdaFunction', 'ObservationsLambdaFunction', 'McpLambdaFunction', 'AuthorizerLambdaFunction'].map((id) => [id, resource(id).Properties.ReservedConcurrentExecutions]),
+        ['InventoryLambdaFunction', 'ObservationsLambdaFunction', 'McpLambdaFunction', 'AuthorizerLambdaFunction'].map((id) => [
+          id,
+          resource(id).Properties.ReservedConcurrentExecutions,
+        ]),
       );
 
-      expect(reserved).toEqual({ InventoryLambdaFunction: 40, ObservationsLambdaFunction: 20, McpLambdaFunction: 20, AuthorizerLambdaFunction: 10 });
+      expect(reserved).toEqual({
+        InventoryLambdaFunction: 40,
+        ObservationsLambdaFunction: 20,
+        McpLambdaFunction: 20,
+        AuthorizerLambdaFunction: 10,
+      });
     });
 
     it('keeps every log group for a bounded time: every function and both APIs', () => {
       const groups = ofType('AWS::Logs::LogGroup');
 
-      expect(groups.map(([id]) => id).sort()).toEqual(['AuthorizerLogGroup', 'InventoryLogGroup', 'McpLogGroup', 'ObservationsLogGroup', 'PrivateApiAccessLogGroup', 'PublicApiAccessLogGroup']);
+      expect(groups.map(([id]) => id).sort()).toEqual([
+        'AuthorizerLogGroup',
+        'InventoryLogGroup',
+        'McpLogGroup',
+        'ObservationsLogGroup',
+        'PrivateApiAccessLogGroup',
+        'PublicApiAccessLogGroup',
+      ]);
       for (const [, group] of groups) expect(group.Properties.RetentionInDays).toBe(30);
       expect(resource('PublicApiStage').Properties.AccessLogSetting['Fn::If'][1].DestinationArn).toEqual(getAtt('PublicApiAccessLogGroup'));
-      expect(resource('PrivateApiStage').Properties.AccessLogSetting['Fn::If'][1].DestinationArn).toEqual(getAtt('PrivateApiAccessLogGroup'));
+      expect(resource('PrivateApiStage').Properties.AccessLogSetting['Fn::If'][1].DestinationArn).toEqual(
+        getAtt('PrivateApiAccessLogGroup'),
+      );
     });
 
     it('traces every function with X-Ray (active) and both REST stages', () => {
@@ -648,11 +765,22 @@ describe('Template: npm run package', () => {
       const lambdaAlarm = (metric: string, fn: string): Json | undefined =>
         alarms().find((a) => a.Namespace === 'AWS/Lambda' && a.MetricName === metric && a.Dimensions?.[0]?.Value?.Ref === fn);
 
-      it.each(['InventoryLambdaFunction', 'ObservationsLambdaFunction', 'McpLambdaFunction'])('watches errors, throttles and p99 duration of %s', (fn) => {
-        expect(lambdaAlarm('Errors', fn)).toMatchObject({ Statistic: 'Sum', Threshold: 1, ComparisonOperator: 'GreaterThanOrEqualToThreshold' });
-        expect(lambdaAlarm('Throttles', fn)).toMatchObject({ Statistic: 'Sum', Threshold: 1 });
-        expect(lambdaAlarm('Duration', fn)).toMatchObject({ ExtendedStatistic: 'p99', Threshold: 5000, ComparisonOperator: 'GreaterThanThreshold' });
-      });
+      it.each(['InventoryLambdaFunction', 'ObservationsLambdaFunction', 'McpLambdaFunction'])(
+        'watches errors, throttles and p99 duration of %s',
+        (fn) => {
+          expect(lambdaAlarm('Errors', fn)).toMatchObject({
+            Statistic: 'Sum',
+            Threshold: 1,
+            ComparisonOperator: 'GreaterThanOrEqualToThreshold',
+          });
+          expect(lambdaAlarm('Throttles', fn)).toMatchObject({ Statistic: 'Sum', Threshold: 1 });
+          expect(lambdaAlarm('Duration', fn)).toMatchObject({
+            ExtendedStatistic: 'p99',
+            Threshold: 5000,
+            ComparisonOperator: 'GreaterThanThreshold',
+          });
+        },
+      );
 
       it('watches the 5xx rate of the inventory route, the MCP route and the private API as a share of requests', () => {
         const rateAlarms = alarms().filter((a) => Array.isArray(a.Metrics) && String(a.AlarmName).endsWith('-5xx-rate'));
@@ -703,7 +831,9 @@ describe('Template: npm run package', () => {
 
       it('watches stored items left out because they cannot be read, across every operation that reads them', () => {
         const alarm = alarms().find((a) => String(a.AlarmName).endsWith('-unreadable-records'))!;
-        const watched = (alarm.Metrics as Json[]).filter((m) => m.MetricStat).map((m) => [m.MetricStat.Metric.MetricName, m.MetricStat.Metric.Dimensions[1].Value]);
+        const watched = (alarm.Metrics as Json[])
+          .filter((m) => m.MetricStat)
+          .map((m) => [m.MetricStat.Metric.MetricName, m.MetricStat.Metric.Dimensions[1].Value]);
 
         expect(watched).toEqual([
           [METRIC.unreadableRecords, 'listEndpointInventory'],
@@ -721,9 +851,19 @@ describe('Template: npm run package', () => {
           { Name: 'Stage', Value: 'example' },
         ];
 
-        expect((named('public-api-4xx-rate').Metrics as Json[]).find((m) => m.Id === 'errors')!.MetricStat.Metric).toEqual({ Namespace: 'AWS/ApiGateway', MetricName: '4XXError', Dimensions: api });
+        expect((named('public-api-4xx-rate').Metrics as Json[]).find((m) => m.Id === 'errors')!.MetricStat.Metric).toEqual({
+          Namespace: 'AWS/ApiGateway',
+          MetricName: '4XXError',
+          Dimensions: api,
+        });
         expect(named('public-api-4xx-rate')).toMatchObject({ Threshold: '0.5', ComparisonOperator: 'GreaterThanThreshold' });
-        expect(named('public-api-p99-latency')).toMatchObject({ Namespace: 'AWS/ApiGateway', MetricName: 'Latency', Dimensions: api, ExtendedStatistic: 'p99', Threshold: 10000 });
+        expect(named('public-api-p99-latency')).toMatchObject({
+          Namespace: 'AWS/ApiGateway',
+          MetricName: 'Latency',
+          Dimensions: api,
+          ExtendedStatistic: 'p99',
+          Threshold: 10000,
+        });
         expect(lambdaAlarm('Throttles', 'AuthorizerLambdaFunction')).toMatchObject({ Statistic: 'Sum', Threshold: 1 });
       });
 
@@ -732,7 +872,11 @@ describe('Template: npm run package', () => {
         const headings = runbook.split('\n').filter((line) => line.startsWith('### '));
         const suffixes = alarms().map((a) => String(a.AlarmName).replace(/^endpoint-read-service-example-/, ''));
 
-        for (const suffix of suffixes) expect(headings.some((h) => h.includes(`\`${suffix}\``)), `no runbook entry for ${suffix}`).toBe(true);
+        for (const suffix of suffixes)
+          expect(
+            headings.some((h) => h.includes(`\`${suffix}\``)),
+            `no runbook entry for ${suffix}`,
+          ).toBe(true);
       });
 
       it('notifies the alarm topic from every alarm', () => {
@@ -753,7 +897,14 @@ describe('Template: npm run package', () => {
       for (const name of Object.values(METRIC)) expect(body).toContain(`"${name}"`);
       expect(body).toContain('"ApiName", "endpoint-read-service-example-public"');
       expect(body).toContain('"ApiName", "endpoint-read-service-example-private"');
-      for (const ref of ['${InventoryLambdaFunction}', '${ObservationsLambdaFunction}', '${McpLambdaFunction}', '${AuthorizerLambdaFunction}', '${DataTable}', '${AuditTable}']) {
+      for (const ref of [
+        '${InventoryLambdaFunction}',
+        '${ObservationsLambdaFunction}',
+        '${McpLambdaFunction}',
+        '${AuthorizerLambdaFunction}',
+        '${DataTable}',
+        '${AuditTable}',
+      ]) {
         expect(body).toContain(ref);
       }
       const alarmWidget = parsed.widgets.find((w) => w.type === 'alarm')!;

@@ -107,9 +107,13 @@ async function foreignReadsAllowed(tenant: string, withSessionPolicy: boolean, p
   for (const other of TENANTS) {
     if (other === tenant) continue;
     for (const action of READS) {
-      const requests = action === 'dynamodb:BatchGetItem' ? [[agentsPartition(tenant), agentsPartition(other)], foreignKeys(other)] : foreignKeys(other).map((k) => [k]);
+      const requests =
+        action === 'dynamodb:BatchGetItem'
+          ? [[agentsPartition(tenant), agentsPartition(other)], foreignKeys(other)]
+          : foreignKeys(other).map((k) => [k]);
       for (const keys of requests) {
-        if ((await ask(role, session, action, dataTable, keys, withSessionPolicy, policies)) === 'Allowed') allowed.push(`${action} ${JSON.stringify(keys)}`);
+        if ((await ask(role, session, action, dataTable, keys, withSessionPolicy, policies)) === 'Allowed')
+          allowed.push(`${action} ${JSON.stringify(keys)}`);
       }
     }
   }
@@ -164,7 +168,14 @@ describe('IAM fence: tenant-read sessions (role policy from the packaged templat
 
   it('fences random tenants to their own keys, with and without the session policy (property)', async () => {
     const role = roles.TenantReadRole!;
-    const anyTenant = fc.string({ unit: fc.oneof(fc.constantFrom('*', '?', '$', '{', '}', '#', '%', '/', '\\', '"', "'", ' ', '=', 'a', 'b', 'é'), fc.string({ unit: 'grapheme', minLength: 1, maxLength: 1 })), minLength: 1, maxLength: 40 });
+    const anyTenant = fc.string({
+      unit: fc.oneof(
+        fc.constantFrom('*', '?', '$', '{', '}', '#', '%', '/', '\\', '"', "'", ' ', '=', 'a', 'b', 'é'),
+        fc.string({ unit: 'grapheme', minLength: 1, maxLength: 1 }),
+      ),
+      minLength: 1,
+      maxLength: 40,
+    });
     await fc.assert(
       fc.asyncProperty(anyTenant, anyTenant, fc.constantFrom(...READS), fc.boolean(), async (tenant, other, action, withSessionPolicy) => {
         fc.pre(tenant !== other);
@@ -184,7 +195,9 @@ describe('IAM fence: tenant-read sessions (role policy from the packaged templat
 describe('IAM fence: the evaluator sees the difference (widened copies of the template policy)', () => {
   /** The template's tenant-read policies with every `${aws:PrincipalTag/tenant}` pattern widened to every tenant. */
   const widened = (): TemplateRole['policies'] =>
-    JSON.parse(JSON.stringify(roles.TenantReadRole!.policies).replaceAll('T#${aws:PrincipalTag/tenant}#*', 'T#*')) as TemplateRole['policies'];
+    JSON.parse(
+      JSON.stringify(roles.TenantReadRole!.policies).replaceAll('T#${aws:PrincipalTag/tenant}#*', 'T#*'),
+    ) as TemplateRole['policies'];
 
   it("lets a session read another tenant's keys once the role's own policy allows every tenant, unless the session policy came along", async () => {
     expect(JSON.stringify(widened())).toContain('"dynamodb:LeadingKeys":["T#*"]');
@@ -199,7 +212,9 @@ describe('IAM fence: the evaluator sees the difference (widened copies of the te
 
   it('lets a read without a partition key through once the Null guard is taken out', async () => {
     const role = roles.TenantReadRole!;
-    const unguarded = JSON.parse(JSON.stringify(role.policies), (key, value: unknown) => (key === 'Null' ? undefined : value)) as TemplateRole['policies'];
+    const unguarded = JSON.parse(JSON.stringify(role.policies), (key, value: unknown) =>
+      key === 'Null' ? undefined : value,
+    ) as TemplateRole['policies'];
 
     expect(await ask(role, sessionOf(role, 'acme', 'read'), 'dynamodb:Query', dataTable, undefined, false, unguarded)).toBe('Allowed');
     expect(await ask(role, sessionOf(role, 'acme', 'read'), 'dynamodb:Query', dataTable, undefined, false)).not.toBe('Allowed');
@@ -207,9 +222,16 @@ describe('IAM fence: the evaluator sees the difference (widened copies of the te
 
   it("keeps a read without a partition key out by the session policy's own Null guard, once the role's policy lost both its guard and its fence", async () => {
     const role = roles.TenantReadRole!;
-    const open = JSON.parse(JSON.stringify(widened()), (key, value: unknown) => (key === 'Null' ? undefined : value)) as TemplateRole['policies'];
+    const open = JSON.parse(JSON.stringify(widened()), (key, value: unknown) =>
+      key === 'Null' ? undefined : value,
+    ) as TemplateRole['policies'];
     const session = sessionOf(role, 'acme', 'read');
-    const unguardedSession = { ...session, sessionPolicy: JSON.parse(JSON.stringify(session.sessionPolicy), (key, value: unknown) => (key === 'Null' ? undefined : value)) as Json };
+    const unguardedSession = {
+      ...session,
+      sessionPolicy: JSON.parse(JSON.stringify(session.sessionPolicy), (key, value: unknown) =>
+        key === 'Null' ? undefined : value,
+      ) as Json,
+    };
 
     expect(await ask(role, session, 'dynamodb:Query', dataTable, undefined, true, open)).not.toBe('Allowed');
     expect(await ask(role, unguardedSession, 'dynamodb:Query', dataTable, undefined, true, open)).toBe('Allowed');
@@ -218,14 +240,20 @@ describe('IAM fence: the evaluator sees the difference (widened copies of the te
   it("lets an audit session put into another tenant's partition once the role's own policy allows every partition, unless the session policy came along", async () => {
     const role = roles.TenantAuditRole!;
     const fenced = JSON.stringify(role.policies);
-    const everyPartition = fenced.replace('"ForAllValues:StringEquals":{"dynamodb:LeadingKeys":["T#${aws:PrincipalTag/tenant}"]}', '"ForAllValues:StringLike":{"dynamodb:LeadingKeys":["*"]}');
+    const everyPartition = fenced.replace(
+      '"ForAllValues:StringEquals":{"dynamodb:LeadingKeys":["T#${aws:PrincipalTag/tenant}"]}',
+      '"ForAllValues:StringLike":{"dynamodb:LeadingKeys":["*"]}',
+    );
     expect(everyPartition).not.toBe(fenced);
     const widenedAudit = JSON.parse(everyPartition) as TemplateRole['policies'];
     const session = sessionOf(role, 'acme', 'audit');
     const foreignPuts = async (withSessionPolicy: boolean): Promise<string[]> => {
       const allowed: string[] = [];
       for (const other of ['acme2', 'ab', null]) {
-        if ((await ask(role, session, 'dynamodb:PutItem', auditTable, [auditPartition(other)], withSessionPolicy, widenedAudit)) === 'Allowed') allowed.push(auditPartition(other));
+        if (
+          (await ask(role, session, 'dynamodb:PutItem', auditTable, [auditPartition(other)], withSessionPolicy, widenedAudit)) === 'Allowed'
+        )
+          allowed.push(auditPartition(other));
       }
       return allowed;
     };
@@ -244,24 +272,29 @@ describe('IAM fence: audit items', () => {
       const session = sessionOf(role, tenant, 'audit');
       const wrong: string[] = [];
 
-      if ((await ask(role, session, 'dynamodb:PutItem', auditTable, [auditPartition(tenant)], withSessionPolicy)) !== 'Allowed') wrong.push('own partition refused');
+      if ((await ask(role, session, 'dynamodb:PutItem', auditTable, [auditPartition(tenant)], withSessionPolicy)) !== 'Allowed')
+        wrong.push('own partition refused');
       for (const other of [...TENANTS.filter((t) => t !== tenant), null]) {
-        if ((await ask(role, session, 'dynamodb:PutItem', auditTable, [auditPartition(other)], withSessionPolicy)) === 'Allowed') wrong.push(`put into ${auditPartition(other)}`);
+        if ((await ask(role, session, 'dynamodb:PutItem', auditTable, [auditPartition(other)], withSessionPolicy)) === 'Allowed')
+          wrong.push(`put into ${auditPartition(other)}`);
       }
-      if ((await ask(role, session, 'dynamodb:PutItem', auditTable, undefined, withSessionPolicy)) === 'Allowed') wrong.push('put with no partition key');
-      if ((await ask(role, session, 'dynamodb:PutItem', dataTable, [agentsPartition(tenant)], withSessionPolicy)) === 'Allowed') wrong.push('put into the data table');
+      if ((await ask(role, session, 'dynamodb:PutItem', auditTable, undefined, withSessionPolicy)) === 'Allowed')
+        wrong.push('put with no partition key');
+      if ((await ask(role, session, 'dynamodb:PutItem', dataTable, [agentsPartition(tenant)], withSessionPolicy)) === 'Allowed')
+        wrong.push('put into the data table');
 
       expect(wrong).toEqual([]);
     });
   });
 
-  it("lets the observations role itself put only the items of tokens that named no tenant", async () => {
+  it('lets the observations role itself put only the items of tokens that named no tenant', async () => {
     const role = roles.ObservationsRole!;
     const own = { principal: sessionArn(role, 'observations'), tag: {}, sessionPolicy: {} };
 
     expect(await ask(role, own, 'dynamodb:PutItem', auditTable, [auditPartition(null)], false)).toBe('Allowed');
     expect(await ask(role, own, 'dynamodb:PutItem', auditTable, undefined, false)).not.toBe('Allowed');
-    for (const tenant of TENANTS) expect(await ask(role, own, 'dynamodb:PutItem', auditTable, [auditPartition(tenant)], false)).not.toBe('Allowed');
+    for (const tenant of TENANTS)
+      expect(await ask(role, own, 'dynamodb:PutItem', auditTable, [auditPartition(tenant)], false)).not.toBe('Allowed');
   });
 
   it('lets no other role put audit items at all', async () => {
@@ -290,10 +323,15 @@ describe('IAM fence: audit items', () => {
     async (id) => {
       const role = roles[id]!;
       const session = { principal: sessionArn(role), tag: { 'aws:PrincipalTag/tenant': 'acme' }, sessionPolicy: {} };
-      const allowEverything = { name: 'administrator-access', policy: { Version: '2012-10-17', Statement: [{ Effect: 'Allow', Action: '*', Resource: '*' }] } };
+      const allowEverything = {
+        name: 'administrator-access',
+        policy: { Version: '2012-10-17', Statement: [{ Effect: 'Allow', Action: '*', Resource: '*' }] },
+      };
 
       for (const action of REWRITES) {
-        expect(await ask(role, session, action, auditTable, [auditPartition('acme')], false, [...role.policies, allowEverything])).toBe('ExplicitlyDenied');
+        expect(await ask(role, session, action, auditTable, [auditPartition('acme')], false, [...role.policies, allowEverything])).toBe(
+          'ExplicitlyDenied',
+        );
       }
     },
   );
@@ -303,7 +341,8 @@ describe('IAM fence: every role in the template', () => {
   it('may Scan neither table', async () => {
     for (const role of Object.values(roles)) {
       const session = { principal: sessionArn(role), tag: { 'aws:PrincipalTag/tenant': 'acme' }, sessionPolicy: {} };
-      for (const table of [dataTable, auditTable]) expect(await ask(role, session, 'dynamodb:Scan', table, undefined, false), `${role.id} ${table}`).not.toBe('Allowed');
+      for (const table of [dataTable, auditTable])
+        expect(await ask(role, session, 'dynamodb:Scan', table, undefined, false), `${role.id} ${table}`).not.toBe('Allowed');
     }
   });
 
@@ -311,13 +350,19 @@ describe('IAM fence: every role in the template', () => {
     for (const role of Object.values(roles)) {
       if (role.id === 'TenantReadRole') continue;
       const session = { principal: sessionArn(role), tag: { 'aws:PrincipalTag/tenant': 'acme' }, sessionPolicy: {} };
-      for (const action of READS) expect(await ask(role, session, action, dataTable, [agentsPartition('acme')], false), `${role.id} ${action}`).not.toBe('Allowed');
+      for (const action of READS)
+        expect(await ask(role, session, action, dataTable, [agentsPartition('acme')], false), `${role.id} ${action}`).not.toBe('Allowed');
     }
   });
 });
 
 describe('IAM fence: who may assume the tenant roles (trust policies)', () => {
-  async function assume(callerId: string, targetId: string, tags: Record<string, string>, callerPolicies?: TemplateRole['policies']): Promise<Decision[]> {
+  async function assume(
+    callerId: string,
+    targetId: string,
+    tags: Record<string, string>,
+    callerPolicies?: TemplateRole['policies'],
+  ): Promise<Decision[]> {
     const caller = roles[callerId]!;
     const target = roles[targetId]!;
     const context: Record<string, string | string[]> = { 'aws:TagKeys': Object.keys(tags) };
@@ -338,11 +383,15 @@ describe('IAM fence: who may assume the tenant roles (trust policies)', () => {
     }
     return decisions;
   }
-  const tagOf = (tenant: string): Record<string, string> => Object.fromEntries(tenantSessionRequest(tenant, 'read').Tags.map((t) => [t.Key, t.Value]));
+  const tagOf = (tenant: string): Record<string, string> =>
+    Object.fromEntries(tenantSessionRequest(tenant, 'read').Tags.map((t) => [t.Key, t.Value]));
 
-  it.each(['InventoryRole', 'ObservationsRole', 'McpRole'])('lets %s assume the tenant-read role with the tenant tag the code sends, for every tenant', async (caller) => {
-    for (const tenant of TENANTS) expect(await assume(caller, 'TenantReadRole', tagOf(tenant)), tenant).toEqual(['Allowed', 'Allowed']);
-  });
+  it.each(['InventoryRole', 'ObservationsRole', 'McpRole'])(
+    'lets %s assume the tenant-read role with the tenant tag the code sends, for every tenant',
+    async (caller) => {
+      for (const tenant of TENANTS) expect(await assume(caller, 'TenantReadRole', tagOf(tenant)), tenant).toEqual(['Allowed', 'Allowed']);
+    },
+  );
 
   it('lets only the observations role assume the tenant-audit role', async () => {
     expect(await assume('ObservationsRole', 'TenantAuditRole', tagOf('acme'))).toEqual(['Allowed', 'Allowed']);
@@ -351,14 +400,19 @@ describe('IAM fence: who may assume the tenant roles (trust policies)', () => {
     }
   });
 
-  it.each(['TenantReadRole', 'TenantAuditRole'])('refuses %s without a tenant tag, with an empty one, or with another tag besides', async (target) => {
-    for (const tags of [{}, { tenant: '' }, { tenant: 'acme', project: 'x' }] as Array<Record<string, string>>) {
-      for (const d of await assume('ObservationsRole', target, tags)) expect(d, JSON.stringify(tags)).not.toBe('Allowed');
-    }
-  });
+  it.each(['TenantReadRole', 'TenantAuditRole'])(
+    'refuses %s without a tenant tag, with an empty one, or with another tag besides',
+    async (target) => {
+      for (const tags of [{}, { tenant: '' }, { tenant: 'acme', project: 'x' }] as Array<Record<string, string>>) {
+        for (const d of await assume('ObservationsRole', target, tags)) expect(d, JSON.stringify(tags)).not.toBe('Allowed');
+      }
+    },
+  );
 
   it('refuses the tenant-read role to a role the trust policy does not name, whatever its own policy allows', async () => {
-    const anything = [{ name: 'sts-anything', policy: { Version: '2012-10-17', Statement: [{ Effect: 'Allow', Action: 'sts:*', Resource: '*' }] } }];
+    const anything = [
+      { name: 'sts-anything', policy: { Version: '2012-10-17', Statement: [{ Effect: 'Allow', Action: 'sts:*', Resource: '*' }] } },
+    ];
     for (const caller of Object.keys(roles).filter((id) => !['InventoryRole', 'ObservationsRole', 'McpRole'].includes(id))) {
       for (const d of await assume(caller, 'TenantReadRole', tagOf('acme'), anything)) expect(d, caller).not.toBe('Allowed');
     }

@@ -60,7 +60,12 @@ describe('Function: batchWriteItems', () => {
 
     expect(written).toBe(260);
     const { Count } = await engine.db.send(
-      new QueryCommand({ TableName: engine.tables.dataTable, KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': 'P' }, Select: 'COUNT' }),
+      new QueryCommand({
+        TableName: engine.tables.dataTable,
+        KeyConditionExpression: 'pk = :pk',
+        ExpressionAttributeValues: { ':pk': 'P' },
+        Select: 'COUNT',
+      }),
     );
     expect(Count).toBe(260);
   });
@@ -106,7 +111,10 @@ describe('Function: batchWriteItems', () => {
       // The first retry waits up to 5 s (full jitter over baseDelayMs); the jitter is pinned near its top
       // (an unlucky draw under 200 ms would retry before the signal fires), and the signal fires long before.
       vi.spyOn(Math, 'random').mockReturnValue(0.9);
-      const write = batchWriteItems(documentClient(fake.endpoint), 'table', items(5), { baseDelayMs: 5_000, signal: AbortSignal.timeout(200) });
+      const write = batchWriteItems(documentClient(fake.endpoint), 'table', items(5), {
+        baseDelayMs: 5_000,
+        signal: AbortSignal.timeout(200),
+      });
 
       await expect(write).rejects.toMatchObject({ name: 'AbortError' });
       expect(performance.now() - started).toBeLessThan(1_500);

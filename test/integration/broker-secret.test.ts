@@ -26,8 +26,14 @@ beforeAll(async () => {
     let body = '';
     req.on('data', (chunk: Buffer) => (body += chunk.toString()));
     req.on('end', () => {
-      requests.push({ target: req.headers['x-amz-target'] as string | undefined, secretId: (JSON.parse(body) as { SecretId?: unknown }).SecretId });
-      const json = answer.status === 200 ? { ARN, Name: 'mcp-broker', SecretString: answer.secret } : { __type: answer.type, message: 'stand-in failure' };
+      requests.push({
+        target: req.headers['x-amz-target'] as string | undefined,
+        secretId: (JSON.parse(body) as { SecretId?: unknown }).SecretId,
+      });
+      const json =
+        answer.status === 200
+          ? { ARN, Name: 'mcp-broker', SecretString: answer.secret }
+          : { __type: answer.type, message: 'stand-in failure' };
       res.writeHead(answer.status, {
         'content-type': 'application/x-amz-json-1.1',
         ...(answer.status === 200 ? {} : { 'x-amzn-errortype': answer.type }),
@@ -62,7 +68,10 @@ beforeEach(() => {
 });
 
 afterEach(() => {
-  for (const [name, value] of [['BROKER_CLIENT_SECRET', saved.secret], ['BROKER_CLIENT_SECRET_ARN', saved.arn]] as const) {
+  for (const [name, value] of [
+    ['BROKER_CLIENT_SECRET', saved.secret],
+    ['BROKER_CLIENT_SECRET_ARN', saved.arn],
+  ] as const) {
     if (value === undefined) delete process.env[name];
     else process.env[name] = value;
   }
@@ -128,13 +137,16 @@ describe('Function: brokerClientSecret, from a stand-in Secrets Manager', () => 
     expect(requests).toHaveLength(2);
   });
 
-  it.each(['AccessDeniedException', 'ResourceNotFoundException', 'DecryptionFailure'])('calls %s a misconfiguration and names it', async (type) => {
-    answer = { status: 400, type };
+  it.each(['AccessDeniedException', 'ResourceNotFoundException', 'DecryptionFailure'])(
+    'calls %s a misconfiguration and names it',
+    async (type) => {
+      answer = { status: 400, type };
 
-    const error = await failure();
-    expect(error.kind).toBe('misconfigured');
-    expect(error.message).toBe(`The broker's client secret could not be read (${type}).`);
-  });
+      const error = await failure();
+      expect(error.kind).toBe('misconfigured');
+      expect(error.message).toBe(`The broker's client secret could not be read (${type}).`);
+    },
+  );
 
   it.each([
     [500, 'InternalServiceError'],

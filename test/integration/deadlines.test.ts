@@ -66,7 +66,12 @@ beforeAll(async () => {
   await new Promise<void>((resolve) => jwks.listen(0, '127.0.0.1', resolve));
   jwksUrl = `http://127.0.0.1:${(jwks.address() as AddressInfo).port}/jwks.json`;
   useEngine(engine, { JWT_ISSUER: ISSUER, JWKS_URL: jwksUrl });
-  await loadFleet(engine.db, engine.tables, { tenants: [{ tenant_id: 'acme', agents: [{ agent_id: 'a-1', hostname: 'h-1', os: 'linux', arch: 'x86_64', version: '1' }] }] }, 8);
+  await loadFleet(
+    engine.db,
+    engine.tables,
+    { tenants: [{ tenant_id: 'acme', agents: [{ agent_id: 'a-1', hostname: 'h-1', os: 'linux', arch: 'x86_64', version: '1' }] }] },
+    8,
+  );
   // A streaming handler, called through the stand-in for the Lambda runtime's response stream (the helper installs it).
   const streaming = (await import('../../functions/inventory/handler.js')).handler;
   inventory = (event, context) => invokeStreamed(streaming, event, context);
@@ -79,7 +84,11 @@ afterAll(async () => {
 });
 
 const brokerToken = () =>
-  brokerTokenFor(issuer, { issuer: ISSUER, tenantClaim: 'tenant_id', clientId: 'local-broker', audience: config().observationsAudience }, { subject: 'alice', tenant: 'acme' });
+  brokerTokenFor(
+    issuer,
+    { issuer: ISSUER, tenantClaim: 'tenant_id', clientId: 'local-broker', audience: config().observationsAudience },
+    { subject: 'alice', tenant: 'acme' },
+  );
 
 async function observationsEvent(): Promise<APIGatewayProxyEvent> {
   const token = await brokerToken();
@@ -145,7 +154,9 @@ describe('Deadlines: a short function timeout and a dependency that never answer
     const silent = await silentEndpoint();
     const event = await observationsEvent();
     try {
-      const { answer, ms } = await pointedAt({ JWKS_URL: `${silent.endpoint}/never/jwks.json` }, () => timed(() => observations(event, shortContext())));
+      const { answer, ms } = await pointedAt({ JWKS_URL: `${silent.endpoint}/never/jwks.json` }, () =>
+        timed(() => observations(event, shortContext())),
+      );
 
       expectTextFailure(answer, 504, /^The token keys could not be fetched in time; try again\. \(request id: /);
       expect(ms).toBeLessThan(TIMEOUT_MS);
@@ -158,7 +169,9 @@ describe('Deadlines: a short function timeout and a dependency that never answer
     const proxy = await holdingProxy(engine.endpoint, (operation) => operation === 'PutItem');
     const event = await observationsEvent();
     try {
-      const { answer, ms } = await pointedAt({ DYNAMODB_ENDPOINT: proxy.endpoint }, () => timed(() => observations(event, shortContext(2_500))));
+      const { answer, ms } = await pointedAt({ DYNAMODB_ENDPOINT: proxy.endpoint }, () =>
+        timed(() => observations(event, shortContext(2_500))),
+      );
 
       expectTextFailure(answer, 503, /^The read could not be audited, so no data was returned; try again later\. \(request id: /);
       expect(answer.headers?.['X-Audit-Id']).toBeUndefined();

@@ -78,7 +78,7 @@ describe('Handler: inventory when DynamoDB fails (real network faults)', () => {
     expect(performance.now() - started).toBeLessThan(2_000);
   });
 
-  it('returns 503 with Retry-After, not 502, when the store answers 503 with a load balancer\'s HTML page (stand-in: a server answering 503 text/html)', async () => {
+  it("returns 503 with Retry-After, not 502, when the store answers 503 with a load balancer's HTML page (stand-in: a server answering 503 text/html)", async () => {
     const balancer = await answeringEndpoint(() => ({
       statusCode: 503,
       contentType: 'text/html',
@@ -113,7 +113,9 @@ describe('Handler: inventory when DynamoDB fails (real network faults)', () => {
     expect(response.statusCode).toBe(502);
     expect(response.headers['Content-Type']).toBe('text/plain; charset=utf-8');
     expect(response.headers['Retry-After']).toMatch(/^[0-9]+$/);
-    expect(response.body).toMatch(/^The inventory store gave an answer that cannot be read; try again later\. \(request id: [0-9a-f-]{36}\)\n$/);
+    expect(response.body).toMatch(
+      /^The inventory store gave an answer that cannot be read; try again later\. \(request id: [0-9a-f-]{36}\)\n$/,
+    );
   });
 
   describe('after the first byte (fault injector: a proxy in front of the real engine that resets the connection from a given Query on)', () => {
@@ -134,18 +136,21 @@ describe('Handler: inventory when DynamoDB fails (real network faults)', () => {
     it.each([
       ['plain JSON', undefined],
       ['gzip', 'gzip'],
-    ])('breaks the transfer of a %s list that already began, so a client parsing what arrived gets an error, never a shorter list', async (_what, acceptEncoding) => {
-      await failingFrom(3);
+    ])(
+      'breaks the transfer of a %s list that already began, so a client parsing what arrived gets an error, never a shorter list',
+      async (_what, acceptEncoding) => {
+        await failingFrom(3);
 
-      const answer = await list('big', acceptEncoding);
+        const answer = await list('big', acceptEncoding);
 
-      // The status line was committed after the first page: it cannot change now.
-      expect(answer.statusCode).toBe(200);
-      expect(answer.error).toMatchObject({ statusCode: 503, message: 'The inventory store is unavailable right now; try again later.' });
-      expect(answer.raw.length).toBeGreaterThan(10_000);
-      const parse = (): unknown => JSON.parse((acceptEncoding ? gunzipSync(answer.raw) : answer.raw).toString('utf8'));
-      expect(parse).toThrow(acceptEncoding ? /unexpected end of file/ : /JSON/);
-    });
+        // The status line was committed after the first page: it cannot change now.
+        expect(answer.statusCode).toBe(200);
+        expect(answer.error).toMatchObject({ statusCode: 503, message: 'The inventory store is unavailable right now; try again later.' });
+        expect(answer.raw.length).toBeGreaterThan(10_000);
+        const parse = (): unknown => JSON.parse((acceptEncoding ? gunzipSync(answer.raw) : answer.raw).toString('utf8'));
+        expect(parse).toThrow(acceptEncoding ? /unexpected end of file/ : /JSON/);
+      },
+    );
 
     it('answers a store failing on the first page with its text/plain 503 before any byte of a list', async () => {
       await failingFrom(1);

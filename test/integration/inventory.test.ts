@@ -31,15 +31,23 @@ function agent(id: string, extra: Partial<FleetAgent> = {}): FleetAgent {
  */
 async function listAs(tenant: string, acceptEncoding?: string, claims: Record<string, unknown> = {}): Promise<StreamedAnswer> {
   const event = eventFixture<Event>('rest-api', 'list-agents', (e) => {
-    const context = authorizerContextOf({ sub: 'user-42', exp: 4_102_444_800, tenant_id: tenant, ...claims }, 'tenant_id', 'endpoint_groups');
-    e.requestContext.authorizer = { principalId: 'user-42', ...Object.fromEntries(Object.entries(context).map(([k, v]) => [k, String(v)])) };
+    const context = authorizerContextOf(
+      { sub: 'user-42', exp: 4_102_444_800, tenant_id: tenant, ...claims },
+      'tenant_id',
+      'endpoint_groups',
+    );
+    e.requestContext.authorizer = {
+      principalId: 'user-42',
+      ...Object.fromEntries(Object.entries(context).map(([k, v]) => [k, String(v)])),
+    };
     if (acceptEncoding !== undefined) setHeader(e, 'Accept-Encoding', acceptEncoding);
   });
   return invokeStreamed(handler, event, testContext('inventory'));
 }
 
 /** The order the store gives: the agents' sort keys (the one key builder) compared as UTF-8 bytes, as DynamoDB compares them. */
-const storeOrder = (ids: string[]): string[] => [...ids].sort((a, b) => Buffer.compare(Buffer.from(agentSortKey(a, 'D')), Buffer.from(agentSortKey(b, 'D'))));
+const storeOrder = (ids: string[]): string[] =>
+  [...ids].sort((a, b) => Buffer.compare(Buffer.from(agentSortKey(a, 'D')), Buffer.from(agentSortKey(b, 'D'))));
 
 describe('Handler: inventory against a real DynamoDB API', () => {
   let engine: TestEngine;
@@ -97,7 +105,30 @@ describe('Handler: inventory against a real DynamoDB API', () => {
   });
 
   it(`lists ids with punctuation and non-ASCII characters in the order of their sort keys' UTF-8 bytes, whatever the engine`, async () => {
-    const ids = ['a-1', 'a#1', 'a%1', 'a$1', 'a 1', 'a/1', 'a.1', 'a~1', 'A-1', 'Z', 'z', 'ä-1', 'é', 'e\u0301', '日本', '😀', '\uFFFD', '\uE000', 'ß', 'a#', 'a', 'a%23'];
+    const ids = [
+      'a-1',
+      'a#1',
+      'a%1',
+      'a$1',
+      'a 1',
+      'a/1',
+      'a.1',
+      'a~1',
+      'A-1',
+      'Z',
+      'z',
+      'ä-1',
+      'é',
+      'e\u0301',
+      '日本',
+      '😀',
+      '\uFFFD',
+      '\uE000',
+      'ß',
+      'a#',
+      'a',
+      'a%23',
+    ];
     await loadFleet(engine.db, engine.tables, { tenants: [{ tenant_id: 'unicode', agents: ids.map((id) => agent(id)) }] }, 8);
 
     const listed = AgentInventory.parse(JSON.parse((await listAs('unicode')).body)).map((a) => a.agent_id);
@@ -108,11 +139,23 @@ describe('Handler: inventory against a real DynamoDB API', () => {
   it('leaves out stored records it cannot read, lists the rest within the contract, and says how many in a warning log line (the headers are gone by then)', async () => {
     const put = (item: Record<string, unknown>) => engine.db.send(new PutCommand({ TableName: engine.tables.dataTable, Item: item }));
     const hello = { os: 'linux', arch: 'x86_64', version: '1', tenant_id: 'dirty' };
-    await loadFleet(engine.db, engine.tables, { tenants: [{ tenant_id: 'dirty', agents: [agent('good-1'), agent('good-2', { connection: { state: 'connected' } })] }] }, 8);
+    await loadFleet(
+      engine.db,
+      engine.tables,
+      { tenants: [{ tenant_id: 'dirty', agents: [agent('good-1'), agent('good-2', { connection: { state: 'connected' } })] }] },
+      8,
+    );
     const longId = 'x'.repeat(129);
     await put({ ...durableAgentKey('dirty', 'empty-arch'), kind: 'agent', agent_id: 'empty-arch', hostname: 'h', ...hello, arch: '' });
     await put({ ...durableAgentKey('dirty', longId), kind: 'agent', agent_id: longId, hostname: 'h', ...hello });
-    await put({ ...connectionKey('dirty', 'bad-state'), kind: 'connection', agent_id: 'bad-state', hostname: 'h', ...hello, state: 'online' });
+    await put({
+      ...connectionKey('dirty', 'bad-state'),
+      kind: 'connection',
+      agent_id: 'bad-state',
+      hostname: 'h',
+      ...hello,
+      state: 'online',
+    });
     await put({ ...durableAgentKey('dirty', 'someone-else'), kind: 'agent', agent_id: 'good-1', hostname: 'impostor', ...hello });
     await put({ ...durableAgentKey('dirty', 'no-kind'), agent_id: 'no-kind', hostname: 'h', ...hello });
     // The request's log lines come from a child of the service's logger: watch its warnings, whatever the log level.
@@ -120,7 +163,9 @@ describe('Handler: inventory against a real DynamoDB API', () => {
     const createChild = logger.createChild.bind(logger);
     const children = vi.spyOn(logger, 'createChild').mockImplementation((options) => {
       const child = createChild(options);
-      vi.spyOn(child, 'warn').mockImplementation((...args: unknown[]) => void warnings.push({ args, correlationId: child.getCorrelationId() }));
+      vi.spyOn(child, 'warn').mockImplementation(
+        (...args: unknown[]) => void warnings.push({ args, correlationId: child.getCorrelationId() }),
+      );
       return child;
     });
 
@@ -142,7 +187,12 @@ describe('Handler: inventory against a real DynamoDB API', () => {
     ]);
     expect(clean.statusCode).toBe(200);
     // Written after the handler returned (the request's keys were reset then), still under the request's correlation id.
-    expect(warnings).toEqual([{ args: ['left out stored agent records that cannot be read', { unreadableRecords: 5 }], correlationId: expect.stringMatching(/^[0-9a-f-]{36}$/) }]);
+    expect(warnings).toEqual([
+      {
+        args: ['left out stored agent records that cannot be read', { unreadableRecords: 5 }],
+        correlationId: expect.stringMatching(/^[0-9a-f-]{36}$/),
+      },
+    ]);
   });
 
   it('treats the same agent_id in two tenants as two different endpoints', async () => {
@@ -199,7 +249,11 @@ describe('Handler: inventory against a real DynamoDB API', () => {
   });
 
   it('returns 403 when the tenant claim is an array: the authorizer hands over no tenant for it', async () => {
-    const context = authorizerContextOf({ sub: 'user-42', exp: 4_102_444_800, tenant_id: ['acme', 'globex'] }, 'tenant_id', 'endpoint_groups');
+    const context = authorizerContextOf(
+      { sub: 'user-42', exp: 4_102_444_800, tenant_id: ['acme', 'globex'] },
+      'tenant_id',
+      'endpoint_groups',
+    );
     const event = eventFixture<Event>('rest-api', 'list-agents', (e) => {
       e.requestContext.authorizer = { principalId: 'user-42', ...context, exp: String(context.exp) };
     });
@@ -228,7 +282,11 @@ describe('Handler: inventory against a real DynamoDB API', () => {
     const big = 1200;
     const padding = 'x'.repeat(900);
     const agents = Array.from({ length: big }, (_, i) =>
-      agent(`big-${String(i).padStart(4, '0')}`, { hostname: `${padding}-${i}`, connection: { state: 'connected' }, last_heartbeat: recent() }),
+      agent(`big-${String(i).padStart(4, '0')}`, {
+        hostname: `${padding}-${i}`,
+        connection: { state: 'connected' },
+        last_heartbeat: recent(),
+      }),
     );
     await loadFleet(engine.db, engine.tables, { tenants: [{ tenant_id: 'bigcorp', agents }] }, 8);
 
@@ -252,8 +310,11 @@ describe('Handler: inventory against a real DynamoDB API', () => {
 
   describe('with an endpoint scope (the endpoint_groups claim)', () => {
     /** Region by position, a role for some, none for every seventh: agents in one group, two, or none. */
-    const groupsOfAgent = (i: number): string[] | undefined => (i % 7 === 0 ? undefined : [['emea', 'americas', 'apac'][i % 3]!, ...(i % 2 === 0 ? ['servers'] : [])]);
-    const regional = Array.from({ length: 1200 }, (_, i) => agent(`r-${String(i).padStart(4, '0')}`, { hostname: `${'y'.repeat(900)}-${i}`, groups: groupsOfAgent(i) }));
+    const groupsOfAgent = (i: number): string[] | undefined =>
+      i % 7 === 0 ? undefined : [['emea', 'americas', 'apac'][i % 3]!, ...(i % 2 === 0 ? ['servers'] : [])];
+    const regional = Array.from({ length: 1200 }, (_, i) =>
+      agent(`r-${String(i).padStart(4, '0')}`, { hostname: `${'y'.repeat(900)}-${i}`, groups: groupsOfAgent(i) }),
+    );
 
     beforeAll(async () => {
       await loadFleet(
@@ -265,7 +326,11 @@ describe('Handler: inventory against a real DynamoDB API', () => {
             {
               tenant_id: 'strict',
               policy: { scope: 'required' },
-              agents: [agent('s-1', { groups: ['emea'] }), agent('s-2', { groups: ['apac'] }), agent('s-conn', { durable: false, connection: { state: 'connected' } })],
+              agents: [
+                agent('s-1', { groups: ['emea'] }),
+                agent('s-2', { groups: ['apac'] }),
+                agent('s-conn', { durable: false, connection: { state: 'connected' } }),
+              ],
             },
           ],
         },
@@ -275,14 +340,18 @@ describe('Handler: inventory against a real DynamoDB API', () => {
 
     const ids = (response: StreamedAnswer): string[] => AgentInventory.parse(JSON.parse(response.body)).map((a) => a.agent_id);
 
-    it('lists only the endpoints in at least one of the groups, in the store\'s order, across several Query pages, and never shows the groups', async () => {
+    it("lists only the endpoints in at least one of the groups, in the store's order, across several Query pages, and never shows the groups", async () => {
       const records = await listTenantAgentRecords(engine.db, engine.tables.dataTable, 'regions');
       const expected = regional.filter((a) => a.groups?.some((g) => g === 'apac' || g === 'servers')).map((a) => a.agent_id);
 
       const response = await listAs('regions', undefined, { endpoint_groups: ['apac', 'servers'] });
 
       expect(records.pages).toBeGreaterThan(1);
-      expectResponseMatchesContract('listEndpointInventory', { status: response.statusCode, headers: response.headers, body: response.body });
+      expectResponseMatchesContract('listEndpointInventory', {
+        status: response.statusCode,
+        headers: response.headers,
+        body: response.body,
+      });
       expect(response.statusCode).toBe(200);
       expect(ids(response)).toEqual(storeOrder(expected));
       expect(expected.length).toBeGreaterThan(100);
@@ -326,7 +395,9 @@ describe('Handler: inventory against a real DynamoDB API', () => {
       expect(response.statusCode).toBe(403);
       expect(response.headers['Content-Type']).toBe('text/plain; charset=utf-8');
       expect(response.headers['Cache-Control']).toBe('no-store');
-      expect(response.body).toMatch(/^This tenant requires an endpoint scope: the token must carry the "endpoint_groups" claim\. \(request id: [0-9a-f-]{36}\)\n$/);
+      expect(response.body).toMatch(
+        /^This tenant requires an endpoint scope: the token must carry the "endpoint_groups" claim\. \(request id: [0-9a-f-]{36}\)\n$/,
+      );
       expect(ids(await listAs('strict', undefined, { endpoint_groups: ['apac'] }))).toEqual(['s-2']);
     });
 

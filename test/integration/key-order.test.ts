@@ -32,8 +32,12 @@ const byCodePoint = (a: string, b: string): number => {
 async function storeAgents(tenant: string, ids: string[]): Promise<void> {
   await Promise.all(
     ids.flatMap((id) => [
-      engine.db.send(new PutCommand({ TableName: engine.tables.dataTable, Item: { ...durableAgentKey(tenant, id), agent_id: id, record: 'D' } })),
-      engine.db.send(new PutCommand({ TableName: engine.tables.dataTable, Item: { ...connectionKey(tenant, id), agent_id: id, record: 'C' } })),
+      engine.db.send(
+        new PutCommand({ TableName: engine.tables.dataTable, Item: { ...durableAgentKey(tenant, id), agent_id: id, record: 'D' } }),
+      ),
+      engine.db.send(
+        new PutCommand({ TableName: engine.tables.dataTable, Item: { ...connectionKey(tenant, id), agent_id: id, record: 'C' } }),
+      ),
     ]),
   );
 }
@@ -44,7 +48,12 @@ async function readPartition(tenant: string): Promise<Array<{ agent_id: string; 
   let start: Record<string, unknown> | undefined;
   do {
     const page = await engine.db.send(
-      new QueryCommand({ TableName: engine.tables.dataTable, KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': agentsPartition(tenant) }, ExclusiveStartKey: start }),
+      new QueryCommand({
+        TableName: engine.tables.dataTable,
+        KeyConditionExpression: 'pk = :pk',
+        ExpressionAttributeValues: { ':pk': agentsPartition(tenant) },
+        ExclusiveStartKey: start,
+      }),
     );
     items.push(...((page.Items ?? []) as Array<{ agent_id: string; record: string }>));
     start = page.LastEvaluatedKey;
@@ -55,7 +64,37 @@ async function readPartition(tenant: string): Promise<Array<{ agent_id: string; 
 describe(`Key order in a real engine`, () => {
   it('lists agents by code point, ids around the escapes and beyond the BMP included', async () => {
     // U+E000..U+FFFF sort before U+10000.. by code point (and UTF-8) but after them by UTF-16 code unit.
-    const ids = ['\u0000', '\u0001', ' ', '!', '"', '#', '#a', '$', '$0', '%', '-', '0', 'A', 'a', 'a\u0000', 'a ', 'a#', 'a$', 'a%', 'a-1', 'a-10', 'a-2', 'aa', 'é', '東', '\ue000', '\uffee', '𝔘', '😀'];
+    const ids = [
+      '\u0000',
+      '\u0001',
+      ' ',
+      '!',
+      '"',
+      '#',
+      '#a',
+      '$',
+      '$0',
+      '%',
+      '-',
+      '0',
+      'A',
+      'a',
+      'a\u0000',
+      'a ',
+      'a#',
+      'a$',
+      'a%',
+      'a-1',
+      'a-10',
+      'a-2',
+      'aa',
+      'é',
+      '東',
+      '\ue000',
+      '\uffee',
+      '𝔘',
+      '😀',
+    ];
     await storeAgents('order', [...ids].reverse());
 
     const items = await readPartition('order');

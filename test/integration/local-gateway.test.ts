@@ -26,9 +26,17 @@ const ROUTES: Route[] = [
 
 const allowAll: LambdaHandler = async (event) => {
   const arn = (event as { methodArn: string }).methodArn;
-  return { principalId: 'user-1', policyDocument: { Version: '2012-10-17', Statement: [{ Action: 'execute-api:Invoke', Effect: 'Allow', Resource: [arn] }] }, context: { tenant: 'acme', sub: 'user-1', exp: 4_102_444_800, fresh: true } };
+  return {
+    principalId: 'user-1',
+    policyDocument: { Version: '2012-10-17', Statement: [{ Action: 'execute-api:Invoke', Effect: 'Allow', Resource: [arn] }] },
+    context: { tenant: 'acme', sub: 'user-1', exp: 4_102_444_800, fresh: true },
+  };
 };
-const echo: LambdaHandler = async (event) => ({ statusCode: 200, headers: { 'Content-Type': 'application/json' }, body: JSON.stringify((event as APIGatewayProxyEvent).requestContext.authorizer) });
+const echo: LambdaHandler = async (event) => ({
+  statusCode: 200,
+  headers: { 'Content-Type': 'application/json' },
+  body: JSON.stringify((event as APIGatewayProxyEvent).requestContext.authorizer),
+});
 
 let functions: Record<string, LambdaHandler>;
 let authorizerCalls = 0;
@@ -68,7 +76,10 @@ const call = async (path: string, init: RequestInit = {}) => {
   const response = await fetch(`${base}${path}`, init);
   return { status: response.status, headers: response.headers, body: await response.text() };
 };
-const withToken = (token: string, init: RequestInit = {}): RequestInit => ({ ...init, headers: { Authorization: `Bearer ${token}`, ...init.headers } });
+const withToken = (token: string, init: RequestInit = {}): RequestInit => ({
+  ...init,
+  headers: { Authorization: `Bearer ${token}`, ...init.headers },
+});
 
 /** A gateway response as the contract wants every failure: its status, text/plain, one sentence and the request id, no-store. */
 function expectGatewayResponse(res: { status: number; headers: Headers; body: string }, type: Parameters<typeof gatewayResponse>[0]): void {
@@ -77,7 +88,9 @@ function expectGatewayResponse(res: { status: number; headers: Headers; body: st
   expect(res.headers.get('content-type')).toBe('text/plain; charset=utf-8');
   expect(res.headers.get('cache-control')).toBe('no-store');
   expect(res.headers.get('retry-after')).toBe(definition.retryAfterSeconds === undefined ? null : String(definition.retryAfterSeconds));
-  expect(res.body).toMatch(new RegExp(`^${definition.sentence.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} \\(request id: [0-9a-f-]{36}\\)\\n$`));
+  expect(res.body).toMatch(
+    new RegExp(`^${definition.sentence.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} \\(request id: [0-9a-f-]{36}\\)\\n$`),
+  );
 }
 
 describe('Local gateway: API Gateway’s own answers', () => {
@@ -112,20 +125,27 @@ describe('Local gateway: API Gateway’s own answers', () => {
     };
     const refused = await call('/api/mcp', withToken('t', { method: 'POST' }));
     expectGatewayResponse(refused, 'UNAUTHORIZED');
-    expect(refused.headers.get('www-authenticate')).toBe(`Bearer resource_metadata="${config().publicUrl}/.well-known/oauth-protected-resource/api/mcp"`);
+    expect(refused.headers.get('www-authenticate')).toBe(
+      `Bearer resource_metadata="${config().publicUrl}/.well-known/oauth-protected-resource/api/mcp"`,
+    );
   });
 
   it('answers an Allow that does not name the method asked with ACCESS_DENIED: the inventory door’s 401, with the authorizer’s sentence', async () => {
     functions.authorizer = async () => ({
       principalId: 'x',
-      policyDocument: { Version: '2012-10-17', Statement: [{ Action: 'execute-api:Invoke', Effect: 'Allow', Resource: 'arn:aws:execute-api:*:*:*/*/POST/api/mcp' }] },
+      policyDocument: {
+        Version: '2012-10-17',
+        Statement: [{ Action: 'execute-api:Invoke', Effect: 'Allow', Resource: 'arn:aws:execute-api:*:*:*/*/POST/api/mcp' }],
+      },
       context: { refusal: 'Not for this door.' },
     });
 
     const res = await call('/api/agents', withToken('t'));
 
     expect(res.status).toBe(401);
-    expect(res.headers.get('www-authenticate')).toBe(`Bearer resource_metadata="${config().publicUrl}/.well-known/oauth-protected-resource/api/agents"`);
+    expect(res.headers.get('www-authenticate')).toBe(
+      `Bearer resource_metadata="${config().publicUrl}/.well-known/oauth-protected-resource/api/agents"`,
+    );
     expect(res.body).toMatch(/^Not for this door\. \(request id: [0-9a-f-]{36}\)\n$/);
   });
 
@@ -135,7 +155,10 @@ describe('Local gateway: API Gateway’s own answers', () => {
   });
 
   it('refuses a payload over API Gateway’s 10 MB with REQUEST_TOO_LARGE', async () => {
-    expectGatewayResponse(await call('/api/mcp', withToken('t', { method: 'POST', body: Buffer.alloc(10 * 1024 * 1024 + 1, 'a') })), 'REQUEST_TOO_LARGE');
+    expectGatewayResponse(
+      await call('/api/mcp', withToken('t', { method: 'POST', body: Buffer.alloc(10 * 1024 * 1024 + 1, 'a') })),
+      'REQUEST_TOO_LARGE',
+    );
   });
 
   it.each([
@@ -172,7 +195,10 @@ describe('Local gateway: the token authorizer in front of a door', () => {
   it('asks the inventory door’s authorizer at every request, a missing token included', async () => {
     functions.authorizer = async (event) => ({
       principalId: 'anonymous',
-      policyDocument: { Version: '2012-10-17', Statement: [{ Action: 'execute-api:Invoke', Effect: 'Deny', Resource: [(event as { methodArn: string }).methodArn] }] },
+      policyDocument: {
+        Version: '2012-10-17',
+        Statement: [{ Action: 'execute-api:Invoke', Effect: 'Deny', Resource: [(event as { methodArn: string }).methodArn] }],
+      },
       context: { refusal: 'A bearer token is required.' },
     });
 

@@ -31,7 +31,13 @@ describe('Function: readEndpointObservations against a real DynamoDB API', () =>
   let engine: TestEngine;
   const log: { name: string; input: Record<string, unknown> }[] = [];
   const read = (agentId: string, minutes = 60) =>
-    readEndpointObservations({ tenantId: 'acme', scope: UNSCOPED, query: { agent_id: agentId, minutes, limit: 100 }, attribution: { reason: 'test' }, now: new Date(minute + 1000) });
+    readEndpointObservations({
+      tenantId: 'acme',
+      scope: UNSCOPED,
+      query: { agent_id: agentId, minutes, limit: 100 },
+      attribution: { reason: 'test' },
+      now: new Date(minute + 1000),
+    });
 
   beforeAll(async () => {
     engine = await startTestEngine();
@@ -65,7 +71,16 @@ describe('Function: readEndpointObservations against a real DynamoDB API', () =>
     await bad('corrupt', minute - 30_000, { observed_at: new Date(minute - 30_000).toISOString(), cpu: 'high' });
     await bad('only-corrupt', minute - 60_000, { observed_at: 'not a time', cpu: 50, memory: 50, disk: 50 });
     // A sample stamped an hour ahead of the clock (a skewed agent), and an agent record whose agent_id breaks the contract.
-    await put({ ...sampleKey('acme', 'ahead', new Date(minute + 3_600_000)), kind: 'sample', tenant_id: 'acme', agent_id: 'ahead', observed_at: new Date(minute + 3_600_000).toISOString(), cpu: 99, memory: 99, disk: 99 });
+    await put({
+      ...sampleKey('acme', 'ahead', new Date(minute + 3_600_000)),
+      kind: 'sample',
+      tenant_id: 'acme',
+      agent_id: 'ahead',
+      observed_at: new Date(minute + 3_600_000).toISOString(),
+      cpu: 99,
+      memory: 99,
+      disk: 99,
+    });
     setDynamo(recordingClient(engine.endpoint, log));
   });
   afterAll(async () => {
@@ -105,7 +120,12 @@ describe('Function: readEndpointObservations against a real DynamoDB API', () =>
 
     expect(dashboard.history).toHaveLength(10);
     expect(dashboard.findings).toContainEqual(
-      expect.objectContaining({ scope: 'observation', label: 'Unreadable samples', status: 'unknown', detail: expect.stringMatching(/^2 stored samples of this endpoint could not be read/) }),
+      expect.objectContaining({
+        scope: 'observation',
+        label: 'Unreadable samples',
+        status: 'unknown',
+        detail: expect.stringMatching(/^2 stored samples of this endpoint could not be read/),
+      }),
     );
     expect(dashboard.status).toBe('unknown');
   });
@@ -114,16 +134,32 @@ describe('Function: readEndpointObservations against a real DynamoDB API', () =>
     const dashboard = EndpointDashboard.parse(await read('only-corrupt'));
 
     expect(dashboard.findings?.map((f) => f.label)).not.toContain('Never reported');
-    expect(dashboard.findings).toContainEqual(expect.objectContaining({ label: 'Unreadable samples', detail: expect.stringMatching(/^1 stored sample of this endpoint could not be read/) }));
+    expect(dashboard.findings).toContainEqual(
+      expect.objectContaining({
+        label: 'Unreadable samples',
+        detail: expect.stringMatching(/^1 stored sample of this endpoint could not be read/),
+      }),
+    );
     expect(dashboard.metrics?.map((m) => m.value)).toEqual([null, null, null]);
     expect(dashboard.history).toEqual([]);
   });
 
-  it('fails rather than fall back to the default policy (and drop a ticket rule) when a tenant\'s stored policy cannot be read', async () => {
+  it("fails rather than fall back to the default policy (and drop a ticket rule) when a tenant's stored policy cannot be read", async () => {
     await loadFleet(engine.db, engine.tables, { tenants: [{ tenant_id: 'strict', agents: [agent('s-1')] }] }, 8);
-    await engine.db.send(new PutCommand({ TableName: engine.tables.dataTable, Item: { ...policyKey('strict'), kind: 'policy', tenant_id: 'strict', ticket: 'sometimes' } }));
+    await engine.db.send(
+      new PutCommand({
+        TableName: engine.tables.dataTable,
+        Item: { ...policyKey('strict'), kind: 'policy', tenant_id: 'strict', ticket: 'sometimes' },
+      }),
+    );
 
-    const reading = readEndpointObservations({ tenantId: 'strict', scope: UNSCOPED, query: { agent_id: 's-1', minutes: 60, limit: 100 }, attribution: { reason: 'test' }, now: new Date(minute) });
+    const reading = readEndpointObservations({
+      tenantId: 'strict',
+      scope: UNSCOPED,
+      query: { agent_id: 's-1', minutes: 60, limit: 100 },
+      attribution: { reason: 'test' },
+      now: new Date(minute),
+    });
 
     await expect(reading).rejects.toThrow();
     await expect(reading).rejects.not.toHaveProperty('statusCode');
@@ -144,9 +180,18 @@ describe('Function: readEndpointObservations when the store answers what DynamoD
     try {
       setDynamo(documentClient(injector.endpoint, { maxAttempts: 1 }));
 
-      const read = readEndpointObservations({ tenantId: 'acme', scope: UNSCOPED, query: { agent_id: 'a-1', minutes: 60, limit: 100 }, attribution: { reason: 'test' }, now: new Date() });
+      const read = readEndpointObservations({
+        tenantId: 'acme',
+        scope: UNSCOPED,
+        query: { agent_id: 'a-1', minutes: 60, limit: 100 },
+        attribution: { reason: 'test' },
+        now: new Date(),
+      });
 
-      await expect(read).rejects.toMatchObject({ statusCode: 502, message: 'The observations store gave an answer that cannot be read; try again later.' });
+      await expect(read).rejects.toMatchObject({
+        statusCode: 502,
+        message: 'The observations store gave an answer that cannot be read; try again later.',
+      });
     } finally {
       setDynamo(undefined);
       await injector.close();

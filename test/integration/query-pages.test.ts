@@ -67,7 +67,9 @@ describe('Function: queryPages (a real engine behind a counting proxy)', () => {
     }
     await sleep(100);
 
-    expect(all.map((item) => (item as { sk: { S: string } }).sk.S)).toEqual(Array.from({ length: ITEMS }, (_, i) => `S#${String(i).padStart(2, '0')}`));
+    expect(all.map((item) => (item as { sk: { S: string } }).sk.S)).toEqual(
+      Array.from({ length: ITEMS }, (_, i) => `S#${String(i).padStart(2, '0')}`),
+    );
     expect(all[0]).toMatchObject({ pk: { S: PARTITION }, n: { N: '0' } });
     // One page read, one prefetched, then nothing: the stop is not followed by more requests.
     expect(proxy.received() - seenBeforeStop).toBe(2);

@@ -20,7 +20,10 @@ import { startStsStandIn, type StsStandIn } from '../helpers/sts.js';
 
 let engine: TestEngine;
 let sts: StsStandIn;
-let inventory: (event: APIGatewayProxyEvent, context: Context) => Promise<{ statusCode: number; headers?: Record<string, unknown>; body?: string }>;
+let inventory: (
+  event: APIGatewayProxyEvent,
+  context: Context,
+) => Promise<{ statusCode: number; headers?: Record<string, unknown>; body?: string }>;
 const READ_ROLE = 'arn:aws:iam::123456789012:role/endpoint-read-service-test-tenant-read';
 const AUDIT_ROLE = 'arn:aws:iam::123456789012:role/endpoint-read-service-test-tenant-audit';
 
@@ -28,7 +31,17 @@ beforeAll(async () => {
   engine = await startTestEngine();
   sts = await startStsStandIn(READ_ROLE);
   const tenants = ['acme', 'a*b'];
-  await loadFleet(engine.db, engine.tables, { tenants: tenants.map((t) => ({ tenant_id: t, agents: [{ agent_id: `${t}-1`, hostname: 'h', os: 'linux', arch: 'x86_64', version: '1' }] })) }, 8);
+  await loadFleet(
+    engine.db,
+    engine.tables,
+    {
+      tenants: tenants.map((t) => ({
+        tenant_id: t,
+        agents: [{ agent_id: `${t}-1`, hostname: 'h', os: 'linux', arch: 'x86_64', version: '1' }],
+      })),
+    },
+    8,
+  );
   // A streaming handler, called through the stand-in for the Lambda runtime's response stream (the helper installs it).
   const streaming = (await import('../../functions/inventory/handler.js')).handler;
   inventory = (event, context) => invokeStreamed(streaming, event, context);
@@ -40,7 +53,12 @@ afterAll(async () => {
 });
 beforeEach(() => {
   sts.reset();
-  useEngine(engine, { TENANT_FENCING: 'iam', TENANT_READ_ROLE_ARN: READ_ROLE, TENANT_AUDIT_ROLE_ARN: AUDIT_ROLE, STS_ENDPOINT: sts.endpoint });
+  useEngine(engine, {
+    TENANT_FENCING: 'iam',
+    TENANT_READ_ROLE_ARN: READ_ROLE,
+    TENANT_AUDIT_ROLE_ARN: AUDIT_ROLE,
+    STS_ENDPOINT: sts.endpoint,
+  });
   resetTenantClients();
 });
 
@@ -78,9 +96,16 @@ describe('Tenant fencing by IAM: reads (an STS stand-in, the real local engine)'
     expect(res.statusCode).toBe(200);
     expect(JSON.parse(res.body!)).toMatchObject([{ agent_id: 'acme-1' }]);
     expect(sts.calls).toHaveLength(1);
-    expect(sts.calls[0]).toMatchObject({ RoleArn: READ_ROLE, RoleSessionName: tenantSessionName('acme'), DurationSeconds: '3600', tags: ['tenant=acme'] });
+    expect(sts.calls[0]).toMatchObject({
+      RoleArn: READ_ROLE,
+      RoleSessionName: tenantSessionName('acme'),
+      DurationSeconds: '3600',
+      tags: ['tenant=acme'],
+    });
     expect(JSON.parse(sts.calls[0]!.Policy)).toEqual(tenantSessionPolicy('acme'));
-    expect(JSON.parse(sts.calls[0]!.Policy).Statement[0].Condition['ForAllValues:StringLike']).toEqual({ 'dynamodb:LeadingKeys': ['T#acme#*'] });
+    expect(JSON.parse(sts.calls[0]!.Policy).Statement[0].Condition['ForAllValues:StringLike']).toEqual({
+      'dynamodb:LeadingKeys': ['T#acme#*'],
+    });
   });
 
   it('tags a tenant with characters a tag cannot carry by the encoding its keys hold, and fences it to that prefix', async () => {
@@ -89,7 +114,9 @@ describe('Tenant fencing by IAM: reads (an STS stand-in, the real local engine)'
     expect(res.statusCode).toBe(200);
     expect(JSON.parse(res.body!)).toMatchObject([{ agent_id: 'a*b-1' }]);
     expect(sts.calls[0]!.tags).toEqual(['tenant=a=002Ab']);
-    expect(JSON.parse(sts.calls[0]!.Policy).Statement[0].Condition['ForAllValues:StringLike']).toEqual({ 'dynamodb:LeadingKeys': ['T#a=002Ab#*'] });
+    expect(JSON.parse(sts.calls[0]!.Policy).Statement[0].Condition['ForAllValues:StringLike']).toEqual({
+      'dynamodb:LeadingKeys': ['T#a=002Ab#*'],
+    });
   });
 
   it('assumes the role once per tenant while its credentials last, and again shortly before they expire', async () => {
@@ -136,7 +163,11 @@ describe('Tenant fencing by IAM: audit puts (an STS stand-in, the real local eng
     await putAuditItem(db, config().auditTable, auditItem('a b', 'audit-fenced-1'));
 
     expect(sts.calls).toHaveLength(1);
-    expect(sts.calls[0]).toMatchObject({ RoleArn: AUDIT_ROLE, RoleSessionName: tenantSessionName('a b', 'audit'), tags: ['tenant=a=0020b'] });
+    expect(sts.calls[0]).toMatchObject({
+      RoleArn: AUDIT_ROLE,
+      RoleSessionName: tenantSessionName('a b', 'audit'),
+      tags: ['tenant=a=0020b'],
+    });
     expect(JSON.parse(sts.calls[0]!.Policy)).toEqual(tenantAuditSessionPolicy('a b'));
     expect((await listAuditItems(engine.db, config().auditTable, 'a b')).map((i) => i.audit_id)).toEqual(['audit-fenced-1']);
   });

@@ -51,7 +51,13 @@ afterAll(async () => {
 });
 
 const sign = (audience: string, extra: { tenant?: string | undefined; expiresInSeconds?: number } = {}): Promise<string> =>
-  issuer.sign({ issuer: ISSUER, audience, tenant: 'tenant' in extra ? extra.tenant : 'acme', subject: 'user-1', ...(extra.expiresInSeconds !== undefined ? { expiresInSeconds: extra.expiresInSeconds } : {}) });
+  issuer.sign({
+    issuer: ISSUER,
+    audience,
+    tenant: 'tenant' in extra ? extra.tenant : 'acme',
+    subject: 'user-1',
+    ...(extra.expiresInSeconds !== undefined ? { expiresInSeconds: extra.expiresInSeconds } : {}),
+  });
 
 /** The REQUEST authorizer event for a method; `authorization` as the client sent it (several values: the header repeated). */
 function event(method: string, resource: string, authorization: string | string[] | undefined): APIGatewayRequestAuthorizerEvent {
@@ -82,7 +88,10 @@ describe('Handler: authorizer (the public REST API token authorizer)', () => {
 
       expect(result).toEqual({
         principalId: 'user-1',
-        policyDocument: { Version: '2012-10-17', Statement: [{ Action: 'execute-api:Invoke', Effect: 'Allow', Resource: [`${API_ARN}/GET/api/agents`] }] },
+        policyDocument: {
+          Version: '2012-10-17',
+          Statement: [{ Action: 'execute-api:Invoke', Effect: 'Allow', Resource: [`${API_ARN}/GET/api/agents`] }],
+        },
         context: { tenant: 'acme', sub: 'user-1', exp },
       });
     });
@@ -91,7 +100,11 @@ describe('Handler: authorizer (the public REST API token authorizer)', () => {
       const result = await authorize(event('POST', '/api/mcp', `Bearer ${await sign(MCP_AUDIENCE)}`));
 
       expect(result.policyDocument.Statement).toEqual([
-        { Action: 'execute-api:Invoke', Effect: 'Allow', Resource: [`${API_ARN}/POST/api/mcp`, `${API_ARN}/GET/api/mcp`, `${API_ARN}/DELETE/api/mcp`] },
+        {
+          Action: 'execute-api:Invoke',
+          Effect: 'Allow',
+          Resource: [`${API_ARN}/POST/api/mcp`, `${API_ARN}/GET/api/mcp`, `${API_ARN}/DELETE/api/mcp`],
+        },
       ]);
       expect(JSON.stringify(result)).not.toContain('/api/agents');
     });
@@ -113,9 +126,24 @@ describe('Handler: authorizer (the public REST API token authorizer)', () => {
   describe('refuses at the inventory door with a Deny (ACCESS_DENIED) whose context carries the sentence', () => {
     it.each<[string, () => Promise<string | string[] | undefined>, string]>([
       ['no token', async () => undefined, 'A bearer token is required.'],
-      ['a token made for the MCP door', async () => `Bearer ${await sign(MCP_AUDIENCE)}`, 'The bearer token is not for this service (audience).'],
-      ['an expired token', async () => `Bearer ${await sign(INVENTORY_AUDIENCE, { expiresInSeconds: -60 })}`, 'The bearer token has expired.'],
-      ['two Authorization headers', async () => { const token = await sign(INVENTORY_AUDIENCE); return [`Bearer ${token}`, `Bearer ${token}`]; }, 'The Authorization header was sent more than once.'],
+      [
+        'a token made for the MCP door',
+        async () => `Bearer ${await sign(MCP_AUDIENCE)}`,
+        'The bearer token is not for this service (audience).',
+      ],
+      [
+        'an expired token',
+        async () => `Bearer ${await sign(INVENTORY_AUDIENCE, { expiresInSeconds: -60 })}`,
+        'The bearer token has expired.',
+      ],
+      [
+        'two Authorization headers',
+        async () => {
+          const token = await sign(INVENTORY_AUDIENCE);
+          return [`Bearer ${token}`, `Bearer ${token}`];
+        },
+        'The Authorization header was sent more than once.',
+      ],
       ['something that is no bearer token', async () => 'Basic dXNlcjpwYXNz', 'The Authorization header is not a bearer token.'],
     ])('%s', async (_what, authorizationOf, sentence) => {
       const authorization = await authorizationOf();
@@ -124,7 +152,10 @@ describe('Handler: authorizer (the public REST API token authorizer)', () => {
 
       expect(result).toEqual({
         principalId: 'anonymous',
-        policyDocument: { Version: '2012-10-17', Statement: [{ Action: 'execute-api:Invoke', Effect: 'Deny', Resource: [`${API_ARN}/GET/api/agents`] }] },
+        policyDocument: {
+          Version: '2012-10-17',
+          Statement: [{ Action: 'execute-api:Invoke', Effect: 'Deny', Resource: [`${API_ARN}/GET/api/agents`] }],
+        },
         context: { refusal: sentence },
       });
       // Nothing of what was sent comes back: no token's payload, no credentials.
@@ -164,7 +195,9 @@ describe('Handler: authorizer (the public REST API token authorizer)', () => {
     });
 
     it('when it is attached to a resource that is no public door', async () => {
-      await expect(authorize(event('GET', '/api/mcp/endpoint', `Bearer ${await sign(INVENTORY_AUDIENCE)}`))).rejects.toThrow(/no public door/);
+      await expect(authorize(event('GET', '/api/mcp/endpoint', `Bearer ${await sign(INVENTORY_AUDIENCE)}`))).rejects.toThrow(
+        /no public door/,
+      );
     });
   });
 

@@ -12,7 +12,7 @@ function answer(items: unknown[], key: unknown, keyFirst: boolean): string {
   return `{${parts.join(',')}}`;
 }
 
-describe('Function: cutNextKey (the bench floors\' next page key, from the bytes of a Query answer)', () => {
+describe("Function: cutNextKey (the bench floors' next page key, from the bytes of a Query answer)", () => {
   const key = { pk: { S: 'T#t#A' }, sk: { S: 'A#b#D' } };
 
   it('finds the key whether the engine writes it after Items or before', () => {
@@ -27,10 +27,14 @@ describe('Function: cutNextKey (the bench floors\' next page key, from the bytes
 
   it('reads keys holding braces, quotes, backslashes and characters of any width exactly', () => {
     fc.assert(
-      fc.property(fc.string({ unit: fc.constantFrom('{', '}', '"', '\\', ':', ',', 'a', 'é', '東', '😀', '\u0000', '\u2028') }), fc.boolean(), (sk, keyFirst) => {
-        const tricky = { pk: { S: 'T#t#A' }, sk: { S: `A#${sk}#D` } };
-        expect(cutNextKey(bytes(answer([item(`A#${sk}#C`)], tricky, keyFirst)))).toEqual(tricky);
-      }),
+      fc.property(
+        fc.string({ unit: fc.constantFrom('{', '}', '"', '\\', ':', ',', 'a', 'é', '東', '😀', '\u0000', '\u2028') }),
+        fc.boolean(),
+        (sk, keyFirst) => {
+          const tricky = { pk: { S: 'T#t#A' }, sk: { S: `A#${sk}#D` } };
+          expect(cutNextKey(bytes(answer([item(`A#${sk}#C`)], tricky, keyFirst)))).toEqual(tricky);
+        },
+      ),
     );
   });
 
@@ -42,7 +46,7 @@ describe('Function: cutNextKey (the bench floors\' next page key, from the bytes
     expect(cutNextKey(bytes('{"Items":[],"LastEvaluatedKey":{"pk":{"S":"x"}'))).toBeUndefined();
   });
 
-  it('reads an item attribute of that name on a last page as a key (the bench\'s items have none), and the real key wherever the engine puts it', () => {
+  it("reads an item attribute of that name on a last page as a key (the bench's items have none), and the real key wherever the engine puts it", () => {
     const hostile = { ...item('A#a#C'), LastEvaluatedKey: { M: { pk: { S: 'T#t#A' }, sk: { S: 'A#0#C' } } } };
     expect(cutNextKey(bytes(answer([hostile], undefined, false)))).toEqual({ M: { pk: { S: 'T#t#A' }, sk: { S: 'A#0#C' } } });
     // With a real key on the page, the real one is found in both orders.

@@ -48,6 +48,8 @@ describe('Function: assertAllowedBroker', () => {
     ['a prefix of the name', ['mcp']],
     ['an empty allow-list', []],
   ])('refuses with 403 when the allow-list holds %s', (_how, list) => {
-    expect(() => assertAllowedBroker('mcp-broker', list)).toThrow(expect.objectContaining({ statusCode: 403, message: BROKER_REFUSALS.notAllowed }));
+    expect(() => assertAllowedBroker('mcp-broker', list)).toThrow(
+      expect.objectContaining({ statusCode: 403, message: BROKER_REFUSALS.notAllowed }),
+    );
   });
 });

@@ -31,16 +31,39 @@ function refusal(read: () => unknown): UnauthorizedError | ForbiddenError {
 
 describe('Function: callerFromAuthorizer', () => {
   it('reads tenant and subject from the context API Gateway passes on (every value a string)', () => {
-    expect(callerFromAuthorizer(event(), 'inventory', options)).toEqual({ tenantId: 'acme', subject: 'user-42', expiresAt: NOW + 60, scope: { kind: 'unscoped' } });
+    expect(callerFromAuthorizer(event(), 'inventory', options)).toEqual({
+      tenantId: 'acme',
+      subject: 'user-42',
+      expiresAt: NOW + 60,
+      scope: { kind: 'unscoped' },
+    });
   });
 
   it('accepts the expiry as a number too', () => {
-    expect(callerFromAuthorizer(event((e) => (e.requestContext.authorizer!.exp = NOW + 1)), 'mcp', options).tenantId).toBe('acme');
+    expect(
+      callerFromAuthorizer(
+        event((e) => (e.requestContext.authorizer!.exp = NOW + 1)),
+        'mcp',
+        options,
+      ).tenantId,
+    ).toBe('acme');
   });
 
   it('refuses with 401 a token whose exp has passed, as a cached authorizer answer may still carry it, with the challenge of the door asked', () => {
-    const atInventory = refusal(() => callerFromAuthorizer(event((e) => (e.requestContext.authorizer!.exp = String(NOW))), 'inventory', options));
-    const atMcp = refusal(() => callerFromAuthorizer(event((e) => (e.requestContext.authorizer!.exp = String(NOW - 3600))), 'mcp', options));
+    const atInventory = refusal(() =>
+      callerFromAuthorizer(
+        event((e) => (e.requestContext.authorizer!.exp = String(NOW))),
+        'inventory',
+        options,
+      ),
+    );
+    const atMcp = refusal(() =>
+      callerFromAuthorizer(
+        event((e) => (e.requestContext.authorizer!.exp = String(NOW - 3600))),
+        'mcp',
+        options,
+      ),
+    );
 
     expect([atInventory.statusCode, atInventory.message]).toEqual([401, 'The bearer token has expired.']);
     expect(atInventory.headers['WWW-Authenticate']).toBe(
@@ -64,7 +87,13 @@ describe('Function: callerFromAuthorizer', () => {
   });
 
   it('refuses with 401 a request that no authorizer judged (a route without one), never reading a tenant from elsewhere', () => {
-    const error = refusal(() => callerFromAuthorizer(event((e) => (e.requestContext.authorizer = null)), 'inventory', options));
+    const error = refusal(() =>
+      callerFromAuthorizer(
+        event((e) => (e.requestContext.authorizer = null)),
+        'inventory',
+        options,
+      ),
+    );
 
     expect(error.statusCode).toBe(401);
     expect(error.headers['WWW-Authenticate']).toContain('error="invalid_token"');
@@ -74,7 +103,13 @@ describe('Function: callerFromAuthorizer', () => {
     ['empty', ''],
     ['blank', '  '],
   ])('refuses with 403 a verified token whose tenant is %s, never a default tenant', (_what, tenant) => {
-    const error = refusal(() => callerFromAuthorizer(event((e) => (e.requestContext.authorizer!.tenant = tenant)), 'inventory', options));
+    const error = refusal(() =>
+      callerFromAuthorizer(
+        event((e) => (e.requestContext.authorizer!.tenant = tenant)),
+        'inventory',
+        options,
+      ),
+    );
 
     expect(error).toBeInstanceOf(ForbiddenError);
     expect(error.message).toBe('The token carries no single tenant in its "tenant_id" claim.');
@@ -93,8 +128,12 @@ describe('Function: callerFromAuthorizer', () => {
 
 describe('Function: bearerChallenge', () => {
   it('names the door’s RFC 9728 document, and nothing else when no token was refused (RFC 6750 §3.1)', () => {
-    expect(bearerChallenge(cfg, 'mcp')).toBe('Bearer resource_metadata="https://api.example.com/.well-known/oauth-protected-resource/api/mcp"');
-    expect(bearerChallenge(cfg, 'inventory')).toBe('Bearer resource_metadata="https://api.example.com/.well-known/oauth-protected-resource/api/agents"');
+    expect(bearerChallenge(cfg, 'mcp')).toBe(
+      'Bearer resource_metadata="https://api.example.com/.well-known/oauth-protected-resource/api/mcp"',
+    );
+    expect(bearerChallenge(cfg, 'inventory')).toBe(
+      'Bearer resource_metadata="https://api.example.com/.well-known/oauth-protected-resource/api/agents"',
+    );
   });
 
   it('keeps a refusal that holds quotes, backslashes or non-ASCII a valid quoted-string', () => {

@@ -19,12 +19,7 @@ function minutesAgo(minutes: number): string {
   return new Date(NOW.getTime() - minutes * 60_000).toISOString();
 }
 
-function sample(
-  minutes: number,
-  cpu: number | null,
-  memory: number | null = cpu,
-  disk: number | null = cpu,
-): SampleRecord {
+function sample(minutes: number, cpu: number | null, memory: number | null = cpu, disk: number | null = cpu): SampleRecord {
   return { observed_at: minutesAgo(minutes), cpu, memory, disk };
 }
 
@@ -187,9 +182,27 @@ describe('Function: evaluateDashboard', () => {
       window_minutes: 60,
       status: 'unknown',
       metrics: [
-        { key: 'cpu', label: 'CPU usage', value: null, status: 'unknown', detail: `CPU usage: no sample in the last 60 minutes; ${DEFAULT_DETAIL}.` },
-        { key: 'memory', label: 'Memory usage', value: null, status: 'unknown', detail: `Memory usage: no sample in the last 60 minutes; ${DEFAULT_DETAIL}.` },
-        { key: 'disk', label: 'Disk usage', value: null, status: 'unknown', detail: `Disk usage: no sample in the last 60 minutes; ${DEFAULT_DETAIL}.` },
+        {
+          key: 'cpu',
+          label: 'CPU usage',
+          value: null,
+          status: 'unknown',
+          detail: `CPU usage: no sample in the last 60 minutes; ${DEFAULT_DETAIL}.`,
+        },
+        {
+          key: 'memory',
+          label: 'Memory usage',
+          value: null,
+          status: 'unknown',
+          detail: `Memory usage: no sample in the last 60 minutes; ${DEFAULT_DETAIL}.`,
+        },
+        {
+          key: 'disk',
+          label: 'Disk usage',
+          value: null,
+          status: 'unknown',
+          detail: `Disk usage: no sample in the last 60 minutes; ${DEFAULT_DETAIL}.`,
+        },
       ],
       history: [],
       findings: [
@@ -655,10 +668,9 @@ describe('Function: downsample', () => {
   describe('properties', () => {
     const SPAN_MS = 60 * 60_000;
     const metric = fc.option(fc.double({ min: 0, max: 100, noNaN: true }), { nil: null });
-    const samplesArb = fc.array(
-      fc.record({ offsetMs: fc.integer({ min: 0, max: SPAN_MS }), cpu: metric, memory: metric, disk: metric }),
-      { maxLength: 300 },
-    );
+    const samplesArb = fc.array(fc.record({ offsetMs: fc.integer({ min: 0, max: SPAN_MS }), cpu: metric, memory: metric, disk: metric }), {
+      maxLength: 300,
+    });
     const toRecords = (raw: Array<{ offsetMs: number; cpu: number | null; memory: number | null; disk: number | null }>) =>
       raw
         .map(({ offsetMs, ...values }) => ({ observed_at: new Date(windowStart.getTime() + offsetMs).toISOString(), ...values }))
@@ -713,7 +725,8 @@ describe('Function: evaluateDashboard with samples that could not be read', () =
     expect(dashboard.findings).toContainEqual({
       scope: 'observation',
       label: 'Unreadable samples',
-      detail: '3 stored samples of this endpoint could not be read (corrupt records) and are left out of the metrics and the history, so its health may be incomplete.',
+      detail:
+        '3 stored samples of this endpoint could not be read (corrupt records) and are left out of the metrics and the history, so its health may be incomplete.',
       status: 'unknown',
     });
     expect(dashboard.status).toBe('unknown');

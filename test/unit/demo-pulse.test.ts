@@ -8,7 +8,10 @@ describe('Function: demoPulseFleet', () => {
   const start = new Date('2026-11-23T10:00:30Z');
   const later = new Date('2026-11-23T10:07:00Z');
   const agentsOf = (tenant: string) => demoPulseFleet(start, later).tenants.find((t) => t.tenant_id === tenant)!.agents!;
-  const seeded = (id: string) => demoFleet(start).tenants.flatMap((t) => t.agents ?? []).find((a) => a.agent_id === id)!;
+  const seeded = (id: string) =>
+    demoFleet(start)
+      .tenants.flatMap((t) => t.agents ?? [])
+      .find((a) => a.agent_id === id)!;
 
   it('beats for connected endpoints and reporting ones only, at the given time', () => {
     const acme = new Map(agentsOf('acme').map((a) => [a.agent_id, a]));
@@ -21,7 +24,9 @@ describe('Function: demoPulseFleet', () => {
 
   it.each([0, 1, 30, 59])('finds the live endpoints whatever the second of the minute the stack starts at (:%s)', (second) => {
     const at = new Date(`2026-11-23T10:00:${String(second).padStart(2, '0')}.900Z`);
-    const live = demoPulseFleet(at, later).tenants.flatMap((t) => t.agents ?? []).map((a) => a.agent_id);
+    const live = demoPulseFleet(at, later)
+      .tenants.flatMap((t) => t.agents ?? [])
+      .map((a) => a.agent_id);
 
     expect(live).toEqual(expect.arrayContaining(['ac-001', 'ac-002', 'ac-003', 'ac-004', 'ac-005', 'ac-new laptop', 'gx-001']));
     expect(live).not.toEqual(expect.arrayContaining(['ac-008']));
@@ -46,6 +51,8 @@ describe('Function: fleetPulse', () => {
 
     expect(live.map((a) => a.agent_id).sort()).toEqual(['build-02', 'db-01', 'edge-09', 'web-01']);
     expect(live.every((a) => a.connection?.last_heartbeat === later.toISOString())).toBe(true);
-    expect(live.find((a) => a.agent_id === 'edge-09')?.samples).toEqual([{ observed_at: later.toISOString(), cpu: expect.any(Number), memory: null, disk: expect.any(Number) }]);
+    expect(live.find((a) => a.agent_id === 'edge-09')?.samples).toEqual([
+      { observed_at: later.toISOString(), cpu: expect.any(Number), memory: null, disk: expect.any(Number) },
+    ]);
   });
 });

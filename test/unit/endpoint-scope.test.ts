@@ -24,10 +24,13 @@ import { eventFixture } from '../helpers/events.js';
  * caller see, and how it travels through the token authorizer's context to the handlers.
  */
 
-const groupsOf = (scope: EndpointScope | 'invalid'): string[] | string => (scope === 'invalid' ? 'invalid' : scope.kind === 'groups' ? [...scope.groups].sort() : scope.kind);
+const groupsOf = (scope: EndpointScope | 'invalid'): string[] | string =>
+  scope === 'invalid' ? 'invalid' : scope.kind === 'groups' ? [...scope.groups].sort() : scope.kind;
 
 /** Group names as issuers write them: any characters but the space (the separator of the string form), 1 to 128 of them. */
-const groupName = fc.string({ minLength: 1, maxLength: 128, unit: 'grapheme' }).filter((g) => !g.includes(' ') && g !== '*' && [...g].length <= 128);
+const groupName = fc
+  .string({ minLength: 1, maxLength: 128, unit: 'grapheme' })
+  .filter((g) => !g.includes(' ') && g !== '*' && [...g].length <= 128);
 
 describe('Function: readScopeClaim', () => {
   it.each<[string, unknown, string[] | string]>([
@@ -80,7 +83,9 @@ describe('Function: readScopeClaim', () => {
       fc.property(fc.anything(), (claim) => {
         const scope = readScopeClaim(claim);
         const names = typeof claim === 'string' ? claim.split(' ').filter(Boolean) : Array.isArray(claim) ? claim : undefined;
-        const valid = claim === undefined || (names !== undefined && names.length > 0 && names.every((n) => typeof n === 'string' && n !== '' && [...n].length <= 128));
+        const valid =
+          claim === undefined ||
+          (names !== undefined && names.length > 0 && names.every((n) => typeof n === 'string' && n !== '' && [...n].length <= 128));
         expect(scope === 'invalid').toBe(!valid);
       }),
     );
@@ -115,10 +120,14 @@ describe('Function: scopeAdmits', () => {
 
   it('admits exactly the endpoints sharing a group with the caller (property)', () => {
     fc.assert(
-      fc.property(fc.array(groupName, { minLength: 1, maxLength: 5 }), fc.option(fc.array(groupName, { maxLength: 5 }), { nil: undefined }), (caller, endpoint) => {
-        const scope = readScopeClaim(caller) as EndpointScope;
-        expect(scopeAdmits(scope, endpoint)).toBe((endpoint ?? []).some((g) => caller.includes(g)));
-      }),
+      fc.property(
+        fc.array(groupName, { minLength: 1, maxLength: 5 }),
+        fc.option(fc.array(groupName, { maxLength: 5 }), { nil: undefined }),
+        (caller, endpoint) => {
+          const scope = readScopeClaim(caller) as EndpointScope;
+          expect(scopeAdmits(scope, endpoint)).toBe((endpoint ?? []).some((g) => caller.includes(g)));
+        },
+      ),
     );
   });
 });
@@ -135,7 +144,9 @@ describe('Function: assertScopeAllowed', () => {
     })();
 
     expect(refused).toBeInstanceOf(ForbiddenError);
-    expect((refused as ForbiddenError).message).toBe('This tenant requires an endpoint scope: the token must carry the "endpoint_groups" claim.');
+    expect((refused as ForbiddenError).message).toBe(
+      'This tenant requires an endpoint scope: the token must carry the "endpoint_groups" claim.',
+    );
     expect(() => assertScopeAllowed(ALL_ENDPOINTS, { scope: 'required' }, 'endpoint_groups')).not.toThrow();
     expect(() => assertScopeAllowed(readScopeClaim('emea') as EndpointScope, { scope: 'required' }, 'endpoint_groups')).not.toThrow();
     expect(() => assertScopeAllowed(UNSCOPED, { scope: 'optional' }, 'endpoint_groups')).not.toThrow();
@@ -163,7 +174,11 @@ describe("The scope through the token authorizer's context", () => {
   });
 
   it('reads the claim named by ENDPOINT_SCOPE_CLAIM, and no other', () => {
-    const context = authorizerContextOf({ tenant_id: 'acme', sub: 'u', exp: NOW, groups: ['emea'], endpoint_groups: 42 }, 'tenant_id', 'groups');
+    const context = authorizerContextOf(
+      { tenant_id: 'acme', sub: 'u', exp: NOW, groups: ['emea'], endpoint_groups: 42 },
+      'tenant_id',
+      'groups',
+    );
 
     expect(scopeFromContextValue(context.scope)).toEqual(readScopeClaim(['emea']));
   });
@@ -199,11 +214,11 @@ describe("The scope through the token authorizer's context", () => {
   });
 
   it('writes the scope into an audit item as null, "*", the sorted names, or "invalid"', () => {
-    expect([auditedScope(UNSCOPED), auditedScope(ALL_ENDPOINTS), auditedScope(readScopeClaim('servers emea')), auditedScope('invalid')]).toEqual([
-      null,
-      '*',
-      ['emea', 'servers'],
-      'invalid',
-    ]);
+    expect([
+      auditedScope(UNSCOPED),
+      auditedScope(ALL_ENDPOINTS),
+      auditedScope(readScopeClaim('servers emea')),
+      auditedScope('invalid'),
+    ]).toEqual([null, '*', ['emea', 'servers'], 'invalid']);
   });
 });

@@ -34,14 +34,26 @@ describe('Function: dependencyFailure (SDK exceptions built by hand: throttling 
     const timeout = Object.assign(new Error('socket timed out'), { name: 'TimeoutError', code: 'ETIMEDOUT' });
     const noConnection = Object.assign(new Error('the request socket did not establish a connection'), { name: 'TimeoutError' });
 
-    expect(dependencyFailure(timeout, 'observations store')).toMatchObject({ statusCode: 504, message: 'The observations store timed out; try again.' });
+    expect(dependencyFailure(timeout, 'observations store')).toMatchObject({
+      statusCode: 504,
+      message: 'The observations store timed out; try again.',
+    });
     expect(dependencyFailure(noConnection, 'observations store')).toMatchObject({ statusCode: 504 });
   });
 
   it.each([
-    ['a reset connection the SDK names TimeoutError', Object.assign(new Error('read ECONNRESET'), { name: 'TimeoutError', code: 'ECONNRESET' })],
+    [
+      'a reset connection the SDK names TimeoutError',
+      Object.assign(new Error('read ECONNRESET'), { name: 'TimeoutError', code: 'ECONNRESET' }),
+    ],
     ['a closed pipe the SDK names TimeoutError', Object.assign(new Error('write EPIPE'), { name: 'TimeoutError', code: 'EPIPE' })],
-    ['a reset found in the cause chain', Object.assign(new Error('request failed'), { name: 'TimeoutError', cause: Object.assign(new Error('socket hang up'), { code: 'ECONNRESET' }) })],
+    [
+      'a reset found in the cause chain',
+      Object.assign(new Error('request failed'), {
+        name: 'TimeoutError',
+        cause: Object.assign(new Error('socket hang up'), { code: 'ECONNRESET' }),
+      }),
+    ],
   ])('maps %s to 503 with Retry-After (the store is unavailable; nothing timed out)', (_what, error) => {
     expect(dependencyFailure(error, 'inventory store')).toMatchObject({
       statusCode: 503,
@@ -71,7 +83,10 @@ describe('Function: dependencyFailure (SDK exceptions built by hand: throttling 
 
   it('maps an answer that cannot be read to 502, and the same answer with a 5xx status to 503 (the store said it is unavailable)', () => {
     const unparsable = (status: number): Error =>
-      Object.assign(new SyntaxError('Unexpected token \'<\', "<html>" is not valid JSON'), { $metadata: { httpStatusCode: status }, $response: { statusCode: status } });
+      Object.assign(new SyntaxError('Unexpected token \'<\', "<html>" is not valid JSON'), {
+        $metadata: { httpStatusCode: status },
+        $response: { statusCode: status },
+      });
 
     expect(dependencyFailure(new UnreadableStoreAnswerError('a Query answer without Items'), 'inventory store')).toMatchObject({
       statusCode: 502,
@@ -90,7 +105,11 @@ describe('Function: dependencyFailure (SDK exceptions built by hand: throttling 
 
   it('leaves anything else to become a 500 with the generic sentence', () => {
     const bug = new TypeError('x is undefined');
-    const refused = Object.assign(new Error('The conditional request failed'), { name: 'ConditionalCheckFailedException', $fault: 'client', $metadata: { httpStatusCode: 400 } });
+    const refused = Object.assign(new Error('The conditional request failed'), {
+      name: 'ConditionalCheckFailedException',
+      $fault: 'client',
+      $metadata: { httpStatusCode: 400 },
+    });
 
     expect(dependencyFailure(bug, 'inventory store')).toBe(bug);
     expect(dependencyFailure(refused, 'inventory store')).toBe(refused);

@@ -2,7 +2,12 @@ import { describe, expect, it } from 'vitest';
 import { ExchangedTokenCache, type ExchangedToken } from '../../lib/auth/token-exchange.js';
 
 /** An exchange the test settles by hand (a stand-in for the token endpoint, to hold calls in flight). */
-function heldExchange(): { run: () => Promise<ExchangedToken>; calls: () => number; settle: (t: ExchangedToken) => void; fail: (e: Error) => void } {
+function heldExchange(): {
+  run: () => Promise<ExchangedToken>;
+  calls: () => number;
+  settle: (t: ExchangedToken) => void;
+  fail: (e: Error) => void;
+} {
   let calls = 0;
   let settle: (t: ExchangedToken) => void = () => undefined;
   let fail: (e: Error) => void = () => undefined;
@@ -28,7 +33,9 @@ describe('Class: ExchangedTokenCache', () => {
     const exchange = heldExchange();
 
     // Fifty invocations at once, each with its own deadline's signal, as on a busy warm instance.
-    const waiting = Array.from({ length: 50 }, () => cache.obtain('user-token', 'obs', exchange.run, { signal: new AbortController().signal }));
+    const waiting = Array.from({ length: 50 }, () =>
+      cache.obtain('user-token', 'obs', exchange.run, { signal: new AbortController().signal }),
+    );
     exchange.settle({ token: 'exchanged', expiresAt: Date.now() + 300_000 });
     const results = await Promise.all(waiting);
 
@@ -37,7 +44,7 @@ describe('Class: ExchangedTokenCache', () => {
     expect(await cache.obtain('user-token', 'obs', exchange.run, { signal })).toEqual({ token: 'exchanged', cached: true });
   });
 
-  it('keeps a token no longer than the user\'s token, when that expires first', () => {
+  it("keeps a token no longer than the user's token, when that expires first", () => {
     const cache = new ExchangedTokenCache(500, 30_000);
     const now = Date.now();
 

@@ -12,7 +12,15 @@ describe('Fleet files as documented', () => {
     const fleet = await readFleetFile(join(ROOT, 'examples', 'fleet.json'));
 
     expect(fleet.tenants.map((t) => t.tenant_id)).toEqual(['example-msp']);
-    expect(fleet.tenants[0]!.agents.map((a) => a.agent_id)).toEqual(['web-01', 'db-01', 'build-02', 'laptop-07', 'kiosk-03', 'new-04', 'edge-09']);
+    expect(fleet.tenants[0]!.agents.map((a) => a.agent_id)).toEqual([
+      'web-01',
+      'db-01',
+      'build-02',
+      'laptop-07',
+      'kiosk-03',
+      'new-04',
+      'edge-09',
+    ]);
     expect(newestReport(fleet)?.toISOString()).toBe('2026-11-20T09:00:00.000Z');
   });
 
@@ -76,7 +84,15 @@ describe('Function: shiftFleet', () => {
 
 describe('Fleet files: endpoint groups', () => {
   const fleetWith = (groups: unknown, extra: object = {}) => ({
-    tenants: [{ tenant_id: 't', agents: [{ agent_id: 'a', hostname: 'h', os: 'linux', arch: 'x86_64', version: '1' }, { agent_id: 'b', hostname: 'h', os: 'linux', arch: 'x86_64', version: '1', groups, ...extra }] }],
+    tenants: [
+      {
+        tenant_id: 't',
+        agents: [
+          { agent_id: 'a', hostname: 'h', os: 'linux', arch: 'x86_64', version: '1' },
+          { agent_id: 'b', hostname: 'h', os: 'linux', arch: 'x86_64', version: '1', groups, ...extra },
+        ],
+      },
+    ],
   });
   async function refusal(fleet: object): Promise<string> {
     const dir = mkdtempSync(join(tmpdir(), 'fleet-groups-'));
@@ -109,7 +125,12 @@ describe('Fleet files: endpoint groups', () => {
     ['a name that is not a string', ['emea', 7], {}, 'tenants[0].agents[1].groups[1]: expected string, received number'],
     ['an empty name', [''], {}, 'tenants[0].agents[1].groups[0]: a group name is 1 to 128 characters'],
     ['a name over 128 characters', ['x'.repeat(129)], {}, 'tenants[0].agents[1].groups[0]: a group name is 1 to 128 characters'],
-    ['"*", which a token uses for every group', ['*'], {}, 'tenants[0].agents[1].groups[0]: "*" is not a group name (in a token it means every group)'],
+    [
+      '"*", which a token uses for every group',
+      ['*'],
+      {},
+      'tenants[0].agents[1].groups[0]: "*" is not a group name (in a token it means every group)',
+    ],
     ['a name given twice', ['emea', 'emea'], {}, 'tenants[0].agents[1].groups: a group appears twice in one agent'],
     [
       'groups on an agent known only to the broker',

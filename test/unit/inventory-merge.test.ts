@@ -41,12 +41,22 @@ function connection(overrides: Partial<ConnectionRecord> = {}): ConnectionRecord
 describe('Function: connectionStateOf', () => {
   it.each([
     ['never_connected when there is no connection record', undefined, secondsAgo(1), 'never_connected'],
-    ['disconnected when the broker saw a disconnect, however fresh the heartbeat', connection({ state: 'disconnected' }), secondsAgo(1), 'disconnected'],
+    [
+      'disconnected when the broker saw a disconnect, however fresh the heartbeat',
+      connection({ state: 'disconnected' }),
+      secondsAgo(1),
+      'disconnected',
+    ],
     ['connected when the heartbeat is within the grace', connection(), secondsAgo(119), 'connected'],
     ['connected when the heartbeat is exactly at the grace', connection(), secondsAgo(120), 'connected'],
     ['stale when the heartbeat is one millisecond past the grace', connection(), new Date(NOW.getTime() - 120_001).toISOString(), 'stale'],
     ['stale when a connected record has no heartbeat at all', connection({ last_heartbeat: undefined }), undefined, 'stale'],
-    ['connected when the heartbeat is slightly in the future (clock skew)', connection(), new Date(NOW.getTime() + 5000).toISOString(), 'connected'],
+    [
+      'connected when the heartbeat is slightly in the future (clock skew)',
+      connection(),
+      new Date(NOW.getTime() + 5000).toISOString(),
+      'connected',
+    ],
   ] as const)('returns %s', (_name, record, heartbeat, expected) => {
     expect(connectionStateOf(record, heartbeat, OPTIONS)).toBe(expected);
   });
@@ -144,7 +154,11 @@ describe('Function: mergeInventory', () => {
   it('returns an inventory that the strict contract schema accepts, with is_online true exactly when connected', () => {
     const inventory = mergeInventory(
       [durable({ agent_id: 'a' }), durable({ agent_id: 'b', last_heartbeat: secondsAgo(900) }), durable({ agent_id: 'c' })],
-      [connection({ agent_id: 'a' }), connection({ agent_id: 'b', last_heartbeat: secondsAgo(1000) }), connection({ agent_id: 'd', state: 'disconnected' })],
+      [
+        connection({ agent_id: 'a' }),
+        connection({ agent_id: 'b', last_heartbeat: secondsAgo(1000) }),
+        connection({ agent_id: 'd', state: 'disconnected' }),
+      ],
       { ...OPTIONS, now: NOW },
     );
 

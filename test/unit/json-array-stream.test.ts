@@ -8,7 +8,11 @@ import { acceptsGzip, jsonArrayBody, StreamedResponseTooLargeError } from '../..
 function batches(count: number, perBatch: number, size = 400): string[][] {
   const out: string[][] = [];
   for (let i = 0; i < count; i += perBatch) {
-    out.push(Array.from({ length: Math.min(perBatch, count - i) }, (_, j) => JSON.stringify({ id: `e-${String(i + j).padStart(6, '0')}`, text: `${i + j}`.padEnd(size, '.') })));
+    out.push(
+      Array.from({ length: Math.min(perBatch, count - i) }, (_, j) =>
+        JSON.stringify({ id: `e-${String(i + j).padStart(6, '0')}`, text: `${i + j}`.padEnd(size, '.') }),
+      ),
+    );
   }
   return out;
 }
@@ -84,28 +88,34 @@ describe('Function: jsonArrayBody', () => {
     expect(parseAsClient((await receive(jsonArrayBody(from([[], ['1'], [], ['2', '3'], []]), { gzip }))).bytes, gzip)).toEqual([1, 2, 3]);
   });
 
-  it.each([false, true])('ends a body whose source fails after the first batch with an error, and what arrived never parses as an array (gzip: %s)', async (gzip) => {
-    const list = batches(6_000, 1_000);
+  it.each([false, true])(
+    'ends a body whose source fails after the first batch with an error, and what arrived never parses as an array (gzip: %s)',
+    async (gzip) => {
+      const list = batches(6_000, 1_000);
 
-    const { bytes, error } = await receive(jsonArrayBody(from(list, 3), { gzip }));
+      const { bytes, error } = await receive(jsonArrayBody(from(list, 3), { gzip }));
 
-    expect(error?.message).toBe('the store failed');
-    expect(bytes.length).toBeGreaterThan(0);
-    // A client reading it gets an error from its parser (JSON without its `]`, gzip without its trailer), never a shorter list.
-    expect(() => parseAsClient(bytes, gzip)).toThrow(gzip ? /unexpected end of file/ : /JSON/);
-  });
+      expect(error?.message).toBe('the store failed');
+      expect(bytes.length).toBeGreaterThan(0);
+      // A client reading it gets an error from its parser (JSON without its `]`, gzip without its trailer), never a shorter list.
+      expect(() => parseAsClient(bytes, gzip)).toThrow(gzip ? /unexpected end of file/ : /JSON/);
+    },
+  );
 
-  it.each([false, true])('stops before the byte that would pass the limit, and what passed never parses as an array (gzip: %s)', async (gzip) => {
-    const list = batches(20_000, 500, 100);
-    const limitBytes = gzip ? 60_000 : 600_000;
+  it.each([false, true])(
+    'stops before the byte that would pass the limit, and what passed never parses as an array (gzip: %s)',
+    async (gzip) => {
+      const list = batches(20_000, 500, 100);
+      const limitBytes = gzip ? 60_000 : 600_000;
 
-    const { bytes, error } = await receive(jsonArrayBody(from(list), { gzip, limitBytes }));
+      const { bytes, error } = await receive(jsonArrayBody(from(list), { gzip, limitBytes }));
 
-    expect(error).toBeInstanceOf(StreamedResponseTooLargeError);
-    expect(bytes.length).toBeGreaterThan(0);
-    expect(bytes.length).toBeLessThanOrEqual(limitBytes);
-    expect(() => parseAsClient(bytes, gzip)).toThrow();
-  });
+      expect(error).toBeInstanceOf(StreamedResponseTooLargeError);
+      expect(bytes.length).toBeGreaterThan(0);
+      expect(bytes.length).toBeLessThanOrEqual(limitBytes);
+      expect(() => parseAsClient(bytes, gzip)).toThrow();
+    },
+  );
 
   it('sends an answer of exactly the limit', async () => {
     const list = [['"abc"', '"def"']];

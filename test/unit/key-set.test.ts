@@ -19,14 +19,21 @@ let answer: (res: ServerResponse) => void;
 let keyA: JWK;
 let keyB: JWK;
 
-const jwks = (...keys: JWK[]) => (res: ServerResponse) => {
-  res.writeHead(200, { 'Content-Type': 'application/json' });
-  res.end(JSON.stringify({ keys }));
-};
+const jwks =
+  (...keys: JWK[]) =>
+  (res: ServerResponse) => {
+    res.writeHead(200, { 'Content-Type': 'application/json' });
+    res.end(JSON.stringify({ keys }));
+  };
 const header = (kid: string) => ({ alg: 'RS256', kid });
 
 beforeAll(async () => {
-  const publicJwk = async (kid: string): Promise<JWK> => ({ ...(await exportJWK((await generateKeyPair('RS256', { extractable: true })).publicKey)), kid, alg: 'RS256', use: 'sig' });
+  const publicJwk = async (kid: string): Promise<JWK> => ({
+    ...(await exportJWK((await generateKeyPair('RS256', { extractable: true })).publicKey)),
+    kid,
+    alg: 'RS256',
+    use: 'sig',
+  });
   keyA = await publicJwk('key-a');
   keyB = await publicJwk('key-b');
   server = createServer((_req: IncomingMessage, res: ServerResponse) => {
@@ -67,7 +74,10 @@ describe('Class: RemoteKeySet', () => {
 
     await expect(keys.getKey(header('made-up-1'))).rejects.toMatchObject({ statusCode: 401 });
     clock.now += 1_000;
-    await expect(keys.getKey(header('made-up-2'))).rejects.toMatchObject({ statusCode: 401, message: 'The bearer token was signed by an unknown key.' });
+    await expect(keys.getKey(header('made-up-2'))).rejects.toMatchObject({
+      statusCode: 401,
+      message: 'The bearer token was signed by an unknown key.',
+    });
 
     expect(fetches).toBe(1);
   });
@@ -100,7 +110,10 @@ describe('Class: RemoteKeySet', () => {
   it.each([
     ['a 500', (res: ServerResponse) => (res.writeHead(500), res.end('oops'))],
     ['a 503 from a proxy', (res: ServerResponse) => (res.writeHead(503, { 'Content-Type': 'text/html' }), res.end('<html>down</html>'))],
-    ['an HTML page with 200', (res: ServerResponse) => (res.writeHead(200, { 'Content-Type': 'text/html' }), res.end('<html>login</html>'))],
+    [
+      'an HTML page with 200',
+      (res: ServerResponse) => (res.writeHead(200, { 'Content-Type': 'text/html' }), res.end('<html>login</html>')),
+    ],
     ['an empty 200', (res: ServerResponse) => (res.writeHead(200), res.end())],
     ['JSON without keys', (res: ServerResponse) => (res.writeHead(200, { 'Content-Type': 'application/json' }), res.end('{}'))],
     ['only an encryption key', jwks({ kty: 'RSA', kid: 'enc', use: 'enc', n: 'x', e: 'AQAB' })],
@@ -128,7 +141,10 @@ describe('Class: RemoteKeySet', () => {
     answer = () => undefined;
     const { keys } = keySet({ fetchTimeoutMs: 200 });
 
-    await expect(keys.getKey(header('key-a'))).rejects.toMatchObject({ statusCode: 504, message: 'The token keys could not be fetched in time; try again.' });
+    await expect(keys.getKey(header('key-a'))).rejects.toMatchObject({
+      statusCode: 504,
+      message: 'The token keys could not be fetched in time; try again.',
+    });
   });
 
   it("stops at the caller's deadline", async () => {

@@ -19,7 +19,33 @@ import { anyCharacter } from '../helpers/arbitraries.js';
 
 /** Ids made of the characters that break naive key building. */
 const trickyId = fc.string({
-  unit: fc.constantFrom('#', '%', '$', '=', '/', ' ', '2', '3', 'a', 'A', 'é', '東', '😀', '\u0000', 'S', 'T', 'D', 'C', '*', '?', '{', '}', '\\', '"', "'"),
+  unit: fc.constantFrom(
+    '#',
+    '%',
+    '$',
+    '=',
+    '/',
+    ' ',
+    '2',
+    '3',
+    'a',
+    'A',
+    'é',
+    '東',
+    '😀',
+    '\u0000',
+    'S',
+    'T',
+    'D',
+    'C',
+    '*',
+    '?',
+    '{',
+    '}',
+    '\\',
+    '"',
+    "'",
+  ),
   minLength: 1,
   maxLength: 128,
 });
@@ -27,7 +53,32 @@ const trickyId = fc.string({
 /** Any well-formed string, with the characters around the escapes (`#`, `$`, `%`, hex digits) favoured. */
 const anyId = fc.string({
   unit: fc.oneof(
-    { weight: 3, arbitrary: fc.constantFrom('\u0000', '\u001f', ' ', '!', '"', '#', '$', '%', '&', '0', '2', '3', '9', 'A', 'F', 'G', 'a', '=', '\u007f', '\u0080', '\uffff') },
+    {
+      weight: 3,
+      arbitrary: fc.constantFrom(
+        '\u0000',
+        '\u001f',
+        ' ',
+        '!',
+        '"',
+        '#',
+        '$',
+        '%',
+        '&',
+        '0',
+        '2',
+        '3',
+        '9',
+        'A',
+        'F',
+        'G',
+        'a',
+        '=',
+        '\u007f',
+        '\u0080',
+        '\uffff',
+      ),
+    },
     { weight: 2, arbitrary: anyCharacter() },
   ),
   maxLength: 24,
@@ -116,8 +167,10 @@ describe('Function: tenantKeyPrefix', () => {
         fc.pre(tenant !== other);
         const prefix = tenantKeyPrefix(tenant);
         expect(tenantKeyPrefix(other).startsWith(prefix)).toBe(false);
-        for (const pk of [agentsPartition(other), samplesPartition(other, agent), policyKey(other).pk]) expect(pk.startsWith(prefix)).toBe(false);
-        for (const pk of [agentsPartition(tenant), samplesPartition(tenant, agent), policyKey(tenant).pk]) expect(pk.startsWith(prefix)).toBe(true);
+        for (const pk of [agentsPartition(other), samplesPartition(other, agent), policyKey(other).pk])
+          expect(pk.startsWith(prefix)).toBe(false);
+        for (const pk of [agentsPartition(tenant), samplesPartition(tenant, agent), policyKey(tenant).pk])
+          expect(pk.startsWith(prefix)).toBe(true);
       }),
       { numRuns: 2_000 },
     );
@@ -165,7 +218,32 @@ describe('Function: escapeId', () => {
   });
 
   it('sorts ids that are prefixes of one another, and the characters around the escapes, in code-point order', () => {
-    const ids = ['', '\u0000', '\u0000\u0000', ' ', '!', '"', '"0', '#', '$', '$0', '%', '&', '0', 'a', 'a\u0000', 'a ', 'a#', 'a$', 'a%', 'a-1', 'aa', 'é', '\uffff', '😀'];
+    const ids = [
+      '',
+      '\u0000',
+      '\u0000\u0000',
+      ' ',
+      '!',
+      '"',
+      '"0',
+      '#',
+      '$',
+      '$0',
+      '%',
+      '&',
+      '0',
+      'a',
+      'a\u0000',
+      'a ',
+      'a#',
+      'a$',
+      'a%',
+      'a-1',
+      'aa',
+      'é',
+      '\uffff',
+      '😀',
+    ];
     const sorted = [...ids].sort((x, y) => byUtf8(agentSortKey(x, 'D'), agentSortKey(y, 'D')));
     expect(sorted).toEqual(ids);
     // JavaScript's default sort is by UTF-16 code unit, which puts U+FFFF after an emoji: code point order does not.

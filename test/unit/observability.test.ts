@@ -89,11 +89,11 @@ function context(awsRequestId: string): Context {
 
 const event = { requestContext: { requestId: 'api-gw-request-1' } };
 
-function handlerThat(body: () => Promise<unknown>, operation: 'listEndpointInventory' | 'getEndpointObservations' | 'mcp' = 'listEndpointInventory') {
-  return middy(HANDLER_OPTIONS)
-    .use(observability({ operation }))
-    .use(failureHandling())
-    .handler(body);
+function handlerThat(
+  body: () => Promise<unknown>,
+  operation: 'listEndpointInventory' | 'getEndpointObservations' | 'mcp' = 'listEndpointInventory',
+) {
+  return middy(HANDLER_OPTIONS).use(observability({ operation })).use(failureHandling()).handler(body);
 }
 
 /** A promise and the function that resolves it: lets two requests take turns. */
@@ -236,7 +236,7 @@ describe('Middleware: observability', () => {
     expect(stderr.join('') + stdout.join('')).not.toContain('has already been added');
   });
 
-  it('publishes what is recorded outside any request at once, never in the next request\'s line', async () => {
+  it("publishes what is recorded outside any request at once, never in the next request's line", async () => {
     metricsModule.recordKeySetFailure();
     await handlerThat(async () => ({ statusCode: 200, body: '[]' }))(event, context('req-after'));
 
@@ -272,7 +272,10 @@ describe('Middleware: observability', () => {
 });
 
 describe('Middleware: authorizerObservability', () => {
-  const authorizerThat = (body: () => Promise<unknown>) => middy().use(authorizerObservability({ refusalMessage: 'Unauthorized' })).handler(body);
+  const authorizerThat = (body: () => Promise<unknown>) =>
+    middy()
+      .use(authorizerObservability({ refusalMessage: 'Unauthorized' }))
+      .handler(body);
 
   it('counts a failure to judge a token (AuthorizerFailures, which its alarm watches), never a refused token, one EMF line each', async () => {
     const allowing = authorizerThat(async () => ({ principalId: 'u', policyDocument: { Version: '2012-10-17', Statement: [] } }));

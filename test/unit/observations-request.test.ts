@@ -21,8 +21,16 @@ describe('Function: parseObservationsQuery', () => {
 
   it('accepts the bounds exactly and a 128-character non-ASCII agent_id', () => {
     const id = '東'.repeat(128);
-    expect(parseObservationsQuery(event({ agent_id: [id], minutes: ['5'], limit: ['500'] }))).toEqual({ agent_id: id, minutes: 5, limit: 500 });
-    expect(parseObservationsQuery(event({ agent_id: ['a'], minutes: ['10080'], limit: ['1'] }))).toEqual({ agent_id: 'a', minutes: 10080, limit: 1 });
+    expect(parseObservationsQuery(event({ agent_id: [id], minutes: ['5'], limit: ['500'] }))).toEqual({
+      agent_id: id,
+      minutes: 5,
+      limit: 500,
+    });
+    expect(parseObservationsQuery(event({ agent_id: ['a'], minutes: ['10080'], limit: ['1'] }))).toEqual({
+      agent_id: 'a',
+      minutes: 10080,
+      limit: 1,
+    });
   });
 
   it('counts agent_id in characters, as JSON Schema does: 128 emoji (256 UTF-16 units) pass, 129 do not', () => {
@@ -35,7 +43,11 @@ describe('Function: parseObservationsQuery', () => {
   });
 
   it('answers any query either with a parsed value within bounds or a BadRequestError, never anything else', () => {
-    const value = fc.oneof(fc.string({ maxLength: 12 }), fc.integer({ min: -20000, max: 20000 }).map(String), fc.constantFrom('5.5', '1e2', '+5', '', ' 60', '0x10'));
+    const value = fc.oneof(
+      fc.string({ maxLength: 12 }),
+      fc.integer({ min: -20000, max: 20000 }).map(String),
+      fc.constantFrom('5.5', '1e2', '+5', '', ' 60', '0x10'),
+    );
     fc.assert(
       fc.property(
         fc.dictionary(fc.constantFrom('agent_id', 'minutes', 'limit', 'other'), fc.array(value, { minLength: 1, maxLength: 2 })),
@@ -56,7 +68,10 @@ describe('Function: parseObservationsQuery', () => {
 describe('Function: parseAttribution', () => {
   it('trims the reason and keeps the ticket pair', () => {
     const parsed = parseAttribution(
-      event({}, { 'X-Service-Reason': ['  disk alert  '], 'x-service-ticket-number': ['INC-1/2#3'], 'X-SERVICE-TICKET-SYSTEM': ['servicenow'] }),
+      event(
+        {},
+        { 'X-Service-Reason': ['  disk alert  '], 'x-service-ticket-number': ['INC-1/2#3'], 'X-SERVICE-TICKET-SYSTEM': ['servicenow'] },
+      ),
       'servicenow',
     );
 

@@ -85,10 +85,7 @@ describe('Contract: openapi.json', () => {
       const operations = Object.entries(doc.paths as Record<string, Json>).flatMap(([path, item]) =>
         Object.entries(item).map(([method, op]) => `${method.toUpperCase()} ${path} ${(op as Json).operationId}`),
       );
-      expect(operations).toEqual([
-        'GET /api/agents listEndpointInventory',
-        'GET /api/mcp/endpoint getEndpointObservations',
-      ]);
+      expect(operations).toEqual(['GET /api/agents listEndpointInventory', 'GET /api/mcp/endpoint getEndpointObservations']);
       expect(doc.webhooks).toBeUndefined();
     });
 
@@ -173,7 +170,9 @@ describe('Contract: openapi.json', () => {
     it('states the meaning DESIGN §4 gives to the open fields', () => {
       expect(inventory.description).toMatch(/`stale`.*`disconnected`.*`never_connected`/s);
       expect(inventory.description).toMatch(/`is_online` is true exactly when `connection_state` is `connected`/);
-      expect(inventory.description).toMatch(/order: the store's sort-key order of the endpoints' records, which is `agent_id` ascending by Unicode code point/);
+      expect(inventory.description).toMatch(
+        /order: the store's sort-key order of the endpoints' records, which is `agent_id` ascending by Unicode code point/,
+      );
       expect(inventory.description).toMatch(/never `200 \[\]`/);
       for (const phrase of [
         'endpoint-dashboard/v1',
@@ -273,7 +272,15 @@ describe('Helper: expectResponseMatchesContract', () => {
 
   it('accepts an inventory with an offline endpoint whose optional fields are omitted', () => {
     const body = JSON.stringify([
-      { agent_id: 'a-1', hostname: 'web-1', os: 'linux', arch: 'x86_64', version: '2.4.1', is_online: false, connection_state: 'never_connected' },
+      {
+        agent_id: 'a-1',
+        hostname: 'web-1',
+        os: 'linux',
+        arch: 'x86_64',
+        version: '2.4.1',
+        is_online: false,
+        connection_state: 'never_connected',
+      },
     ]);
     const headers = new Headers({ ...JSON_HEADERS });
     expect(() => expectResponseMatchesContract('listEndpointInventory', { status: 200, headers, body })).not.toThrow();
@@ -285,7 +292,11 @@ describe('Helper: expectResponseMatchesContract', () => {
       /header cache-control is missing/,
     );
     expect(() =>
-      expectResponseMatchesContract('listEndpointInventory', { status: 200, headers: { ...JSON_HEADERS, 'Cache-Control': 'max-age=60' }, body: '[]' }),
+      expectResponseMatchesContract('listEndpointInventory', {
+        status: 200,
+        headers: { ...JSON_HEADERS, 'Cache-Control': 'max-age=60' },
+        body: '[]',
+      }),
     ).toThrow(/header cache-control/);
   });
 
@@ -306,7 +317,16 @@ describe('Helper: expectResponseMatchesContract', () => {
 
   it('rejects an empty string where an optional inventory field must be omitted instead', () => {
     const body = JSON.stringify([
-      { agent_id: 'a-1', hostname: 'h', os: 'linux', arch: 'x86_64', version: '1', is_online: false, connection_state: 'stale', last_heartbeat: '' },
+      {
+        agent_id: 'a-1',
+        hostname: 'h',
+        os: 'linux',
+        arch: 'x86_64',
+        version: '1',
+        is_online: false,
+        connection_state: 'stale',
+        last_heartbeat: '',
+      },
     ]);
     expect(() => expectResponseMatchesContract('listEndpointInventory', { status: 200, headers: JSON_HEADERS, body })).toThrow(
       /body\/0\/last_heartbeat/,
@@ -315,7 +335,11 @@ describe('Helper: expectResponseMatchesContract', () => {
 
   it('rejects a 200 that is not application/json, or not JSON at all', () => {
     expect(() =>
-      expectResponseMatchesContract('listEndpointInventory', { status: 200, headers: { ...JSON_HEADERS, 'Content-Type': 'text/plain' }, body: '[]' }),
+      expectResponseMatchesContract('listEndpointInventory', {
+        status: 200,
+        headers: { ...JSON_HEADERS, 'Content-Type': 'text/plain' },
+        body: '[]',
+      }),
     ).toThrow(/Content-Type is "text\/plain", expected application\/json for status 200/);
     expect(() => expectResponseMatchesContract('listEndpointInventory', { status: 200, headers: JSON_HEADERS, body: 'ok' })).toThrow(
       /body is not JSON/,
@@ -357,13 +381,21 @@ describe('Helper: expectResponseMatchesContract', () => {
       /www-authenticate is missing/,
     );
     expect(() =>
-      expectResponseMatchesContract('listEndpointInventory', { status: 401, headers: { ...TEXT_HEADERS, 'WWW-Authenticate': 'Bearer' }, body: 'No token.' }),
+      expectResponseMatchesContract('listEndpointInventory', {
+        status: 401,
+        headers: { ...TEXT_HEADERS, 'WWW-Authenticate': 'Bearer' },
+        body: 'No token.',
+      }),
     ).not.toThrow();
     expect(() => expectResponseMatchesContract('getEndpointObservations', { status: 503, headers: TEXT_HEADERS, body: 'Later.' })).toThrow(
       /retry-after is missing/,
     );
     expect(() =>
-      expectResponseMatchesContract('getEndpointObservations', { status: 503, headers: { ...TEXT_HEADERS, 'Retry-After': 5 }, body: 'Later.' }),
+      expectResponseMatchesContract('getEndpointObservations', {
+        status: 503,
+        headers: { ...TEXT_HEADERS, 'Retry-After': 5 },
+        body: 'Later.',
+      }),
     ).not.toThrow();
   });
 

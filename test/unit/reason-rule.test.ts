@@ -32,7 +32,8 @@ describe('Function: reasonProblem (the one reason rule of the door and the priva
         const atOperation = header.safeParse({ reason });
         expect(atDoor.success).toBe(atOperation.success);
         expect(atDoor.success).toBe(reasonProblem(reason) === undefined);
-        if (!atOperation.success) expect(atOperation.error.issues[0]?.message).toBe(reasonSentence('X-Service-Reason', reasonProblem(reason)!, reason));
+        if (!atOperation.success)
+          expect(atOperation.error.issues[0]?.message).toBe(reasonSentence('X-Service-Reason', reasonProblem(reason)!, reason));
       }),
     );
   });

@@ -15,7 +15,15 @@ const hello = { agent_id: 'a-1', hostname: 'h', os: 'linux', arch: 'x86_64', ver
 describe('Module: records', () => {
   it('reads stored nulls and empty strings as absent, and normalises times to UTC', () => {
     const parsed = readDurableRecord(
-      item({ pk: 'T#acme#AGENTS', sk: 'A#a-1#D', kind: 'agent', ...hello, client_id: null, update_ring: '', enrolled_at: '2026-01-01T01:00:00+01:00' }),
+      item({
+        pk: 'T#acme#AGENTS',
+        sk: 'A#a-1#D',
+        kind: 'agent',
+        ...hello,
+        client_id: null,
+        update_ring: '',
+        enrolled_at: '2026-01-01T01:00:00+01:00',
+      }),
     );
 
     expect(parsed).toEqual({
@@ -67,19 +75,29 @@ describe('Module: records', () => {
   it('reads every record the contract can carry, and every record it reads passes the contract (fast-check)', () => {
     const text = fc.string({ minLength: 1, maxLength: 20 });
     const time = fc.oneof(
-      fc.date({ min: new Date('0001-01-01T00:00:00Z'), max: new Date('9999-12-31T23:59:59Z'), noInvalidDate: true }).map((d) => d.toISOString()),
+      fc
+        .date({ min: new Date('0001-01-01T00:00:00Z'), max: new Date('9999-12-31T23:59:59Z'), noInvalidDate: true })
+        .map((d) => d.toISOString()),
       fc.string({ maxLength: 26 }),
     );
     fc.assert(
       fc.property(fc.string({ minLength: 0, maxLength: 140 }), text, time, time, (agentId, hostname, enrolled, heartbeat) => {
         const record = readDurableRecord(item({ ...hello, agent_id: agentId, hostname, enrolled_at: enrolled, last_heartbeat: heartbeat }));
         if (!record) return;
-        const summary = { ...hello, agent_id: record.agent_id, hostname: record.hostname, is_online: false, connection_state: 'never_connected' };
-        expect(AgentSummary.safeParse({
-          ...summary,
-          ...(record.enrolled_at ? { enrolled_at: record.enrolled_at } : {}),
-          ...(record.last_heartbeat ? { last_heartbeat: record.last_heartbeat } : {}),
-        }).success).toBe(true);
+        const summary = {
+          ...hello,
+          agent_id: record.agent_id,
+          hostname: record.hostname,
+          is_online: false,
+          connection_state: 'never_connected',
+        };
+        expect(
+          AgentSummary.safeParse({
+            ...summary,
+            ...(record.enrolled_at ? { enrolled_at: record.enrolled_at } : {}),
+            ...(record.last_heartbeat ? { last_heartbeat: record.last_heartbeat } : {}),
+          }).success,
+        ).toBe(true);
       }),
       { numRuns: 2_000 },
     );
@@ -87,10 +105,13 @@ describe('Module: records', () => {
 
   it('normalises every time Date can write to the same fixed-width string, so times compare as strings', () => {
     fc.assert(
-      fc.property(fc.date({ min: new Date('0000-01-01T00:00:00Z'), max: new Date('9999-12-31T23:59:59.999Z'), noInvalidDate: true }), (d) => {
-        expect(normaliseTime(d.toISOString())).toBe(d.toISOString());
-        expect(normaliseTime(d.toISOString().replace('Z', '+00:00'))).toBe(d.toISOString());
-      }),
+      fc.property(
+        fc.date({ min: new Date('0000-01-01T00:00:00Z'), max: new Date('9999-12-31T23:59:59.999Z'), noInvalidDate: true }),
+        (d) => {
+          expect(normaliseTime(d.toISOString())).toBe(d.toISOString());
+          expect(normaliseTime(d.toISOString().replace('Z', '+00:00'))).toBe(d.toISOString());
+        },
+      ),
       { numRuns: 2_000 },
     );
   });

@@ -3,22 +3,35 @@ import { Readable } from 'node:stream';
 import middy from '@middy/core';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { collectStreaming, INVENTORY_TIMEOUT_MS, invokeStreaming, isStreamingHandler, streamingContext, type StreamingHandler } from '../../infra/local/streaming.js';
+import {
+  collectStreaming,
+  INVENTORY_TIMEOUT_MS,
+  invokeStreaming,
+  isStreamingHandler,
+  streamingContext,
+  type StreamingHandler,
+} from '../../infra/local/streaming.js';
 import { testContext } from '../helpers/events.js';
 
 /** A middy streaming handler, as the service writes them, answering with `body`. */
-function streamingHandler(answer: () => Promise<{ statusCode: number; headers?: Record<string, string>; body: string | Readable }>): StreamingHandler {
+function streamingHandler(
+  answer: () => Promise<{ statusCode: number; headers?: Record<string, string>; body: string | Readable }>,
+): StreamingHandler {
   return middy({ streamifyResponse: true }).handler(answer) as unknown as StreamingHandler;
 }
 
-describe('Module: infra/local/streaming (a stand-in for the Lambda runtime\'s response streaming)', () => {
+describe("Module: infra/local/streaming (a stand-in for the Lambda runtime's response streaming)", () => {
   it('marks a middy streamifyResponse handler as streaming, and a plain one not', () => {
     expect(isStreamingHandler(streamingHandler(async () => ({ statusCode: 200, body: '' })))).toBe(true);
     expect(isStreamingHandler(middy().handler(async () => ({ statusCode: 200 })))).toBe(false);
   });
 
   it('reads the status and headers from the prelude middy writes, and the body after its 8 NUL bytes, chunk by chunk', async () => {
-    const handler = streamingHandler(async () => ({ statusCode: 201, headers: { 'Content-Type': 'application/json' }, body: Readable.from(['[1,', '2,', '3]']) }));
+    const handler = streamingHandler(async () => ({
+      statusCode: 201,
+      headers: { 'Content-Type': 'application/json' },
+      body: Readable.from(['[1,', '2,', '3]']),
+    }));
 
     const answer = await collectStreaming(handler, {}, testContext());
 
@@ -30,7 +43,11 @@ describe('Module: infra/local/streaming (a stand-in for the Lambda runtime\'s re
   });
 
   it('sends the prelude of an answer without a body', async () => {
-    const answer = await collectStreaming(streamingHandler(async () => ({ statusCode: 204, body: '' })), {}, testContext());
+    const answer = await collectStreaming(
+      streamingHandler(async () => ({ statusCode: 204, body: '' })),
+      {},
+      testContext(),
+    );
 
     expect(answer.statusCode).toBe(204);
     expect(answer.body.length).toBe(0);
@@ -64,7 +81,13 @@ describe('Module: infra/local/streaming (a stand-in for the Lambda runtime\'s re
     const handler = streamingHandler(async () => ({ statusCode: 200, body: endless }));
     const controller = new AbortController();
 
-    const invocation = invokeStreaming(handler, {}, testContext(), { prelude: () => undefined, chunk: (_c, done) => (read > 50 ? controller.abort() : undefined, done()) }, controller.signal);
+    const invocation = invokeStreaming(
+      handler,
+      {},
+      testContext(),
+      { prelude: () => undefined, chunk: (_c, done) => (read > 50 ? controller.abort() : undefined, done()) },
+      controller.signal,
+    );
 
     await expect(invocation).rejects.toMatchObject({ name: 'StreamedInvocationError', afterPrelude: true });
     expect(endless.destroyed).toBe(true);
@@ -72,7 +95,9 @@ describe('Module: infra/local/streaming (a stand-in for the Lambda runtime\'s re
 
   it("gives a streamed invocation the inventory function's whole timeout (serverless.yml), not API Gateway's 29 s", async () => {
     // CloudFormation's short tags (!Ref, !Sub) are not YAML's: read as plain values, quietly.
-    const template = parse(readFileSync(new URL('../../serverless.yml', import.meta.url), 'utf8'), { logLevel: 'error' }) as { functions: { inventory: { timeout?: number } } };
+    const template = parse(readFileSync(new URL('../../serverless.yml', import.meta.url), 'utf8'), { logLevel: 'error' }) as {
+      functions: { inventory: { timeout?: number } };
+    };
 
     expect(INVENTORY_TIMEOUT_MS).toBe((template.functions.inventory.timeout ?? 0) * 1000);
     expect(streamingContext('inventory', INVENTORY_TIMEOUT_MS).getRemainingTimeInMillis()).toBeGreaterThan(29_000);

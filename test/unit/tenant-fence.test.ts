@@ -18,7 +18,10 @@ import {
 
 /** Ids as tenants name themselves, the awkward characters favoured, up to long enough for the digest form. */
 const id = fc.string({
-  unit: fc.oneof(fc.constantFrom('*', '?', '#', '%', ' ', '$', '{', '}', '/', '\\', '"', "'", '=', 'a', 'b', 'ü', '漢', '🙂', '${*}'), fc.string({ unit: 'grapheme', minLength: 1, maxLength: 2 })),
+  unit: fc.oneof(
+    fc.constantFrom('*', '?', '#', '%', ' ', '$', '{', '}', '/', '\\', '"', "'", '=', 'a', 'b', 'ü', '漢', '🙂', '${*}'),
+    fc.string({ unit: 'grapheme', minLength: 1, maxLength: 2 }),
+  ),
   minLength: 1,
   maxLength: 300,
 });
@@ -39,7 +42,7 @@ describe('Function: tenantSessionPolicy', () => {
 });
 
 describe('Function: tenantSessionRequest', () => {
-  it("tags the session with the tenant exactly as its keys hold it, a value STS accepts, for any tenant (property)", () => {
+  it('tags the session with the tenant exactly as its keys hold it, a value STS accepts, for any tenant (property)', () => {
     fc.assert(
       fc.property(id, fc.constantFrom<'read' | 'audit'>('read', 'audit'), (tenant, fence) => {
         const { Tags } = tenantSessionRequest(tenant, fence);

@@ -12,10 +12,20 @@ describe('Function: verifyBearerToken', () => {
   });
 
   const tokenFrom = (issuer: string): Promise<string> =>
-    new SignJWT({ tenant_id: 'acme' }).setProtectedHeader({ alg: 'RS256', kid: 'k1' }).setIssuer(issuer).setAudience('inventory').setIssuedAt().setExpirationTime('5m').sign(privateKey);
+    new SignJWT({ tenant_id: 'acme' })
+      .setProtectedHeader({ alg: 'RS256', kid: 'k1' })
+      .setIssuer(issuer)
+      .setAudience('inventory')
+      .setIssuedAt()
+      .setExpirationTime('5m')
+      .sign(privateKey);
 
   it('accepts a token of the expected issuer and audience', async () => {
-    const claims = await verifyBearerToken(await tokenFrom('https://issuer.example.com/'), { issuer: 'https://issuer.example.com/', audience: 'inventory', keys });
+    const claims = await verifyBearerToken(await tokenFrom('https://issuer.example.com/'), {
+      issuer: 'https://issuer.example.com/',
+      audience: 'inventory',
+      keys,
+    });
 
     expect(claims).toMatchObject({ iss: 'https://issuer.example.com/', tenant_id: 'acme' });
   });
@@ -32,14 +42,15 @@ describe('Function: verifyBearerToken', () => {
     await expect(refused).rejects.not.toThrow(/other-issuer/);
   });
 
-  it('says how to match a local stack\'s issuer (a token made for another PORT)', async () => {
+  it("says how to match a local stack's issuer (a token made for another PORT)", async () => {
     const token = await tokenFrom('http://localhost:3000');
 
     const refused = verifyBearerToken(token, { issuer: 'http://localhost:4500', audience: 'inventory', keys });
 
     await expect(refused).rejects.toMatchObject({
       statusCode: 401,
-      message: 'The bearer token\'s "iss" claim is not the issuer this service accepts, "http://localhost:4500"; make local tokens with the PORT (and JWT_ISSUER) that npm start runs with.',
+      message:
+        'The bearer token\'s "iss" claim is not the issuer this service accepts, "http://localhost:4500"; make local tokens with the PORT (and JWT_ISSUER) that npm start runs with.',
     });
   });
 });

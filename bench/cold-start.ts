@@ -4,8 +4,8 @@ import { realisticAgents } from '../infra/local/generator.js';
 import { agentsPartition } from '../lib/store/keys.js';
 import type { BenchContext } from './context.js';
 import { brokerToken } from './observations.js';
-import { freshInvocation, type FreshRun } from './processes.js';
-import { BENCH_BUNDLES, MCP_RUNTIME_SDK, type BenchBundle } from './report.js';
+import { type FreshRun, freshInvocation } from './processes.js';
+import { BENCH_BUNDLES, type BenchBundle, MCP_RUNTIME_SDK } from './report.js';
 import { interleaved, median, n } from './stats.js';
 
 /** The size of the tenant every cold start reads. */

@@ -5,18 +5,18 @@ import type { IncomingMessage } from 'node:http';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { build } from 'esbuild';
-import { bundleOptions, buildAll, FUNCTIONS, ROOT } from '../infra/build.js';
+import { buildAll, bundleOptions, FUNCTIONS, ROOT } from '../infra/build.js';
 import { ISSUER_PATHS } from '../infra/local/authorization-server.js';
 import { restApiEvent } from '../infra/local/events.js';
-import { localIssuer, type LocalIssuer } from '../infra/local/issuer.js';
+import { type LocalIssuer, localIssuer } from '../infra/local/issuer.js';
 import type { StreamingHandler } from '../infra/local/streaming.js';
-import { parseConfig, type Config } from '../lib/config.js';
+import { type Config, parseConfig } from '../lib/config.js';
 import { GZIP_LEVEL } from '../lib/json-array-stream.js';
 import { createDocumentClient } from '../lib/store/client.js';
 import { ensureTables } from '../lib/store/tables.js';
 import { bareClient } from './floors.js';
 import { startEngine, startStack, stopChildren } from './processes.js';
-import { BENCH_BUNDLES, MCP_RUNTIME_SDK, type BenchResults } from './report.js';
+import { BENCH_BUNDLES, type BenchResults, MCP_RUNTIME_SDK } from './report.js';
 
 /**
  * What every figure of the bench shares: the deployed bundles (and the floors' and the runtime

@@ -1,7 +1,7 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { pathToFileURL } from 'node:url';
-import { collectStreaming, streamingContext, type StreamingHandler } from '../infra/local/streaming.js';
+import { collectStreaming, type StreamingHandler, streamingContext } from '../infra/local/streaming.js';
 import type { BenchContext } from './context.js';
 import { interleaved, median } from './stats.js';
 

@@ -1,6 +1,6 @@
 import { Agent, request } from 'node:http';
 import { gzipSync } from 'node:zlib';
-import { BatchGetItemCommand, DynamoDBClient, PutItemCommand, QueryCommand, type AttributeValue } from '@aws-sdk/client-dynamodb';
+import { type AttributeValue, BatchGetItemCommand, DynamoDBClient, PutItemCommand, QueryCommand } from '@aws-sdk/client-dynamodb';
 import { toItem } from '../lib/store/attribute-values.js';
 import { AUDIT_PUT_CONDITION } from '../lib/store/audit.js';
 import type { Key } from '../lib/store/keys.js';

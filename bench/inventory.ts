@@ -1,13 +1,13 @@
+import { gunzipSync } from 'node:zlib';
 import { INVENTORY_HEAP_FLAGS } from '../infra/inventory-heap.js';
 import { writeTenantAgents } from '../infra/local/fleet.js';
 import { realisticAgents } from '../infra/local/generator.js';
 import { collectStreaming, invokeStreaming, StreamedInvocationError, streamingContext } from '../infra/local/streaming.js';
-import { gunzipSync } from 'node:zlib';
 import { GZIP_LEVEL, STREAMED_RESPONSE_LIMIT_BYTES, StreamedResponseTooLargeError } from '../lib/json-array-stream.js';
 import { agentsPartition } from '../lib/store/keys.js';
 import type { BenchContext } from './context.js';
-import { cpuFloor, httpGet, wireFloor, type WireRun } from './floors.js';
-import { freshInvocation, INVENTORY_YOUNG_GENERATION, type FreshRun } from './processes.js';
+import { cpuFloor, httpGet, type WireRun, wireFloor } from './floors.js';
+import { type FreshRun, freshInvocation, INVENTORY_YOUNG_GENERATION } from './processes.js';
 import { interleaved, median, n } from './stats.js';
 
 /** Realistic tenants measured: the full run's sizes are those of large MSP and enterprise tenants. */

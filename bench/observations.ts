@@ -1,10 +1,10 @@
 import { randomUUID } from 'node:crypto';
+import { restApiEvent } from '../infra/local/events.js';
 import { writeTenantAgents } from '../infra/local/fleet.js';
 import { realisticAgents } from '../infra/local/generator.js';
-import { restApiEvent } from '../infra/local/events.js';
 import { lambdaContext } from '../infra/local/lambda-context.js';
 import { brokerTokenFor } from '../infra/local/token-exchange.js';
-import { auditRecord, type AuditItem } from '../lib/store/audit.js';
+import { type AuditItem, auditRecord } from '../lib/store/audit.js';
 import { connectionKey, durableAgentKey, policyKey, sampleSortKey, samplesPartition } from '../lib/store/keys.js';
 import type { BenchContext } from './context.js';
 import { httpGet, sameRequestsFloor, windowFloor } from './floors.js';

@@ -1,4 +1,4 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { ROOT } from '../infra/build.js';
 import { INVENTORY_HEAP_FLAGS } from '../infra/inventory-heap.js';

@@ -6,7 +6,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ROOT } from '../infra/build.js';
-import { writeReport, type BenchResults } from './report.js';
+import { type BenchResults, writeReport } from './report.js';
 import { sizing, targets } from './targets.js';
 
 const file = process.argv[2] ?? join(ROOT, 'bench', 'results.json');

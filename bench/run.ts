@@ -10,19 +10,19 @@
  * Exits 1 when a target is missed.
  */
 import { spawnSync } from 'node:child_process';
-import { benchContext, type BenchContext } from './context.js';
-import { INVENTORY_YOUNG_GENERATION } from './processes.js';
+import { ROOT } from '../infra/build.js';
+import { writeTenantAgents } from '../infra/local/fleet.js';
+import { realisticAgents } from '../infra/local/generator.js';
 import { coldStartFigure } from './cold-start.js';
+import { type BenchContext, benchContext } from './context.js';
 import { fencingFigure } from './fencing.js';
 import { gzipLevelsFigure } from './gzip-levels.js';
 import { inventoryFigure, seedInventoryTenants } from './inventory.js';
 import { observationsFigure, seedObservedEndpoint } from './observations.js';
-import { scopedInventoryFigure } from './scoped-inventory.js';
+import { INVENTORY_YOUNG_GENERATION } from './processes.js';
 import { writeReport } from './report.js';
+import { scopedInventoryFigure } from './scoped-inventory.js';
 import { sizing, targets } from './targets.js';
-import { writeTenantAgents } from '../infra/local/fleet.js';
-import { realisticAgents } from '../infra/local/generator.js';
-import { ROOT } from '../infra/build.js';
 
 const quick = process.argv.includes('--quick');
 

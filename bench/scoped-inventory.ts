@@ -1,10 +1,10 @@
 import { gunzipSync } from 'node:zlib';
+import { INVENTORY_HEAP_FLAGS } from '../infra/inventory-heap.js';
 import { collectStreaming, streamingContext } from '../infra/local/streaming.js';
 import { readScopeClaim, scopeContextValue } from '../lib/auth/endpoint-scope.js';
 import type { BenchContext } from './context.js';
-import { INVENTORY_HEAP_FLAGS } from '../infra/inventory-heap.js';
 import { FRESH_MEMORY_MB, inventorySizes, tenantOf } from './inventory.js';
-import { freshInvocation, type FreshRun } from './processes.js';
+import { type FreshRun, freshInvocation } from './processes.js';
 import { interleaved, median, n } from './stats.js';
 
 /** The scoped token's groups: one region of the generator's three (about 45% of a generated tenant). */

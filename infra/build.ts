@@ -36,9 +36,9 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, s
 import { createRequire } from 'node:module';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { build, type BuildOptions, type Metafile, type Plugin } from 'esbuild';
-import { gatewayResponseResources } from './gateway-responses.js';
+import { type BuildOptions, build, type Metafile, type Plugin } from 'esbuild';
 import { ZipFile } from 'yazl';
+import { gatewayResponseResources } from './gateway-responses.js';
 
 export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 export const DIST = join(ROOT, 'dist');

@@ -1,11 +1,11 @@
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { ListTablesCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { type DynamoDBClient, ListTablesCommand } from '@aws-sdk/client-dynamodb';
 import { createDocumentClient } from '../lib/store/client.js';
 
 /**

@@ -1,8 +1,8 @@
 import './local/node-version.js'; // first: the AWS SDK's Node-version notice off on Node 20 (README, Node versions)
-import { spawn, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
-import { DynamoDbLocalError, javaVersion, JAVA_MISSING_MESSAGE, startDynamoDbLocal, type DynamoDbLocal } from './dynamodb-local.js';
+import { type DynamoDbLocal, DynamoDbLocalError, JAVA_MISSING_MESSAGE, javaVersion, startDynamoDbLocal } from './dynamodb-local.js';
 
 /**
  * `npm run test:dynamodb-local`: the integration and e2e suites against AWS's DynamoDB Local

@@ -1,5 +1,5 @@
-import { Readable, Transform, pipeline, type TransformCallback } from 'node:stream';
-import { constants as zlib, createGzip } from 'node:zlib';
+import { pipeline, Readable, Transform, type TransformCallback } from 'node:stream';
+import { createGzip, constants as zlib } from 'node:zlib';
 // Only negotiator's Accept-Encoding part: its media-type, language and charset parsers would add
 // 4 KB to the inventory bundle, which is held under 400 KiB (README, Performance).
 import preferredEncodings from 'negotiator/lib/encoding.js';

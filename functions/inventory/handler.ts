@@ -4,7 +4,7 @@ import { callerFromAuthorizer } from '../../lib/auth/caller.js';
 import type { EndpointScope } from '../../lib/auth/endpoint-scope.js';
 import { listInventoryResponse } from '../../lib/inventory/list.js';
 import type { StreamedResult } from '../../lib/json-array-stream.js';
-import { invocationDeadline, type DeadlineContext } from '../../lib/middleware/deadline.js';
+import { type DeadlineContext, invocationDeadline } from '../../lib/middleware/deadline.js';
 import { failureHandling, HANDLER_OPTIONS } from '../../lib/middleware/failures.js';
 import { observability } from '../../lib/middleware/observability.js';
 import { logger } from '../../lib/observability/logger.js';

@@ -1,8 +1,8 @@
 import middy from '@middy/core';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import { mcpCors } from '../../lib/mcp/cors.js';
-import { upstreamDeadline, serveMcpDoor } from '../../lib/mcp/door.js';
-import { deadlineOf, invocationDeadline, type DeadlineContext } from '../../lib/middleware/deadline.js';
+import { serveMcpDoor, upstreamDeadline } from '../../lib/mcp/door.js';
+import { type DeadlineContext, deadlineOf, invocationDeadline } from '../../lib/middleware/deadline.js';
 import { failureHandling, HANDLER_OPTIONS } from '../../lib/middleware/failures.js';
 import { observability } from '../../lib/middleware/observability.js';
 

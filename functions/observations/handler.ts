@@ -4,13 +4,13 @@ import { jsonResponse } from '../../lib/http.js';
 import { invocationDeadline } from '../../lib/middleware/deadline.js';
 import { failureHandling, HANDLER_OPTIONS } from '../../lib/middleware/failures.js';
 import { observability } from '../../lib/middleware/observability.js';
+import { logger } from '../../lib/observability/logger.js';
+import { recordItemsReturned } from '../../lib/observability/metrics.js';
 import { auditTrail } from '../../lib/observations/audit-trail.js';
 import { brokeredCaller } from '../../lib/observations/brokered-caller.js';
 import type { ObservationsContext } from '../../lib/observations/context.js';
 import { observationsRequest } from '../../lib/observations/observations-request.js';
 import { readEndpointObservations } from '../../lib/observations/read.js';
-import { logger } from '../../lib/observability/logger.js';
-import { recordItemsReturned } from '../../lib/observability/metrics.js';
 
 /**
  * GET /api/mcp/endpoint (getEndpointObservations) behind the private REST API, payload 1.0.

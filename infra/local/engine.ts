@@ -1,7 +1,7 @@
-import { createRequire } from 'node:module';
 import { mkdir } from 'node:fs/promises';
-import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
+import { createRequire } from 'node:module';
+import type { AddressInfo } from 'node:net';
 import { config, resetConfig } from '../../lib/config.js';
 
 const require = createRequire(import.meta.url);

@@ -1,10 +1,10 @@
-import * as z from 'zod';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import * as z from 'zod';
 import { ALL_GROUPS, isGroupName, MAX_GROUP_NAME_CHARACTERS } from '../../lib/auth/endpoint-scope.js';
+import { AgentId } from '../../lib/contract/schemas.js';
 import { connectionRecordItem, durableRecordItem } from '../../lib/store/agents.js';
 import { batchWriteItems } from '../../lib/store/batch-write.js';
 import { putTenantPolicy } from '../../lib/store/policy.js';
-import { AgentId } from '../../lib/contract/schemas.js';
 import { TenantPolicy } from '../../lib/store/records.js';
 import { sampleItem } from '../../lib/store/samples.js';
 

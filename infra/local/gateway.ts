@@ -2,13 +2,13 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { APIGatewayProxyEvent } from 'aws-lambda';
 import { DOORS, type Door } from '../../lib/auth/doors.js';
 import { config } from '../../lib/config.js';
-import { renderGatewayResponse, type GatewayResponseType } from '../gateway-responses.js';
+import { type GatewayResponseType, renderGatewayResponse } from '../gateway-responses.js';
 import { localMethodArn, pathOf, requestAuthorizerEvent, restApiEvent } from './events.js';
 import { prune } from './expiring-map.js';
 import { BodyTooLargeError, invokeIntegration, readBoundedBody, sendGatewayResponse, sendLocalFailure } from './http.js';
 import { lambdaContext } from './lambda-context.js';
+import { HANDLER_MODULES, type LambdaHandler, ROUTES, type Route, type RouteFunction, routeOf } from './routes.js';
 import { INVENTORY_TIMEOUT_MS, streamingContext } from './streaming.js';
-import { HANDLER_MODULES, ROUTES, routeOf, type LambdaHandler, type Route, type RouteFunction } from './routes.js';
 
 /**
  * The local stand-in for API Gateway's REST APIs: routes (infra/local/routes.ts) to the deployed

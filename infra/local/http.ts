@@ -1,9 +1,9 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Context } from 'aws-lambda';
-import { failureBody, FAILURE_HEADERS } from '../../lib/http.js';
+import { FAILURE_HEADERS, failureBody } from '../../lib/http.js';
 import type { RenderedGatewayResponse } from '../gateway-responses.js';
 import type { LambdaHandler, TransferMode } from './routes.js';
-import { sendStreamingResult, type StreamingHandler } from './streaming.js';
+import { type StreamingHandler, sendStreamingResult } from './streaming.js';
 
 /** A body longer than the reader's bound: each listener answers it in its own words (413, invalid_request…). */
 export class BodyTooLargeError extends Error {

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { createLocalJWKSet, exportJWK, generateKeyPair, importJWK, SignJWT, type JWK } from 'jose';
+import { createLocalJWKSet, exportJWK, generateKeyPair, importJWK, type JWK, SignJWT } from 'jose';
 import type { KeySource } from '../../lib/auth/key-set.js';
 
 /**

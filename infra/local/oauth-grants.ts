@@ -1,6 +1,6 @@
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
-import type { LocalIssuer } from './issuer.js';
 import { prune } from './expiring-map.js';
+import type { LocalIssuer } from './issuer.js';
 import { ClientError, type OAuthClient } from './oauth-clients.js';
 
 /**

@@ -13,10 +13,10 @@ import { parseArgs } from 'node:util';
 import { config } from '../../lib/config.js';
 import { dynamo, isAwsEndpoint } from '../../lib/store/client.js';
 import { ensureTables } from '../../lib/store/tables.js';
-import { fleetItemCount, writeFleet, writeTenantAgents } from './fleet.js';
 import { cliStoreEndpoint } from './engine.js';
-import { readFleetFile } from './seed-file.js';
+import { fleetItemCount, writeFleet, writeTenantAgents } from './fleet.js';
 import { realisticAgents } from './generator.js';
+import { readFleetFile } from './seed-file.js';
 
 const usage = ['usage: npm run seed -- --file FLEET.json', '       npm run seed -- --generate --tenant T --agents N [--samples M]'].join(
   '\n',

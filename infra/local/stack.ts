@@ -7,13 +7,13 @@ import { ensureTables } from '../../lib/store/tables.js';
 import { renderGatewayResponse } from '../gateway-responses.js';
 import { ISSUER_PATHS, localAuthorizationServer } from './authorization-server.js';
 import { demoFleet } from './demo.js';
-import { startDemoPulse, type DemoPulse } from './demo-pulse.js';
-import { startEmbeddedEngine, type EmbeddedEngine } from './engine.js';
+import { type DemoPulse, startDemoPulse } from './demo-pulse.js';
+import { type EmbeddedEngine, startEmbeddedEngine } from './engine.js';
 import { loadFleet, writeFleet } from './fleet.js';
 import { shiftFleet, staleFleetNote } from './fleet-time.js';
-import { localRestApi, type LocalRestApi } from './gateway.js';
+import { type LocalRestApi, localRestApi } from './gateway.js';
 import { sendGatewayResponse, sendLocalFailure } from './http.js';
-import { localBrokerSecret, localIssuer, LOCAL_DIR, type LocalIssuer } from './issuer.js';
+import { LOCAL_DIR, type LocalIssuer, localBrokerSecret, localIssuer } from './issuer.js';
 import { bind, portsInUseSentence, type StackPort } from './ports.js';
 import { readFleetFile } from './seed-file.js';
 

@@ -11,7 +11,7 @@ import './node-version.js'; // first: the AWS SDK's Node-version notice off on N
  * started it goes away (npm does not pass SIGHUP on). A bad variable, a port in use or a bad fleet
  * file stops the start with one sentence and exit code 2.
  */
-import { config, ConfigError, parseConfig } from '../../lib/config.js';
+import { ConfigError, config, parseConfig } from '../../lib/config.js';
 import { DEMO_TENANTS } from './demo.js';
 import type { LocalStack } from './stack.js';
 

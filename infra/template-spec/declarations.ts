@@ -1,5 +1,5 @@
 import type { PropertyType, Resource, SpecDatabase, TypeDefinition } from '@aws-cdk/service-spec-types';
-import { INTRINSIC_YIELDS, isObject, parseGetAtt, type Json, type Yield } from './intrinsics.js';
+import { INTRINSIC_YIELDS, isObject, type Json, parseGetAtt, type Yield } from './intrinsics.js';
 
 /**
  * What the template declares (resources, parameters, conditions, mappings), read against the

@@ -1,6 +1,6 @@
 import { attributeType, type Declarations } from './declarations.js';
 import { INTRINSIC_YIELDS, intrinsicName, isObject, parseGetAtt, shapeOf } from './intrinsics.js';
-import { element, inside, type At, type Problems } from './problems.js';
+import { type At, element, inside, type Problems } from './problems.js';
 
 /** Parameters CloudFormation defines in every stack. `Ref` to them needs no declaration. */
 const PSEUDO_PARAMETERS = new Set([

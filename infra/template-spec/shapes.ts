@@ -1,7 +1,7 @@
 import type { Property, PropertyType } from '@aws-cdk/service-spec-types';
 import type { Declarations } from './declarations.js';
-import { intrinsicName, isNoValue, isObject, shapeOf, type Json, type Yield } from './intrinsics.js';
-import { element, inside, type At, type Problems } from './problems.js';
+import { intrinsicName, isNoValue, isObject, type Json, shapeOf, type Yield } from './intrinsics.js';
+import { type At, element, inside, type Problems } from './problems.js';
 
 /** Tags of the `[{ Key, Value }]` kind (the specification's built-in `tag` type). */
 const TAG_PROPERTIES: Readonly<Record<string, Property>> = {

@@ -22,8 +22,8 @@
  */
 import type { Property, SpecDatabase } from '@aws-cdk/service-spec-types';
 import { Declarations } from './declarations.js';
-import { intrinsicName, isObject, shapeOf, type Json } from './intrinsics.js';
-import { Problems, type At, type TemplateProblem } from './problems.js';
+import { intrinsicName, isObject, type Json, shapeOf } from './intrinsics.js';
+import { type At, Problems, type TemplateProblem } from './problems.js';
 import { ReferenceCheck } from './references.js';
 import { ShapeCheck } from './shapes.js';
 

@@ -1,11 +1,11 @@
 import type { APIGatewayAuthorizerResult, APIGatewayProxyEvent, APIGatewayRequestAuthorizerEvent } from 'aws-lambda';
-import { config, type Config } from '../config.js';
+import { type Config, config } from '../config.js';
 import { UnauthorizedError } from '../errors.js';
-import { headerValues } from '../rest-event.js';
 import { logger } from '../observability/logger.js';
+import { headerValues } from '../rest-event.js';
 import { authorizerContextOf } from './caller.js';
-import { doorAudience, doorOfResource, type Door } from './doors.js';
-import { bearerToken, remoteKeys, verifyBearerToken, type KeySource } from './verify.js';
+import { type Door, doorAudience, doorOfResource } from './doors.js';
+import { bearerToken, type KeySource, remoteKeys, verifyBearerToken } from './verify.js';
 
 /**
  * The token authorizer of the public REST API (a REQUEST authorizer, one per door, both this same

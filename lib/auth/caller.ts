@@ -1,12 +1,12 @@
 import type { APIGatewayProxyEvent } from 'aws-lambda';
 import type { JWTPayload } from 'jose';
-import { config, type Config } from '../config.js';
-import { headerValues } from '../rest-event.js';
+import { type Config, config } from '../config.js';
 import { ForbiddenError } from '../errors.js';
+import { headerValues } from '../rest-event.js';
 import { refusedAtDoor } from './challenge.js';
 import type { DoorName } from './doors.js';
-import { badScopeClaimSentence, readScopeClaim, scopeContextValue, scopeFromContextValue, type EndpointScope } from './endpoint-scope.js';
-import { identityFromClaims, type CallerIdentity } from './identity.js';
+import { badScopeClaimSentence, type EndpointScope, readScopeClaim, scopeContextValue, scopeFromContextValue } from './endpoint-scope.js';
+import { type CallerIdentity, identityFromClaims } from './identity.js';
 
 /**
  * What the token authorizer hands to the handlers behind a public door, in its answer's `context`

@@ -1,6 +1,6 @@
 import type { Config } from '../config.js';
 import { UnauthorizedError } from '../errors.js';
-import { resourceMetadataUrl, type DoorName } from './doors.js';
+import { type DoorName, resourceMetadataUrl } from './doors.js';
 
 /**
  * RFC 6750 §3 quoted-string values may hold only printable ASCII other than `"` and `\`: a

@@ -1,6 +1,6 @@
 import { get as httpGet } from 'node:http';
 import { get as httpsGet } from 'node:https';
-import { importJWK, type CryptoKey, type JWK, type JWTHeaderParameters } from 'jose';
+import { type CryptoKey, importJWK, type JWK, type JWTHeaderParameters } from 'jose';
 import { GatewayTimeoutError, ServiceUnavailableError, UnauthorizedError } from '../errors.js';
 import { logger } from '../observability/logger.js';
 import { recordKeySetFailure } from '../observability/metrics.js';

@@ -1,8 +1,8 @@
-import { decodeProtectedHeader, errors as joseErrors, jwtVerify, type JWTPayload } from 'jose';
+import { decodeProtectedHeader, type JWTPayload, errors as joseErrors, jwtVerify } from 'jose';
 import { HttpError, ServiceUnavailableError, UnauthorizedError } from '../errors.js';
 import type { KeySource } from './key-set.js';
 
-export { remoteKeys, type KeySource } from './key-set.js';
+export { type KeySource, remoteKeys } from './key-set.js';
 
 /** The algorithms an API Gateway JWT authorizer accepts: RSA signatures only. */
 export const RSA_ALGORITHMS = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512'];

@@ -1,4 +1,4 @@
-import { MetricKey, type DashboardSample } from '../contract/schemas.js';
+import { type DashboardSample, MetricKey } from '../contract/schemas.js';
 import type { SampleRecord } from '../store/records.js';
 import { toPercent } from './percent.js';
 

@@ -1,5 +1,5 @@
-import { DASHBOARD_SCHEMA } from '../contract/schemas.js';
 import type { ConnectionState, DashboardEndpoint, EndpointDashboard } from '../contract/schemas.js';
+import { DASHBOARD_SCHEMA } from '../contract/schemas.js';
 import type { SampleRecord, TenantPolicy } from '../store/records.js';
 import { downsample } from './downsample.js';
 import { connectivityFinding, metricFindings, observationFindings, sortFindings } from './findings.js';

@@ -1,6 +1,6 @@
 import type { EndpointScope } from '../auth/endpoint-scope.js';
-import type { AgentSummary } from '../contract/schemas.js';
 import { config } from '../config.js';
+import type { AgentSummary } from '../contract/schemas.js';
 import { dependencyFailure } from '../errors.js';
 import { JSON_HEADERS } from '../http.js';
 import { acceptsGzip, jsonArrayBody, StreamedResponseTooLargeError, type StreamedResult } from '../json-array-stream.js';

@@ -1,7 +1,7 @@
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { assertScopeAllowed, type EndpointScope } from '../auth/endpoint-scope.js';
 import { config } from '../config.js';
-import { agentRecordPages, type AgentRecordsPage } from '../store/agents.js';
+import { type AgentRecordsPage, agentRecordPages } from '../store/agents.js';
 import { getTenantPolicy } from '../store/policy.js';
 
 /**

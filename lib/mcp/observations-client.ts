@@ -1,7 +1,7 @@
 import { decodeJwt } from 'jose';
 import { BROKER_REFUSALS } from '../auth/broker.js';
-import { readScopeClaim, sameScope, type EndpointScope } from '../auth/endpoint-scope.js';
-import { ExchangedTokenCache, exchangeToken, TokenExchangeError, type ExchangedToken } from '../auth/token-exchange.js';
+import { type EndpointScope, readScopeClaim, sameScope } from '../auth/endpoint-scope.js';
+import { type ExchangedToken, ExchangedTokenCache, exchangeToken, TokenExchangeError } from '../auth/token-exchange.js';
 import { config } from '../config.js';
 import { ATTRIBUTION_HEADERS, encodedReasonHeaders, TICKET_REQUIRED } from '../contract/attribution.js';
 import type { ObservationsToolInput } from '../contract/mcp-tools.js';

@@ -1,11 +1,11 @@
 import {
+  type AuthInfo,
   createMcpHandler,
   isLegacyRequest,
-  McpServer,
-  WebStandardStreamableHTTPServerTransport,
-  type AuthInfo,
   type McpHttpHandler,
   type McpRequestContext,
+  McpServer,
+  WebStandardStreamableHTTPServerTransport,
 } from '@modelcontextprotocol/server';
 import { CONTRACT_VERSION } from '../contract/openapi.js';
 import { logger } from '../observability/logger.js';

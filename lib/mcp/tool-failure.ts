@@ -1,6 +1,6 @@
 import { logger } from '../observability/logger.js';
-import { quoted } from './reported-text.js';
 import { recordBrokerMisconfiguration } from '../observability/metrics.js';
+import { quoted } from './reported-text.js';
 
 /**
  * A tool call that cannot give its result: the one sentence the user (or model) reads in an

@@ -2,24 +2,24 @@ import type { CallToolResult, McpServer, StandardSchemaWithJSON } from '@modelco
 import * as z from 'zod';
 import type { EndpointScope } from '../auth/endpoint-scope.js';
 import { config } from '../config.js';
+import { reasonSentence } from '../contract/attribution.js';
 import {
   EndpointList,
   HOSTNAME_FILTER,
   LIST_LIMIT,
   ListEndpointsToolInput,
-  observationsToolInput,
   ObservationsToolOutput,
+  observationsToolInput,
   READ_ONLY_TOOL,
   TOOL_NAMES,
 } from '../contract/mcp-tools.js';
-import { reasonSentence } from '../contract/attribution.js';
-import { OBSERVATION_BOUNDS, type AgentSummary } from '../contract/schemas.js';
+import { type AgentSummary, OBSERVATION_BOUNDS } from '../contract/schemas.js';
 import { HttpError } from '../errors.js';
 import { forEachInventoryAgent } from '../inventory/list.js';
 import { logger } from '../observability/logger.js';
 import { recordItemsReturned, recordToolCall } from '../observability/metrics.js';
-import { readDashboardForUser } from './observations-client.js';
 import { answerBytes, RESULT_BUDGET_BYTES } from './limits.js';
+import { readDashboardForUser } from './observations-client.js';
 import {
   describeAgent,
   endpointListHead,

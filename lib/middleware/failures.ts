@@ -1,8 +1,8 @@
-import httpErrorHandler from '@middy/http-error-handler';
 import type { MiddlewareObj, Request } from '@middy/core';
+import httpErrorHandler from '@middy/http-error-handler';
 import type { Context } from 'aws-lambda';
 import { GatewayTimeoutError, HttpError } from '../errors.js';
-import { failureBody, FAILURE_HEADERS } from '../http.js';
+import { FAILURE_HEADERS, failureBody } from '../http.js';
 import { logger } from '../observability/logger.js';
 import { openInvocationScope } from '../observability/metrics.js';
 

@@ -6,9 +6,9 @@ import {
   beginRequestMetrics,
   endRequestMetrics,
   flushRequestMetrics,
-  recordAuthorizerFailure,
   type InvocationMetrics,
   type Operation,
+  recordAuthorizerFailure,
 } from '../observability/metrics.js';
 
 export interface ObservabilityOptions {

@@ -4,11 +4,11 @@ import { auditedScope } from '../auth/endpoint-scope.js';
 import { config } from '../config.js';
 import { ServiceUnavailableError } from '../errors.js';
 import { deadlineOf } from '../middleware/deadline.js';
-import type { ObservationsContext } from './context.js';
 import { logger } from '../observability/logger.js';
 import { recordAuditWrite } from '../observability/metrics.js';
-import { putAuditItem, type AuditItem } from '../store/audit.js';
+import { type AuditItem, putAuditItem } from '../store/audit.js';
 import { tenantAuditDynamo } from '../store/tenant-client.js';
+import type { ObservationsContext } from './context.js';
 
 type ObservationsRequest = Request<APIGatewayProxyEvent, unknown, Error, ObservationsContext>;
 interface Response {

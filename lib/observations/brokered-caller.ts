@@ -6,9 +6,9 @@ import { identityFromClaims } from '../auth/identity.js';
 import { AudienceMismatchError, bearerToken, remoteKeys, verifyBearerToken } from '../auth/verify.js';
 import { config } from '../config.js';
 import { ForbiddenError } from '../errors.js';
-import type { ObservationsContext } from './context.js';
 import { logger } from '../observability/logger.js';
 import { singleHeader } from '../rest-event.js';
+import type { ObservationsContext } from './context.js';
 
 /**
  * The caller of the private observations operation: a bearer token whose audience is this service

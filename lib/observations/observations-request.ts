@@ -1,9 +1,9 @@
 import type { MiddlewareObj, Request } from '@middy/core';
 import type { APIGatewayProxyEvent } from 'aws-lambda';
 import { config } from '../config.js';
+import { logger } from '../observability/logger.js';
 import type { ObservationsContext } from './context.js';
 import { parseAttribution, parseObservationsQuery } from './request.js';
-import { logger } from '../observability/logger.js';
 
 /** Parses the query and the attribution headers onto the context; any invalid part is a 400. */
 export function observationsRequest(): MiddlewareObj<APIGatewayProxyEvent, unknown, Error, ObservationsContext> {

@@ -1,16 +1,16 @@
-import { assertScopeAllowed, scopeAdmits, type EndpointScope } from '../auth/endpoint-scope.js';
+import { assertScopeAllowed, type EndpointScope, scopeAdmits } from '../auth/endpoint-scope.js';
+import { config } from '../config.js';
 import { TICKET_REQUIRED } from '../contract/attribution.js';
 import type { EndpointDashboard, ObservationsQuery } from '../contract/schemas.js';
-import { config } from '../config.js';
 import { evaluateDashboard } from '../dashboard/evaluate.js';
 import { dependencyFailure, ForbiddenError, NotFoundError } from '../errors.js';
 import { connectionStateOf, newerTime } from '../inventory/merge.js';
-import { getAgentRecordsAndPolicy } from '../store/agents.js';
-import { tenantDynamo } from '../store/tenant-client.js';
-import type { SampleRecord } from '../store/records.js';
-import { newestSample, querySamples } from '../store/samples.js';
 import { logger } from '../observability/logger.js';
 import { recordUnreadableRecords, recordUnreadableSamples } from '../observability/metrics.js';
+import { getAgentRecordsAndPolicy } from '../store/agents.js';
+import type { SampleRecord } from '../store/records.js';
+import { newestSample, querySamples } from '../store/samples.js';
+import { tenantDynamo } from '../store/tenant-client.js';
 import type { Attribution } from './request.js';
 
 /** The same sentence for an unknown agent, another tenant's and one outside the caller's endpoint scope: existence never leaks. */

@@ -1,5 +1,5 @@
 import type { APIGatewayProxyEvent } from 'aws-lambda';
-import { ATTRIBUTION_HEADERS, attributionSchema, decodedReason, REASON_ENCODING, type Attribution } from '../contract/attribution.js';
+import { ATTRIBUTION_HEADERS, type Attribution, attributionSchema, decodedReason, REASON_ENCODING } from '../contract/attribution.js';
 import { OBSERVATION_BOUNDS, ObservationsQuery } from '../contract/schemas.js';
 import { BadRequestError } from '../errors.js';
 import { singleHeader, singleQueryValues } from '../rest-event.js';

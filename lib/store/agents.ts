@@ -1,16 +1,16 @@
 import type { QueryCommandInput } from '@aws-sdk/client-dynamodb';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { scopeAdmits, type EndpointScope } from '../auth/endpoint-scope.js';
+import { type EndpointScope, scopeAdmits } from '../auth/endpoint-scope.js';
 import { batchGetItems } from './batch-get.js';
 import { agentSortKey, agentsPartition, connectionKey, durableAgentKey, policyKey } from './keys.js';
 import { policyFromItem } from './policy.js';
 import { queryPages, type RawItem } from './query.js';
 import {
+  type ConnectionRecord,
+  type DurableRecord,
   RECORD_KIND,
   readConnectionRecord,
   readDurableRecord,
-  type ConnectionRecord,
-  type DurableRecord,
   type TenantPolicy,
 } from './records.js';
 

@@ -1,6 +1,6 @@
-import { PutCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { queryAllDocuments } from './query.js';
+import { type DynamoDBDocumentClient, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { auditKey, auditPartition } from './keys.js';
+import { queryAllDocuments } from './query.js';
 
 /** One audited observations request (allowed or denied), as stored and as `npm run audit` prints it. */
 export interface AuditItem {

@@ -1,10 +1,10 @@
 import { GetItemCommand, type GetItemCommandOutput } from '@aws-sdk/client-dynamodb';
-import { PutCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { type DynamoDBDocumentClient, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { UnreadableStoreAnswerError } from '../errors.js';
 import { fromAttributeValue, toItem } from './attribute-values.js';
 import { policyKey } from './keys.js';
 import { sendLowLevel } from './query.js';
-import { RECORD_KIND, TenantPolicy, type RawItem } from './records.js';
+import { type RawItem, RECORD_KIND, TenantPolicy } from './records.js';
 
 /** The default policy: ticket optional, scope optional, and the thresholds of DESIGN §4 for every metric. */
 export const DEFAULT_POLICY: TenantPolicy = Object.freeze({ ticket: 'optional', scope: 'optional', thresholds: {} }) as TenantPolicy;

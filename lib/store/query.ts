@@ -1,9 +1,9 @@
-import { QueryCommand, type DynamoDBClient, type QueryCommandInput } from '@aws-sdk/client-dynamodb';
+import { type DynamoDBClient, QueryCommand, type QueryCommandInput } from '@aws-sdk/client-dynamodb';
 import {
-  paginateQuery,
-  type DynamoDBDocumentClient,
   type QueryCommand as DocumentQueryCommand,
   type QueryCommandInput as DocumentQueryInput,
+  type DynamoDBDocumentClient,
+  paginateQuery,
 } from '@aws-sdk/lib-dynamodb';
 import { UnreadableStoreAnswerError } from '../errors.js';
 import type { RawItem } from './records.js';

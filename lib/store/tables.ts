@@ -1,9 +1,9 @@
 import {
   CreateTableCommand,
-  UpdateTimeToLiveCommand,
-  waitUntilTableExists,
   type CreateTableCommandInput,
   type DynamoDBClient,
+  UpdateTimeToLiveCommand,
+  waitUntilTableExists,
 } from '@aws-sdk/client-dynamodb';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 

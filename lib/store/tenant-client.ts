@@ -1,10 +1,10 @@
 import { AssumeRoleCommand, STSClient } from '@aws-sdk/client-sts';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { config, type Config } from '../config.js';
+import { type Config, config } from '../config.js';
 import { ForbiddenError, ServiceUnavailableError } from '../errors.js';
 import { logger } from '../observability/logger.js';
 import { createDocumentClient, dynamo } from './client.js';
-import { tenantSessionRequest, type FenceKind } from './tenant-fence.js';
+import { type FenceKind, tenantSessionRequest } from './tenant-fence.js';
 
 /**
  * The DynamoDB clients that work on one tenant's items. With `TENANT_FENCING=off` (the local stack)

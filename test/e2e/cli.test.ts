@@ -1,8 +1,8 @@
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, describe, it } from 'vitest';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import { afterAll, describe, it } from 'vitest';
 import { realisticAgents } from '../../infra/local/generator.js';
 import { AgentInventory } from '../../lib/contract/schemas.js';
 import { emptyLocalDir } from '../helpers/local-dir.js';

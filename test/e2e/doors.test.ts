@@ -1,5 +1,5 @@
-import { decodeJwt } from 'jose';
 import { request } from 'node:http';
+import { decodeJwt } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { config } from '../../lib/config.js';
 import { startTestStack, type TestStack } from '../helpers/stack.js';

@@ -10,7 +10,7 @@ import { expectResponseMatchesContract } from '../helpers/contract.js';
 import { startTestEngine, type TestEngine } from '../helpers/engine.js';
 import { countingProxy } from '../helpers/faults.js';
 import { localDirWithKey } from '../helpers/local-dir.js';
-import { withTokens, type TestStack } from '../helpers/stack.js';
+import { type TestStack, withTokens } from '../helpers/stack.js';
 import { listTenantAgentRecords } from '../helpers/store.js';
 
 /**

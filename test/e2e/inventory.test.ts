@@ -1,8 +1,8 @@
-import { generateKeyPair, SignJWT, decodeJwt } from 'jose';
+import { decodeJwt, generateKeyPair, SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Fleet } from '../../infra/local/fleet.js';
-import { AgentInventory } from '../../lib/contract/schemas.js';
 import { config } from '../../lib/config.js';
+import { AgentInventory } from '../../lib/contract/schemas.js';
 import { get, startTestStack, type TestStack } from '../helpers/stack.js';
 
 const now = Date.now();

@@ -3,13 +3,13 @@ import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
-import { Client, StreamableHTTPClientTransport, UnauthorizedError, type OAuthClientProvider } from '@modelcontextprotocol/client';
+import { Client, type OAuthClientProvider, StreamableHTTPClientTransport, UnauthorizedError } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { smallFleet } from '../fixtures/small-fleet.js';
 import { config } from '../../lib/config.js';
 import { listAuditItems } from '../../lib/store/audit.js';
 import { dynamo } from '../../lib/store/client.js';
+import { smallFleet } from '../fixtures/small-fleet.js';
 import { claimsOf, signInAsBrowser } from '../helpers/sign-in.js';
 import { startTestStack, type TestStack } from '../helpers/stack.js';
 

@@ -1,7 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { Metrics } from '@aws-lambda-powertools/metrics';
+import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { demoFleet } from '../../infra/local/demo.js';
 import type { Fleet } from '../../infra/local/fleet.js';

@@ -1,10 +1,10 @@
 import { DeleteTableCommand } from '@aws-sdk/client-dynamodb';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Fleet } from '../../infra/local/fleet.js';
 import { sampleSeries } from '../../infra/local/demo.js';
-import { config, resetConfig } from '../../lib/config.js';
+import type { Fleet } from '../../infra/local/fleet.js';
 import { BROKER_REFUSALS } from '../../lib/auth/broker.js';
+import { config, resetConfig } from '../../lib/config.js';
 import { encodedReasonHeaders } from '../../lib/contract/attribution.js';
 import { EndpointDashboard } from '../../lib/contract/schemas.js';
 import { listAuditItems } from '../../lib/store/audit.js';

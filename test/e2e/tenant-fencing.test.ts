@@ -4,7 +4,7 @@ import { listAuditItems } from '../../lib/store/audit.js';
 import { dynamo } from '../../lib/store/client.js';
 import { tenantAuditSessionPolicy, tenantSessionPolicy } from '../../lib/store/tenant-fence.js';
 import { get, startTestStack, type TestStack } from '../helpers/stack.js';
-import { startStsStandIn, type StsStandIn } from '../helpers/sts.js';
+import { type StsStandIn, startStsStandIn } from '../helpers/sts.js';
 
 /**
  * An observations read through the private listener with TENANT_FENCING=iam, as on AWS: the

@@ -1,6 +1,6 @@
-import { createServer as createHttpServer, request, type IncomingMessage, type Server as HttpServer, type ServerResponse } from 'node:http';
-import { createServer, type Server, type Socket } from 'node:net';
+import { createServer as createHttpServer, type Server as HttpServer, type IncomingMessage, request, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { createServer, type Server, type Socket } from 'node:net';
 import { bind } from '../../infra/local/ports.js';
 
 /**

@@ -1,6 +1,6 @@
 import { runSimulation, type Simulation } from '@cloud-copilot/iam-simulate';
-import type { Json } from './package.js';
 import { intrinsicName, parseGetAtt } from '../../infra/template-spec/intrinsics.js';
+import type { Json } from './package.js';
 
 /**
  * The IAM roles of a packaged template, as AWS would hold them once deployed, for an independent

@@ -1,4 +1,4 @@
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { join } from 'node:path';
@@ -6,6 +6,7 @@ import { promisify } from 'node:util';
 import { inject } from 'vitest';
 import { ROOT } from '../../infra/build.js';
 import { emptyLocalDir, localDirWithKey } from './local-dir.js';
+
 export { freePort } from './faults.js';
 
 /**

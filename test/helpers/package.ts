@@ -1,8 +1,8 @@
 import { execFile, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { OFFLINE_PACKAGING_ENV, ROOT } from '../../infra/build.js';
 
 /** Templates are read as plain JSON; the assertions give them their shape. */

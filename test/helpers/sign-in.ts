@@ -1,5 +1,5 @@
-import { decodeJwt } from 'jose';
 import { createHash, randomBytes } from 'node:crypto';
+import { decodeJwt } from 'jose';
 
 /**
  * The browser's part of an OAuth sign-in at the local issuer, scripted: open the authorization URL

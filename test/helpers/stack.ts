@@ -1,9 +1,9 @@
 import { writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import { config } from '../../lib/config.js';
 import type { Fleet } from '../../infra/local/fleet.js';
-import { startLocalStack, type LocalStack } from '../../infra/local/stack.js';
+import { type LocalStack, startLocalStack } from '../../infra/local/stack.js';
 import { brokerTokenFor } from '../../infra/local/token-exchange.js';
+import { config } from '../../lib/config.js';
 import { expectResponseMatchesContract } from './contract.js';
 import { uniqueTables } from './engine.js';
 import { localDirWithKey } from './local-dir.js';

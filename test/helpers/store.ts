@@ -1,6 +1,6 @@
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { UNSCOPED, type EndpointScope } from '../../lib/auth/endpoint-scope.js';
-import { agentRecordPages, type AgentRecords } from '../../lib/store/agents.js';
+import { type EndpointScope, UNSCOPED } from '../../lib/auth/endpoint-scope.js';
+import { type AgentRecords, agentRecordPages } from '../../lib/store/agents.js';
 
 /**
  * Every agent of a tenant, collected, with the number of Query pages it took: for tests that need

@@ -1,12 +1,12 @@
 import { spawn, spawnSync } from 'node:child_process';
-import { createServer, type IncomingHttpHeaders } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { createServer, type IncomingHttpHeaders } from 'node:http';
 import { builtinModules } from 'node:module';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, inject, it } from 'vitest';
-import { builtFunction, DIST, FUNCTIONS, zipDirectory, type BuiltFunction, type FunctionName } from '../../infra/build.js';
+import { type BuiltFunction, builtFunction, DIST, FUNCTIONS, type FunctionName, zipDirectory } from '../../infra/build.js';
 import { packagedTemplate } from '../helpers/package.js';
 import { readZip } from './zip.js';
 

@@ -5,7 +5,7 @@ import type { SpecDatabase } from '@aws-cdk/service-spec-types';
 import { beforeAll, describe, expect, inject, it } from 'vitest';
 import { formatProblem, type TemplateProblem } from '../../infra/template-spec/problems.js';
 import { validateTemplate } from '../../infra/template-spec/validate.js';
-import { fragmentResourceIds, packagedTemplate, type Json } from '../helpers/package.js';
+import { fragmentResourceIds, type Json, packagedTemplate } from '../helpers/package.js';
 
 /**
  * The template `npm run package` writes, checked offline against AWS's CloudFormation resource

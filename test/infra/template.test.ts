@@ -10,7 +10,7 @@ import { INVENTORY_HEAP_FLAGS } from '../../infra/inventory-heap.js';
 import { ROUTES, type Route } from '../../infra/local/routes.js';
 import { DOORS } from '../../lib/auth/doors.js';
 import { METRIC, METRICS_NAMESPACE } from '../../lib/observability/metrics.js';
-import { canCutNetwork, credentialFreeEnv, fragmentResourceIds, packagedTemplate, type Json } from '../helpers/package.js';
+import { canCutNetwork, credentialFreeEnv, fragmentResourceIds, type Json, packagedTemplate } from '../helpers/package.js';
 import { readZip } from './zip.js';
 
 /**

@@ -1,9 +1,9 @@
 import fc from 'fast-check';
 import { beforeAll, describe, expect, inject, it } from 'vitest';
 import { agentsPartition, auditPartition, policyKey, samplesPartition } from '../../lib/store/keys.js';
-import { tenantSessionRequest, type FenceKind } from '../../lib/store/tenant-fence.js';
-import { decide, resolveIntrinsics, sessionArn, templateRoles, type Decision, type TemplateRole } from '../helpers/iam.js';
-import { packagedTemplate, type Json } from '../helpers/package.js';
+import { type FenceKind, tenantSessionRequest } from '../../lib/store/tenant-fence.js';
+import { type Decision, decide, resolveIntrinsics, sessionArn, type TemplateRole, templateRoles } from '../helpers/iam.js';
+import { type Json, packagedTemplate } from '../helpers/package.js';
 
 /**
  * The tenant fence, judged by an independent IAM evaluator (`@cloud-copilot/iam-simulate`), not by

@@ -2,17 +2,17 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { APIGatewayProxyEvent, Context } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { localIssuer, type LocalIssuer } from '../../infra/local/issuer.js';
-import { brokerTokenFor } from '../../infra/local/token-exchange.js';
 import { loadFleet } from '../../infra/local/fleet.js';
+import { type LocalIssuer, localIssuer } from '../../infra/local/issuer.js';
+import { brokerTokenFor } from '../../infra/local/token-exchange.js';
 import { config } from '../../lib/config.js';
 import { listAuditItems } from '../../lib/store/audit.js';
 import { startTestEngine, type TestEngine } from '../helpers/engine.js';
 import { useEngine } from '../helpers/env.js';
-import { invokeStreamed } from '../helpers/streaming.js';
 import { eventFixture } from '../helpers/events.js';
 import { holdingProxy, silentEndpoint } from '../helpers/faults.js';
 import { localDirWithKey } from '../helpers/local-dir.js';
+import { invokeStreamed } from '../helpers/streaming.js';
 
 /**
  * One deadline per invocation: with a short function timeout and a dependency that never answers

@@ -1,4 +1,3 @@
-import { invokeStreamed, type StreamedAnswer } from '../helpers/streaming.js'; // first: the runtime stand-in the streaming handler needs when it loads
 import { gunzipSync } from 'node:zlib';
 import type { APIGatewayProxyEvent } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -11,6 +10,7 @@ import { startTestEngine, type TestEngine } from '../helpers/engine.js';
 import { useEngine } from '../helpers/env.js';
 import { eventFixture, setHeader, testContext } from '../helpers/events.js';
 import { answeringEndpoint, closedPortEndpoint, countingProxy, resettingEndpoint, silentEndpoint } from '../helpers/faults.js';
+import { invokeStreamed, type StreamedAnswer } from '../helpers/streaming.js'; // first: the runtime stand-in the streaming handler needs when it loads
 
 function pointAt(endpoint: string): void {
   Object.assign(process.env, { DYNAMODB_ENDPOINT: endpoint, DYNAMODB_TIMEOUT_MS: '300', DYNAMODB_MAX_ATTEMPTS: '2' });

@@ -1,20 +1,20 @@
-import { invokeStreamed, type StreamedAnswer } from '../helpers/streaming.js'; // first: the runtime stand-in the streaming handler needs when it loads
 import { gunzipSync } from 'node:zlib';
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import type { APIGatewayProxyEvent } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { handler } from '../../functions/inventory/handler.js';
-import { loadFleet, type FleetAgent } from '../../infra/local/fleet.js';
+import { type FleetAgent, loadFleet } from '../../infra/local/fleet.js';
 import { authorizerContextOf } from '../../lib/auth/caller.js';
 import { config } from '../../lib/config.js';
-import { logger } from '../../lib/observability/logger.js';
 import { AgentInventory } from '../../lib/contract/schemas.js';
+import { logger } from '../../lib/observability/logger.js';
 import { agentSortKey, connectionKey, durableAgentKey } from '../../lib/store/keys.js';
 import { expectResponseMatchesContract } from '../helpers/contract.js';
 import { startTestEngine, type TestEngine } from '../helpers/engine.js';
 import { useEngine } from '../helpers/env.js';
 import { eventFixture, setHeader, testContext } from '../helpers/events.js';
 import { listTenantAgentRecords } from '../helpers/store.js';
+import { invokeStreamed, type StreamedAnswer } from '../helpers/streaming.js'; // first: the runtime stand-in the streaming handler needs when it loads
 
 type Event = APIGatewayProxyEvent;
 

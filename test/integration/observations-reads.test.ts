@@ -1,9 +1,9 @@
-import { PutCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { type DynamoDBDocumentClient, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sampleSeries } from '../../infra/local/demo.js';
 import { loadFleet } from '../../infra/local/fleet.js';
-import { EndpointDashboard } from '../../lib/contract/schemas.js';
 import { UNSCOPED } from '../../lib/auth/endpoint-scope.js';
+import { EndpointDashboard } from '../../lib/contract/schemas.js';
 import { readEndpointObservations } from '../../lib/observations/read.js';
 import { setDynamo } from '../../lib/store/client.js';
 import { policyKey, sampleKey } from '../../lib/store/keys.js';

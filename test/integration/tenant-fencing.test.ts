@@ -2,14 +2,14 @@ import type { APIGatewayProxyEvent, Context } from 'aws-lambda';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { loadFleet } from '../../infra/local/fleet.js';
 import { config } from '../../lib/config.js';
-import { listAuditItems, putAuditItem, type AuditItem } from '../../lib/store/audit.js';
+import { type AuditItem, listAuditItems, putAuditItem } from '../../lib/store/audit.js';
 import { resetTenantClients, tenantAuditDynamo, tenantDynamo } from '../../lib/store/tenant-client.js';
 import { tenantAuditSessionPolicy, tenantSessionName, tenantSessionPolicy } from '../../lib/store/tenant-fence.js';
 import { startTestEngine, type TestEngine } from '../helpers/engine.js';
 import { useEngine } from '../helpers/env.js';
-import { invokeStreamed } from '../helpers/streaming.js';
 import { eventFixture, testContext } from '../helpers/events.js';
-import { startStsStandIn, type StsStandIn } from '../helpers/sts.js';
+import { invokeStreamed } from '../helpers/streaming.js';
+import { type StsStandIn, startStsStandIn } from '../helpers/sts.js';
 
 /**
  * Tenant fencing by IAM, as the functions run it: each tenant's reads and audit puts sign with the

@@ -1,12 +1,12 @@
-import { decodeJwt } from 'jose';
 import { mkdtemp } from 'node:fs/promises';
 import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { APIGatewayAuthorizerResult, APIGatewayRequestAuthorizerEvent, Context } from 'aws-lambda';
+import { decodeJwt } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { localIssuer, type LocalIssuer } from '../../infra/local/issuer.js';
+import { type LocalIssuer, localIssuer } from '../../infra/local/issuer.js';
 import { resetConfig } from '../../lib/config.js';
 import { eventFixture, testContext } from '../helpers/events.js';
 

@@ -2,7 +2,7 @@ import type { APIGatewayProxyEvent } from 'aws-lambda';
 import { describe, expect, it } from 'vitest';
 import { callerFromAuthorizer } from '../../lib/auth/caller.js';
 import { bearerChallenge } from '../../lib/auth/challenge.js';
-import { ForbiddenError, UnauthorizedError } from '../../lib/errors.js';
+import { ForbiddenError, type UnauthorizedError } from '../../lib/errors.js';
 import { eventFixture, setHeader } from '../helpers/events.js';
 
 /**

@@ -1,13 +1,13 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { EndpointDashboard, type ConnectionState, type DashboardFinding, type Status } from '../../lib/contract/schemas.js';
+import { type ConnectionState, type DashboardFinding, EndpointDashboard, type Status } from '../../lib/contract/schemas.js';
 import {
+  type DashboardInput,
   DEFAULT_THRESHOLDS,
   downsample,
   evaluateDashboard,
   statusOf,
   worstStatus,
-  type DashboardInput,
 } from '../../lib/dashboard/evaluate.js';
 import type { SampleRecord, TenantPolicy } from '../../lib/store/records.js';
 

@@ -1,3 +1,4 @@
+import type { APIGatewayProxyEvent } from 'aws-lambda';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { authorizerContextOf, callerFromAuthorizer } from '../../lib/auth/caller.js';
@@ -6,6 +7,7 @@ import {
   assertScopeAllowed,
   auditedScope,
   badScopeClaimSentence,
+  type EndpointScope,
   readScopeClaim,
   sameScope,
   scopeAdmits,
@@ -13,10 +15,8 @@ import {
   scopeFromContextValue,
   scopeRequiredSentence,
   UNSCOPED,
-  type EndpointScope,
 } from '../../lib/auth/endpoint-scope.js';
 import { ForbiddenError } from '../../lib/errors.js';
-import type { APIGatewayProxyEvent } from 'aws-lambda';
 import { eventFixture } from '../helpers/events.js';
 
 /**

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ExchangedTokenCache, type ExchangedToken } from '../../lib/auth/token-exchange.js';
+import { type ExchangedToken, ExchangedTokenCache } from '../../lib/auth/token-exchange.js';
 
 /** An exchange the test settles by hand (a stand-in for the token endpoint, to hold calls in flight). */
 function heldExchange(): {

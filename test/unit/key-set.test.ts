@@ -1,7 +1,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { exportJWK, generateKeyPair, type JWK } from 'jose';
 import { Metrics } from '@aws-lambda-powertools/metrics';
+import { exportJWK, generateKeyPair, type JWK } from 'jose';
 import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { RemoteKeySet } from '../../lib/auth/key-set.js';
 import { METRIC } from '../../lib/observability/metrics.js';

@@ -8,8 +8,8 @@ import {
   INVENTORY_TIMEOUT_MS,
   invokeStreaming,
   isStreamingHandler,
-  streamingContext,
   type StreamingHandler,
+  streamingContext,
 } from '../../infra/local/streaming.js';
 import { testContext } from '../helpers/events.js';
 

@@ -1,6 +1,6 @@
-import { generateKeyPair, SignJWT, type CryptoKey } from 'jose';
+import { type CryptoKey, generateKeyPair, SignJWT } from 'jose';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { verifyBearerToken, type KeySource } from '../../lib/auth/verify.js';
+import { type KeySource, verifyBearerToken } from '../../lib/auth/verify.js';
 
 describe('Function: verifyBearerToken', () => {
   let privateKey: CryptoKey;

@@ -72,6 +72,10 @@ async function stsStandIn(): Promise<{ endpoint: string; calls: () => number; cl
   return {
     endpoint: `http://127.0.0.1:${port}`,
     calls: () => calls,
-    close: () => new Promise<void>((resolve) => (server.closeAllConnections(), server.close(() => resolve()))),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
   };
 }

@@ -174,7 +174,7 @@ export async function wireFloor(
   let bytes = 0;
   let firstPageMs = 0;
   const kept: string[] = [];
-  while (pending) {
+  while (pending !== undefined) {
     const page: Buffer = await pending;
     if (pages === 0) firstPageMs = performance.now() - started;
     pages += 1;

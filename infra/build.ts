@@ -81,7 +81,7 @@ const replaceModules: Plugin = {
   name: 'replace-modules',
   setup(b) {
     const names = Object.keys(BUNDLE_REPLACEMENTS).map((n) => n.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&'));
-    b.onResolve({ filter: new RegExp(`^(${names.join('|')})$`) }, (args) => ({ path: BUNDLE_REPLACEMENTS[args.path]! }));
+    b.onResolve({ filter: new RegExp(`^(${names.join('|')})$`) }, (args) => ({ path: BUNDLE_REPLACEMENTS[args.path] ?? args.path }));
   },
 };
 

@@ -164,7 +164,8 @@ async function launch(dir: string, port: number, options: DynamoDbLocalOptions):
   child.stderr?.on('data', collect);
   const spawned = new Promise<void>((resolve, reject) => {
     child.once('spawn', () => {
-      options.onSpawn?.(child.pid!);
+      // A spawned child has its pid ('spawn' fires only once it is running).
+      if (child.pid !== undefined) options.onSpawn?.(child.pid);
       resolve();
     });
     child.once('error', (error) => reject(new DynamoDbLocalError(`Could not start java: ${error.message}`)));
@@ -184,5 +185,5 @@ async function launch(dir: string, port: number, options: DynamoDbLocalOptions):
     await stop();
     throw error;
   }
-  return { endpoint, port, pid: child.pid!, stop };
+  return { endpoint, port, pid: child.pid ?? 0, stop };
 }

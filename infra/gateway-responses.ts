@@ -52,8 +52,11 @@ export interface GatewayResponseDefinition {
 }
 
 /** Which door answers which 401 type, from lib/auth/doors.ts: UNAUTHORIZED for an `Unauthorized` error, ACCESS_DENIED for a Deny. */
-const doorRefusingWith = (refusal: 'unauthorized' | 'deny'): DoorName =>
-  Object.values(DOORS).find((door) => door.refusal === refusal)!.name;
+function doorRefusingWith(refusal: 'unauthorized' | 'deny'): DoorName {
+  const door = Object.values(DOORS).find((d) => d.refusal === refusal);
+  if (!door) throw new Error(`no door refuses with ${refusal} (lib/auth/doors.ts)`);
+  return door.name;
+}
 
 /** The variable the ACCESS_DENIED body takes the authorizer's sentence from (lib/auth/authorizer.ts, REFUSAL_CONTEXT_KEY). */
 const AUTHORIZER_REFUSAL = '$context.authorizer.refusal';
@@ -128,7 +131,8 @@ export function gatewayResponseHeaders(
 
 /** The request's one `Origin` when MCP_ALLOWED_ORIGINS lists it (what lib/mcp/cors.ts admits), else undefined. */
 export function admittedOrigin(origins: readonly string[], cfg: Pick<Config, 'mcpAllowedOrigins'>): string | undefined {
-  return origins.length === 1 && cfg.mcpAllowedOrigins.includes(origins[0]!) ? origins[0] : undefined;
+  const [origin, ...more] = origins;
+  return origin !== undefined && more.length === 0 && cfg.mcpAllowedOrigins.includes(origin) ? origin : undefined;
 }
 
 /** `$context.requestId`, `$context.authorizer.<key>`: the simple substitution API Gateway makes in gateway response bodies. */

@@ -47,7 +47,8 @@ async function interrupt(signal: NodeJS.Signals): Promise<void> {
   if (interrupted) return;
   interrupted = true;
   if (vitest && vitest.exitCode === null && vitest.signalCode === null) {
-    const gone = new Promise((resolve) => vitest!.once('exit', resolve));
+    const running = vitest;
+    const gone = new Promise((resolve) => running.once('exit', resolve));
     vitest.kill(signal);
     await Promise.race([gone, new Promise((resolve) => setTimeout(resolve, 5000))]);
   }

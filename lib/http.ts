@@ -25,8 +25,8 @@ const FAILURE_BODY = /^(.+?) \(request id: ([^)\s]+)\)\s*$/s;
 
 /** The sentence and request id of a body `failureBody` wrote, or undefined for any other text. */
 export function parseFailureBody(body: string): { sentence: string; requestId: string } | undefined {
-  const match = FAILURE_BODY.exec(body);
-  return match ? { sentence: match[1]!, requestId: match[2]! } : undefined;
+  const [, sentence, requestId] = FAILURE_BODY.exec(body) ?? [];
+  return sentence !== undefined && requestId !== undefined ? { sentence, requestId } : undefined;
 }
 
 /** The headers of every JSON success: tenant data is never cached by intermediaries. */

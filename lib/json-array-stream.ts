@@ -74,7 +74,10 @@ class ByteLimit extends Transform {
 
   override _transform(chunk: Buffer | string, _encoding: BufferEncoding, done: TransformCallback): void {
     const size = typeof chunk === 'string' ? Buffer.byteLength(chunk) : chunk.length;
-    if (this.bytes + size > this.limit) return done(new StreamedResponseTooLargeError(this.limit));
+    if (this.bytes + size > this.limit) {
+      done(new StreamedResponseTooLargeError(this.limit));
+      return;
+    }
     this.bytes += size;
     done(null, chunk);
   }

@@ -172,10 +172,11 @@ export function localAuthorizationServer(options: AuthorizationServerOptions): L
       sendPage(res, 400, errorPage(error.message));
       return;
     }
+    const backTo = redirectUri;
     const state = params.get('state');
     const back = (error: string, description: string): void => {
       res.writeHead(303, {
-        Location: redirectWith(redirectUri!, { error, error_description: description, state, iss: config().jwtIssuer }),
+        Location: redirectWith(backTo, { error, error_description: description, state, iss: config().jwtIssuer }),
         'Cache-Control': 'no-store',
       });
       res.end();
@@ -355,7 +356,7 @@ export function localAuthorizationServer(options: AuthorizationServerOptions): L
           'This method is not served here.',
           Object.keys(routes)
             .filter((r) => r.endsWith(` ${path}`))
-            .map((r) => r.split(' ')[0]!),
+            .map((r) => r.slice(0, r.indexOf(' '))),
         );
       }
       if (path === ISSUER_PATHS.authorize && !fromThisMachine(req)) {

@@ -72,7 +72,7 @@ function pulseAt(live: LiveFleet, now: Date): Fleet {
       tenant_id: tenant.tenant_id,
       agents: tenant.agents.map(({ agent, heartbeats, values }) => ({
         ...agent,
-        ...(heartbeats ? { last_heartbeat: at, connection: { ...agent.connection!, last_heartbeat: at } } : {}),
+        ...(heartbeats && agent.connection ? { last_heartbeat: at, connection: { ...agent.connection, last_heartbeat: at } } : {}),
         samples: values ? [{ observed_at: at, ...values }] : [],
       })),
     })),
@@ -115,7 +115,7 @@ export function startDemoPulse(options: {
   let failing = false;
   let running: Promise<void> | undefined;
   const beat = async (): Promise<void> => {
-    if (running) return;
+    if (running !== undefined) return;
     running = writeBeat();
     await running;
   };

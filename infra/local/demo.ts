@@ -113,18 +113,14 @@ function demoTenantAgents(tenant: string, now: Date, seed: number): FleetAgent[]
     }
   }
   // Dashboards in every status (a day of 1-minute samples for these).
-  const withSamples: [string, Profile][] = [
-    [agents[0]!.agent_id, 'ok'],
-    [agents[1]!.agent_id, 'warning'],
-    [agents[2]!.agent_id, 'critical'],
-    [agents[3]!.agent_id, 'gaps'],
-  ];
-  for (const [id, profile] of withSamples) {
-    const agent = agents.find((a) => a.agent_id === id)!;
-    agent.samples = sampleSeries(end, 1440, profile, rnd);
+  const profiles: Profile[] = ['ok', 'warning', 'critical', 'gaps'];
+  for (const [i, profile] of profiles.entries()) {
+    const agent = agents[i];
+    if (agent) agent.samples = sampleSeries(end, 1440, profile, rnd);
   }
   // An agent whose last samples are two hours old: metrics known, but nothing in the default window.
-  agents[4]!.samples = sampleSeries(end - 2 * 3_600_000, 60, 'ok', rnd);
+  const late = agents[4];
+  if (late) late.samples = sampleSeries(end - 2 * 3_600_000, 60, 'ok', rnd);
   return agents;
 }
 

@@ -78,13 +78,13 @@ export function restApiEvent(req: IncomingMessage, resource: string, options: Re
     const name = raw[i] as string;
     const value = raw[i + 1] as string;
     const existing = Object.keys(multiValueHeaders).find((k) => k.toLowerCase() === name.toLowerCase()) ?? name;
-    (multiValueHeaders[existing] ??= []).push(value);
+    multiValueHeaders[existing] = [...(multiValueHeaders[existing] ?? []), value];
     headers[existing] = value;
   }
   const multiValueQuery = nameMap<string[]>();
   const query = nameMap<string>();
   for (const [key, value] of params.entries()) {
-    (multiValueQuery[key] ??= []).push(value);
+    multiValueQuery[key] = [...(multiValueQuery[key] ?? []), value];
     query[key] = value;
   }
   const hasQuery = Object.keys(query).length > 0;

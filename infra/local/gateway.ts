@@ -88,8 +88,11 @@ function identityValue(req: IncomingMessage, header: string): string | undefined
 /** Every value of a request header, in the order sent. */
 function headerValuesOf(req: IncomingMessage, header: string): string[] {
   const values: string[] = [];
-  for (let i = 0; i + 1 < req.rawHeaders.length; i += 2)
-    if (req.rawHeaders[i]!.toLowerCase() === header) values.push(req.rawHeaders[i + 1]!);
+  const raw = req.rawHeaders;
+  for (let i = 0; i + 1 < raw.length; i += 2) {
+    const [name, value] = [raw[i], raw[i + 1]];
+    if (name?.toLowerCase() === header && value !== undefined) values.push(value);
+  }
   return values;
 }
 

@@ -39,7 +39,12 @@ type Random = () => number;
 const HEX = '0123456789abcdef';
 const ALNUM = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789';
 
-const pick = <T>(rnd: Random, items: readonly T[]): T => items[Math.floor(rnd() * items.length)]!;
+/** One of `items` (never empty: every list here is a constant). */
+function pick<T>(rnd: Random, items: readonly [T, ...T[]] | readonly T[]): T {
+  const item = items[Math.floor(rnd() * items.length)];
+  if (item === undefined) throw new RangeError('pick needs a list with at least one item');
+  return item;
+}
 const int = (rnd: Random, min: number, max: number): number => min + Math.floor(rnd() * (max - min + 1));
 const chars = (rnd: Random, alphabet: string, n: number): string => {
   let out = '';
@@ -56,12 +61,15 @@ function weighted<T>(rnd: Random, table: readonly (readonly [T, number])[]): T {
     r -= w;
     if (r < 0) return value;
   }
-  return table[table.length - 1]![0];
+  // Only rounding can leave r at 0 after the last row: that row.
+  const last = table.at(-1);
+  if (!last) throw new RangeError('weighted needs a table with at least one row');
+  return last[0];
 }
 
 /** A random (version 4 layout) UUID, lower-case, from the seeded generator. */
 export function uuidFrom(rnd: Random): string {
-  const variant = HEX[8 + Math.floor(rnd() * 4)]!;
+  const variant = pick(rnd, ['8', '9', 'a', 'b']);
   return `${chars(rnd, HEX, 8)}-${chars(rnd, HEX, 4)}-4${chars(rnd, HEX, 3)}-${variant}${chars(rnd, HEX, 3)}-${chars(rnd, HEX, 12)}`;
 }
 
@@ -252,7 +260,7 @@ export function* realisticAgents(tenant: string, count: number, options: Generat
   const end = Math.floor(options.now.getTime() / MINUTE) * MINUTE;
   const clients = clientsFor(rnd, count);
   for (let n = 0; n < count; n++) {
-    const state: GeneratedState = n < STATES.length ? STATES[n]![0] : weighted(rnd, STATES);
+    const state: GeneratedState = STATES[n]?.[0] ?? weighted(rnd, STATES);
     const os = weighted<Os>(rnd, [
       ['windows', 50],
       ['linux', 35],

@@ -1,4 +1,4 @@
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { ServerResponse } from 'node:http';
 import type { Context } from 'aws-lambda';
 import { FAILURE_HEADERS, failureBody } from '../../lib/http.js';
 import type { RenderedGatewayResponse } from '../gateway-responses.js';

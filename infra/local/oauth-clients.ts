@@ -156,7 +156,7 @@ export function presentedCredentials(
     return { ...(id !== undefined ? { id } : {}), ...(postedSecret !== undefined ? { secret: postedSecret } : {}) };
   }
   if (postedSecret !== undefined) return 'ambiguous';
-  const decoded = Buffer.from(basic[1]!, 'base64').toString('utf8');
+  const decoded = Buffer.from(basic[1] ?? '', 'base64').toString('utf8');
   const colon = decoded.indexOf(':');
   if (colon < 0) return 'malformed';
   try {

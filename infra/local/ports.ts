@@ -71,9 +71,9 @@ const HOLDERS: Record<Holder, string> = {
  * variables that move them. Ports held by the same kind of holder are named together.
  */
 export async function portsInUseSentence(taken: readonly StackPort[]): Promise<string> {
-  const holders = await Promise.all(taken.map(holderOf));
+  const held = await Promise.all(taken.map(async (port) => ({ port, holder: await holderOf(port) })));
   const groups = new Map<Holder, StackPort[]>();
-  taken.forEach((port, i) => groups.set(holders[i]!, [...(groups.get(holders[i]!) ?? []), port]));
+  for (const { port, holder } of held) groups.set(holder, [...(groups.get(holder) ?? []), port]);
   const clauses = [...groups.entries()].map(([holder, ports], i) => {
     const noun = ports.length === 1 ? 'port' : 'ports';
     const named = list(ports.map((p) => `${p.port} (${p.variable}, ${p.role})`));
@@ -87,7 +87,7 @@ export async function portsInUseSentence(taken: readonly StackPort[]): Promise<s
     : groups.size === 1 && taken.length === 1
       ? 'stop it'
       : 'stop them';
-  const engine = taken.find((p) => p.kind === 'engine' && holders[taken.indexOf(p)] === 'engine');
+  const engine = held.find(({ port, holder }) => port.kind === 'engine' && holder === 'engine')?.port;
   const reuse = engine ? `, or use that engine with DYNAMODB_ENDPOINT=http://127.0.0.1:${engine.port}` : '';
   return `${clauses.join(', and ')}; ${stop}, or set ${variables} to ${taken.length === 1 ? 'a free port' : 'free ports'}${reuse}.`;
 }

@@ -74,7 +74,12 @@ try {
     if (local) await ensureTables(dynamo(), cfg);
     const bar = progress(fleetItemCount(fleet));
     let written = 0;
-    summary = await writeFleet(dynamo(), cfg, fleet, cfg.sampleRetentionDays, { onProgress: (n) => bar.update((written = n)) });
+    summary = await writeFleet(dynamo(), cfg, fleet, cfg.sampleRetentionDays, {
+      onProgress: (n) => {
+        written = n;
+        bar.update(n);
+      },
+    });
     bar.done(written);
   } else if (values.generate && !values.file) {
     if (!values.tenant) throw new Error('--generate needs --tenant');

@@ -74,7 +74,9 @@ function closeServer(server: Server): Promise<void> {
 
 /** A request's path for the terminal: printable ASCII only, so a client cannot write escape sequences there. */
 function printablePath(req: IncomingMessage): string {
-  const path = (req.url ?? '/').split('?')[0]!;
+  const url = req.url ?? '/';
+  const query = url.indexOf('?');
+  const path = query < 0 ? url : url.slice(0, query);
   return path.replace(/[^\x21-\x7e]/g, (c) => encodeURIComponent(c));
 }
 
@@ -130,9 +132,10 @@ async function bindAll(
   }
   const outcomes = await Promise.all(wanted.map((w) => w.attempt));
   const engine = outcomes[2] && typeof outcomes[2] === 'object' && 'endpoint' in outcomes[2] ? outcomes[2] : undefined;
-  const failures = outcomes.flatMap((o, i) =>
-    o instanceof Error ? [{ error: o as NodeJS.ErrnoException, at: wanted[i]!.stackPort }] : [],
-  );
+  const failures = wanted.flatMap((w, i) => {
+    const outcome = outcomes[i];
+    return outcome instanceof Error ? [{ error: outcome as NodeJS.ErrnoException, at: w.stackPort }] : [];
+  });
   if (failures.length === 0) return { publicPort: outcomes[0] as number, privatePort: outcomes[1] as number, engine };
   await Promise.all([closeServer(ports.public), closeServer(ports.private), engine?.close()]);
   const taken = failures.filter((f) => f.error.code === 'EADDRINUSE').map((f) => f.at);
@@ -142,7 +145,7 @@ async function bindAll(
     throw new StartError(
       `port ${denied.at.port} (${denied.at.variable}, ${denied.at.role}) may not be used by this user; choose a port above 1023.`,
     );
-  throw failures[0]!.error;
+  throw failures[0]?.error;
 }
 
 /**
@@ -269,7 +272,8 @@ export async function startLocalStack(options: StackOptions = {}): Promise<Local
     { port: options.port ?? 3000, privatePort: options.privatePort ?? 3001 },
   );
   const engine = bound.engine;
-  const dynamoEndpoint = externalEndpoint ?? engine!.endpoint;
+  const dynamoEndpoint = externalEndpoint ?? engine?.endpoint;
+  if (!dynamoEndpoint) throw new Error('neither an external DynamoDB endpoint nor the embedded engine');
   publicUrl = `http://localhost:${bound.publicPort}`;
 
   // The handlers read their configuration from the environment, as on AWS. Loopback addresses

@@ -110,7 +110,7 @@ const lines = [
   `  mcp      ${stack.publicUrl}/api/mcp               (MCP Streamable HTTP, stateless; metadata at ${stack.publicUrl}/.well-known/oauth-protected-resource/api/mcp)`,
   `  issuer   ${cfg.jwtIssuer}                  (OAuth sign-in for MCP clients, development only: ${stack.publicUrl}/.well-known/oauth-authorization-server)`,
   `  private  ${stack.privateUrl}/api/mcp/endpoint   (loopback only: the MCP broker's hop)`,
-  `  dynamodb ${stack.dynamoEndpoint}${env.DYNAMODB_ENDPOINT ? ' (external)' : ' (embedded dynalite' + (env.DATA_DIR ? `, on disk in ${userPath(env.DATA_DIR)})` : ', in memory)')}`,
+  `  dynamodb ${stack.dynamoEndpoint}${env.DYNAMODB_ENDPOINT ? ' (external)' : ` (embedded dynalite${env.DATA_DIR ? `, on disk in ${userPath(env.DATA_DIR)})` : ', in memory)'}`}`,
   '',
 ];
 if ((env.SEED || 'demo') === 'demo') {

@@ -62,8 +62,8 @@ export class ResponseStreamStandIn extends Writable {
   override _final(done: (error?: Error | null) => void): void {
     // A handler that wrote no body still sends its prelude (an empty 200, a failure without text).
     const prelude = this.preludeChunks();
-    if (prelude.length === 0) return done();
-    this.sink(Buffer.concat(prelude), done);
+    if (prelude.length === 0) done();
+    else this.sink(Buffer.concat(prelude), done);
   }
 }
 
@@ -74,7 +74,8 @@ export class ResponseStreamStandIn extends Writable {
  */
 export function installLambdaStreamingStandIn(): void {
   const global = globalThis as { awslambda?: Record<string, unknown> };
-  const lambda = (global.awslambda ??= {});
+  global.awslambda ??= {};
+  const lambda = global.awslambda;
   lambda.streamifyResponse ??= <H extends object>(handler: H): H => Object.assign(handler, { [STREAMING]: true });
   lambda.HttpResponseStream ??= {
     from(stream: ResponseStreamStandIn, prelude: { statusCode?: number; headers?: Record<string, unknown> }): ResponseStreamStandIn {
@@ -138,7 +139,7 @@ export async function invokeStreaming(
   let prelude: StreamedPrelude | undefined;
   const stream = new ResponseStreamStandIn((chunk, done) => {
     if (prelude) return sink.chunk(chunk, () => done());
-    pending = Buffer.concat([pending!, chunk]);
+    pending = Buffer.concat([pending ?? Buffer.alloc(0), chunk]);
     const end = pending.indexOf(PRELUDE_DELIMITER);
     if (end < 0) return done(pending.length > MAX_PRELUDE_BYTES ? new Error('the prelude has no end') : null);
     try {
@@ -160,7 +161,8 @@ export async function invokeStreaming(
       // A function that ended without the prelude: API Gateway passes what it wrote as a 200 body.
       prelude = { statusCode: 200, headers: {} };
       sink.prelude(prelude);
-      if (pending && pending.length > 0) await new Promise<void>((resolve) => sink.chunk(pending!, resolve));
+      const rest = pending;
+      if (rest && rest.length > 0) await new Promise<void>((resolve) => sink.chunk(rest, resolve));
     }
   } catch (error) {
     throw new StreamedInvocationError(prelude !== undefined, error);
@@ -255,7 +257,8 @@ export async function collectStreaming(handler: StreamingHandler, event: unknown
     if (!(e instanceof StreamedInvocationError) || !e.afterPrelude) throw e;
     error = e.cause;
   }
-  return { ...prelude!, body: Buffer.concat(chunks), chunks: timeline, ...(error === undefined ? {} : { error }) };
+  if (!prelude) throw new Error('the streamed invocation ended without a prelude');
+  return { ...prelude, body: Buffer.concat(chunks), chunks: timeline, ...(error === undefined ? {} : { error }) };
 }
 
 /**

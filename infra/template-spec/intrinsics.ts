@@ -41,9 +41,8 @@ export const INTRINSIC_YIELDS: Readonly<Record<string, Yield>> = {
 /** The single key of an intrinsic function call (`{ "Ref": … }`, `{ "Fn::…": … }`), if `value` is one. */
 export function intrinsicName(value: unknown): string | undefined {
   if (!isObject(value)) return undefined;
-  const keys = Object.keys(value);
-  if (keys.length !== 1) return undefined;
-  const key = keys[0]!;
+  const [key, ...more] = Object.keys(value);
+  if (key === undefined || more.length > 0) return undefined;
   // Fn::ForEach::<loop> is the LanguageExtensions transform's loop, expanded before anything else.
   return (key === 'Ref' || key.startsWith('Fn::')) && !key.startsWith('Fn::ForEach::') ? key : undefined;
 }

@@ -69,7 +69,7 @@ export class ReferenceCheck {
    */
   walk(value: unknown, at: At, inCondition = false): void {
     if (Array.isArray(value)) {
-      value.forEach((item, i) => this.walk(item, element(at, i), inCondition));
+      for (const [i, item] of value.entries()) this.walk(item, element(at, i), inCondition);
       return;
     }
     if (!isObject(value)) return;
@@ -145,7 +145,7 @@ export class ReferenceCheck {
     const variables = new Set(Object.keys(map ?? {}));
     if (map) this.walk(map, element(at, 1));
     for (const match of text.matchAll(/\$\{([^}]*)\}/g)) {
-      const name = match[1]!.trim();
+      const name = (match[1] ?? '').trim();
       if (name.startsWith('!')) continue; // ${!Literal} is written out as ${Literal}
       const dot = name.indexOf('.');
       if (dot > 0 && !variables.has(name)) this.getAtt(at, name.slice(0, dot), name.slice(dot + 1), `Fn::Sub \${${name}}`);

@@ -74,7 +74,10 @@ export class ShapeCheck {
         return;
       case 'string':
       case 'date-time':
-        if (!isScalar(value)) return wrongShape();
+        if (!isScalar(value)) {
+          wrongShape();
+          return;
+        }
         if (type.type === 'string' && type.allowedValues?.length && typeof value === 'string' && !type.allowedValues.includes(value)) {
           this.problems.report(at, name, `${name} is ${JSON.stringify(value)}, not one of ${type.allowedValues.join(', ')}`);
         }
@@ -82,7 +85,10 @@ export class ShapeCheck {
       case 'number':
       case 'integer': {
         const number = typeof value === 'number' ? value : typeof value === 'string' && value.trim() !== '' ? Number(value) : Number.NaN;
-        if (!Number.isFinite(number) || (type.type === 'integer' && !Number.isInteger(number))) return wrongShape();
+        if (!Number.isFinite(number) || (type.type === 'integer' && !Number.isInteger(number))) {
+          wrongShape();
+          return;
+        }
         if (type.type === 'integer' && type.allowedValues?.length && !type.allowedValues.includes(number)) {
           this.problems.report(at, name, `${name} is ${number}, not one of ${type.allowedValues.join(', ')}`);
         }
@@ -92,25 +98,38 @@ export class ShapeCheck {
         if (typeof value !== 'boolean' && !(typeof value === 'string' && /^(true|false)$/i.test(value))) wrongShape();
         return;
       case 'null':
-        return wrongShape();
+        wrongShape();
+        return;
       case 'tag':
-        if (!isObject(value)) return wrongShape();
+        if (!isObject(value)) {
+          wrongShape();
+          return;
+        }
         this.properties(value, TAG_PROPERTIES, 'A tag', at);
         return;
       case 'ref': {
-        if (!isObject(value)) return wrongShape();
+        if (!isObject(value)) {
+          wrongShape();
+          return;
+        }
         const definition = this.declared.typeDefinition(type);
         if (definition) this.properties(value, definition.properties, definition.name, at);
         return;
       }
       case 'array':
-        if (!Array.isArray(value)) return wrongShape();
+        if (!Array.isArray(value)) {
+          wrongShape();
+          return;
+        }
         value.forEach((item, i) => {
           if (!isNoValue(item)) this.value(item, [type.element], name, element(at, i));
         });
         return;
       case 'map':
-        if (!isObject(value)) return wrongShape();
+        if (!isObject(value)) {
+          wrongShape();
+          return;
+        }
         for (const [key, item] of Object.entries(value)) this.value(item, [type.element], key, inside(at, key));
         return;
       case 'union':
@@ -217,9 +236,10 @@ function editDistance(a: string, b: string): number {
   for (let i = 1; i <= a.length; i++) {
     const current = [i];
     for (let j = 1; j <= b.length; j++) {
-      current[j] = Math.min(previous[j]! + 1, current[j - 1]! + 1, previous[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
+      const [up, left, diagonal] = [previous[j] ?? j, current[j - 1] ?? i, previous[j - 1] ?? j - 1];
+      current[j] = Math.min(up + 1, left + 1, diagonal + (a[i - 1] === b[j - 1] ? 0 : 1));
     }
     previous = current;
   }
-  return previous[b.length]!;
+  return previous[b.length] ?? b.length;
 }

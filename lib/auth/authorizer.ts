@@ -71,7 +71,7 @@ export async function authorizeRequest(
   if (!door) throw new Error(`no public door is guarded at ${event.resource}`);
   const authorizations = headerValues(event as unknown as APIGatewayProxyEvent, 'authorization');
   if (authorizations.length > 1) return refuse(door, event.methodArn, 'The Authorization header was sent more than once.');
-  let claims;
+  let claims: Awaited<ReturnType<typeof verifyBearerToken>>;
   try {
     claims = await verifyBearerToken(bearerToken(authorizations[0]), {
       issuer: cfg.jwtIssuer,

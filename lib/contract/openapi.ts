@@ -75,7 +75,9 @@ function componentSchemas(): Record<string, JsonObject> {
   }) as { schemas: Record<string, JsonObject> };
   const out: Record<string, JsonObject> = {};
   for (const id of Object.keys(COMPONENTS)) {
-    const { $schema: _dialect, $id: _id, ...rest } = schemas[id]!;
+    const schema = schemas[id];
+    if (!schema) throw new Error(`zod wrote no JSON Schema for the component ${id}`);
+    const { $schema: _dialect, $id: _id, ...rest } = schema;
     out[id] = rest;
   }
   return out;

@@ -61,7 +61,7 @@ export function downsample(samples: readonly SampleRecord[], limit: number, wind
   // Each time is parsed once. The store hands samples over oldest first, so the stable sort (which
   // keeps equal times in the caller's order) runs only for input that is not already in order.
   const timed = samples.map((sample) => ({ time: timeOf(sample), sample: toDashboardSample(sample) }));
-  if (timed.some((entry, i) => i > 0 && entry.time < timed[i - 1]!.time)) timed.sort((a, b) => a.time - b.time);
+  if (timed.some((entry, i, all) => i > 0 && entry.time < (all[i - 1]?.time ?? entry.time))) timed.sort((a, b) => a.time - b.time);
   if (timed.length <= limit) return timed.map((entry) => entry.sample);
 
   const buckets: DashboardSample[][] = Array.from({ length: limit }, () => []);

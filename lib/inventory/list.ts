@@ -123,7 +123,7 @@ export async function forEachInventoryAgent(
   tenantId: string,
   scope: EndpointScope,
   now: Date,
-  visit: (agent: AgentSummary) => boolean | void,
+  visit: (agent: AgentSummary) => boolean | undefined,
   signal?: AbortSignal,
 ): Promise<{ agents: number; unreadable: number; complete: boolean }> {
   const cfg = config();

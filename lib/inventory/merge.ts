@@ -92,9 +92,8 @@ export function mergeInventory(
     if (entry) entry.connection = c;
     else byId.set(c.agent_id, { connection: c });
   }
-  // Array.prototype.sort without a comparator orders strings by UTF-16 code units: the contract's order.
-  return [...byId.keys()].sort().map((id) => {
-    const r = byId.get(id)!;
-    return summarizeAgent(r.durable, r.connection, options);
-  });
+  // `<` on strings compares UTF-16 code units: the contract's order.
+  return [...byId.entries()]
+    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+    .map(([, r]) => summarizeAgent(r.durable, r.connection, options));
 }

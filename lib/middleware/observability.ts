@@ -57,7 +57,7 @@ export function requestMetrics(options: ObservabilityOptions): MiddlewareObj {
     const body = (request.response as ObservedResponse | undefined)?.body;
     // A client that went away is no failure of the service's.
     const failed = (error: NodeJS.ErrnoException | null | undefined): boolean =>
-      Boolean(error) && error!.code !== 'ERR_STREAM_PREMATURE_CLOSE';
+      error != null && error.code !== 'ERR_STREAM_PREMATURE_CLOSE';
     if (body instanceof Readable) finished(body, (error) => finishRequestMetrics(request, failed(error)));
     else finishRequestMetrics(request);
   };

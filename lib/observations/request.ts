@@ -6,8 +6,9 @@ import { singleHeader, singleQueryValues } from '../rest-event.js';
 
 export type { Attribution };
 
+const AGENT_ID_RULE = `Query parameter agent_id is required and must be ${OBSERVATION_BOUNDS.agentId.min} to ${OBSERVATION_BOUNDS.agentId.max} characters.`;
 const QUERY_RULES: Record<string, string> = {
-  agent_id: `Query parameter agent_id is required and must be ${OBSERVATION_BOUNDS.agentId.min} to ${OBSERVATION_BOUNDS.agentId.max} characters.`,
+  agent_id: AGENT_ID_RULE,
   minutes: `Query parameter minutes must be a whole number from ${OBSERVATION_BOUNDS.minutes.min} to ${OBSERVATION_BOUNDS.minutes.max}.`,
   limit: `Query parameter limit must be a whole number from ${OBSERVATION_BOUNDS.limit.min} to ${OBSERVATION_BOUNDS.limit.max}.`,
 };
@@ -25,7 +26,7 @@ export function parseObservationsQuery(event: APIGatewayProxyEvent): Observation
   const parsed = ObservationsQuery.safeParse(raw);
   if (!parsed.success) {
     const field = String(parsed.error.issues[0]?.path[0] ?? 'agent_id');
-    throw new BadRequestError(QUERY_RULES[field] ?? QUERY_RULES.agent_id!);
+    throw new BadRequestError(QUERY_RULES[field] ?? AGENT_ID_RULE);
   }
   return parsed.data;
 }

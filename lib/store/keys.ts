@@ -39,7 +39,9 @@ export function tenantKeyPart(tenantId: string): string {
 }
 
 /** Characters `escapeId` writes as escapes: those up to `$` (the separator `#` among them), and lone surrogates. */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are exactly what the escape must catch.
 const ID_ESCAPED = /[\u0000-\u0024\p{Cs}]/gu;
+// biome-ignore lint/suspicious/noControlCharactersInRegex: as above.
 const HAS_ID_ESCAPED = /[\u0000-\u0024\p{Cs}]/u;
 
 /**

@@ -79,7 +79,7 @@ function isCanonicalTime(v: string): boolean {
   const day = twoDigits(v, 8);
   if (month < 1 || month > 12 || day < 1) return false;
   const leap = year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0);
-  const days = month === 2 && leap ? 29 : DAYS_IN_MONTH[month - 1]!;
+  const days = month === 2 && leap ? 29 : (DAYS_IN_MONTH[month - 1] ?? 31);
   return day <= days && twoDigits(v, 11) <= 23 && twoDigits(v, 14) <= 59 && twoDigits(v, 17) <= 59;
 }
 

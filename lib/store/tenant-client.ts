@@ -1,4 +1,4 @@
-import { AssumeRoleCommand, STSClient } from '@aws-sdk/client-sts';
+import { AssumeRoleCommand, type AssumeRoleCommandOutput, STSClient } from '@aws-sdk/client-sts';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { type Config, config } from '../config.js';
 import { ForbiddenError, ServiceUnavailableError } from '../errors.js';
@@ -60,7 +60,7 @@ function stsClient(): STSClient {
 
 async function assumeTenantRole(kind: FenceKind, tenantId: string, signal: AbortSignal | undefined): Promise<Fenced> {
   const cfg = config();
-  let answer;
+  let answer: AssumeRoleCommandOutput;
   try {
     answer = await stsClient().send(
       new AssumeRoleCommand({ RoleArn: ROLE_ARN[kind](cfg), DurationSeconds: LIFETIME_SECONDS, ...tenantSessionRequest(tenantId, kind) }),

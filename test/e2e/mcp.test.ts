@@ -532,6 +532,7 @@ describe('E2E: the MCP door over plain HTTP', () => {
 
   it('answers a 401 of its own (no verified caller reached it) with the Bearer challenge that leads to the metadata', async () => {
     const { handler } = await import('../../functions/mcp/handler.js');
+    // biome-ignore lint/suspicious/noExplicitAny: an API Gateway event fixture edited in place before it is sent.
     const event = eventFixture<Record<string, any>>('rest-api', 'list-agents', (e) => {
       e.resource = '/api/mcp';
       e.path = '/api/mcp';

@@ -1,7 +1,7 @@
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, it } from 'vitest';
 import { startEmbeddedEngine } from '../../infra/local/engine.js';
 import { freePort, freshStartEnv, hasEnded, killStarted, npmStart, tokenFor, waitFor } from '../helpers/npm-start.js';
 

@@ -105,12 +105,12 @@ describe('E2E: the issuer key set is down (an issuer stand-in: faults a real one
     }).then(async (r) => ({ status: r.status, headers: r.headers, body: await r.text() }));
 
   it.each([
-    ['answers 500', (res: ServerResponse) => (res.writeHead(500), res.end('Internal Server Error'))],
+    ['answers 500', (res: ServerResponse) => res.writeHead(500).end('Internal Server Error')],
     [
       'answers an HTML page',
-      (res: ServerResponse) => (res.writeHead(200, { 'Content-Type': 'text/html' }), res.end('<html><body>Sign in</body></html>')),
+      (res: ServerResponse) => res.writeHead(200, { 'Content-Type': 'text/html' }).end('<html><body>Sign in</body></html>'),
     ],
-    ['answers an empty body', (res: ServerResponse) => (res.writeHead(200), res.end())],
+    ['answers an empty body', (res: ServerResponse) => res.writeHead(200).end()],
     ['drops every connection', (res: ServerResponse) => res.socket?.destroy()],
   ])('gives 503 with Retry-After at every door, never a 401, when it %s', async (name, respond) => {
     answer = respond;

@@ -6,6 +6,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { OFFLINE_PACKAGING_ENV, ROOT } from '../../infra/build.js';
 
 /** Templates are read as plain JSON; the assertions give them their shape. */
+// biome-ignore lint/suspicious/noExplicitAny: a CloudFormation template read as JSON; the tests drill into it and assert what they find.
 export type Json = Record<string, any>;
 
 /** The environment of a machine with no AWS account configured at all. */

@@ -9,7 +9,9 @@ import { resetTenantClients } from '../../lib/store/tenant-client.js';
  * configuration, DynamoDB client, fenced session or broker secret that an earlier file left.
  */
 
-const pristine = ((globalThis as { __pristineEnv?: NodeJS.ProcessEnv }).__pristineEnv ??= { ...process.env });
+const worker = globalThis as { __pristineEnv?: NodeJS.ProcessEnv };
+worker.__pristineEnv ??= { ...process.env };
+const pristine = worker.__pristineEnv;
 // Vitest's own variables (VITEST_WORKER_ID…) are set for each file before this runs: kept as they are.
 const ours = (name: string): boolean => !name.startsWith('VITEST');
 for (const name of Object.keys(process.env)) if (ours(name) && !(name in pristine)) delete process.env[name];

@@ -113,7 +113,8 @@ describe(`Key order in a real engine`, () => {
     let run = 0;
     await fc.assert(
       fc.asyncProperty(fc.uniqueArray(anyId, { minLength: 2, maxLength: 12 }), async (ids) => {
-        const tenant = `random-${(run += 1)}`;
+        run += 1;
+        const tenant = `random-${run}`;
         await storeAgents(tenant, ids);
 
         const listed = (await readPartition(tenant)).filter((i) => i.record === 'D').map((i) => i.agent_id);

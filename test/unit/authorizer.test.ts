@@ -31,7 +31,7 @@ let handler: (event: APIGatewayRequestAuthorizerEvent, context: Context) => Prom
 
 beforeAll(async () => {
   issuer = await localIssuer(join(await mkdtemp(join(tmpdir(), 'authorizer-')), 'local'));
-  answer = (res) => (res.writeHead(200, { 'Content-Type': 'application/json' }), res.end(JSON.stringify(issuer.jwks)));
+  answer = (res) => res.writeHead(200, { 'Content-Type': 'application/json' }).end(JSON.stringify(issuer.jwks));
   jwksServer = createServer((_req, res) => answer(res));
   await new Promise<void>((resolve) => jwksServer.listen(0, '127.0.0.1', resolve));
   jwksBase = `http://127.0.0.1:${(jwksServer.address() as AddressInfo).port}`;
@@ -178,7 +178,7 @@ describe('Handler: authorizer (the public REST API token authorizer)', () => {
 
   describe('fails, never refuses, when it cannot judge (AUTHORIZER_FAILURE, a 503)', () => {
     it('when the issuer key set answers 503 (a JWKS stand-in)', async () => {
-      answer = (res) => (res.writeHead(503), res.end('down'));
+      answer = (res) => res.writeHead(503).end('down');
       process.env.JWKS_URL = `${jwksBase}/down/jwks.json`;
       resetConfig();
       try {
@@ -188,7 +188,7 @@ describe('Handler: authorizer (the public REST API token authorizer)', () => {
         await expect(failure).rejects.not.toThrow(/^Unauthorized$/);
         await expect(authorize(event('POST', '/api/mcp', `Bearer ${await sign(MCP_AUDIENCE)}`))).rejects.not.toThrow(/^Unauthorized$/);
       } finally {
-        answer = (res) => (res.writeHead(200, { 'Content-Type': 'application/json' }), res.end(JSON.stringify(issuer.jwks)));
+        answer = (res) => res.writeHead(200, { 'Content-Type': 'application/json' }).end(JSON.stringify(issuer.jwks));
         process.env.JWKS_URL = `${jwksBase}/keys/jwks.json`;
         resetConfig();
       }
@@ -212,7 +212,7 @@ describe('Handler: authorizer (the public REST API token authorizer)', () => {
 
       expect(result.policyDocument.Statement[0]).toMatchObject({ Effect: 'Allow' });
     } finally {
-      answer = (res) => (res.writeHead(200, { 'Content-Type': 'application/json' }), res.end(JSON.stringify(issuer.jwks)));
+      answer = (res) => res.writeHead(200, { 'Content-Type': 'application/json' }).end(JSON.stringify(issuer.jwks));
       process.env.JWKS_URL = `${jwksBase}/keys/jwks.json`;
       resetConfig();
     }

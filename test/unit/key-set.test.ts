@@ -108,14 +108,11 @@ describe('Class: RemoteKeySet', () => {
   });
 
   it.each([
-    ['a 500', (res: ServerResponse) => (res.writeHead(500), res.end('oops'))],
-    ['a 503 from a proxy', (res: ServerResponse) => (res.writeHead(503, { 'Content-Type': 'text/html' }), res.end('<html>down</html>'))],
-    [
-      'an HTML page with 200',
-      (res: ServerResponse) => (res.writeHead(200, { 'Content-Type': 'text/html' }), res.end('<html>login</html>')),
-    ],
-    ['an empty 200', (res: ServerResponse) => (res.writeHead(200), res.end())],
-    ['JSON without keys', (res: ServerResponse) => (res.writeHead(200, { 'Content-Type': 'application/json' }), res.end('{}'))],
+    ['a 500', (res: ServerResponse) => res.writeHead(500).end('oops')],
+    ['a 503 from a proxy', (res: ServerResponse) => res.writeHead(503, { 'Content-Type': 'text/html' }).end('<html>down</html>')],
+    ['an HTML page with 200', (res: ServerResponse) => res.writeHead(200, { 'Content-Type': 'text/html' }).end('<html>login</html>')],
+    ['an empty 200', (res: ServerResponse) => res.writeHead(200).end()],
+    ['JSON without keys', (res: ServerResponse) => res.writeHead(200, { 'Content-Type': 'application/json' }).end('{}')],
     ['only an encryption key', jwks({ kty: 'RSA', kid: 'enc', use: 'enc', n: 'x', e: 'AQAB' })],
   ])('answers 503 with Retry-After, and counts it, when the key set answers %s', async (_what, respond) => {
     answer = respond;
@@ -157,7 +154,7 @@ describe('Class: RemoteKeySet', () => {
   });
 
   it('does not ask a failing issuer again within the back-off', async () => {
-    answer = (res) => (res.writeHead(500), res.end());
+    answer = (res) => res.writeHead(500).end();
     const { keys, clock } = keySet({ failureBackoffMs: 5_000 });
 
     await expect(keys.getKey(header('key-a'))).rejects.toMatchObject({ statusCode: 503 });
@@ -173,7 +170,7 @@ describe('Class: RemoteKeySet', () => {
   it('keeps verifying with the keys it has while the issuer is down', async () => {
     const { keys, clock } = keySet({ maxAgeMs: 600_000, staleForMs: 86_400_000 });
     await keys.getKey(header('key-a'));
-    answer = (res) => (res.writeHead(502), res.end());
+    answer = (res) => res.writeHead(502).end();
 
     clock.now += 700_000;
     await expect(keys.getKey(header('key-a'))).resolves.toBeDefined();

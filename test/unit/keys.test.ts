@@ -130,7 +130,7 @@ describe('Function: tenantKeyPart', () => {
     expect(tenantKeyPart('x'.repeat(TENANT_PART_MAX_CHARS))).toBe('x'.repeat(TENANT_PART_MAX_CHARS));
     expect(tenantKeyPart('x'.repeat(TENANT_PART_MAX_CHARS + 1))).toMatch(/^=sha256:[A-Za-z0-9_-]{43}$/);
     expect(tenantKeyPart('é'.repeat(128))).toMatch(/^=sha256:[A-Za-z0-9_-]{43}$/);
-    expect(tenantKeyPart('é'.repeat(128))).not.toBe(tenantKeyPart('é'.repeat(127) + 'e'));
+    expect(tenantKeyPart('é'.repeat(128))).not.toBe(tenantKeyPart(`${'é'.repeat(127)}e`));
   });
 
   it('is something a session tag can carry, with no #, and nothing IAM reads as a wildcard or variable (property)', () => {
@@ -273,8 +273,8 @@ describe('Module: keys', () => {
   });
 
   it('keeps 128-character ids whole, with no truncation', () => {
-    const long = 'é'.repeat(127) + '#';
-    const other = 'é'.repeat(127) + '%';
+    const long = `${'é'.repeat(127)}#`;
+    const other = `${'é'.repeat(127)}%`;
     expect(durableAgentKey('t', long).sk).not.toBe(durableAgentKey('t', other).sk);
     expect(durableAgentKey('t', long).sk).toContain('é'.repeat(127));
   });

@@ -85,7 +85,13 @@ describe("Module: infra/local/streaming (a stand-in for the Lambda runtime's res
       handler,
       {},
       testContext(),
-      { prelude: () => undefined, chunk: (_c, done) => (read > 50 ? controller.abort() : undefined, done()) },
+      {
+        prelude: () => undefined,
+        chunk: (_c, done) => {
+          if (read > 50) controller.abort();
+          done();
+        },
+      },
       controller.signal,
     );
 

@@ -4,8 +4,7 @@ import { configDefaults, defineConfig } from 'vitest/config';
 /** The test files that check what `npm run package` writes: the bundles and zips under dist/, and the template. */
 const PACKAGE_TESTS = [
   'test/infra/build.test.ts',
-  'test/infra/template.test.ts',
-  'test/infra/template-spec.test.ts',
+  'test/infra/template-*.test.ts',
   'test/infra/tenant-fence-iam.test.ts',
 ];
 /** Files that set process.env for modules that read it once, when they load (Powertools): each in a process of its own. */

@@ -6,13 +6,22 @@
  * every resource is merged:
  * - takes the stage away from osls's deployment (no StageName), and points PublicApiStage at it;
  * - makes that deployment wait for the API's gateway responses, which take effect only in a
- *   deployment made after them.
+ *   deployment made after them;
+ * - resolves the conditions that stage parameters have already made constant (an `Fn::Equals` of
+ *   two literals): a resource under a false one is not emitted, a true one leaves no trace, so the
+ *   template holds exactly what a deploy of this stage creates (the web ACL only when `wafRateLimit`
+ *   asks for one, and then with a limit AWS accepts).
  * Plain JavaScript: osls loads plugins itself, without the TypeScript toolchain.
  */
 export default class PublicApiStage {
   constructor(serverless) {
     this.serverless = serverless;
-    this.hooks = { 'after:aws:package:finalize:mergeCustomProviderResources': () => this.attachStage() };
+    this.hooks = {
+      'after:aws:package:finalize:mergeCustomProviderResources': () => {
+        this.attachStage();
+        this.resolveConstantConditions();
+      },
+    };
   }
 
   attachStage() {
@@ -33,4 +42,60 @@ export default class PublicApiStage {
     deployment.DependsOn = [...new Set([...waitsFor, ...ofPublicApi('AWS::ApiGateway::GatewayResponse')])];
     stage.Properties.DeploymentId = { Ref: deploymentId };
   }
+
+  resolveConstantConditions() {
+    const template = this.serverless.service.provider.compiledCloudFormationTemplate;
+    const constants = new Map();
+    for (const [name, condition] of Object.entries(template.Conditions ?? {})) {
+      const value = constantCondition(condition);
+      if (value !== undefined) constants.set(name, value);
+    }
+    if (constants.size === 0) return;
+    for (const [id, resource] of Object.entries(template.Resources)) {
+      if (!constants.has(resource.Condition)) continue;
+      if (constants.get(resource.Condition)) delete resource.Condition;
+      else delete template.Resources[id];
+    }
+    for (const name of constants.keys()) delete template.Conditions[name];
+    if (Object.keys(template.Conditions).length === 0) delete template.Conditions;
+    template.Resources = withoutConstantIfs(template.Resources, constants);
+    template.Outputs = withoutConstantIfs(template.Outputs, constants);
+    const limit = template.Resources.PublicApiWebAcl?.Properties.Rules[0].Statement.RateBasedStatement.Limit;
+    if (limit !== undefined && !(Number(limit) >= 10 && Number(limit) <= 2_000_000_000)) {
+      throw new Error(`wafRateLimit must be 0 (no web ACL) or a whole number from 10 to 2000000000, not ${JSON.stringify(limit)}`);
+    }
+  }
 }
+
+/** The value of a condition that is a constant (`Fn::Equals` of two literals, `Fn::Not` of one), else undefined. */
+function constantCondition(condition) {
+  if (Array.isArray(condition?.['Fn::Equals'])) {
+    const [a, b] = condition['Fn::Equals'];
+    return typeof a === 'string' && typeof b === 'string' ? a === b : undefined;
+  }
+  if (Array.isArray(condition?.['Fn::Not'])) {
+    const inner = constantCondition(condition['Fn::Not'][0]);
+    return inner === undefined ? undefined : !inner;
+  }
+  return undefined;
+}
+
+/** `value` with every `Fn::If` on a constant condition replaced by its chosen branch (`AWS::NoValue` drops the key). */
+function withoutConstantIfs(value, constants) {
+  if (Array.isArray(value)) return value.map((item) => withoutConstantIfs(item, constants)).filter((item) => item !== NO_VALUE);
+  if (value === null || typeof value !== 'object') return value;
+  const keys = Object.keys(value);
+  if (keys.length === 1 && keys[0] === 'Fn::If' && constants.has(value['Fn::If'][0])) {
+    const [name, whenTrue, whenFalse] = value['Fn::If'];
+    const chosen = withoutConstantIfs(constants.get(name) ? whenTrue : whenFalse, constants);
+    return chosen?.Ref === 'AWS::NoValue' ? NO_VALUE : chosen;
+  }
+  const out = {};
+  for (const [key, item] of Object.entries(value)) {
+    const resolved = withoutConstantIfs(item, constants);
+    if (resolved !== NO_VALUE) out[key] = resolved;
+  }
+  return out;
+}
+
+const NO_VALUE = Symbol('AWS::NoValue');

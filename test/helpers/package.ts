@@ -1,7 +1,8 @@
 import { execFile, spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { OFFLINE_PACKAGING_ENV, ROOT } from '../../infra/build.js';
 
@@ -37,21 +38,26 @@ const PACKAGING_TIMEOUT_MS = 240_000;
 const OUTCOME_FILE = '.packaging-outcome.json';
 
 /**
- * Starts `npm run package` as a user would run it (build, then osls package), offline (no network
- * at all where `unshare` allows) and without AWS credentials, into a fresh folder, and returns that
- * folder at once; the outcome is written into it when packaging ends (see packagedTemplate).
- * Started once per test run by the template project's global setup
- * (test/helpers/template-setup.ts), so the other files run while it packages: nothing else builds
- * into dist/ during a run, so osls reads one consistent build, and the build tests
- * (test/infra/build.test.ts) read the bundles and zips it left there once it has ended.
+ * The other stages the template tests package, each into a folder of its own: osls keeps state in
+ * the service's `.serverless/` folder while it packages, so they run one after the other, after
+ * the main packaging, never beside it.
  */
-export function startPackaging(): { outDir: string; ended: Promise<void> } {
-  const outDir = mkdtempSync(join(tmpdir(), 'osls-package-'));
-  const command = ['npm', 'run', '--silent', 'package', '--', '--package', outDir];
+export const VARIANTS = Object.freeze({
+  /** The example stage with AWS WAF on. */
+  waf: ['--stage', 'example', '--param=wafRateLimit=2000'],
+  /** A rate AWS WAF refuses. */
+  wafTooLow: ['--stage', 'example', '--param=wafRateLimit=5'],
+  /** A stage with none of the parameters that have no default. */
+  noParameters: ['--stage', 'prod'],
+});
+export type Variant = keyof typeof VARIANTS;
+
+/** Runs a command offline (no network at all where `unshare` allows) and without AWS credentials; writes its outcome into `outDir`. */
+function runOffline(command: string[], outDir: string): Promise<void> {
   const [file, ...args] = canCutNetwork ? ['unshare', '-n', ...command] : command;
-  const ended = new Promise<void>((resolve) => {
+  return new Promise<void>((resolve) => {
     execFile(
-      file!,
+      file as string,
       args,
       { cwd: ROOT, encoding: 'utf8', env: credentialFreeEnv(), timeout: PACKAGING_TIMEOUT_MS, maxBuffer: 16 * 1024 * 1024 },
       (error, stdout, stderr) => {
@@ -61,7 +67,56 @@ export function startPackaging(): { outDir: string; ended: Promise<void> } {
       },
     );
   });
+}
+
+/**
+ * Starts `npm run package` as a user would run it (build, then osls package), offline and without
+ * AWS credentials, into a fresh folder, then osls package of each VARIANT into a folder of its own
+ * under it, and returns that folder at once; each outcome is written into its folder when it ends
+ * (see packagedTemplate and packagedVariant). Started once per test run by the template project's
+ * global setup (test/helpers/template-setup.ts), so the other files run while it packages: nothing
+ * else builds into dist/ during a run, so osls reads one consistent build, and the build tests
+ * (test/infra/build.test.ts) read the bundles and zips it left there once it has ended.
+ */
+export function startPackaging(): { outDir: string; ended: Promise<void> } {
+  const outDir = mkdtempSync(join(tmpdir(), 'osls-package-'));
+  const require = createRequire(import.meta.url);
+  const osls = join(dirname(require.resolve('osls/package.json')), 'bin', 'serverless.js');
+  const ended = (async () => {
+    await runOffline(['npm', 'run', '--silent', 'package', '--', '--package', outDir], outDir);
+    for (const [name, args] of Object.entries(VARIANTS)) {
+      const dir = join(outDir, `variant-${name}`);
+      mkdirSync(dir);
+      await runOffline([process.execPath, osls, 'package', ...args, '--package', dir], dir);
+    }
+  })();
   return { outDir, ended };
+}
+
+/** Waits for the outcome written into `dir` (runOffline). */
+async function outcomeOf(dir: string): Promise<{ status: number | string; stdout: string; stderr: string }> {
+  const outcomeFile = join(dir, OUTCOME_FILE);
+  const deadline = Date.now() + 2 * PACKAGING_TIMEOUT_MS;
+  while (!existsSync(outcomeFile)) {
+    if (Date.now() > deadline) throw new Error(`packaging wrote no outcome into ${dir}`);
+    await sleep(100);
+  }
+  return JSON.parse(readFileSync(outcomeFile, 'utf8')) as { status: number | string; stdout: string; stderr: string };
+}
+
+/** A variant's packaging (startPackaging), once it has ended: its exit, its output and the template it wrote. */
+export async function packagedVariant(
+  outDir: string,
+  variant: Variant,
+): Promise<{ status: number | string; output: string; template: Json | undefined }> {
+  const dir = join(outDir, `variant-${variant}`);
+  const outcome = await outcomeOf(dir);
+  const file = join(dir, 'cloudformation-template-update-stack.json');
+  return {
+    status: outcome.status,
+    output: `${outcome.stdout}${outcome.stderr}`,
+    template: outcome.status === 0 && existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')) as Json) : undefined,
+  };
 }
 
 /**
@@ -69,13 +124,7 @@ export function startPackaging(): { outDir: string; ended: Promise<void> } {
  * packaging has ended; throws with osls's output when it failed.
  */
 export async function packagedTemplate(outDir: string): Promise<PackagedTemplate> {
-  const outcomeFile = join(outDir, OUTCOME_FILE);
-  const deadline = Date.now() + PACKAGING_TIMEOUT_MS + 10_000;
-  while (!existsSync(outcomeFile)) {
-    if (Date.now() > deadline) throw new Error(`npm run package wrote no outcome into ${outDir}`);
-    await sleep(100);
-  }
-  const outcome = JSON.parse(readFileSync(outcomeFile, 'utf8')) as { status: number | string; stdout: string; stderr: string };
+  const outcome = await outcomeOf(outDir);
   if (outcome.status !== 0) throw new Error(`npm run package failed (${outcome.status}):\n${outcome.stdout}\n${outcome.stderr}`);
   return {
     outDir,
@@ -110,3 +159,6 @@ export function fragmentResourceIds(): string[] {
   }
   return ids;
 }
+
+/** The resources of infra/public-api.yml that a stage has only when it turns AWS WAF on (wafRateLimit). */
+export const WAF_RESOURCE_IDS = ['PublicApiWebAcl', 'PublicApiWebAclAssociation'];

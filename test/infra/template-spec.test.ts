@@ -5,7 +5,7 @@ import type { SpecDatabase } from '@aws-cdk/service-spec-types';
 import { beforeAll, describe, expect, inject, it } from 'vitest';
 import { formatProblem, type TemplateProblem } from '../../infra/template-spec/problems.js';
 import { validateTemplate } from '../../infra/template-spec/validate.js';
-import { fragmentResourceIds, type Json, packagedTemplate } from '../helpers/package.js';
+import { fragmentResourceIds, type Json, packagedTemplate, packagedVariant, WAF_RESOURCE_IDS } from '../helpers/package.js';
 
 /**
  * The template `npm run package` writes, checked offline against AWS's CloudFormation resource
@@ -30,27 +30,32 @@ describe('Template: checked against AWS resource specification', () => {
       const problems = validateTemplate(template, spec);
 
       // The check ran over the whole template: every resource of the fragments is in it.
-      expect(fragmentResourceIds().filter((id) => !(id in (template.Resources as Json)))).toEqual([]);
+      expect(fragmentResourceIds().filter((id) => !(id in (template.Resources as Json)))).toEqual(WAF_RESOURCE_IDS);
       expect(problems.map(formatProblem)).toEqual([]);
     });
 
-    it("checks the public REST API's every part: authorizers, the streaming and the preflight methods, gateway responses, stage, web ACL", () => {
+    it("checks the public REST API's every part: authorizers, the streaming and the preflight methods, gateway responses, stage", () => {
       const resources = Object.values(template.Resources as Record<string, Json>);
       const types = new Set(resources.map((r) => r.Type as string));
       const methods = resources.filter((r) => r.Type === 'AWS::ApiGateway::Method').map((r) => r.Properties);
 
-      for (const type of [
-        'AWS::ApiGateway::Authorizer',
-        'AWS::ApiGateway::GatewayResponse',
-        'AWS::ApiGateway::Stage',
-        'AWS::WAFv2::WebACL',
-        'AWS::WAFv2::WebACLAssociation',
-      ]) {
+      for (const type of ['AWS::ApiGateway::Authorizer', 'AWS::ApiGateway::GatewayResponse', 'AWS::ApiGateway::Stage']) {
         expect(types.has(type), type).toBe(true);
       }
       expect(methods.some((m) => m.Integration.ResponseTransferMode === 'STREAM')).toBe(true);
       expect(methods.some((m) => m.HttpMethod === 'OPTIONS' && m.AuthorizationType === 'NONE')).toBe(true);
     });
+  });
+
+  describe('the template of a stage that turns AWS WAF on', () => {
+    it('has a web ACL and its association, as valid as the rest', async () => {
+      const run = await packagedVariant(inject('packagingDir'), 'waf');
+      if (!run.template) throw new Error(`osls package failed:\n${run.output}`);
+      const types = Object.values(run.template.Resources as Record<string, Json>).map((r) => r.Type);
+
+      expect(types).toEqual(expect.arrayContaining(['AWS::WAFv2::WebACL', 'AWS::WAFv2::WebACLAssociation']));
+      expect(validateTemplate(run.template, spec).map(formatProblem)).toEqual([]);
+    }, 120_000);
   });
 
   describe('a hand-written template with one mistake in each resource but one', () => {

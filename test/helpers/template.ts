@@ -1,0 +1,81 @@
+import { inject } from 'vitest';
+import type { Route } from '../../infra/local/routes.js';
+import { DOORS } from '../../lib/auth/doors.js';
+import { type Json, packagedTemplate } from './package.js';
+
+/**
+ * The template `npm run package` writes, read once per worker for the template test files, with
+ * the lookups they share. The `example` stage's placeholder parameters (serverless.yml) are the
+ * values the files check.
+ */
+
+export const EXAMPLE = {
+  issuer: 'https://issuer.example.com/',
+  audience: 'endpoint-read-service',
+  publicUrl: 'https://api.example.com',
+  vpce: 'vpce-0123456789abcdef0',
+  subnets: 'subnet-0123456789abcdef0,subnet-0123456789abcdef1',
+  securityGroups: 'sg-0123456789abcdef0',
+  mcpAudience: 'https://api.example.com/api/mcp',
+  tokenEndpoint: 'https://issuer.example.com/oauth2/token',
+  brokerClientId: 'mcp-broker',
+  brokerSecretArn: 'arn:aws:secretsmanager:us-east-1:123456789012:secret:mcp-broker-client-secret-AbCdEf',
+};
+
+// Packaged once per run, started by the template project's global setup (test/helpers/template-setup.ts).
+export const { template, state } = await packagedTemplate(inject('packagingDir'));
+
+export const resources = (): Array<[string, Json]> => Object.entries(template.Resources as Json);
+export const ofType = (type: string): Array<[string, Json]> => resources().filter(([, r]) => r.Type === type);
+export const resource = (id: string): Json => {
+  const r = (template.Resources as Json)[id];
+  if (!r) throw new Error(`no resource ${id} in the template`);
+  return r as Json;
+};
+export const asList = <T>(v: T | T[]): T[] => (Array.isArray(v) ? v : [v]);
+export const getAtt = (id: string, attribute = 'Arn'): Json => ({ 'Fn::GetAtt': [id, attribute] });
+
+export interface Statement {
+  Sid?: string;
+  Effect: string;
+  Action: string | string[];
+  Resource: unknown;
+}
+export function statementsOf(roleId: string): Statement[] {
+  return (resource(roleId).Properties.Policies as Json[]).flatMap((p) => p.PolicyDocument.Statement as Statement[]);
+}
+
+export interface TemplateRoute extends Route {
+  id: string;
+}
+
+/**
+ * The routes of both REST APIs as the template has them: each method's path (walked up its
+ * resources), the function its integration invokes, the door of its authorizer and its transfer mode.
+ */
+export function routesOfTemplate(): TemplateRoute[] {
+  const pathOf = (ref: Json | undefined, api: string): string => {
+    if (!ref?.Ref) return '';
+    const r = resource(ref.Ref as string).Properties;
+    return `${pathOf(r.ParentId, api)}/${r.PathPart as string}`;
+  };
+  const doorOf = (authorizerId: Json | undefined): Route['authorizer'] => {
+    if (!authorizerId) return null;
+    const name = resource(authorizerId.Ref as string).Properties.Name as string;
+    return Object.values(DOORS).find((d) => d.authorizerName === name)!.name;
+  };
+  return ofType('AWS::ApiGateway::Method').map(([id, m]) => {
+    const p = m.Properties;
+    const api = p.RestApiId.Ref === 'PrivateApi' ? 'private' : 'public';
+    const fn = /(Inventory|Mcp|Observations)LambdaFunction/.exec(JSON.stringify(p.Integration.Uri))![1]!.toLowerCase() as Route['function'];
+    return {
+      id,
+      api,
+      method: p.HttpMethod,
+      resource: pathOf(p.ResourceId, api),
+      function: fn,
+      authorizer: doorOf(p.AuthorizerId),
+      transferMode: p.Integration.ResponseTransferMode ?? 'BUFFERED',
+    };
+  });
+}

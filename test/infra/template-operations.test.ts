@@ -1,0 +1,257 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import type { BenchResults } from '../../bench/report.js';
+import { sizing } from '../../bench/targets.js';
+import { ROOT } from '../../infra/build.js';
+import { INVENTORY_HEAP_FLAGS } from '../../infra/inventory-heap.js';
+import { METRIC, METRICS_NAMESPACE } from '../../lib/observability/metrics.js';
+import type { Json } from '../helpers/package.js';
+import { EXAMPLE, getAtt, ofType, resource, state } from '../helpers/template.js';
+
+/** What operators rely on in the packaged template: logs, metrics, sizing, concurrency, traces, alarms and the dashboard. */
+
+/** The example stage's parameters as osls read them from serverless.yml: the defaults, then the stage's own. */
+function stageParameters(): Record<string, unknown> {
+  const { params } = state.service.initialServerlessConfig;
+  return { ...params.default, ...params.example };
+}
+
+describe('Template: operations', () => {
+  it('writes structured logs and EMF metrics under the code namespace, named per stage', () => {
+    for (const id of ['InventoryLambdaFunction', 'ObservationsLambdaFunction', 'McpLambdaFunction', 'AuthorizerLambdaFunction']) {
+      expect(resource(id).Properties.Environment.Variables).toMatchObject({
+        POWERTOOLS_SERVICE_NAME: 'endpoint-read-service-example',
+        POWERTOOLS_METRICS_NAMESPACE: METRICS_NAMESPACE,
+        POWERTOOLS_LOG_LEVEL: 'INFO',
+        DATA_TABLE: { Ref: 'DataTable' },
+        AUDIT_TABLE: { Ref: 'AuditTable' },
+        JWT_ISSUER: EXAMPLE.issuer,
+        JWT_AUDIENCE: EXAMPLE.audience,
+        PUBLIC_URL: EXAMPLE.publicUrl,
+      });
+    }
+    // The broker is the client id the token exchange names; by default the one this stack deploys.
+    expect(resource('ObservationsLambdaFunction').Properties.Environment.Variables).toMatchObject({
+      BROKER_CLAIM: 'act.sub',
+      BROKER_ALLOW_LIST: EXAMPLE.brokerClientId,
+      OBSERVATIONS_AUDIENCE: 'endpoint-observations',
+    });
+  });
+
+  it("sizes the inventory by the bench's rule on its last full run: memory for the largest tenant's CPU, and its longest answer's time", () => {
+    const results = JSON.parse(readFileSync(join(ROOT, 'bench', 'results.json'), 'utf8')) as BenchResults;
+    const measured = sizing(results);
+    const inventory = resource('InventoryLambdaFunction').Properties;
+
+    expect(measured).toBeDefined();
+    expect(inventory.MemorySize).toBe(measured?.memoryMb);
+    expect(inventory.Timeout).toBe(measured?.timeoutSeconds);
+    // The streamed answer is never cut before the function would have finished it.
+    expect(Number(state.service.functions.inventory.events[0].http.timeoutInMillis)).toBeGreaterThanOrEqual(inventory.Timeout * 1000);
+    // The other functions answer one small request each: none is given more than the provider's default.
+    for (const id of ['ObservationsLambdaFunction', 'McpLambdaFunction', 'AuthorizerLambdaFunction'])
+      expect(resource(id).Properties.MemorySize).toBeLessThanOrEqual(state.service.provider.memorySize);
+  });
+
+  it('runs the inventory with the V8 heap flags the bench measures it with, and the other functions without them', () => {
+    const options = (id: string): string => String(resource(id).Properties.Environment.Variables.NODE_OPTIONS);
+
+    expect(options('InventoryLambdaFunction').split(/\s+/)).toEqual(['--enable-source-maps', ...INVENTORY_HEAP_FLAGS]);
+    for (const id of ['ObservationsLambdaFunction', 'McpLambdaFunction', 'AuthorizerLambdaFunction'])
+      expect(options(id)).toBe('--enable-source-maps');
+  });
+
+  it("reserves each function the concurrency its stage parameter gives, within what the account's pool can spare", () => {
+    const functions = { inventory: 'Inventory', observations: 'Observations', mcp: 'Mcp', authorizer: 'Authorizer' } as const;
+    const params = stageParameters();
+    const reserved = Object.entries(functions).map(([name, id]) => ({
+      name,
+      template: resource(`${id}LambdaFunction`).Properties.ReservedConcurrentExecutions,
+      parameter: Number(params[`${name}ReservedConcurrency`]),
+    }));
+
+    for (const r of reserved) {
+      expect(r.parameter, `${r.name}ReservedConcurrency`).toBeGreaterThan(0);
+      expect(r.template, r.name).toBe(r.parameter);
+    }
+    // AWS keeps 100 of an account's default 1,000 unreserved: the stack can never take them all.
+    expect(reserved.reduce((sum, r) => sum + r.parameter, 0)).toBeLessThanOrEqual(900);
+  });
+
+  it('keeps every log group for a bounded time: every function and both APIs', () => {
+    const groups = ofType('AWS::Logs::LogGroup');
+
+    expect(groups.map(([id]) => id).sort()).toEqual([
+      'AuthorizerLogGroup',
+      'InventoryLogGroup',
+      'McpLogGroup',
+      'ObservationsLogGroup',
+      'PrivateApiAccessLogGroup',
+      'PublicApiAccessLogGroup',
+    ]);
+    for (const [, group] of groups) expect(group.Properties.RetentionInDays).toBe(30);
+    expect(resource('PublicApiStage').Properties.AccessLogSetting.DestinationArn).toEqual(getAtt('PublicApiAccessLogGroup'));
+    expect(resource('PrivateApiStage').Properties.AccessLogSetting.DestinationArn).toEqual(getAtt('PrivateApiAccessLogGroup'));
+  });
+
+  it('traces every function with X-Ray (active) and both REST stages', () => {
+    expect(resource('AuthorizerLambdaFunction').Properties.TracingConfig).toEqual({ Mode: 'Active' });
+    expect(resource('PublicApiStage').Properties.TracingEnabled).toBe(true);
+    expect(resource('InventoryLambdaFunction').Properties.TracingConfig).toEqual({ Mode: 'Active' });
+    expect(resource('ObservationsLambdaFunction').Properties.TracingConfig).toEqual({ Mode: 'Active' });
+    expect(resource('McpLambdaFunction').Properties.TracingConfig).toEqual({ Mode: 'Active' });
+    expect(resource('PrivateApiStage').Properties.TracingEnabled).toBe(true);
+  });
+
+  describe('Alarms', () => {
+    const alarms = (): Json[] => ofType('AWS::CloudWatch::Alarm').map(([, a]) => a.Properties);
+    const lambdaAlarm = (metric: string, fn: string): Json | undefined =>
+      alarms().find((a) => a.Namespace === 'AWS/Lambda' && a.MetricName === metric && a.Dimensions?.[0]?.Value?.Ref === fn);
+
+    it.each(['InventoryLambdaFunction', 'ObservationsLambdaFunction', 'McpLambdaFunction'])(
+      'watches errors, throttles and p99 duration of %s',
+      (fn) => {
+        expect(lambdaAlarm('Errors', fn)).toMatchObject({
+          Statistic: 'Sum',
+          Threshold: 1,
+          ComparisonOperator: 'GreaterThanOrEqualToThreshold',
+        });
+        expect(lambdaAlarm('Throttles', fn)).toMatchObject({ Statistic: 'Sum', Threshold: 1 });
+        expect(lambdaAlarm('Duration', fn)).toMatchObject({
+          ExtendedStatistic: 'p99',
+          Threshold: 5000,
+          ComparisonOperator: 'GreaterThanThreshold',
+        });
+      },
+    );
+
+    it('watches the 5xx rate of the inventory route, the MCP route and the private API as a share of requests', () => {
+      const rateAlarms = alarms().filter((a) => Array.isArray(a.Metrics) && String(a.AlarmName).endsWith('-5xx-rate'));
+      const metricOf = (a: Json, id: string): Json => (a.Metrics as Json[]).find((m) => m.Id === id)!.MetricStat.Metric;
+      const route = (method: string, path: string): Json[] => [
+        { Name: 'ApiName', Value: resource('ApiGatewayRestApi').Properties.Name },
+        { Name: 'Method', Value: method },
+        { Name: 'Resource', Value: path },
+        { Name: 'Stage', Value: 'example' },
+      ];
+
+      expect(rateAlarms).toHaveLength(3);
+      for (const alarm of rateAlarms) {
+        expect((alarm.Metrics as Json[]).find((m) => m.ReturnData)!.Expression).toBe('IF(requests >= 10, errors / requests, 0)');
+        expect(alarm).toMatchObject({ Threshold: '0.05', ComparisonOperator: 'GreaterThanThreshold' });
+        expect(metricOf(alarm, 'requests').Dimensions).toEqual(metricOf(alarm, 'errors').Dimensions);
+      }
+      expect(rateAlarms.map((a) => metricOf(a, 'errors'))).toEqual([
+        { Namespace: 'AWS/ApiGateway', MetricName: '5XXError', Dimensions: route('GET', '/api/agents') },
+        { Namespace: 'AWS/ApiGateway', MetricName: '5XXError', Dimensions: route('POST', '/api/mcp') },
+        {
+          Namespace: 'AWS/ApiGateway',
+          MetricName: '5XXError',
+          Dimensions: [
+            { Name: 'ApiName', Value: resource('PrivateApi').Properties.Name },
+            { Name: 'Stage', Value: 'example' },
+          ],
+        },
+      ]);
+    });
+
+    it.each([
+      ['failures to fetch the issuer key set', METRIC.keySetFailures, 'getEndpointObservations'],
+      ['broker misconfigurations', METRIC.brokerMisconfigurations, 'mcp'],
+      ['audit write failures', METRIC.auditWriteFailures, 'getEndpointObservations'],
+      ['token authorizer failures', METRIC.authorizerFailures, 'authorizer'],
+    ])('watches %s, on the metric %s that the operation %s emits', (_what, metric, operation) => {
+      expect(alarms().find((a) => a.MetricName === metric)).toMatchObject({
+        Namespace: METRICS_NAMESPACE,
+        Dimensions: [
+          { Name: 'service', Value: 'endpoint-read-service-example' },
+          { Name: 'operation', Value: operation },
+        ],
+        Statistic: 'Sum',
+        Threshold: 1,
+      });
+    });
+
+    it('watches stored items left out because they cannot be read, across every operation that reads them', () => {
+      const alarm = alarms().find((a) => String(a.AlarmName).endsWith('-unreadable-records'))!;
+      const watched = (alarm.Metrics as Json[])
+        .filter((m) => m.MetricStat)
+        .map((m) => [m.MetricStat.Metric.MetricName, m.MetricStat.Metric.Dimensions[1].Value]);
+
+      expect(watched).toEqual([
+        [METRIC.unreadableRecords, 'listEndpointInventory'],
+        [METRIC.unreadableRecords, 'mcp'],
+        [METRIC.unreadableRecords, 'getEndpointObservations'],
+        [METRIC.unreadableSamples, 'getEndpointObservations'],
+      ]);
+      expect(alarm).toMatchObject({ Threshold: 1, ComparisonOperator: 'GreaterThanOrEqualToThreshold' });
+    });
+
+    it("watches the public API's 4xx share, its p99 latency and the authorizer's throttles", () => {
+      const named = (suffix: string): Json => alarms().find((a) => a.AlarmName === `endpoint-read-service-example-${suffix}`)!;
+      const api = [
+        { Name: 'ApiName', Value: 'endpoint-read-service-example-public' },
+        { Name: 'Stage', Value: 'example' },
+      ];
+
+      expect((named('public-api-4xx-rate').Metrics as Json[]).find((m) => m.Id === 'errors')!.MetricStat.Metric).toEqual({
+        Namespace: 'AWS/ApiGateway',
+        MetricName: '4XXError',
+        Dimensions: api,
+      });
+      expect(named('public-api-4xx-rate')).toMatchObject({ Threshold: '0.5', ComparisonOperator: 'GreaterThanThreshold' });
+      expect(named('public-api-p99-latency')).toMatchObject({
+        Namespace: 'AWS/ApiGateway',
+        MetricName: 'Latency',
+        Dimensions: api,
+        ExtendedStatistic: 'p99',
+        Threshold: 10000,
+      });
+      expect(lambdaAlarm('Throttles', 'AuthorizerLambdaFunction')).toMatchObject({ Statistic: 'Sum', Threshold: 1 });
+    });
+
+    it('has a runbook entry in docs/operations.md for every alarm it defines', () => {
+      const runbook = readFileSync(join(ROOT, 'docs', 'operations.md'), 'utf8');
+      const headings = runbook.split('\n').filter((line) => line.startsWith('### '));
+      const suffixes = alarms().map((a) => String(a.AlarmName).replace(/^endpoint-read-service-example-/, ''));
+
+      for (const suffix of suffixes)
+        expect(
+          headings.some((h) => h.includes(`\`${suffix}\``)),
+          `no runbook entry for ${suffix}`,
+        ).toBe(true);
+    });
+
+    it('notifies the alarm topic from every alarm', () => {
+      expect(alarms()).toHaveLength(20);
+      for (const alarm of alarms()) {
+        expect(alarm.AlarmActions).toEqual([{ Ref: 'AlarmTopic' }]);
+        expect(alarm.TreatMissingData).toBe('notBreaching');
+      }
+    });
+  });
+
+  it('has a dashboard with every service metric, both APIs, every function and all alarms', () => {
+    const dashboards = ofType('AWS::CloudWatch::Dashboard');
+    const body = dashboards[0]![1].Properties.DashboardBody['Fn::Sub'] as string;
+    const parsed = JSON.parse(body.replace(/\$\{[^}]+\}/g, 'X')) as { widgets: Json[] };
+
+    expect(dashboards).toHaveLength(1);
+    for (const name of Object.values(METRIC)) expect(body).toContain(`"${name}"`);
+    expect(body).toContain('"ApiName", "endpoint-read-service-example-public"');
+    expect(body).toContain('"ApiName", "endpoint-read-service-example-private"');
+    for (const ref of [
+      '${InventoryLambdaFunction}',
+      '${ObservationsLambdaFunction}',
+      '${McpLambdaFunction}',
+      '${AuthorizerLambdaFunction}',
+      '${DataTable}',
+      '${AuditTable}',
+    ]) {
+      expect(body).toContain(ref);
+    }
+    const alarmWidget = parsed.widgets.find((w) => w.type === 'alarm')!;
+    expect(alarmWidget.properties.alarms).toHaveLength(ofType('AWS::CloudWatch::Alarm').length);
+  });
+});

@@ -1,0 +1,93 @@
+import { describe, expect, it } from 'vitest';
+import type { Json } from '../helpers/package.js';
+import { asList, EXAMPLE, ofType, resource, routesOfTemplate } from '../helpers/template.js';
+
+/** The private REST API of the packaged template, in front of the observations function. */
+
+describe('Template: the private REST API (observations)', () => {
+  it('is private, bound to the execute-api VPC endpoint', () => {
+    expect(resource('PrivateApi').Properties.EndpointConfiguration).toEqual({ Types: ['PRIVATE'], VpcEndpointIds: [EXAMPLE.vpce] });
+  });
+
+  it('has a resource policy that admits the one method only through that endpoint, and denies everything else', () => {
+    const statements = resource('PrivateApi').Properties.Policy.Statement as Json[];
+
+    expect(statements).toEqual([
+      {
+        Sid: 'OnlyTheOneMethodThroughTheVpcEndpoint',
+        Effect: 'Allow',
+        Principal: '*',
+        Action: 'execute-api:Invoke',
+        Resource: 'execute-api:/example/GET/api/mcp/endpoint',
+        Condition: { StringEquals: { 'aws:SourceVpce': EXAMPLE.vpce } },
+      },
+      {
+        Sid: 'NothingFromOutsideTheVpcEndpoint',
+        Effect: 'Deny',
+        Principal: '*',
+        Action: 'execute-api:Invoke',
+        Resource: 'execute-api:/*',
+        Condition: { StringNotEquals: { 'aws:SourceVpce': EXAMPLE.vpce } },
+      },
+    ]);
+  });
+
+  it('exposes GET /api/mcp/endpoint only, without IAM auth (the bearer token keeps Authorization), as a Lambda proxy to observations', () => {
+    const methods = ofType('AWS::ApiGateway::Method').filter(([, m]) => m.Properties.RestApiId.Ref === 'PrivateApi');
+    const paths = ofType('AWS::ApiGateway::Resource')
+      .filter(([, r]) => r.Properties.RestApiId.Ref === 'PrivateApi')
+      .map(([, r]) => r.Properties.PathPart);
+    const method = methods[0]![1].Properties;
+
+    expect(paths).toEqual(['api', 'mcp', 'endpoint']);
+    expect(methods).toHaveLength(1);
+    expect(method).toMatchObject({
+      HttpMethod: 'GET',
+      AuthorizationType: 'NONE',
+      ResourceId: { Ref: 'PrivateApiResourceEndpoint' },
+      Integration: { Type: 'AWS_PROXY', IntegrationHttpMethod: 'POST' },
+    });
+    expect(JSON.stringify(method.Integration.Uri)).toContain('${ObservationsLambdaFunction.Arn}');
+  });
+
+  it('publishes a fresh deployment to a traced, throttled stage', () => {
+    const stage = resource('PrivateApiStage').Properties;
+    const deployment = resource(stage.DeploymentId.Ref as string);
+
+    expect(deployment.Type).toBe('AWS::ApiGateway::Deployment');
+    expect(deployment.Properties.RestApiId).toEqual({ Ref: 'PrivateApi' });
+    expect(asList(deployment.DependsOn)).toContain('PrivateApiEndpointGet');
+    expect(stage.TracingEnabled).toBe(true);
+    expect(stage.MethodSettings[0]).toMatchObject({
+      ResourcePath: '/~1api~1mcp~1endpoint',
+      HttpMethod: 'GET',
+      LoggingLevel: 'OFF',
+      DataTraceEnabled: false,
+      ThrottlingRateLimit: 20,
+      ThrottlingBurstLimit: 40,
+    });
+  });
+
+  it('runs the function in the given private subnets and security groups', () => {
+    expect(resource('ObservationsLambdaFunction').Properties.VpcConfig).toEqual({
+      SubnetIds: { 'Fn::Split': [',', EXAMPLE.subnets] },
+      SecurityGroupIds: { 'Fn::Split': [',', EXAMPLE.securityGroups] },
+    });
+    expect(resource('InventoryLambdaFunction').Properties.VpcConfig).toBeUndefined();
+  });
+
+  it('lets only the private API invoke it: no public route, no function URL', () => {
+    const permissions = ofType('AWS::Lambda::Permission').map(([, p]) => p.Properties);
+    const forObservations = permissions.filter((p) => JSON.stringify(p.FunctionName).includes('Observations'));
+
+    expect(ofType('AWS::Lambda::Url')).toEqual([]);
+    expect(forObservations).toHaveLength(1);
+    expect(forObservations[0]).toMatchObject({ Action: 'lambda:InvokeFunction', Principal: 'apigateway.amazonaws.com' });
+    expect(forObservations[0]!.SourceArn['Fn::Sub']).toMatch(/:\$\{PrivateApi\}\/example\/GET\/api\/mcp\/endpoint$/);
+    expect(
+      routesOfTemplate()
+        .filter((r) => r.function === 'observations')
+        .map((r) => r.api),
+    ).toEqual(['private']);
+  });
+});

@@ -26,10 +26,10 @@ export default defineConfig({
     pool: 'forks',
     // Vitest's default is one worker per core less one: a single worker on these 2-core machines,
     // which leaves a core idle while a file waits on its engine, listeners or child processes.
-    // Measured on 2 idle cores: 190 s with one worker, 136 s with two. Three, measured again on
-    // 2026-11-25 (six runs in turn with two): faster in four by 4 to 15 s, slower in two by 3 and 8 s,
-    // with 4% more CPU. Kept at two: the deadline tests bound their answers (a 1 s deadline answered
-    // within 1.4 s), and three workers on two cores leave those bounds less room on a loaded machine.
+    // On 2 idle cores one worker takes 190 s and two 136 s; three are faster in some runs and slower
+    // in others, for 4% more CPU (docs/performance.md). Two: the deadline tests bound their answers
+    // (a 1 s deadline answered within 1.4 s), and three workers on two cores leave those bounds less
+    // room on a loaded machine.
     maxWorkers: 2,
     env: {
       // Handlers log JSON on every request; tests read responses, not logs (a test may turn them back on).
@@ -48,7 +48,7 @@ export default defineConfig({
         test: { name: 'template', include: [...PACKAGE_TESTS], globalSetup: ['test/helpers/template-setup.ts'], isolate: false },
       },
       // The other unit files change no environment and no shared module: they share a worker's
-      // modules instead of importing them again each (measured: test/unit from 22 s to 10 s).
+      // modules rather than importing them again each (test/unit takes 10 s so, 22 s with a process per file).
       {
         extends: true,
         test: {

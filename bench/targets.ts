@@ -10,7 +10,7 @@ const CAPPED_BYTES_PER_SECOND = 2_000_000;
 const ONE_VCPU_MB = 1_769;
 const MEMORY_SIZES = [512, 1_024, 1_536, 1_769, 2_048, 3_008];
 
-/** Each bundle's size target (issue 17): the MCP door carries the MCP SDK and its protocol schemas. */
+/** Each bundle's size target: the MCP door carries the MCP SDK and its protocol schemas. */
 export const BUNDLE_TARGETS_KIB: Readonly<Record<string, number>> = Object.freeze({ inventory: 400, observations: 400, mcp: 500 });
 
 /** Seconds a streamed answer of `bytes` takes on Lambda's side of the wire, whatever the function's speed. */
@@ -103,7 +103,7 @@ export function targets(r: BenchResults): Target[] {
       met: b.bytes <= kib * 1024,
     });
   }
-  // The inventory's and the observations' (issue 17); the MCP door's is shown against the floor without one.
+  // The inventory's and the observations'; the MCP door's is shown against the floor without a target.
   for (const c of r.coldStart.filter((x) => x.name === 'inventory' || x.name === 'observations')) {
     out.push({ what: `${c.name} cold start`, target: '<= 1.5x bare-SDK bundle', measured: ratio(c.ratio), met: c.ratio <= 1.5 });
   }

@@ -15,6 +15,8 @@ const optionalText = z.pipe(
 );
 /** `optionalText`, then `schema` when the variable is set. */
 const optionalTextThen = <T extends z.ZodMiniType<unknown, string>>(schema: T) => z.pipe(optionalText, z.optional(schema));
+/** An http:// or https:// URL (the URL parser alone takes `localhost:8000` as a URL of scheme `localhost:`). */
+const httpUrl = z.url({ protocol: /^https?$/, error: 'must be an http:// or https:// URL' });
 const ROLE_ARN = z.string().check(z.regex(/^arn:aws[a-z-]*:iam::[0-9]{12}:role\//, 'must be an IAM role ARN'));
 
 /** A comma-separated list, spaces around entries ignored, empty entries dropped. */
@@ -45,7 +47,7 @@ const EnvSchema = z.pipe(
       AWS_REGION: z._default(z.string().check(z.minLength(1)), 'us-east-1'),
       DATA_TABLE: z._default(z.string().check(z.minLength(3)), 'endpoint-data'),
       AUDIT_TABLE: z._default(z.string().check(z.minLength(3)), 'endpoint-audit'),
-      DYNAMODB_ENDPOINT: optionalTextThen(z.url()),
+      DYNAMODB_ENDPOINT: optionalTextThen(httpUrl),
       DYNAMODB_TIMEOUT_MS: z._default(positiveInt, 3000),
       DYNAMODB_MAX_ATTEMPTS: z._default(positiveInt.check(z.maximum(10)), 3),
       TENANT_CLAIM: z._default(z.string().check(z.minLength(1)), 'tenant_id'),
@@ -55,10 +57,10 @@ const EnvSchema = z.pipe(
       SAMPLE_RETENTION_DAYS: z._default(positiveInt, 8),
       JWT_ISSUER: optionalText,
       JWT_AUDIENCE: z._default(z.string().check(z.minLength(1)), 'endpoint-read-service'),
-      JWKS_URL: optionalTextThen(z.url()),
+      JWKS_URL: optionalTextThen(httpUrl),
       OBSERVATIONS_AUDIENCE: z._default(z.string().check(z.minLength(1)), 'endpoint-observations'),
       MCP_AUDIENCE: optionalText,
-      PUBLIC_URL: optionalTextThen(z.url()),
+      PUBLIC_URL: optionalTextThen(httpUrl),
       TICKET_SYSTEM: z._default(z.string().check(z.regex(/^[a-z][a-z0-9-]*$/)), 'servicenow'),
       BROKER_CLAIM: z._default(
         z.string().check(z.regex(/^[A-Za-z0-9_:-]+(\.[A-Za-z0-9_:-]+)*$/, 'must be a claim name or a dotted path such as act.sub')),
@@ -70,14 +72,14 @@ const EnvSchema = z.pipe(
       BROKER_CLIENT_SECRET_ARN: optionalTextThen(
         z.string().check(z.regex(/^arn:aws[a-z-]*:secretsmanager:/, 'must be a Secrets Manager secret ARN')),
       ),
-      TOKEN_ENDPOINT: optionalTextThen(z.url()),
-      OBSERVATIONS_URL: optionalTextThen(z.url()),
+      TOKEN_ENDPOINT: optionalTextThen(httpUrl),
+      OBSERVATIONS_URL: optionalTextThen(httpUrl),
       MCP_ALLOWED_ORIGINS: z._default(z.string(), ''),
       UPSTREAM_TIMEOUT_MS: z._default(positiveInt, 16_000),
       TENANT_FENCING: z._default(z.enum(['off', 'iam'], { error: 'must be off or iam' }), 'off'),
       TENANT_READ_ROLE_ARN: optionalTextThen(ROLE_ARN),
       TENANT_AUDIT_ROLE_ARN: optionalTextThen(ROLE_ARN),
-      STS_ENDPOINT: optionalTextThen(z.url()),
+      STS_ENDPOINT: optionalTextThen(httpUrl),
     })
     .check(
       z.refine((env) => env.TENANT_FENCING !== 'iam' || env.TENANT_READ_ROLE_ARN !== undefined, {
@@ -151,11 +153,30 @@ export class ConfigError extends Error {
   override name = 'ConfigError';
 }
 
+/** Variables whose value is never repeated in an error, whatever it is. */
+const SECRET_VARIABLES = new Set(['BROKER_CLIENT_SECRET']);
+
+/**
+ * One variable's problem for the person who set it: the rule, the value it broke (never a
+ * secret's; a long one cut), and, for a URL written without its scheme, the URL it likely meant.
+ */
+function problemOf(issue: { path: PropertyKey[]; message: string }, env: NodeJS.ProcessEnv): string {
+  const name = issue.path.map(String).join('.');
+  const value = env[name];
+  if (value === undefined || SECRET_VARIABLES.has(name)) return `${name}: ${issue.message}`;
+  const shown = value.length > 60 ? `${value.slice(0, 60)}…` : value;
+  const meant =
+    /^[^\s/:]+(:\d+)?(\/.*)?$/.test(value.trim()) && issue.message.includes('URL')
+      ? `; write it with its scheme, e.g. http://${value.trim()}`
+      : '';
+  return `${name}: ${issue.message}, not ${JSON.stringify(shown)}${meant}`;
+}
+
 /** Parses a configuration from an environment; pure, for tests and CLIs. */
 export function parseConfig(env: NodeJS.ProcessEnv): Config {
   const parsed = EnvSchema.safeParse(env);
   if (!parsed.success) {
-    const problems = parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ');
+    const problems = parsed.error.issues.map((issue) => problemOf(issue, env)).join('; ');
     throw new ConfigError(`Invalid configuration: ${problems}`);
   }
   return parsed.data;

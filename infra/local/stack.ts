@@ -6,7 +6,7 @@ import { dynamo, setDynamo } from '../../lib/store/client.js';
 import { ensureTables } from '../../lib/store/tables.js';
 import { renderGatewayResponse } from '../gateway-responses.js';
 import { ISSUER_PATHS, localAuthorizationServer } from './authorization-server.js';
-import { demoFleet } from './demo.js';
+import { DEMO_TENANTS, demoFleet } from './demo.js';
 import { type DemoPulse, startDemoPulse } from './demo-pulse.js';
 import { type EmbeddedEngine, startEmbeddedEngine } from './engine.js';
 import { loadFleet, writeFleet } from './fleet.js';
@@ -61,6 +61,8 @@ export interface LocalStack {
   brokerSecret: string;
   /** Whether the tables could be created and seeded (false when the engine was down at start). */
   ready: boolean;
+  /** The tenants the seed holds, in its order: the demo's, a fleet file's, none for SEED=none. */
+  tenants: readonly string[];
   stop(): Promise<void>;
 }
 
@@ -148,6 +150,9 @@ async function bindAll(
   throw failures[0]?.error;
 }
 
+/** `1 tenant`, `2 tenants`. */
+const count = (n: number, noun: string): string => `${n} ${noun}${n === 1 ? '' : 's'}`;
+
 /**
  * Creates the tables and seeds them (the demo, or a fleet file), then keeps the demo reporting. A
  * store that is down at start does not stop the stack: it says so and tries again every `retryMs`
@@ -178,7 +183,7 @@ function prepareStore(options: {
       ? await writeFleet(dynamo(), cfg, fleet, cfg.sampleRetentionDays)
       : await loadFleet(dynamo(), cfg, demoFleet(seededAt), cfg.sampleRetentionDays);
     say(
-      `seeded ${seed}: ${loaded.tenants} tenants, ${loaded.agents} agents, ${loaded.samples} samples${fleet && seedLive ? ' (times moved to now, kept reporting)' : ''}`,
+      `seeded ${seed}: ${count(loaded.tenants, 'tenant')}, ${count(loaded.agents, 'agent')}, ${count(loaded.samples, 'sample')}${fleet && seedLive ? ' (times moved to now, kept reporting)' : ''}`,
     );
     const note = fleetFile && !seedLive ? staleFleetNote(fleetFile, seededAt, cfg.onlineGraceSeconds) : undefined;
     if (note) say(note);
@@ -307,6 +312,7 @@ export async function startLocalStack(options: StackOptions = {}): Promise<Local
     issuer,
     brokerSecret,
     ready,
+    tenants: seed === 'none' ? [] : fleetFile ? fleetFile.tenants.map((t) => t.tenant_id) : DEMO_TENANTS,
     async stop() {
       await store.stop();
       await Promise.all([closeServer(publicServer), closeServer(privateServer)]);

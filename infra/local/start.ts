@@ -12,7 +12,6 @@ import './node-version.js'; // first: the AWS SDK's Node-version notice off on N
  * file stops the start with one sentence and exit code 2.
  */
 import { ConfigError, config, parseConfig } from '../../lib/config.js';
-import { DEMO_TENANTS } from './demo.js';
 import type { LocalStack } from './stack.js';
 
 /** The configuration's own defaults, against which the printed commands say what differs. */
@@ -113,32 +112,30 @@ const lines = [
   `  dynamodb ${stack.dynamoEndpoint}${env.DYNAMODB_ENDPOINT ? ' (external)' : ` (embedded dynalite${env.DATA_DIR ? `, on disk in ${userPath(env.DATA_DIR)})` : ', in memory)'}`}`,
   '',
 ];
-if ((env.SEED || 'demo') === 'demo') {
-  lines.push(`Tokens for the demo tenants (valid one hour; \`${tokenEnv}npm run token -- --tenant T\` for more):`);
-  for (const tenant of DEMO_TENANTS) {
-    const token = await stack.issuer.sign({
-      issuer: cfg.jwtIssuer,
-      audience: cfg.jwtAudience,
-      tenant,
-      tenantClaim: cfg.tenantClaim,
-      subject: `demo-user@${tenant}`,
-    });
-    lines.push(`  ${tenant}: ${token}`, '');
+/** A bearer token from the stack's issuer, for the inventory unless told otherwise; valid one hour. */
+const tokenFor = (tenant: string, audience = cfg.jwtAudience): Promise<string> =>
+  stack.issuer.sign({ issuer: cfg.jwtIssuer, audience, tenant, tenantClaim: cfg.tenantClaim, subject: `demo-user@${tenant}` });
+// Tokens for a few tenants of the seed, and the command that makes one for any of them.
+const TOKENS_SHOWN = 3;
+const tenants = stack.tenants;
+const [first] = tenants;
+if (first !== undefined) {
+  const seed = env.SEED || 'demo';
+  const whose = seed === 'demo' ? 'the demo tenants' : `the tenants of ${userPath(seed)}`;
+  lines.push(`Tokens for ${whose} (valid one hour; \`${tokenEnv}npm run -s token -- --tenant T\` makes more):`);
+  for (const tenant of tenants.slice(0, TOKENS_SHOWN)) lines.push(`  ${tenant}: ${await tokenFor(tenant)}`, '');
+  if (tenants.length > TOKENS_SHOWN) {
+    const more = tenants.slice(TOKENS_SHOWN);
+    const named = more.slice(0, 10).join(', ') + (more.length > 10 ? `, and ${more.length - 10} more` : '');
+    lines.push(`  Also in the seed: ${named}.`, '');
   }
-  const mcpToken = await stack.issuer.sign({
-    issuer: cfg.jwtIssuer,
-    audience: cfg.mcpAudience,
-    tenant: 'acme',
-    tenantClaim: cfg.tenantClaim,
-    subject: 'demo-user@acme',
-  });
   lines.push(
-    `MCP: connect a client to ${stack.publicUrl}/api/mcp with this header (tenant acme, one hour; \`${tokenEnv}npm run token -- --tenant T --mcp\` for more):`,
-    `  Authorization: Bearer ${mcpToken}`,
+    `MCP: connect a client to ${stack.publicUrl}/api/mcp with this header (tenant ${first}, one hour; \`${tokenEnv}npm run -s token -- --tenant T --mcp\` makes more):`,
+    `  Authorization: Bearer ${await tokenFor(first, cfg.mcpAudience)}`,
     '',
   );
-  lines.push(`Try: curl -H "Authorization: Bearer $(${tokenEnv}npm run -s token -- --tenant acme)" ${stack.publicUrl}/api/agents`);
-  lines.push(`     ${auditEnv}npm run audit -- --tenant acme`, '');
+  lines.push(`Try: curl -H "Authorization: Bearer $(${tokenEnv}npm run -s token -- --tenant ${first})" ${stack.publicUrl}/api/agents`);
+  lines.push(`     ${auditEnv}npm run audit -- --tenant ${first}`, '');
 }
 lines.push('Stop with Ctrl-C (or SIGTERM, SIGHUP). One line per request follows: method, path, status, time, request id.', '');
 process.stdout.write(`${lines.join('\n')}\n`);

@@ -7,6 +7,7 @@ import { acceptsGzip, jsonArrayBody, StreamedResponseTooLargeError, type Streame
 import { logger } from '../observability/logger.js';
 import { recordItemsReturned, recordUnreadableRecords } from '../observability/metrics.js';
 import type { AgentRecordsPage } from '../store/agents.js';
+import { addNamedKeys, type StoredKey } from '../store/query.js';
 import { tenantDynamo } from '../store/tenant-client.js';
 import { summarizeAgent } from './merge.js';
 import { inventoryPages } from './scoped-pages.js';
@@ -49,7 +50,7 @@ export async function listInventoryResponse(
   } catch (error) {
     throw dependencyFailure(error, 'inventory store');
   }
-  const tally = { agents: 0, unreadable: 0, outOfScope: 0, queryPages: 0 };
+  const tally = { agents: 0, unreadable: 0, unreadableKeys: [] as StoredKey[], outOfScope: 0, queryPages: 0 };
 
   async function* summaryBatches(): AsyncGenerator<string[], void, undefined> {
     let page = first;
@@ -57,6 +58,7 @@ export async function listInventoryResponse(
     while (!page.done) {
       tally.queryPages += page.value.queryPages;
       tally.unreadable += page.value.unreadable;
+      addNamedKeys(tally.unreadableKeys, page.value.unreadableKeys);
       tally.outOfScope += page.value.outOfScope;
       const batch = page.value.agents.map((agent) => JSON.stringify(summarizeAgent(agent.durable, agent.connection, options)));
       tally.agents += batch.length;
@@ -67,7 +69,9 @@ export async function listInventoryResponse(
         throw dependencyFailure(error, 'inventory store');
       }
     }
-    if (tally.unreadable > 0) log.warn('left out stored agent records that cannot be read', { unreadableRecords: tally.unreadable });
+    if (tally.unreadable > 0) {
+      log.warn('left out stored agent records that cannot be read', { unreadableRecords: tally.unreadable, keys: tally.unreadableKeys });
+    }
     recordUnreadableRecords('listEndpointInventory', tally.unreadable);
     recordItemsReturned('listEndpointInventory', tally.agents);
     log.info('inventory listed', {
@@ -130,10 +134,12 @@ export async function forEachInventoryAgent(
   const options = { now, onlineGraceSeconds: cfg.onlineGraceSeconds };
   let agents = 0;
   let unreadable = 0;
+  const unreadableKeys: StoredKey[] = [];
   let complete = true;
   try {
     pages: for await (const page of inventoryPages(await tenantDynamo(tenantId, signal), tenantId, scope, signal)) {
       unreadable += page.unreadable;
+      addNamedKeys(unreadableKeys, page.unreadableKeys);
       for (const agent of page.agents) {
         agents += 1;
         if (visit(summarizeAgent(agent.durable, agent.connection, options)) === false) {
@@ -145,7 +151,8 @@ export async function forEachInventoryAgent(
   } catch (error) {
     throw dependencyFailure(error, 'inventory store');
   }
-  if (unreadable > 0) logger.warn('left out stored agent records that cannot be read', { unreadableRecords: unreadable });
+  if (unreadable > 0)
+    logger.warn('left out stored agent records that cannot be read', { unreadableRecords: unreadable, keys: unreadableKeys });
   recordUnreadableRecords('listEndpointInventory', unreadable);
   return { agents, unreadable, complete };
 }

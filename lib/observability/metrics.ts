@@ -205,8 +205,7 @@ export function recordAuthorizerFailure(invocation: InvocationMetrics): void {
 
 /**
  * Stored agent records a successful read left out because they cannot be read; recorded on every
- * read (0 included), so an alarm on its sum sees data. The inventory also says so in
- * `X-Unreadable-Records`.
+ * read (0 included), so an alarm on its sum sees data, and logged with each record's key.
  */
 export function recordUnreadableRecords(_operation: Operation, count: number): void {
   recording().addMetric(METRIC.unreadableRecords, MetricUnit.Count, Math.max(0, count));

@@ -72,19 +72,28 @@ export async function readEndpointObservations({
   const base = records.durable ?? records.connection;
   // The endpoint's groups are on its durable record: one known only to the broker is in none.
   if (!base || !scopeAdmits(scope, records.durable?.groups)) throw new NotFoundError(AGENT_NOT_FOUND);
-  if (records.unreadable > 0) logger.warn('left out stored agent records that cannot be read', { unreadableRecords: records.unreadable });
+  if (records.unreadable > 0) {
+    logger.warn('left out stored agent records that cannot be read', {
+      unreadableRecords: records.unreadable,
+      keys: records.unreadableKeys,
+    });
+  }
   recordUnreadableRecords('getEndpointObservations', records.unreadable);
 
   const windowSamples = window.samples;
   let unreadableSamples = window.unreadable;
+  let unreadableSampleKeys = window.unreadableKeys;
   let newestEver: SampleRecord | null = null;
   if (windowSamples.length === 0) {
     const newest = await store(newestSample(db, cfg.dataTable, tenantId, query.agent_id, retentionStart, now, signal));
     newestEver = newest.sample ?? null;
     // The newest sample is in the window when the window reaches it; count it once.
-    if (newest.unreadable > 0 && window.unreadable === 0) unreadableSamples += newest.unreadable;
+    if (newest.unreadable > 0 && window.unreadable === 0) {
+      unreadableSamples += newest.unreadable;
+      unreadableSampleKeys = newest.unreadableKeys;
+    }
   }
-  if (unreadableSamples > 0) logger.warn('left out stored samples that cannot be read', { unreadableSamples });
+  if (unreadableSamples > 0) logger.warn('left out stored samples that cannot be read', { unreadableSamples, keys: unreadableSampleKeys });
   recordUnreadableSamples(unreadableSamples);
 
   const lastHeartbeat = newerTime(records.durable?.last_heartbeat, records.connection?.last_heartbeat);

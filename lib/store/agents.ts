@@ -4,7 +4,7 @@ import { type EndpointScope, scopeAdmits } from '../auth/endpoint-scope.js';
 import { batchGetItems } from './batch-get.js';
 import { agentSortKey, agentsPartition, connectionKey, durableAgentKey, policyKey } from './keys.js';
 import { policyFromItem } from './policy.js';
-import { queryPages, type RawItem } from './query.js';
+import { noteUnreadable, queryPages, type RawItem, type StoredKey } from './query.js';
 import {
   type ConnectionRecord,
   type DurableRecord,
@@ -25,6 +25,8 @@ export interface AgentRecordsPage {
   agents: AgentRecords[];
   /** Items of this page that are not a readable agent record (counted, never guessed at). */
   unreadable: number;
+  /** The keys of the first of them (noteUnreadable), for the log line that names them. */
+  unreadableKeys: StoredKey[];
   /** Agents of this page left out because they are outside the caller's endpoint scope. */
   outOfScope: number;
   /** 1 for a Query page; 0 for the last yield, which only hands over the agent held back from the last page. */
@@ -82,12 +84,12 @@ export async function* agentRecordPages(
   let held: (AgentRecords & { agentId: string }) | undefined;
   for await (const items of queryPages(db, input, signal)) {
     const agents: AgentRecords[] = [];
-    let unreadable = 0;
+    const unreadable = { count: 0, keys: [] as StoredKey[] };
     let outOfScope = 0;
     for (const item of items) {
       const read = readAgentItem(item);
       if (!read) {
-        unreadable += 1;
+        noteUnreadable(unreadable, item);
       } else if (held && held.agentId === read.agentId) {
         if (read.durable) held.durable = read.durable;
         else held.connection = read.connection;
@@ -99,13 +101,14 @@ export async function* agentRecordPages(
         held = read;
       }
     }
-    yield { agents, unreadable, outOfScope, queryPages: 1 };
+    yield { agents, unreadable: unreadable.count, unreadableKeys: unreadable.keys, outOfScope, queryPages: 1 };
   }
   if (held) {
     const admitted = scopeAdmits(scope, held.durable?.groups);
     yield {
       agents: admitted ? [{ durable: held.durable, connection: held.connection }] : [],
       unreadable: 0,
+      unreadableKeys: [],
       outOfScope: admitted ? 0 : 1,
       queryPages: 0,
     };
@@ -123,7 +126,13 @@ export async function getAgentRecordsAndPolicy(
   tenantId: string,
   agentId: string,
   signal?: AbortSignal,
-): Promise<{ policy: TenantPolicy; durable: DurableRecord | undefined; connection: ConnectionRecord | undefined; unreadable: number }> {
+): Promise<{
+  policy: TenantPolicy;
+  durable: DurableRecord | undefined;
+  connection: ConnectionRecord | undefined;
+  unreadable: number;
+  unreadableKeys: StoredKey[];
+}> {
   const policyAt = policyKey(tenantId);
   const items = await batchGetItems(
     db,
@@ -135,18 +144,18 @@ export async function getAgentRecordsAndPolicy(
   let policyItem: RawItem | undefined;
   let durable: DurableRecord | undefined;
   let connection: ConnectionRecord | undefined;
-  let unreadable = 0;
+  const unreadable = { count: 0, keys: [] as StoredKey[] };
   for (const item of items) {
     if ((item.pk as { S?: unknown } | undefined)?.S === policyAt.pk) {
       policyItem = item;
       continue;
     }
     const read = readAgentItem(item);
-    if (!read || read.agentId !== agentId) unreadable += 1;
+    if (!read || read.agentId !== agentId) noteUnreadable(unreadable, item);
     else if (read.durable) durable = read.durable;
     else connection = read.connection;
   }
-  return { policy: policyFromItem(policyItem), durable, connection, unreadable };
+  return { policy: policyFromItem(policyItem), durable, connection, unreadable: unreadable.count, unreadableKeys: unreadable.keys };
 }
 
 /**

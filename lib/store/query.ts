@@ -10,6 +10,34 @@ import type { RawItem } from './records.js';
 
 export type { RawItem };
 
+/** A stored item's key, as an operator finds the item again (never its other attributes). */
+export interface StoredKey {
+  pk: string;
+  sk: string;
+}
+
+/** How many keys of unreadable items one read names in its log line: enough to find them, never a flood. */
+export const UNREADABLE_KEYS_NAMED = 10;
+
+/**
+ * Counts an item that cannot be read into `unreadable`, naming its key while fewer than
+ * UNREADABLE_KEYS_NAMED are named (a key that is not a string is named as its type).
+ */
+export function noteUnreadable(unreadable: { count: number; keys: StoredKey[] }, item: RawItem): void {
+  unreadable.count += 1;
+  if (unreadable.keys.length >= UNREADABLE_KEYS_NAMED) return;
+  const keyPart = (name: 'pk' | 'sk'): string => {
+    const value = (item[name] as { S?: unknown } | undefined)?.S;
+    return typeof value === 'string' ? value : `(${value === undefined ? 'missing' : typeof value})`;
+  };
+  unreadable.keys.push({ pk: keyPart('pk'), sk: keyPart('sk') });
+}
+
+/** Adds the keys one page named to those of the whole read, as long as fewer than UNREADABLE_KEYS_NAMED are named. */
+export function addNamedKeys(named: StoredKey[], more: readonly StoredKey[]): void {
+  for (const key of more.slice(0, Math.max(0, UNREADABLE_KEYS_NAMED - named.length))) named.push(key);
+}
+
 /**
  * Sends a low-level command through a document client. A document client shares its base
  * client's configuration and middleware stack, so a low-level command runs exactly as it would on

@@ -2,7 +2,7 @@ import { QueryCommand, type QueryCommandOutput } from '@aws-sdk/client-dynamodb'
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { UnreadableStoreAnswerError } from '../errors.js';
 import { sampleKey, sampleSortKey, samplesPartition } from './keys.js';
-import { queryPages, sendLowLevel } from './query.js';
+import { noteUnreadable, queryPages, type StoredKey, sendLowLevel } from './query.js';
 import { RECORD_KIND, readSampleRecord, type SampleRecord } from './records.js';
 import { TTL_ATTRIBUTE } from './tables.js';
 
@@ -10,6 +10,8 @@ import { TTL_ATTRIBUTE } from './tables.js';
 export interface SamplesRead {
   samples: SampleRecord[];
   unreadable: number;
+  /** The keys of the first of them (noteUnreadable), for the log line that names them. */
+  unreadableKeys: StoredKey[];
 }
 
 /**
@@ -26,7 +28,7 @@ export async function querySamples(
   signal?: AbortSignal,
 ): Promise<SamplesRead> {
   const samples: SampleRecord[] = [];
-  let unreadable = 0;
+  const unreadable = { count: 0, keys: [] as StoredKey[] };
   const pages = queryPages(
     db,
     {
@@ -44,10 +46,10 @@ export async function querySamples(
     for (const item of items) {
       const sample = readSampleRecord(item);
       if (sample) samples.push(sample);
-      else unreadable += 1;
+      else noteUnreadable(unreadable, item);
     }
   }
-  return { samples, unreadable };
+  return { samples, unreadable: unreadable.count, unreadableKeys: unreadable.keys };
 }
 
 /**
@@ -64,7 +66,7 @@ export async function newestSample(
   notBefore: Date,
   notAfter: Date,
   signal?: AbortSignal,
-): Promise<{ sample: SampleRecord | undefined; unreadable: number }> {
+): Promise<{ sample: SampleRecord | undefined; unreadable: number; unreadableKeys: StoredKey[] }> {
   const page = await sendLowLevel<QueryCommandOutput>(
     db,
     new QueryCommand({
@@ -83,10 +85,13 @@ export async function newestSample(
   const items = page?.Items;
   if (!Array.isArray(items)) throw new UnreadableStoreAnswerError('a Query answer without Items');
   const item = items[0];
-  if (item === undefined) return { sample: undefined, unreadable: 0 };
+  if (item === undefined) return { sample: undefined, unreadable: 0, unreadableKeys: [] };
   if (item === null || typeof item !== 'object') throw new UnreadableStoreAnswerError('a Query answer with an item that is not an object');
   const sample = readSampleRecord(item);
-  return sample ? { sample, unreadable: 0 } : { sample: undefined, unreadable: 1 };
+  if (sample) return { sample, unreadable: 0, unreadableKeys: [] };
+  const unreadable = { count: 0, keys: [] as StoredKey[] };
+  noteUnreadable(unreadable, item);
+  return { sample: undefined, unreadable: unreadable.count, unreadableKeys: unreadable.keys };
 }
 
 /** The stored item of one sample, with its TTL: the one place that decides its shape. */

@@ -92,7 +92,7 @@ describe.concurrent('E2E: npm start while it starts', () => {
     const engine = await startEmbeddedEngine({ port: dynamoPort });
     try {
       await waitFor(run, 'answers again: ready', 30_000);
-      expect(run.output()).toContain(`seeded ${fleet}: 1 tenants, 1 agents, 0 samples`);
+      expect(run.output()).toContain(`seeded ${fleet}: 1 tenant, 1 agent, 0 samples`);
     } finally {
       run.child.kill('SIGTERM');
       await run.exited;

@@ -20,11 +20,16 @@ const accessLine = (method: string, path: string, status: string, requestId = '[
 
 describe.concurrent('E2E: npm start refuses a bad start with one sentence', () => {
   it.for([
-    ['PORT=abc', { PORT: 'abc' }, 'npm start: Invalid configuration: PORT: must be a port number from 0 to 65535'],
+    ['PORT=abc', { PORT: 'abc' }, 'npm start: Invalid configuration: PORT: must be a port number from 0 to 65535, not "abc"'],
     [
       'PRIVATE_PORT=70000',
       { PRIVATE_PORT: '70000' },
-      'npm start: Invalid configuration: PRIVATE_PORT: must be a port number from 0 to 65535',
+      'npm start: Invalid configuration: PRIVATE_PORT: must be a port number from 0 to 65535, not "70000"',
+    ],
+    [
+      'DYNAMODB_ENDPOINT=localhost:8000',
+      { DYNAMODB_ENDPOINT: 'localhost:8000' },
+      'npm start: Invalid configuration: DYNAMODB_ENDPOINT: must be an http:// or https:// URL, not "localhost:8000"; write it with its scheme, e.g. http://localhost:8000',
     ],
     // A relative path is taken from the folder the user ran `npm start` in (INIT_CWD), and shown resolved.
     [
@@ -111,7 +116,7 @@ describe.concurrent('E2E: npm start refuses a bad start with one sentence', () =
 });
 
 describe.concurrent('E2E: the terminal of npm start', () => {
-  it('shows the banner first, then one short line per request: method, path, status, time and the request id of the answer, and no log records or library notices unless asked', async ({
+  it('shows the banner first, with a token for each tenant of the fleet file it seeds, then one short line per request: method, path, status, time and the request id of the answer, and no log records or library notices unless asked', async ({
     expect,
   }) => {
     const port = await freePort();
@@ -119,13 +124,13 @@ describe.concurrent('E2E: the terminal of npm start', () => {
     await writeFile(
       fleet,
       JSON.stringify({
-        tenants: [{ tenant_id: 'acme', agents: [{ agent_id: 'a-1', hostname: 'h', os: 'linux', arch: 'x86_64', version: '1' }] }],
+        tenants: [{ tenant_id: 'contoso', agents: [{ agent_id: 'a-1', hostname: 'h', os: 'linux', arch: 'x86_64', version: '1' }] }],
       }),
     );
     // The user's default: POWERTOOLS_LOG_LEVEL unset (the handlers' JSON records would be INFO).
     const env = { ...(await freshStartEnv('none')), PORT: String(port), SEED: fleet };
-    const token = await tokenFor('acme', env); // first, in an empty folder: it makes the issuer key the stack then uses
-    const mcpToken = await tokenFor('acme', env, ['--mcp']);
+    const token = await tokenFor('contoso', env); // first, in an empty folder: it makes the issuer key the stack then uses
+    const mcpToken = await tokenFor('contoso', env, ['--mcp']);
     const run = npmStart({ ...env, POWERTOOLS_LOG_LEVEL: undefined });
     await waitFor(run, 'Stop with Ctrl-C');
     try {
@@ -146,8 +151,13 @@ describe.concurrent('E2E: the terminal of npm start', () => {
       await waitFor(run, accessLine('POST', '/api/mcp', '200'));
 
       const output = run.output();
+      const bannerToken = /^ {2}contoso: (\S+)$/m.exec(output)?.[1];
+      const withBannerToken = await fetch(`http://127.0.0.1:${port}/api/agents`, { headers: { Authorization: `Bearer ${bannerToken}` } });
       expect(tools).toHaveLength(2);
       expect(output.trimStart().startsWith('Endpoint read service (local)')).toBe(true);
+      expect(output).toContain(`Tokens for the tenants of ${fleet} (valid one hour;`);
+      expect(withBannerToken.status).toBe(200);
+      expect(output).toContain(`npm run -s token -- --tenant contoso)" http://localhost:${port}/api/agents`);
       expect(output.indexOf('created tables')).toBeGreaterThan(output.indexOf('Stop with Ctrl-C'));
       expect(requestId).toBeDefined(); // else the line below would take any request id
       expect(output).toMatch(accessLine('GET', '/api/agents', '401', requestId!));

@@ -274,8 +274,9 @@ describe('Script: infra/build.ts (npm run build)', () => {
       .map((l) => JSON.parse(l) as { message?: string; reason?: string });
     expect(response.statusCode).toBe(500);
     expect(logged.find((l) => l.message === 'request failed')?.reason).toBe(
-      'Invalid configuration: DATA_TABLE: Too small: expected string to have >=3 characters; DYNAMODB_MAX_ATTEMPTS: Too big: expected number to be <=10; ' +
-        'ONLINE_GRACE_SECONDS: Invalid input: expected int, received number; SAMPLE_RETENTION_DAYS: Invalid input: expected number, received NaN; JWKS_URL: Invalid URL',
+      'Invalid configuration: DATA_TABLE: Too small: expected string to have >=3 characters, not "ab"; DYNAMODB_MAX_ATTEMPTS: Too big: expected number to be <=10, not "11"; ' +
+        'ONLINE_GRACE_SECONDS: Invalid input: expected int, received number, not "1.5"; SAMPLE_RETENTION_DAYS: Invalid input: expected number, received NaN, not "x"; ' +
+        'JWKS_URL: must be an http:// or https:// URL, not "not a url"',
     );
   });
 

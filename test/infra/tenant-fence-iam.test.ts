@@ -30,7 +30,7 @@ beforeAll(async () => {
   auditTable = resolveIntrinsics({ 'Fn::GetAtt': ['AuditTable', 'Arn'] }, tables) as string;
 }, 300_000); // waits for the run's packaging, which may still be going
 
-/** Tenant ids as issuers write them, the awkward ones favoured (issue 16). */
+/** Tenant ids as issuers write them, the awkward ones favoured. */
 const TENANTS = [
   'acme',
   'acme2',

@@ -186,13 +186,23 @@ describe('Handler: inventory against a real DynamoDB API', () => {
       ['good-2', 'host-good-2'],
     ]);
     expect(clean.statusCode).toBe(200);
-    // Written after the handler returned (the request's keys were reset then), still under the request's correlation id.
+    // Written after the handler returned (the request's keys were reset then), still under the request's correlation id;
+    // each left-out record named by its key, so an operator can find it, and none of its values.
+    const badKeys = [
+      durableAgentKey('dirty', 'empty-arch'),
+      durableAgentKey('dirty', longId),
+      connectionKey('dirty', 'bad-state'),
+      durableAgentKey('dirty', 'someone-else'),
+      durableAgentKey('dirty', 'no-kind'),
+    ];
     expect(warnings).toEqual([
       {
-        args: ['left out stored agent records that cannot be read', { unreadableRecords: 5 }],
+        args: ['left out stored agent records that cannot be read', { unreadableRecords: 5, keys: expect.arrayContaining(badKeys) }],
         correlationId: expect.stringMatching(/^[0-9a-f-]{36}$/),
       },
     ]);
+    expect((warnings[0]!.args[1] as { keys: unknown[] }).keys).toHaveLength(5);
+    expect(JSON.stringify(warnings)).not.toMatch(/impostor|online/);
   });
 
   it('treats the same agent_id in two tenants as two different endpoints', async () => {

@@ -2,11 +2,7 @@ import './infra/local/node-version.js'; // first: the AWS SDK's Node-version not
 import { configDefaults, defineConfig } from 'vitest/config';
 
 /** The test files that check what `npm run package` writes: the bundles and zips under dist/, and the template. */
-const PACKAGE_TESTS = [
-  'test/infra/build.test.ts',
-  'test/infra/template-*.test.ts',
-  'test/infra/tenant-fence-iam.test.ts',
-];
+const PACKAGE_TESTS = ['test/infra/build.test.ts', 'test/infra/template-*.test.ts', 'test/infra/tenant-fence-iam.test.ts'];
 /** Files that set process.env for modules that read it once, when they load (Powertools): each in a process of its own. */
 const TESTS_WITH_ENV = [
   'test/unit/authorizer.test.ts',

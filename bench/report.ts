@@ -110,6 +110,8 @@ const BUNDLE_LABELS: Readonly<Record<string, string>> = {
 
 const BEGIN = '<!-- bench:begin (written by npm run bench; edit bench/report.ts instead) -->';
 const END = '<!-- bench:end -->';
+const SUMMARY_BEGIN = '<!-- bench:summary:begin (written by npm run bench; edit bench/report.ts instead) -->';
+const SUMMARY_END = '<!-- bench:summary:end -->';
 
 const ms = (v: number): string => (v >= 100 ? n(v) : v.toFixed(1));
 const x = (v: number): string => `${v.toFixed(2)}×`;
@@ -213,19 +215,19 @@ export function chartSvg(r: BenchResults): string {
   return `${out.join('\n')}\n`;
 }
 
-/** The README's "Performance" section, from a full run. */
+/** The figures of docs/performance.md, from a full run. */
 export function performanceSection(r: BenchResults): string {
   const lines: string[] = [];
   const mark = (met: boolean): string => (met ? 'met' : '**missed**');
   lines.push(BEGIN);
   lines.push('');
   lines.push(
-    `\`npm run bench\` (not part of \`npm test\`; ${Math.round(r.durationSeconds / 60)} minutes here, most of it seeding and listing the 1,000,000-agent tenant; \`npm run bench -- --quick\` runs tenants of 10,000 and 30,000 in a few minutes into \`bench/results.quick.json\`) measures every figure against a floor doing the same work, timed in the same run on the same engine and data: medians of interleaved runs, since these machines are noisy. The engine (dynalite) and the local stack run in processes of their own, as DynamoDB and API Gateway do not share the function's CPU. Tenants are realistic (\`infra/local/generator.ts\`, the generator of \`npm run seed -- --generate\`: random UUID-like ids, varied hostnames, OS, versions and clients, millisecond timestamps, every connection state). One file per figure under \`bench/\`; raw figures: [bench/results.json](bench/results.json).`,
+    `\`npm run bench\` (not part of \`npm test\`; ${Math.round(r.durationSeconds / 60)} minutes here, most of it seeding and listing the 1,000,000-agent tenant; \`npm run bench -- --quick\` runs tenants of 10,000 and 30,000 in a few minutes into \`bench/results.quick.json\`) measures every figure against a floor doing the same work, timed in the same run on the same engine and data: medians of interleaved runs, since these machines are noisy. The engine (dynalite) and the local stack run in processes of their own, as DynamoDB and API Gateway do not share the function's CPU. Tenants are realistic (\`infra/local/generator.ts\`, the generator of \`npm run seed -- --generate\`: random UUID-like ids, varied hostnames, OS, versions and clients, millisecond timestamps, every connection state). One file per figure under \`bench/\`; raw figures: [bench/results.json](../bench/results.json).`,
   );
   lines.push('');
   lines.push(`Last full run: ${r.date.slice(0, 10)}, ${r.machine.cpus} cores (${r.machine.model}), Node ${r.machine.node}.`);
   lines.push('');
-  lines.push('![GET /api/agents: time against tenant size, service against the wire floor](bench/results.svg)');
+  lines.push('![GET /api/agents: time against tenant size, service against the wire floor](../bench/results.svg)');
   lines.push('');
   lines.push(
     "**Inventory** (`GET /api/agents`, streamed, `Accept-Encoding: gzip`). Wire floor: the tenant's `Query` pages fetched as raw HTTP one after another and discarded (no SDK, no item parse; the next page's key cut from the page's bytes). Read floor: the same, with each page also decoded and parsed as JSON after the next one was asked for, the least any reader of the items does; on these two cores that work alone slows the engine, which shares them. Handler: the deployed bundle called through the Lambda runtime stand-in (`infra/local/streaming.ts`), first and last byte" +
@@ -321,17 +323,45 @@ export function performanceSection(r: BenchResults): string {
   return lines.join('\n');
 }
 
-/** Writes bench/results(.quick).json and .svg, and for a full run the README's Performance section. */
+/**
+ * The README's three lines on performance, from a full run: the largest tenant's inventory, a short
+ * dashboard, the cold starts, and how many targets are met.
+ */
+export function performanceSummary(r: BenchResults): string {
+  const largest = r.inventory.at(-1);
+  const shortWindow = r.observations[0];
+  // The deployed functions' cold starts: not the floor's, not the door built with the runtime's SDK.
+  const cold = r.coldStart.filter((c) => !(c.name in BUNDLE_LABELS));
+  const met = r.targets.filter((t) => t.met).length;
+  const lines = [SUMMARY_BEGIN];
+  if (largest) {
+    lines.push(
+      `A ${n(largest.agents)}-endpoint tenant streams as ${mb(largest.bytes.gzip)} of gzip JSON in ${(largest.http.ms / 1000).toFixed(0)} s through the local stack (${x(largest.http.ms / largest.wire.ms)} the time of reading its pages and nothing else), its first bytes after ${ms(largest.http.firstByteMs)} ms, in a process that peaks at ${n(largest.fresh.maxRssMiB)} MiB whatever the tenant's size.`,
+    );
+  }
+  if (shortWindow) lines.push(`A dashboard over ${n(shortWindow.minutes)} minutes answers in ${ms(shortWindow.handlerMs)} ms.`);
+  lines.push(
+    `Cold starts: ${cold.map((c) => `${c.name} ${n(c.ms)} ms`).join(', ')}. ${met} of ${r.targets.length} targets met (${r.date.slice(0, 10)}, ${r.machine.cpus} cores); the figures, their floors, the sizing and the test times are in [docs/performance.md](docs/performance.md).`,
+  );
+  lines.push(SUMMARY_END);
+  return lines.join('\n');
+}
+
+/** Replaces the text between `begin` and `end` (markers included) in `file` with `block`. */
+function replaceBlock(file: string, begin: string, end: string, block: string): void {
+  const text = readFileSync(file, 'utf8');
+  const from = text.indexOf(begin);
+  const to = text.indexOf(end);
+  if (from < 0 || to < from) throw new Error(`${file} has no ${begin} … ${end} block`);
+  writeFileSync(file, `${text.slice(0, from)}${block}${text.slice(to + end.length)}`);
+}
+
+/** Writes bench/results(.quick).json and .svg, and for a full run docs/performance.md's figures and the README's summary. */
 export function writeReport(r: BenchResults, options: { root: string; quick: boolean }): void {
   const suffix = options.quick ? '.quick' : '';
   writeFileSync(join(options.root, 'bench', `results${suffix}.json`), `${JSON.stringify(r, null, 2)}\n`);
   writeFileSync(join(options.root, 'bench', `results${suffix}.svg`), chartSvg(r));
   if (options.quick) return;
-  const readmePath = join(options.root, 'README.md');
-  const readme = readFileSync(readmePath, 'utf8');
-  const section = performanceSection(r);
-  const begin = readme.indexOf(BEGIN);
-  const end = readme.indexOf(END);
-  if (begin < 0 || end < begin) throw new Error(`README.md has no ${BEGIN} … ${END} block in its Performance section`);
-  writeFileSync(readmePath, `${readme.slice(0, begin)}${section}${readme.slice(end + END.length)}`);
+  replaceBlock(join(options.root, 'docs', 'performance.md'), BEGIN, END, performanceSection(r));
+  replaceBlock(join(options.root, 'README.md'), SUMMARY_BEGIN, SUMMARY_END, performanceSummary(r));
 }

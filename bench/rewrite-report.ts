@@ -1,5 +1,5 @@
 /**
- * `npx tsx bench/rewrite-report.ts [results.json]`: renders the README's Performance section,
+ * `npx tsx bench/rewrite-report.ts [results.json]`: renders docs/performance.md's figures, the README's summary,
  * bench/results.svg and the targets and sizing again from a results file (a full run's by default),
  * after a change to bench/report.ts or bench/targets.ts, without measuring again.
  */

@@ -33,7 +33,9 @@ export function sampleSeries(end: number, count: number, profile: Profile, rnd: 
     if (profile === 'critical') cpu = round1(96 + rnd() * 3);
     if (profile === 'gaps') {
       memory = null; // this agent never reports memory
-      if (i % 7 === 0) cpu = null;
+      // Gaps in its CPU history, never in its newest sample: from its first minute its dashboard reads
+      // as documented (CPU known, memory unknown).
+      if (i % 7 === 3) cpu = null;
     }
     samples.push({ observed_at: iso(t), cpu, memory, disk });
   }

@@ -37,7 +37,16 @@ describe('E2E: the demo while npm start runs', () => {
     await stack?.stop();
   });
 
-  it('keeps every documented status after the grace and the TTL have passed', async () => {
+  it('shows every documented status from its start and after the grace and the TTL have passed', async () => {
+    const atStart = await readers(stack, 'acme', 'demo check');
+    const gapsAtStart = await atStart.dashboard('ac-004');
+    expect(gapsAtStart.metrics?.map((m) => [m.key, m.status])).toEqual([
+      ['cpu', 'ok'],
+      ['memory', 'unknown'],
+      ['disk', 'ok'],
+    ]);
+    expect(gapsAtStart.history?.some((s) => s.cpu === null)).toBe(true);
+
     await new Promise((resolve) => setTimeout(resolve, 4_000));
     const { inventory, dashboard } = await readers(stack, 'acme', 'demo check');
 

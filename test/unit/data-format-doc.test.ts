@@ -1,0 +1,63 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { marshall } from '@aws-sdk/util-dynamodb';
+import { describe, expect, it } from 'vitest';
+import { ROOT } from '../../infra/build.js';
+import { connectionRecordItem, durableRecordItem } from '../../lib/store/agents.js';
+import { policyKey } from '../../lib/store/keys.js';
+import { RECORD_KIND, readConnectionRecord, readDurableRecord, readSampleRecord } from '../../lib/store/records.js';
+import { sampleItem } from '../../lib/store/samples.js';
+
+/**
+ * The producers' guide (docs/data-format.md) shows one item of each kind for writers in other
+ * languages to copy: each must be exactly what the service's own item builders write, and read back.
+ */
+
+const guide = readFileSync(join(ROOT, 'docs', 'data-format.md'), 'utf8');
+const examples = [...guide.matchAll(/```json\n(.+)\n```/g)].map((m) => JSON.parse(m[1] ?? 'null') as Record<string, unknown>);
+const asDynamoJson = (item: Record<string, unknown>): Record<string, unknown> => marshall(item, { removeUndefinedValues: true });
+
+const TENANT = 'Müller IT';
+const AGENT = 'ops/db #1';
+const hello = { agent_id: AGENT, hostname: 'db-01.muller.example', os: 'linux', arch: 'x86_64', version: '2.4.1' };
+
+describe('Docs: the example items of docs/data-format.md', () => {
+  it('shows exactly what the service writes for a durable record, a connection record, a sample and a policy', () => {
+    const written = [
+      durableRecordItem(TENANT, {
+        ...hello,
+        client_id: 'c-17',
+        client_name: 'Müller IT',
+        enrolled_at: '2026-03-02T08:15:00.000Z',
+        update_ring: 'stable',
+        last_heartbeat: '2026-11-20T09:00:12.000Z',
+        groups: ['emea', 'databases'],
+      }),
+      connectionRecordItem(TENANT, {
+        ...hello,
+        state: 'connected',
+        connected_at: '2026-11-20T07:58:41.000Z',
+        last_heartbeat: '2026-11-20T09:00:12.000Z',
+      }),
+      sampleItem(TENANT, AGENT, { observed_at: '2026-11-20T09:00:00.000Z', cpu: 12.5, memory: null, disk: 40 }, 8),
+      {
+        ...policyKey(TENANT),
+        kind: RECORD_KIND.policy,
+        tenant_id: TENANT,
+        ticket: 'required',
+        scope: 'optional',
+        thresholds: { disk: { warning: 80, critical: 90 } },
+      },
+    ].map(asDynamoJson);
+
+    expect(examples).toEqual(written);
+  });
+
+  it('reads each example record back as the record it shows', () => {
+    const [durable, connection, sample] = examples as [Record<string, never>, Record<string, never>, Record<string, never>];
+
+    expect(readDurableRecord(durable)).toMatchObject({ agent_id: AGENT, groups: ['emea', 'databases'] });
+    expect(readConnectionRecord(connection)).toMatchObject({ agent_id: AGENT, state: 'connected' });
+    expect(readSampleRecord(sample)).toEqual({ observed_at: '2026-11-20T09:00:00.000Z', cpu: 12.5, memory: null, disk: 40 });
+  });
+});

@@ -1,4 +1,4 @@
-import './infra/local/node-version.js'; // first: the AWS SDK's Node-version notice off on Node 20 (README, Node versions)
+import './infra/local/node-version.js'; // first: the AWS SDK's Node-version notice off on Node 20 (docs/decisions.md, Node versions)
 import { configDefaults, defineConfig } from 'vitest/config';
 
 /** The test files that check what `npm run package` writes: the bundles and zips under dist/, and the template. */

@@ -1,4 +1,4 @@
-import '../infra/local/node-version.js'; // first: the AWS SDK's Node-version notice off on Node 20 (README, Node versions)
+import '../infra/local/node-version.js'; // first: the AWS SDK's Node-version notice off on Node 20 (docs/decisions.md, Node versions)
 import '../infra/local/streaming.js'; // the Lambda runtime stand-in, before the streaming inventory bundle loads
 import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import type { IncomingMessage } from 'node:http';

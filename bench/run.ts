@@ -6,7 +6,7 @@
  * The full run seeds realistic tenants of 100,000, 300,000 and 1,000,000 agents (about 1.9
  * million items for the largest) and lists each several times: about an hour on two cores.
  * `npm run bench -- --quick` (tenants of 10,000 and 30,000, fewer runs) takes a few minutes and
- * writes bench/results.quick.json and .svg only; the full run also writes README "Performance".
+ * writes bench/results.quick.json and .svg only; the full run also writes docs/performance.md and the README's summary.
  * Exits 1 when a target is missed.
  */
 import { spawnSync } from 'node:child_process';
@@ -77,7 +77,7 @@ async function main(): Promise<number> {
     writeReport(r, { root: ROOT, quick });
     for (const t of r.targets) ctx.say(`${t.met ? 'ok  ' : 'MISS'} ${t.what}: ${t.measured} (target ${t.target})`);
     ctx.say(
-      `done in ${(r.durationSeconds / 60).toFixed(1)} min; wrote bench/results${quick ? '.quick' : ''}.json${quick ? '' : ', bench/results.svg and README.md (Performance)'}`,
+      `done in ${(r.durationSeconds / 60).toFixed(1)} min; wrote bench/results${quick ? '.quick' : ''}.json${quick ? '' : ', bench/results.svg, docs/performance.md and README.md (summary)'}`,
     );
     return r.targets.every((t) => t.met) ? 0 : 1;
   } finally {

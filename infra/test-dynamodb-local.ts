@@ -1,4 +1,4 @@
-import './local/node-version.js'; // first: the AWS SDK's Node-version notice off on Node 20 (README, Node versions)
+import './local/node-version.js'; // first: the AWS SDK's Node-version notice off on Node 20 (docs/decisions.md, Node versions)
 import { type ChildProcess, spawn } from 'node:child_process';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';

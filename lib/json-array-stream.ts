@@ -1,7 +1,7 @@
 import { pipeline, Readable, Transform, type TransformCallback } from 'node:stream';
 import { createGzip, constants as zlib } from 'node:zlib';
 // Only negotiator's Accept-Encoding part: its media-type, language and charset parsers would add
-// 4 KB to the inventory bundle, which is held under 400 KiB (README, Performance).
+// 4 KB to the inventory bundle, which is held under 400 KiB (docs/performance.md).
 import preferredEncodings from 'negotiator/lib/encoding.js';
 
 /**
@@ -18,7 +18,7 @@ export const STREAMED_RESPONSE_LIMIT_BYTES = 200_000_000;
 
 /**
  * The gzip level, chosen by measurement (`npm run bench` prints the sizes and times of levels 1,
- * 4, 6 and 9 on a realistic tenant; README "Performance"): level 6 is a few percent larger than
+ * 4, 6 and 9 on a realistic tenant; docs/performance.md): level 6 is a few percent larger than
  * level 9 at about half its CPU; level 1 is about 18% larger, which past Lambda's first 6 MB
  * (then 2 MB/s) costs more time on the wire than it saves in CPU.
  */

@@ -5,7 +5,7 @@
  * Reads DYNAMODB_ENDPOINT (default: the local engine on DYNAMODB_PORT, 8000) and AUDIT_TABLE.
  * Exit 2 with the usage for bad arguments; exit 1 with what to do when the store cannot be read.
  */
-import './node-version.js'; // first: the AWS SDK's Node-version notice off on Node 20 (README, Node versions)
+import './node-version.js'; // first: the AWS SDK's Node-version notice off on Node 20 (docs/decisions.md, Node versions)
 import { parseArgs } from 'node:util';
 import { config } from '../../lib/config.js';
 import { listAuditItems } from '../../lib/store/audit.js';

@@ -1,5 +1,5 @@
 /**
- * Node versions (README, "Node versions"): Lambda runs nodejs22.x, the machines that build and
+ * Node versions (docs/decisions.md, "Node versions"): Lambda runs nodejs22.x, the machines that build and
  * test run Node 20. On Node older than 22 the AWS SDK v3 warns once per process, when the first
  * client is made, that its releases from 2027 on will need Node 22: an eight-line
  * `NodeVersionSupportWarning` on stderr of every start, CLI run and test file. Lambda is on 22

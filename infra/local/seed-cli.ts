@@ -8,7 +8,7 @@
  * docs/data-format.md) it writes into DATA_TABLE and creates nothing.
  * `--generate` writes a realistic tenant (infra/local/generator.ts: the data `npm run bench` uses).
  */
-import './node-version.js'; // first: the AWS SDK's Node-version notice off on Node 20 (README, Node versions)
+import './node-version.js'; // first: the AWS SDK's Node-version notice off on Node 20 (docs/decisions.md, Node versions)
 import { parseArgs } from 'node:util';
 import { config } from '../../lib/config.js';
 import { dynamo, isAwsEndpoint } from '../../lib/store/client.js';

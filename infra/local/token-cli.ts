@@ -11,7 +11,7 @@
  * endpoint. With `--as-broker` the claim is carried as the token exchange carries it.
  * A negative --expires-in gives an expired token; `--tenant ''` gives a token without the tenant claim.
  */
-import './node-version.js'; // first: the AWS SDK's Node-version notice off on Node 20 (README, Node versions)
+import './node-version.js'; // first: the AWS SDK's Node-version notice off on Node 20 (docs/decisions.md, Node versions)
 import { parseArgs } from 'node:util';
 import { isGroupName, MAX_GROUP_NAME_CHARACTERS } from '../../lib/auth/endpoint-scope.js';
 import { config } from '../../lib/config.js';

@@ -100,10 +100,10 @@ const accountIdOf = (signedIn: SignedIn): string => JSON.stringify(signedIn);
 const signedInOf = (accountId: string): SignedIn => JSON.parse(accountId) as SignedIn;
 
 /**
- * A redirect URI a client may register (checked by oidc-provider's client validation, which
- * admits any http host and, for native apps, about any scheme): https; http on a loopback name
- * only (RFC 8252 §7.3); or a native app's private-use scheme (RFC 8252 §7.1, e.g. `cursor://…`),
- * never one that runs or reads something in the browser.
+ * A redirect URI a client may register, on top of oidc-provider's own rules (which admit http on
+ * any host for a web client, and for a native app a private-use scheme named after a domain,
+ * reversed, RFC 8252 §7.1): https; http on a loopback name only (RFC 8252 §7.3); or a private-use
+ * scheme, never one that runs or reads something in the browser.
  */
 function redirectUriRefusal(value: unknown): string | undefined {
   if (typeof value !== 'string') return 'each redirect URI must be a string';
@@ -179,7 +179,13 @@ export async function localAuthorizationServer(options: AuthorizationServerOptio
       },
     ],
     clientAuthMethods: ['none', 'client_secret_basic', 'client_secret_post'],
-    clientDefaults: { grant_types: ['authorization_code'], response_types: ['code'], token_endpoint_auth_method: 'client_secret_basic' },
+    // Native (RFC 8252) unless a client says `web`: http on loopback only, private-use schemes, any loopback port.
+    clientDefaults: {
+      application_type: 'native',
+      grant_types: ['authorization_code'],
+      response_types: ['code'],
+      token_endpoint_auth_method: 'client_secret_basic',
+    },
     responseTypes: ['code'],
     pkce: { methods: ['S256'], required: () => true },
     jwks: { keys: [options.issuer.signingKey as never] },
@@ -265,8 +271,6 @@ export async function localAuthorizationServer(options: AuthorizationServerOptio
           const refusal = redirectUriRefusal(uri);
           if (refusal) throw new errors.InvalidClientMetadata(`redirect_uris: ${refusal}`);
         }
-        // A private-use scheme is a native app's (RFC 8252 §7.1), which oidc-provider admits only as such.
-        if (uris.some((uri) => typeof uri === 'string' && !/^https?:/.test(uri))) metadata.application_type = 'native';
       },
     },
     discovery: { client_id_metadata_document_supported: true },

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { config, resetConfig } from '../../lib/config.js';
 import { HttpError } from '../../lib/errors.js';
 import { dynamo, setDynamo } from '../../lib/store/client.js';
@@ -58,6 +59,8 @@ export class StartError extends Error {
 
 export interface LocalStack {
   publicUrl: string;
+  /** The address the public listener is bound to (127.0.0.1 unless HOST says otherwise). */
+  publicAddress: string;
   privateUrl: string;
   dynamoEndpoint: string;
   issuer: LocalIssuer;
@@ -163,6 +166,9 @@ async function bindAll(
   await Promise.all([closeServer(ports.public), closeServer(ports.private), engine?.close()]);
   const taken = failures.filter((f) => f.error.code === 'EADDRINUSE').map((f) => f.at);
   if (taken.length > 0) throw new StartError(await portsInUseSentence(taken));
+  const unknownHost = failures.find((f) => f.error.code === 'EADDRNOTAVAIL' || f.error.code === 'ENOTFOUND');
+  if (unknownHost)
+    throw new StartError(`HOST=${options.host} is not an address of this machine; leave HOST unset for 127.0.0.1 (this machine only).`);
   const denied = failures.find((f) => f.error.code === 'EACCES');
   if (denied)
     throw new StartError(
@@ -333,6 +339,7 @@ export async function startLocalStack(options: StackOptions = {}): Promise<Local
 
   return {
     publicUrl,
+    publicAddress: (publicServer.address() as AddressInfo).address,
     privateUrl: `http://127.0.0.1:${bound.privatePort}`,
     dynamoEndpoint,
     issuer,

@@ -350,16 +350,22 @@ export async function localAuthorizationServer(options: AuthorizationServerOptio
     await serve(req, res);
   };
 
+  /** The sign-in `uid` names, as this browser's cookie holds it; undefined (and a page said so) when it is gone or another's. */
+  const interactionOf = async (
+    req: IncomingMessage,
+    res: ServerResponse,
+    uid: string | undefined,
+  ): Promise<Awaited<ReturnType<Provider['interactionDetails']>> | undefined> => {
+    const details = await provider.interactionDetails(req, res).catch(() => undefined);
+    if (details?.uid === uid) return details;
+    sendPage(res, 400, errorPage('This sign-in has expired or was already used: start again from your client.'));
+    return undefined;
+  };
+
   /** GET /oauth2/interaction/:uid: the sign-in page. */
   const signInForm = async (req: IncomingMessage, res: ServerResponse, uid: string | undefined): Promise<void> => {
-    let details: Awaited<ReturnType<Provider['interactionDetails']>>;
-    try {
-      details = await provider.interactionDetails(req, res);
-    } catch {
-      return sendPage(res, 400, errorPage('This sign-in has expired or was already used: start again from your client.'));
-    }
-    if (details.uid !== uid)
-      return sendPage(res, 400, errorPage('This sign-in has expired or was already used: start again from your client.'));
+    const details = await interactionOf(req, res, uid);
+    if (!details) return;
     const clientId = single(details.params.client_id) ?? '';
     const client = await provider.Client.find(clientId);
     sendPage(
@@ -382,14 +388,8 @@ export async function localAuthorizationServer(options: AuthorizationServerOptio
     if (typeof origins !== 'string' || !isOwnOrigin(origins, cfg))
       throw new ForbiddenError('The sign-in form is accepted only from the sign-in page of this server (its Origin).');
     const form = await readForm(req);
-    let details: Awaited<ReturnType<Provider['interactionDetails']>>;
-    try {
-      details = await provider.interactionDetails(req, res);
-    } catch {
-      return sendPage(res, 400, errorPage('This sign-in has expired or was already used: start again from your client.'));
-    }
-    if (details.uid !== uid)
-      return sendPage(res, 400, errorPage('This sign-in has expired or was already used: start again from your client.'));
+    const details = await interactionOf(req, res, uid);
+    if (!details) return;
     if (form.get('action') !== 'allow') {
       return provider.interactionFinished(req, res, { error: 'access_denied', error_description: 'The user cancelled the sign-in.' });
     }

@@ -34,8 +34,8 @@ export const MCP_REQUEST_HEADERS = Object.freeze([
 /** Answer headers a page must be able to read: the 401's challenge and the protocol version. */
 export const MCP_EXPOSED_HEADERS = Object.freeze(['WWW-Authenticate', 'Mcp-Protocol-Version']);
 
-/** The methods a page may send: POST to `/api/mcp` (GET and DELETE there are 405s: no stream, no session), GET the documents. */
-export const MCP_METHODS = Object.freeze(['GET', 'POST']);
+/** The method a page may send to `/api/mcp` (GET and DELETE there are 405s: no stream, no session); GET, for the documents, needs no listing. */
+export const MCP_METHODS = Object.freeze(['POST']);
 
 /** How long a browser may keep a preflight's answer (Chromium keeps at most 2 hours). */
 const PREFLIGHT_MAX_AGE_SECONDS = 600;

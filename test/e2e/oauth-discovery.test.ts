@@ -1,9 +1,9 @@
-import { auth, extractWWWAuthenticateParams, type OAuthClientProvider } from '@modelcontextprotocol/client';
+import { auth, extractWWWAuthenticateParams } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type DoorName, doorAudience, doorResource } from '../../lib/auth/doors.js';
 import { config } from '../../lib/config.js';
 import { smallFleet } from '../fixtures/small-fleet.js';
-import { claimsOf, signInAsBrowser } from '../helpers/sign-in.js';
+import { claimsOf, InMemoryOAuthProvider, signInAsBrowser } from '../helpers/sign-in.js';
 import { startTestStack, type TestStack } from '../helpers/stack.js';
 
 /**
@@ -23,43 +23,6 @@ afterAll(async () => {
   await stack?.stop();
 });
 
-/** A host application's OAuthClientProvider, kept in memory; the browser step is the test's. */
-class InMemoryProvider implements OAuthClientProvider {
-  readonly redirectUrl = 'http://127.0.0.1:45996/callback';
-  readonly clientMetadata = {
-    client_name: 'door discovery test',
-    redirect_uris: [this.redirectUrl],
-    token_endpoint_auth_method: 'none',
-    grant_types: ['authorization_code', 'refresh_token'],
-    response_types: ['code'],
-  };
-  client: Parameters<NonNullable<OAuthClientProvider['saveClientInformation']>>[0] | undefined;
-  saved: Parameters<OAuthClientProvider['saveTokens']>[0] | undefined;
-  verifier = '';
-  authorizationUrl: URL | undefined;
-  clientInformation() {
-    return this.client;
-  }
-  saveClientInformation(info: NonNullable<InMemoryProvider['client']>) {
-    this.client = info;
-  }
-  tokens() {
-    return this.saved;
-  }
-  saveTokens(tokens: NonNullable<InMemoryProvider['saved']>) {
-    this.saved = tokens;
-  }
-  redirectToAuthorization(url: URL) {
-    this.authorizationUrl = url;
-  }
-  saveCodeVerifier(verifier: string) {
-    this.verifier = verifier;
-  }
-  codeVerifier() {
-    return this.verifier;
-  }
-}
-
 /** The door asked as a client asks it: GET /api/agents, or an MCP `tools/list` on POST /api/mcp. */
 function askDoor(door: DoorName, token?: string): Promise<Response> {
   const authorization: Record<string, string> = token ? { Authorization: `Bearer ${token}` } : {};
@@ -78,7 +41,7 @@ function askDoor(door: DoorName, token?: string): Promise<Response> {
 
 describe.each(['inventory', 'mcp'] as const)('E2E: the %s door, from its 401 to a 200 with the SDK’s OAuth client', (door) => {
   it('follows RFC 9728, RFC 8414, RFC 7591, PKCE and RFC 8707 to a token for this door, which the door takes', async () => {
-    const provider = new InMemoryProvider();
+    const provider = new InMemoryOAuthProvider('http://127.0.0.1:45996/callback', 'door discovery test');
     const serverUrl = door === 'inventory' ? `${stack.publicUrl}/api/agents` : `${stack.publicUrl}/api/mcp`;
 
     const refused = await askDoor(door);

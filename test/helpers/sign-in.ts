@@ -1,4 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
+import type { OAuthClientProvider } from '@modelcontextprotocol/client';
 import { decodeJwt } from 'jose';
 
 /**
@@ -81,4 +82,57 @@ export function pkce(): { verifier: string; challenge: string } {
 /** The claims of a JWT, unverified (the tests read what the issuer put in). */
 export function claimsOf(jwt: string): Record<string, unknown> {
   return decodeJwt(jwt);
+}
+
+/**
+ * The OAuthClientProvider a host application implements for the MCP SDK's OAuth client: here
+ * everything kept in memory, the browser step left to the test (`authorizationUrl`).
+ */
+export class InMemoryOAuthProvider implements OAuthClientProvider {
+  readonly clientMetadata;
+  client: Parameters<NonNullable<OAuthClientProvider['saveClientInformation']>>[0] | undefined;
+  saved: Parameters<OAuthClientProvider['saveTokens']>[0] | undefined;
+  verifier = '';
+  discovery: Parameters<NonNullable<OAuthClientProvider['saveDiscoveryState']>>[0] | undefined;
+  authorizationUrl: URL | undefined;
+
+  constructor(
+    readonly redirectUrl: string,
+    clientName: string,
+  ) {
+    this.clientMetadata = {
+      client_name: clientName,
+      redirect_uris: [redirectUrl],
+      token_endpoint_auth_method: 'none',
+      grant_types: ['authorization_code', 'refresh_token'],
+      response_types: ['code'],
+    };
+  }
+  clientInformation() {
+    return this.client;
+  }
+  saveClientInformation(info: NonNullable<InMemoryOAuthProvider['client']>) {
+    this.client = info;
+  }
+  tokens() {
+    return this.saved;
+  }
+  saveTokens(tokens: NonNullable<InMemoryOAuthProvider['saved']>) {
+    this.saved = tokens;
+  }
+  redirectToAuthorization(url: URL) {
+    this.authorizationUrl = url;
+  }
+  saveCodeVerifier(verifier: string) {
+    this.verifier = verifier;
+  }
+  codeVerifier() {
+    return this.verifier;
+  }
+  saveDiscoveryState(state: NonNullable<InMemoryOAuthProvider['discovery']>) {
+    this.discovery = state;
+  }
+  discoveryState() {
+    return this.discovery;
+  }
 }

@@ -16,13 +16,13 @@
  * so a browser-based MCP client at an admitted origin can read a 401 and start its sign-in. The
  * origin it names cannot be chosen per request on AWS (a header value is a literal or a copy, never
  * a condition): the template names one browser origin, the `mcpBrowserOrigin` stage parameter; the
- * local gateway names the request's origin when MCP_ALLOWED_ORIGINS lists it (docs/decisions.md).
+ * local gateway names the request's origin when lib/mcp/cors.ts admits it (docs/decisions.md).
  */
 import { bearerChallenge } from '../lib/auth/challenge.js';
 import { DOORS, type DoorName } from '../lib/auth/doors.js';
 import type { Config } from '../lib/config.js';
 import { FAILURE_HEADERS, failureBody } from '../lib/http.js';
-import { MCP_EXPOSED_HEADERS } from '../lib/mcp/cors.js';
+import { isAllowedOrigin, MCP_EXPOSED_HEADERS } from '../lib/mcp/cors.js';
 
 export type GatewayResponseType =
   | 'UNAUTHORIZED'
@@ -129,10 +129,10 @@ export function gatewayResponseHeaders(
   };
 }
 
-/** The request's one `Origin` when MCP_ALLOWED_ORIGINS lists it (what lib/mcp/cors.ts admits), else undefined. */
-export function admittedOrigin(origins: readonly string[], cfg: Pick<Config, 'mcpAllowedOrigins'>): string | undefined {
+/** The request's one `Origin` when lib/mcp/cors.ts admits it (the service's own, or one of MCP_ALLOWED_ORIGINS), else undefined. */
+export function admittedOrigin(origins: readonly string[], cfg: Pick<Config, 'publicUrl' | 'mcpAllowedOrigins'>): string | undefined {
   const [origin, ...more] = origins;
-  return origin !== undefined && more.length === 0 && cfg.mcpAllowedOrigins.includes(origin) ? origin : undefined;
+  return more.length === 0 && isAllowedOrigin(origin, cfg) ? origin : undefined;
 }
 
 /** `$context.requestId`, `$context.authorizer.<key>`: the simple substitution API Gateway makes in gateway response bodies. */

@@ -29,6 +29,10 @@ function list(value: string): readonly string[] {
   );
 }
 
+/** An origin exactly as a browser sends it (`scheme://host[:port]`, http or https, lower case, no path): `*` and `null` are not. */
+const isExactOrigin = (value: string): boolean =>
+  URL.canParse(value) && /^https?:$/.test(new URL(value).protocol) && new URL(value).origin === value;
+
 const EnvSchema = z.pipe(
   z
     .object({
@@ -74,7 +78,14 @@ const EnvSchema = z.pipe(
       ),
       TOKEN_ENDPOINT: optionalTextThen(httpUrl),
       OBSERVATIONS_URL: optionalTextThen(httpUrl),
-      MCP_ALLOWED_ORIGINS: z._default(z.string(), ''),
+      MCP_ALLOWED_ORIGINS: z._default(
+        z.string().check(
+          z.refine((value) => list(value).every(isExactOrigin), {
+            error: 'must list exact browser origins such as https://app.example.com, comma-separated (* and null are refused)',
+          }),
+        ),
+        '',
+      ),
       UPSTREAM_TIMEOUT_MS: z._default(positiveInt, 16_000),
       TENANT_FENCING: z._default(z.enum(['off', 'iam'], { error: 'must be off or iam' }), 'off'),
       TENANT_READ_ROLE_ARN: optionalTextThen(ROLE_ARN),

@@ -1,84 +1,144 @@
 import { randomBytes } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import Provider, { type Configuration, errors, interactionPolicy, type KoaContextWithOIDC } from 'oidc-provider';
+// oidc-provider's own in-memory store (development only, forgotten at a restart, as this server is meant to be).
+import MemoryAdapter from 'oidc-provider/lib/adapters/memory_adapter.js';
+import { doorResource } from '../../lib/auth/doors.js';
 import { isGroupName, MAX_GROUP_NAME_CHARACTERS } from '../../lib/auth/endpoint-scope.js';
 import { TOKEN_EXCHANGE_GRANT } from '../../lib/auth/token-exchange.js';
-import { config } from '../../lib/config.js';
-import { MethodNotAllowedError } from '../../lib/errors.js';
+import { type Config, config } from '../../lib/config.js';
+import { BadRequestError, ForbiddenError } from '../../lib/errors.js';
+import { isAllowedOrigin, isOwnOrigin } from '../../lib/mcp/cors.js';
+import { clientIdDocuments, DOCUMENT_REFUSED, isDocumentUrl } from './client-id-documents.js';
 import { DEMO_TENANTS } from './demo.js';
-import { pathOf, targetOf } from './events.js';
-import { prune } from './expiring-map.js';
+import { targetOf } from './events.js';
 import { BodyTooLargeError, readBoundedBody } from './http.js';
 import type { LocalIssuer } from './issuer.js';
-import { ClientError, ClientRegistry, isLoopbackHost, type OAuthClient, redirectUriMatches } from './oauth-clients.js';
-import { GrantStore } from './oauth-grants.js';
+import { LOOPBACK_NAMES } from './own-address.js';
+import type { LocalRoute } from './router.js';
 import { errorPage, PAGE_HEADERS, signInPage } from './sign-in-page.js';
-import { answerTokenRequest, EXCHANGED_TOKEN_SECONDS } from './token-exchange.js';
+import { TOKEN_EXCHANGE_PARAMETERS, tokenExchangeGrant } from './token-exchange-grant.js';
 
 /**
- * The local issuer as a complete OAuth 2.1 authorization server for development, so any MCP
- * client signs in to `npm start` the way it signs in to an organisation's identity provider:
- * - RFC 8414 metadata advertising all of the below; the JWKS of the issuer's key;
- * - authorization code with PKCE (S256 only) behind a sign-in page that picks a tenant and a user
- *   (no password, answered only to this machine), with the RFC 9207 `iss` in the redirect;
- * - RFC 8707 resource indicators: a token is issued for the resource asked (its `aud`), one of the
- *   service's public doors (the MCP resource, the inventory audience); any other is refused;
- * - RFC 7591 dynamic client registration, and client ID metadata documents (a URL as `client_id`);
- * - rotating refresh tokens; and the RFC 8693 token exchange of the MCP broker.
- * Its routes are mounted on the public listener in one place: `handle` answers them and returns
- * false for any other request.
+ * The local authorization server, for development: oidc-provider configured so any MCP client
+ * signs in to `npm start` as it signs in to an organisation's identity provider:
+ * - RFC 8414 metadata, and the JWKS of the issuer's key (the one `npm run token` signs with);
+ * - authorization code with PKCE (S256 only) behind a sign-in page that picks a tenant, a user
+ *   and endpoint groups (no password), with the RFC 9207 `iss` in the redirect;
+ * - RFC 8707 resource indicators for both public doors, as their RFC 9728 documents name them:
+ *   JWT access tokens for the door asked, carrying the tenant and endpoint-scope claims chosen;
+ * - RFC 7591 registration and client ID metadata documents; rotating refresh tokens, the reuse of
+ *   a rotated one ending the grant; and the RFC 8693 token exchange of the MCP broker.
+ * What oidc-provider does not do, this module does in a few lines, each saying so.
  */
 
 export interface AuthorizationServerOptions {
   issuer: LocalIssuer;
   /** The MCP broker's client secret (the one confidential client, for the token exchange). */
   brokerSecret: string;
-  /** The public listener's base URL, known once it listens. */
-  publicUrl: () => string;
   /** The tenants the sign-in page offers (default the demo tenants). */
   tenants?: () => readonly string[];
 }
 
 export interface LocalAuthorizationServer {
-  /** Answers the request when it is one of the issuer's routes (true), else leaves it alone (false). */
-  handle(req: IncomingMessage, res: ServerResponse): Promise<boolean>;
+  /** Its routes, for the public listener's table. */
+  routes: readonly LocalRoute[];
 }
 
-/** The issuer's routes, by path. */
+/** The server's routes, by path. */
 export const ISSUER_PATHS = Object.freeze({
   jwks: '/.well-known/jwks.json',
   metadata: '/.well-known/oauth-authorization-server',
   authorize: '/oauth2/authorize',
   token: '/oauth2/token',
   register: '/oauth2/register',
+  interaction: '/oauth2/interaction',
 });
 
+export const ACCESS_TOKEN_SECONDS = 3_600;
+/** The one scope of both doors: reading the endpoints the token's tenant and groups allow. */
+export const DOOR_SCOPE = 'endpoints:read';
+/** The scopes oidc-provider itself knows (OpenID Connect's), which a sign-in grants when asked. */
+const PROVIDER_SCOPES = new Set(['openid', 'offline_access']);
+const REFRESH_TOKEN_SECONDS = 7 * 86_400;
 const SIGN_IN_SECONDS = 600;
-const MAX_PENDING = 1_000;
 const FORM_MAX_BYTES = 65_536;
 const NAME = /^[A-Za-z0-9._@:+-]{1,128}$/;
+/** Grants a client may register: the broker's exchange is the broker's alone. */
+const CLIENT_GRANTS = new Set(['authorization_code', 'refresh_token']);
+/** Schemes no redirect may use: they run or read something in the browser itself. */
+const FORBIDDEN_SCHEMES = new Set([
+  'javascript:',
+  'data:',
+  'file:',
+  'vbscript:',
+  'about:',
+  'blob:',
+  'ftp:',
+  'ws:',
+  'wss:',
+  'view-source:',
+  'chrome:',
+  'chrome-extension:',
+  'edge:',
+  'filesystem:',
+  'resource:',
+  'moz-extension:',
+  'mailto:',
+  'tel:',
+  'intent:',
+]);
 
-/** Public documents and endpoints any web page may call (no cookies are involved anywhere). */
-const CORS = Object.freeze({ 'Access-Control-Allow-Origin': '*' });
-const NO_STORE_JSON = Object.freeze({
-  'Content-Type': 'application/json; charset=utf-8',
-  'Cache-Control': 'no-store',
-  Pragma: 'no-cache',
-  ...CORS,
-});
-
-interface PendingSignIn {
-  client: OAuthClient;
-  redirectUri: string;
-  state: string | null;
-  codeChallenge: string;
-  resource: string;
-  scope: string | undefined;
-  expiresAt: number;
+/** The sign-in's choice, kept as the account id oidc-provider carries through codes and refresh tokens. */
+interface SignedIn {
+  tenant: string;
+  user: string;
+  groups?: string[];
 }
 
-function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = NO_STORE_JSON): void {
-  res.writeHead(status, headers);
-  res.end(JSON.stringify(body));
+const accountIdOf = (signedIn: SignedIn): string => JSON.stringify(signedIn);
+const signedInOf = (accountId: string): SignedIn => JSON.parse(accountId) as SignedIn;
+
+/**
+ * A redirect URI a client may register, on top of oidc-provider's own rules (which admit http on
+ * any host for a web client, and for a native app a private-use scheme named after a domain,
+ * reversed, RFC 8252 §7.1): https; http on a loopback name only (RFC 8252 §7.3); or a private-use
+ * scheme, never one that runs or reads something in the browser.
+ */
+function redirectUriRefusal(value: unknown): string | undefined {
+  if (typeof value !== 'string') return 'each redirect URI must be a string';
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    return 'each redirect URI must be an absolute URL';
+  }
+  if (value.includes('#') || url.username !== '' || url.password !== '') return 'a redirect URI may have no fragment and no user name';
+  if (url.protocol === 'https:') return undefined;
+  if (url.protocol === 'http:')
+    return LOOPBACK_NAMES.includes(url.hostname)
+      ? undefined
+      : 'an http redirect URI must point at this machine (localhost, 127.0.0.1 or [::1]); use https otherwise';
+  if (FORBIDDEN_SCHEMES.has(url.protocol) || !/^[a-z][a-z0-9+.-]*:$/.test(url.protocol))
+    return `a redirect URI may not use ${url.protocol}`;
+  return undefined;
+}
+
+/** The resource servers: each public door's identifier (its RFC 9728 `resource`) and the audience of its tokens. */
+function resourceServers(cfg: Config): Map<string, string> {
+  return new Map([
+    [doorResource(cfg, 'mcp'), cfg.mcpAudience],
+    [doorResource(cfg, 'inventory'), cfg.jwtAudience],
+  ]);
+}
+
+async function readForm(req: IncomingMessage): Promise<URLSearchParams> {
+  try {
+    return new URLSearchParams((await readBoundedBody(req, FORM_MAX_BYTES)).toString('utf8'));
+  } catch (error) {
+    if (error instanceof BodyTooLargeError) throw new BadRequestError('The sign-in form is larger than 64 KiB.');
+    throw error;
+  }
 }
 
 function sendPage(res: ServerResponse, status: number, html: string): void {
@@ -86,290 +146,298 @@ function sendPage(res: ServerResponse, status: number, html: string): void {
   res.end(html);
 }
 
-function sendOAuthError(res: ServerResponse, error: ClientError): void {
-  const headers: Record<string, string> = { ...NO_STORE_JSON };
-  if (error.status === 401) headers['WWW-Authenticate'] = 'Basic realm="local-issuer"';
-  sendJson(res, error.status, { error: error.error, error_description: error.message }, headers);
-}
+/** The one value of a parameter oidc-provider parsed (a string, or the first of several). */
+const single = (value: unknown): string | undefined => (Array.isArray(value) ? value[0] : typeof value === 'string' ? value : undefined);
 
-async function readText(req: IncomingMessage): Promise<string> {
-  try {
-    return (await readBoundedBody(req, FORM_MAX_BYTES)).toString('utf8');
-  } catch (error) {
-    if (error instanceof BodyTooLargeError) throw new ClientError('invalid_request', 'The request body is larger than 64 KiB.');
-    throw error;
-  }
-}
-
-/** The sign-in page answers this machine only: it signs anyone in as anyone. */
-function fromThisMachine(req: IncomingMessage): boolean {
-  const address = (req.socket.remoteAddress ?? '').replace(/^::ffff:/, '');
-  return address === '127.0.0.1' || address === '::1' || isLoopbackHost(address);
-}
-
-/** `redirectUri` with the authorization response's parameters (and RFC 9207's `iss`). */
-function redirectWith(redirectUri: string, params: Record<string, string | null | undefined>): string {
-  const url = new URL(redirectUri);
-  for (const [name, value] of Object.entries(params)) if (value !== null && value !== undefined) url.searchParams.set(name, value);
-  return url.toString();
-}
-
-function single(params: URLSearchParams, name: string): string | undefined {
-  const values = params.getAll(name);
-  if (values.length > 1) throw new ClientError('invalid_request', `The parameter ${name} was sent more than once.`);
-  return values[0];
-}
-
-export function localAuthorizationServer(options: AuthorizationServerOptions): LocalAuthorizationServer {
-  const clients = new ClientRegistry();
-  const pending = new Map<string, PendingSignIn>();
-  const grants = new GrantStore(options.issuer, () => ({
-    issuer: config().jwtIssuer,
-    tenantClaim: config().tenantClaim,
-    scopeClaim: config().scopeClaim,
-  }));
+export async function localAuthorizationServer(options: AuthorizationServerOptions): Promise<LocalAuthorizationServer> {
+  const cfg = config();
   const tenants = options.tenants ?? (() => DEMO_TENANTS);
-  const endpoint = (path: string): string => `${options.publicUrl()}${path}`;
+  const resources = resourceServers(cfg);
+  const documents = clientIdDocuments();
 
-  /** The resources a user may get a token for: the public doors. Observations is the broker's alone. */
-  const resources = (): string[] => [config().mcpAudience, config().jwtAudience];
+  // The sign-in is asked every time (tenant, user and groups are chosen per client), never taken from an earlier one.
+  const policy = interactionPolicy.base();
+  policy
+    .get('login')
+    ?.checks.add(
+      new interactionPolicy.Check('local_sign_in', 'the local sign-in picks tenant and user for each client', (ctx) =>
+        ctx.oidc.result?.login ? interactionPolicy.Check.NO_NEED_TO_PROMPT : interactionPolicy.Check.REQUEST_PROMPT,
+      ),
+    );
 
-  const metadata = (): Record<string, unknown> => ({
-    issuer: config().jwtIssuer,
-    authorization_endpoint: endpoint(ISSUER_PATHS.authorize),
-    token_endpoint: endpoint(ISSUER_PATHS.token),
-    registration_endpoint: endpoint(ISSUER_PATHS.register),
-    jwks_uri: endpoint(ISSUER_PATHS.jwks),
-    response_types_supported: ['code'],
-    response_modes_supported: ['query'],
-    grant_types_supported: ['authorization_code', 'refresh_token', TOKEN_EXCHANGE_GRANT],
-    code_challenge_methods_supported: ['S256'],
-    token_endpoint_auth_methods_supported: ['none', 'client_secret_basic', 'client_secret_post'],
-    client_id_metadata_document_supported: true,
-    authorization_response_iss_parameter_supported: true,
+  const configuration: Configuration = {
+    // A subclass of oidc-provider's memory store, so it does not warn that the store is in memory: here that is the point.
+    adapter: class LocalStore extends MemoryAdapter {},
+    clients: [
+      {
+        client_id: cfg.brokerClientId,
+        client_secret: options.brokerSecret,
+        grant_types: [TOKEN_EXCHANGE_GRANT],
+        response_types: [],
+        redirect_uris: [],
+        token_endpoint_auth_method: 'client_secret_basic',
+      },
+    ],
+    clientAuthMethods: ['none', 'client_secret_basic', 'client_secret_post'],
+    // Native (RFC 8252) unless a client says `web`: http on loopback only, private-use schemes, any loopback port.
+    clientDefaults: {
+      application_type: 'native',
+      grant_types: ['authorization_code'],
+      response_types: ['code'],
+      token_endpoint_auth_method: 'client_secret_basic',
+    },
+    responseTypes: ['code'],
+    pkce: { methods: ['S256'], required: () => true },
+    jwks: { keys: [options.issuer.signingKey as never] },
+    routes: {
+      authorization: ISSUER_PATHS.authorize,
+      token: ISSUER_PATHS.token,
+      registration: ISSUER_PATHS.register,
+      jwks: ISSUER_PATHS.jwks,
+    },
+    cookies: {
+      keys: [randomBytes(32).toString('base64url')],
+      long: { httpOnly: true, sameSite: 'lax' },
+      short: { httpOnly: true, sameSite: 'lax' },
+    },
+    ttl: {
+      AccessToken: ACCESS_TOKEN_SECONDS,
+      AuthorizationCode: 60,
+      RefreshToken: REFRESH_TOKEN_SECONDS,
+      Grant: REFRESH_TOKEN_SECONDS,
+      Interaction: SIGN_IN_SECONDS,
+      Session: SIGN_IN_SECONDS,
+    },
+    features: {
+      devInteractions: { enabled: false },
+      userinfo: { enabled: false },
+      rpInitiatedLogout: { enabled: false },
+      // issueRegistrationAccessToken is an option of oidc-provider 8 that its type declarations leave out.
+      registration: {
+        enabled: true,
+        initialAccessToken: false,
+        issueRegistrationAccessToken: false,
+        idFactory: () => `local-${randomBytes(16).toString('base64url')}`,
+      } as NonNullable<NonNullable<Configuration['features']>['registration']>,
+      resourceIndicators: {
+        enabled: true,
+        // A client that names no resource signs in for the MCP door, as MCP clients before RFC 8707 expect.
+        defaultResource: (_ctx, _client, oneOf) => oneOf ?? cfg.mcpAudience,
+        useGrantedResource: () => true,
+        getResourceServerInfo: (_ctx, resource) => {
+          const audience = resources.get(resource);
+          if (audience === undefined)
+            throw new errors.InvalidTarget(`resource must be one of this server's resources: ${[...resources.keys()].join(', ')}.`);
+          return {
+            scope: DOOR_SCOPE,
+            audience,
+            accessTokenTTL: ACCESS_TOKEN_SECONDS,
+            accessTokenFormat: 'jwt',
+            jwt: { sign: { alg: 'RS256' } },
+          };
+        },
+      },
+    },
+    interactions: { policy, url: (_ctx, interaction) => `${ISSUER_PATHS.interaction}/${interaction.uid}` },
+    findAccount: (_ctx, accountId) => ({ accountId, claims: () => ({ sub: signedInOf(accountId).user }) }),
+    // Refresh tokens for every client that registered the grant (no offline_access scope needed), rotated at each use.
+    issueRefreshToken: (_ctx, client) => client.grantTypeAllowed('refresh_token'),
+    rotateRefreshToken: true,
+    formats: {
+      customizers: {
+        // The sign-in's choice into the token: the user as `sub`, the tenant claim, and the endpoint groups when any were given.
+        jwt: (_ctx, token, jwt) => {
+          const { accountId } = token as { accountId?: string };
+          if (!accountId) return jwt;
+          const signedIn = signedInOf(accountId);
+          jwt.payload.sub = signedIn.user;
+          jwt.payload[cfg.tenantClaim] = signedIn.tenant;
+          if (signedIn.groups) jwt.payload[cfg.scopeClaim] = signedIn.groups;
+          return jwt;
+        },
+      },
+    },
+    clientBasedCORS: (_ctx, origin) => isAllowedOrigin(origin, cfg),
+    extraClientMetadata: {
+      properties: ['software_id', 'software_version'],
+      // Runs for every client (registered, metadata document, configured): the redirect and grant rules oidc-provider leaves open.
+      validator: (_ctx, key, _value, metadata) => {
+        if (key !== 'software_id') return;
+        const grants = (metadata.grant_types as string[] | undefined) ?? [];
+        if (metadata.client_id !== cfg.brokerClientId && grants.some((g) => !CLIENT_GRANTS.has(g)))
+          throw new errors.InvalidClientMetadata('grant_types may list authorization_code and refresh_token only');
+        const uris = (metadata.redirect_uris as unknown[] | undefined) ?? [];
+        for (const uri of uris) {
+          const refusal = redirectUriRefusal(uri);
+          if (refusal) throw new errors.InvalidClientMetadata(`redirect_uris: ${refusal}`);
+        }
+      },
+    },
+    discovery: { client_id_metadata_document_supported: true },
+    renderError: (ctx, out) => {
+      ctx.type = 'html';
+      ctx.set(PAGE_HEADERS);
+      ctx.body = errorPage(typeof out.error_description === 'string' ? out.error_description : 'The request could not be served.');
+    },
+  };
+  const provider = new Provider(cfg.jwtIssuer, configuration);
+  provider.registerGrantType(
+    TOKEN_EXCHANGE_GRANT,
+    tokenExchangeGrant(options.issuer, () => ({
+      issuer: cfg.jwtIssuer,
+      brokerClientId: cfg.brokerClientId,
+      subjectAudience: cfg.mcpAudience,
+      targetAudience: cfg.observationsAudience,
+      tenantClaim: cfg.tenantClaim,
+      scopeClaim: cfg.scopeClaim,
+    })),
+    [...TOKEN_EXCHANGE_PARAMETERS],
+    [],
+  );
+
+  // CORS only for the admitted origins, never `*` (oidc-provider answers any origin on its public documents and preflights).
+  provider.use(async (ctx, next) => {
+    await next();
+    const origin = ctx.get('Origin');
+    if (origin !== '' && isAllowedOrigin(origin, cfg)) {
+      if (ctx.response.get('Access-Control-Allow-Origin')) ctx.set('Access-Control-Allow-Origin', origin);
+    } else for (const name of Object.keys(ctx.response.headers)) if (name.startsWith('access-control-')) ctx.remove(name);
+  });
+  // An invalid authorization request is shown on a page, never sent to the redirect URI (RFC 9700 §4.11.2): oidc-provider
+  // redirects once client and redirect URI are known. The user's own cancel is the one error that goes back.
+  provider.use(async (ctx: KoaContextWithOIDC, next) => {
+    await next();
+    const location = ctx.status === 303 || ctx.status === 302 ? ctx.response.get('Location') : '';
+    if (!location || (ctx.oidc?.route !== 'authorization' && ctx.oidc?.route !== 'resume')) return;
+    const back = new URL(location, 'http://local');
+    const response = new URLSearchParams([...back.searchParams, ...new URLSearchParams(back.hash.slice(1))]);
+    const error = response.get('error');
+    if (error === null || response.has('code') || error === 'access_denied') return;
+    ctx.remove('Location');
+    ctx.status = 400;
+    ctx.set(PAGE_HEADERS);
+    ctx.body = errorPage(`${response.get('error_description') ?? 'The authorization request is invalid'} (${error}).`);
   });
 
-  /** GET /oauth2/authorize: checks the request, then shows the sign-in page (RFC 6749 §4.1.1, OAuth 2.1). */
-  async function authorize(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const params = targetOf(req).searchParams;
-    // Until client and redirect URI are known good, errors are shown here, never redirected (RFC 6749 §4.1.2.1).
-    let client: OAuthClient | undefined;
-    let redirectUri: string | undefined;
-    try {
-      const clientId = single(params, 'client_id');
-      if (!clientId) throw new ClientError('invalid_request', 'client_id is missing.');
-      client = await clients.find(clientId);
-      if (!client)
-        throw new ClientError(
-          'invalid_client',
-          'This client is not registered here: register it (dynamic client registration) or use a client ID metadata document URL.',
-        );
-      redirectUri = single(params, 'redirect_uri') ?? (client.redirect_uris.length === 1 ? client.redirect_uris[0] : undefined);
-      if (!redirectUri || !redirectUriMatches(client, redirectUri))
-        throw new ClientError('invalid_request', 'redirect_uri is missing or is not one the client registered.');
-    } catch (error) {
-      if (!(error instanceof ClientError)) throw error;
-      sendPage(res, 400, errorPage(error.message));
-      return;
-    }
-    const backTo = redirectUri;
-    const state = params.get('state');
-    const back = (error: string, description: string): void => {
-      res.writeHead(303, {
-        Location: redirectWith(backTo, { error, error_description: description, state, iss: config().jwtIssuer }),
-        'Cache-Control': 'no-store',
-      });
-      res.end();
-    };
-    try {
-      if (single(params, 'response_type') !== 'code') return back('unsupported_response_type', 'Only response_type=code is served.');
-      const challenge = single(params, 'code_challenge');
-      if (!challenge || !/^[A-Za-z0-9_-]{43}$/.test(challenge))
-        return back('invalid_request', 'PKCE is required: send code_challenge (the S256 of a code verifier).');
-      if (single(params, 'code_challenge_method') !== 'S256')
-        return back('invalid_request', 'code_challenge_method must be S256 (plain is not accepted).');
-      const resource = single(params, 'resource') ?? config().mcpAudience;
-      if (!resources().includes(resource))
-        return back('invalid_target', `resource must be one of this server's resources: ${resources().join(', ')}.`);
-      const requestId = randomBytes(24).toString('base64url');
-      pending.set(requestId, {
-        client,
-        redirectUri,
-        state,
-        codeChallenge: challenge,
-        resource,
-        scope: single(params, 'scope'),
-        expiresAt: Date.now() + SIGN_IN_SECONDS * 1000,
-      });
-      prune(pending, MAX_PENDING);
-      sendPage(
-        res,
-        200,
-        signInPage({
-          requestId,
-          clientName: client.client_name ?? client.client_id,
-          redirectUri,
-          resource,
-          tenants: tenants(),
-          action: ISSUER_PATHS.authorize,
-        }),
-      );
-    } catch (error) {
-      if (!(error instanceof ClientError)) throw error;
-      back(error.error, error.message);
-    }
-  }
+  // oidc-provider's own client store, where a client ID metadata document's client is put for the token endpoint to find.
+  const clientStore = new MemoryAdapter('Client');
+  const callback = provider.callback();
+  const serve = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    await callback(req, res);
+  };
 
-  /** POST /oauth2/authorize: the sign-in form; sends the browser back with a code, or `access_denied`. */
-  async function signIn(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const form = new URLSearchParams(await readText(req));
-    const requestId = form.get('request') ?? '';
-    const request = pending.get(requestId);
-    pending.delete(requestId);
-    if (!request || request.expiresAt <= Date.now()) {
-      sendPage(res, 400, errorPage('This sign-in has expired or was already used: start again from your client.'));
-      return;
+  /** GET /oauth2/authorize: a client named by its metadata document is fetched here, the one place that fetches it. */
+  const authorize = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    const target = targetOf(req);
+    // oidc-provider issues nothing for a request that asks no scope; MCP clients ask none, so the doors' scope is asked for them.
+    if (!target.searchParams.has('scope')) {
+      target.searchParams.set('scope', DOOR_SCOPE);
+      req.url = `${target.pathname}${target.search}`;
     }
-    const iss = config().jwtIssuer;
-    const go = (params: Record<string, string | null>): void => {
-      res.writeHead(303, {
-        Location: redirectWith(request.redirectUri, { ...params, state: request.state, iss }),
-        'Cache-Control': 'no-store',
-      });
-      res.end();
-    };
-    if (form.get('action') !== 'allow') return go({ error: 'access_denied', error_description: 'The user cancelled the sign-in.' });
+    const [url, ...more] = target.searchParams.getAll('client_id');
+    if (url !== undefined && more.length === 0 && isDocumentUrl(url)) {
+      const outcome = await documents.load(url);
+      if (!outcome.ok) return sendPage(res, 400, errorPage(DOCUMENT_REFUSED));
+      try {
+        await clientStore.upsert(url, outcome.metadata, REFRESH_TOKEN_SECONDS);
+        await provider.Client.find(url);
+      } catch {
+        await clientStore.destroy(url);
+        documents.refuse(url);
+        return sendPage(res, 400, errorPage(DOCUMENT_REFUSED));
+      }
+    }
+    await serve(req, res);
+  };
+
+  /** The sign-in `uid` names, as this browser's cookie holds it; undefined (and a page said so) when it is gone or another's. */
+  const interactionOf = async (
+    req: IncomingMessage,
+    res: ServerResponse,
+    uid: string | undefined,
+  ): Promise<Awaited<ReturnType<Provider['interactionDetails']>> | undefined> => {
+    const details = await provider.interactionDetails(req, res).catch(() => undefined);
+    if (details?.uid === uid) return details;
+    sendPage(res, 400, errorPage('This sign-in has expired or was already used: start again from your client.'));
+    return undefined;
+  };
+
+  /** GET /oauth2/interaction/:uid: the sign-in page. */
+  const signInForm = async (req: IncomingMessage, res: ServerResponse, uid: string | undefined): Promise<void> => {
+    const details = await interactionOf(req, res, uid);
+    if (!details) return;
+    const clientId = single(details.params.client_id) ?? '';
+    const client = await provider.Client.find(clientId);
+    sendPage(
+      res,
+      200,
+      signInPage({
+        clientName: client?.clientName ?? clientId,
+        redirectUri: single(details.params.redirect_uri) ?? client?.redirectUris?.[0] ?? '',
+        resource: single(details.params.resource) ?? cfg.mcpAudience,
+        tenants: tenants(),
+        action: `${ISSUER_PATHS.interaction}/${details.uid}`,
+      }),
+    );
+  };
+
+  /** POST /oauth2/interaction/:uid: the sign-in form, from a page of this server only; back to the client with a code, or `access_denied`. */
+  const signIn = async (req: IncomingMessage, res: ServerResponse, uid: string | undefined): Promise<void> => {
+    // A form posted from any other page is refused (it would sign anyone in as anyone): the browser names the page's origin.
+    const origins = req.headers.origin;
+    if (typeof origins !== 'string' || !isOwnOrigin(origins, cfg))
+      throw new ForbiddenError('The sign-in form is accepted only from the sign-in page of this server (its Origin).');
+    const form = await readForm(req);
+    const details = await interactionOf(req, res, uid);
+    if (!details) return;
+    if (form.get('action') !== 'allow') {
+      return provider.interactionFinished(req, res, { error: 'access_denied', error_description: 'The user cancelled the sign-in.' });
+    }
     const tenant = form.get('tenant') ?? '';
     const user = form.get('user') ?? '';
     if (!NAME.test(tenant) || !NAME.test(user)) {
-      sendPage(res, 400, errorPage('Tenant and user must be 1 to 128 letters, digits or ._@:+- characters. Go back and correct them.'));
-      return;
+      return sendPage(
+        res,
+        400,
+        errorPage('Tenant and user must be 1 to 128 letters, digits or ._@:+- characters. Go back and correct them.'),
+      );
     }
     // Endpoint groups, separated by spaces; none: a token without the scope claim (the whole tenant).
     const groups = (form.get('groups') ?? '').split(' ').filter((g) => g !== '');
     if (!groups.every(isGroupName)) {
-      sendPage(
+      return sendPage(
         res,
         400,
         errorPage(
           `Endpoint groups must be names of 1 to ${MAX_GROUP_NAME_CHARACTERS} characters separated by spaces, or * for all. Go back and correct them.`,
         ),
       );
-      return;
     }
-    const code = grants.issueCode(
-      {
-        clientId: request.client.client_id,
-        tenant,
-        subject: user,
-        resource: request.resource,
-        scope: request.scope,
-        ...(groups.length > 0 ? { groups } : {}),
-      },
-      request.redirectUri,
-      request.codeChallenge,
-    );
-    go({ code });
-  }
-
-  /** POST /oauth2/token: the user grants (code, refresh) for registered clients, the exchange for the broker. */
-  async function token(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const form = new URLSearchParams(await readText(req));
-    const grantType = form.get('grant_type');
-    if (grantType === TOKEN_EXCHANGE_GRANT) {
-      const cfg = config();
-      const answer = await answerTokenRequest(
-        options.issuer,
-        {
-          issuer: cfg.jwtIssuer,
-          clients: new Map([[cfg.brokerClientId, options.brokerSecret]]),
-          subjectAudience: cfg.mcpAudience,
-          targetAudiences: [cfg.observationsAudience],
-          tenantClaim: cfg.tenantClaim,
-          scopeClaim: cfg.scopeClaim,
-          lifetimeSeconds: EXCHANGED_TOKEN_SECONDS,
-        },
-        form,
-        req.headers.authorization,
-      );
-      sendJson(res, answer.status, answer.body, { ...answer.headers, ...CORS });
-      return;
-    }
-    if (grantType !== 'authorization_code' && grantType !== 'refresh_token') {
-      throw new ClientError('unsupported_grant_type', `grant_type must be authorization_code, refresh_token or ${TOKEN_EXCHANGE_GRANT}.`);
-    }
-    const client = await clients.authenticate(form, req.headers.authorization);
-    const tokens = grantType === 'authorization_code' ? await grants.redeemCode(client, form) : await grants.refresh(client, form);
-    sendJson(res, 200, tokens);
-  }
-
-  /** POST /oauth2/register: RFC 7591 dynamic client registration (201 with the client's information). */
-  async function register(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    let body: unknown;
-    try {
-      body = JSON.parse(await readText(req));
-    } catch (error) {
-      if (error instanceof ClientError) throw error;
-      throw new ClientError('invalid_client_metadata', 'The registration body must be JSON.');
-    }
-    const { source: _source, ...registered } = clients.register(body);
-    sendJson(res, 201, registered);
-  }
-
-  const routes: Record<string, (req: IncomingMessage, res: ServerResponse) => Promise<void>> = {
-    [`GET ${ISSUER_PATHS.jwks}`]: async (_req, res) =>
-      sendJson(res, 200, options.issuer.jwks, {
-        'Content-Type': 'application/json; charset=utf-8',
-        'Cache-Control': 'max-age=300',
-        ...CORS,
-      }),
-    [`GET ${ISSUER_PATHS.metadata}`]: async (_req, res) =>
-      sendJson(res, 200, metadata(), { 'Content-Type': 'application/json; charset=utf-8', 'Cache-Control': 'max-age=300', ...CORS }),
-    [`GET ${ISSUER_PATHS.authorize}`]: authorize,
-    [`POST ${ISSUER_PATHS.authorize}`]: signIn,
-    [`POST ${ISSUER_PATHS.token}`]: token,
-    [`POST ${ISSUER_PATHS.register}`]: register,
+    const accountId = accountIdOf({ tenant, user, ...(groups.length > 0 ? { groups } : {}) });
+    const grant = new provider.Grant({ accountId, clientId: single(details.params.client_id) ?? '' });
+    const asked = details.params.resource;
+    for (const resource of Array.isArray(asked) ? asked : [asked ?? cfg.mcpAudience]) grant.addResourceScope(String(resource), DOOR_SCOPE);
+    const oidcScopes = (single(details.params.scope) ?? '').split(' ').filter((scope) => PROVIDER_SCOPES.has(scope));
+    if (oidcScopes.length > 0) grant.addOIDCScope(oidcScopes.join(' '));
+    const grantId = await grant.save();
+    await provider.interactionFinished(req, res, { login: { accountId }, consent: { grantId } }, { mergeWithLastSubmission: false });
   };
-  /** Paths a browser-based client calls with fetch (and so may preflight). */
-  const corsPaths = new Set<string>([ISSUER_PATHS.jwks, ISSUER_PATHS.metadata, ISSUER_PATHS.token, ISSUER_PATHS.register]);
-  const issuerPaths = new Set<string>(Object.values(ISSUER_PATHS));
 
-  return {
-    async handle(req, res) {
-      const path = pathOf(req);
-      if (!issuerPaths.has(path)) return false;
-      const method = req.method ?? 'GET';
-      if (method === 'OPTIONS' && corsPaths.has(path)) {
-        res.writeHead(204, {
-          ...CORS,
-          'Access-Control-Allow-Methods': 'GET, POST',
-          'Access-Control-Allow-Headers': 'Authorization, Content-Type, Mcp-Protocol-Version',
-          'Access-Control-Max-Age': '600',
-        });
-        res.end();
-        return true;
-      }
-      const route = routes[`${method} ${path}`];
-      if (!route) {
-        // The listener answers it as every failure: text/plain, the request id, no-store, with Allow.
-        throw new MethodNotAllowedError(
-          'This method is not served here.',
-          Object.keys(routes)
-            .filter((r) => r.endsWith(` ${path}`))
-            .map((r) => r.slice(0, r.indexOf(' '))),
-        );
-      }
-      if (path === ISSUER_PATHS.authorize && !fromThisMachine(req)) {
-        sendPage(res, 403, errorPage('The local sign-in page answers only on this machine (it signs anyone in without a password).'));
-        return true;
-      }
-      try {
-        await route(req, res);
-      } catch (error) {
-        if (!(error instanceof ClientError)) throw error;
-        sendOAuthError(res, error);
-      }
-      return true;
-    },
+  // oidc-provider 8 serves its metadata at the OpenID Connect path only; RFC 8414's is the one served here.
+  const metadata = (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    req.url = '/.well-known/openid-configuration';
+    return serve(req, res);
   };
+
+  const routes: LocalRoute[] = [
+    { methods: ['GET', 'OPTIONS'], path: ISSUER_PATHS.metadata, handler: metadata },
+    { methods: ['GET', 'OPTIONS'], path: ISSUER_PATHS.jwks, handler: serve },
+    { methods: ['GET'], path: ISSUER_PATHS.authorize, handler: authorize },
+    { methods: ['GET'], path: `${ISSUER_PATHS.authorize}/:uid`, handler: serve },
+    { methods: ['POST', 'OPTIONS'], path: ISSUER_PATHS.token, handler: serve },
+    { methods: ['POST', 'OPTIONS'], path: ISSUER_PATHS.register, handler: serve },
+    { methods: ['GET'], path: `${ISSUER_PATHS.interaction}/:uid`, handler: (req, res, _id, params) => signInForm(req, res, params.uid) },
+    { methods: ['POST'], path: `${ISSUER_PATHS.interaction}/:uid`, handler: (req, res, _id, params) => signIn(req, res, params.uid) },
+  ];
+  return { routes };
 }

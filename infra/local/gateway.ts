@@ -1,17 +1,19 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { APIGatewayProxyEvent } from 'aws-lambda';
+import { LRUCache } from 'lru-cache';
 import { DOORS, type Door } from '../../lib/auth/doors.js';
 import { config } from '../../lib/config.js';
 import { type GatewayResponseType, renderGatewayResponse } from '../gateway-responses.js';
-import { localMethodArn, pathOf, requestAuthorizerEvent, restApiEvent } from './events.js';
-import { prune } from './expiring-map.js';
+import { localMethodArn, requestAuthorizerEvent, restApiEvent } from './events.js';
 import { BodyTooLargeError, invokeIntegration, readBoundedBody, sendGatewayResponse, sendLocalFailure } from './http.js';
 import { lambdaContext } from './lambda-context.js';
-import { HANDLER_MODULES, type LambdaHandler, ROUTES, type Route, type RouteFunction, routeOf } from './routes.js';
+import type { ApiRoutes } from './router.js';
+import { HANDLER_MODULES, type LambdaHandler, ROUTES, type Route, type RouteFunction } from './routes.js';
 import { INVENTORY_TIMEOUT_MS, streamingContext } from './streaming.js';
 
 /**
- * The local stand-in for API Gateway's REST APIs: routes (infra/local/routes.ts) to the deployed
+ * The local stand-in for API Gateway's REST APIs: serves the routes (infra/local/routes.ts) the
+ * listener's router (infra/local/router.ts) matched, with the deployed
  * handler modules with payload 1.0 events; in front of a guarded route, the token authorizer
  * function invoked as API Gateway invokes it (the same module that is deployed), its answers cached
  * per door and token for the door's TTL, its policy applied to the method; and API Gateway's own
@@ -34,10 +36,12 @@ export interface LocalRestApiOptions {
   now?: () => number;
 }
 
-export interface LocalRestApi {
-  /** Answers one request; `requestId` is API Gateway's (`$context.requestId`), and the invocation's. */
-  handle(req: IncomingMessage, res: ServerResponse, requestId: string): Promise<void>;
-}
+/**
+ * One REST API as a listener's router mounts it: `serve` answers a request matched to one of its
+ * routes (`requestId` is API Gateway's `$context.requestId`, and the invocation's); `missing` is
+ * API Gateway's answer to a method or path the API does not have.
+ */
+export type LocalRestApi = ApiRoutes;
 
 async function loadHandler(name: RouteFunction | 'authorizer'): Promise<LambdaHandler> {
   return (await HANDLER_MODULES[name]()).handler as LambdaHandler;
@@ -101,18 +105,12 @@ type Verdict =
   | { allowed: false; type: GatewayResponseType; context?: Record<string, string> };
 
 export function localRestApi(options: LocalRestApiOptions): LocalRestApi {
-  const routes = options.routes ?? ROUTES;
+  const routes = (options.routes ?? ROUTES).filter((route) => route.api === options.api);
   const handlerOf = options.handlerOf ?? loadHandler;
   const isStarting = options.isStarting ?? (() => false);
   const now = options.now ?? Date.now;
-  const cache = new Map<string, { answer: AuthorizerAnswer; expiresAt: number }>();
-
-  const cachedAnswer = (key: string): AuthorizerAnswer | undefined => {
-    const entry = cache.get(key);
-    if (entry && entry.expiresAt > now()) return entry.answer;
-    cache.delete(key);
-    return undefined;
-  };
+  // Each answer for its door's TTL, on the emulation's clock.
+  const cache = new LRUCache<string, AuthorizerAnswer>({ max: MAX_CACHED_ANSWERS, perf: { now }, ttlResolution: 0 });
 
   /** The authorizer's verdict on a request at a door, as API Gateway reaches it. */
   const authorize = async (req: IncomingMessage, event: APIGatewayProxyEvent, route: Route, door: Door): Promise<Verdict> => {
@@ -123,7 +121,7 @@ export function localRestApi(options: LocalRestApiOptions): LocalRestApi {
       if (identity === undefined) return { allowed: false, type: 'UNAUTHORIZED' };
       if (door.cacheTtlSeconds > 0) cacheKey = `${door.name}\n${identity}`;
     }
-    let answer = cacheKey ? cachedAnswer(cacheKey) : undefined;
+    let answer = cacheKey ? cache.get(cacheKey) : undefined;
     if (!answer) {
       let result: unknown;
       const started = now();
@@ -135,10 +133,7 @@ export function localRestApi(options: LocalRestApiOptions): LocalRestApi {
       }
       if (!isAuthorizerAnswer(result)) return { allowed: false, type: 'AUTHORIZER_CONFIGURATION_ERROR' };
       answer = { ...result, context: { ...result.context, integrationLatency: now() - started } };
-      if (cacheKey) {
-        cache.set(cacheKey, { answer, expiresAt: now() + door.cacheTtlSeconds * 1000 });
-        prune(cache, MAX_CACHED_ANSWERS, now());
-      }
+      if (cacheKey) cache.set(cacheKey, answer, { ttl: door.cacheTtlSeconds * 1000 });
     }
     // API Gateway hands the context on with every value a string.
     const context: Record<string, string> = { principalId: answer.principalId };
@@ -148,21 +143,25 @@ export function localRestApi(options: LocalRestApiOptions): LocalRestApi {
     return { allowed: true, context };
   };
 
+  const replier =
+    (req: IncomingMessage, res: ServerResponse, requestId: string) =>
+    (type: GatewayResponseType, authorizer?: Record<string, string>): void =>
+      sendGatewayResponse(
+        res,
+        renderGatewayResponse(type, {
+          requestId,
+          cfg: config(),
+          origins: headerValuesOf(req, 'origin'),
+          ...(authorizer ? { authorizer } : {}),
+        }),
+      );
+
   return {
-    async handle(req, res, requestId) {
-      const reply = (type: GatewayResponseType, authorizer?: Record<string, string>): void =>
-        sendGatewayResponse(
-          res,
-          renderGatewayResponse(type, {
-            requestId,
-            cfg: config(),
-            origins: headerValuesOf(req, 'origin'),
-            ...(authorizer ? { authorizer } : {}),
-          }),
-        );
-      const route = routeOf(routes, options.api, (req.method ?? 'GET').toUpperCase(), pathOf(req));
-      // A REST API answers a method or path it does not have as a missing token; here, in the contract's words.
-      if (!route) return reply('MISSING_AUTHENTICATION_TOKEN');
+    routes,
+    // A REST API answers a method or path it does not have as a missing token; here, in the contract's words.
+    missing: (req, res, requestId) => replier(req, res, requestId)('MISSING_AUTHENTICATION_TOKEN'),
+    async serve(route, req, res, requestId) {
+      const reply = replier(req, res, requestId);
       if (isStarting()) {
         // Until the first attempt to create the tables and seed is over: a script that waits for the
         // port must not read a half-seeded fleet as the whole one.

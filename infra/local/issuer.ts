@@ -13,6 +13,8 @@ export interface LocalIssuer {
   jwks: { keys: JWK[] };
   /** Its own keys as a key source, for checking the tokens it signed (the token exchange). */
   keys: KeySource;
+  /** The private key as a JWK, for the local authorization server, which signs with the same key (infra/local/authorization-server.ts). */
+  signingKey: JWK;
   sign(claims: TokenClaims): Promise<string>;
 }
 
@@ -84,6 +86,7 @@ export async function localIssuer(dir = LOCAL_DIR): Promise<LocalIssuer> {
   return {
     kid,
     jwks: { keys: [publicJwk] },
+    signingKey: { ...jwk, kid, alg: 'RS256', use: 'sig' },
     keys: { getKey: (header) => localKeys(header, undefined as never) },
     async sign(c: TokenClaims): Promise<string> {
       const payload: Record<string, unknown> = { ...c.extra };

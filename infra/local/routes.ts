@@ -2,9 +2,10 @@ import type { Context } from 'aws-lambda';
 import type { DoorName } from '../../lib/auth/doors.js';
 
 /**
- * The one route table of the local gateway, for both listeners: method and resource to the
- * deployed handler module, the door whose token authorizer guards it (or none), and how its answer
- * is sent. It mirrors the template's REST APIs (serverless.yml's `http` events for the public one,
+ * The REST APIs' routes, for both listeners: method and resource to the deployed handler module,
+ * the door whose token authorizer guards it (or none), and how its answer is sent. Each listener's
+ * router (infra/local/router.ts) matches them, exactly as API Gateway matches a REST resource
+ * without path parameters. It mirrors the template's REST APIs (serverless.yml's `http` events for the public one,
  * infra/private-api.yml for the private one); test/infra/template.test.ts proves they agree.
  */
 
@@ -42,11 +43,6 @@ export const ROUTES: readonly Route[] = Object.freeze([
   ...metadata('/.well-known/oauth-protected-resource/api/agents'),
   { api: 'private', method: 'GET', resource: '/api/mcp/endpoint', function: 'observations', authorizer: null, transferMode: 'BUFFERED' },
 ] satisfies Route[]);
-
-/** The route of a request, matched as API Gateway matches a REST resource without path parameters: exactly. */
-export function routeOf(routes: readonly Route[], api: Route['api'], method: string, path: string): Route | undefined {
-  return routes.find((r) => r.api === api && r.method === method && r.resource === path);
-}
 
 /** A Lambda handler as the local gateway calls it (the deployed module's `handler`). */
 export type LambdaHandler = (event: unknown, context: Context) => Promise<unknown>;

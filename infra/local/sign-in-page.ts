@@ -4,8 +4,8 @@
  * registered client chooses its own name).
  */
 
-const escapeHtml = (value: string): string =>
-  value.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c] ?? c);
+const ENTITIES: Readonly<Record<string, string>> = Object.freeze({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' });
+const escapeHtml = (value: string): string => value.replace(/[&<>"']/g, (c) => ENTITIES[c] ?? c);
 
 /** The headers of every page: HTML, never cached, never framed, no script. */
 export const PAGE_HEADERS = Object.freeze({
@@ -32,14 +32,12 @@ ${body}
 }
 
 export interface SignInView {
-  /** The pending authorization request's id (the form posts it back, nothing else of the request). */
-  requestId: string;
   clientName: string;
   /** Where the browser is sent afterwards (its origin is shown). */
   redirectUri: string;
   resource: string;
   tenants: readonly string[];
-  /** Where the form posts (the issuer's authorization endpoint, ISSUER_PATHS.authorize). */
+  /** Where the form posts (this sign-in's interaction URL). */
   action: string;
 }
 
@@ -59,7 +57,6 @@ export function signInPage(view: SignInView): string {
     `<h1>Sign in to the endpoint read service</h1>
 <p>The client <strong>${escapeHtml(view.clientName)}</strong> asks for a token for <code>${escapeHtml(view.resource)}</code>. After sign-in your browser goes back to <code>${escapeHtml(destination)}</code>.</p>
 <form method="post" action="${escapeHtml(view.action)}">
-<input type="hidden" name="request" value="${escapeHtml(view.requestId)}">
 <label for="tenant">Tenant</label>
 <select id="tenant" name="tenant">${options}</select>
 <label for="user">User (the token's <code>sub</code>)</label>
@@ -72,7 +69,11 @@ export function signInPage(view: SignInView): string {
   );
 }
 
-/** A page for a request that cannot be sent back to the client (unknown client, bad redirect URI, expired sign-in). */
+/**
+ * A page for a request the server does not send back to the client: any invalid authorization
+ * request (even one naming a registered client and redirect URI: a redirect nobody asked for would
+ * make the server an open redirector, RFC 9700 §4.11.2), an expired sign-in, a refused form.
+ */
 export function errorPage(sentence: string): string {
   return page('Sign-in failed (local development) — endpoint read service', `<h1>Sign-in failed</h1>\n<p>${escapeHtml(sentence)}</p>`);
 }

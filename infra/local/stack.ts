@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { config, resetConfig } from '../../lib/config.js';
 import { HttpError } from '../../lib/errors.js';
 import { dynamo, setDynamo } from '../../lib/store/client.js';
@@ -14,12 +15,16 @@ import { shiftFleet, staleFleetNote } from './fleet-time.js';
 import { type LocalRestApi, localRestApi } from './gateway.js';
 import { sendGatewayResponse, sendLocalFailure } from './http.js';
 import { LOCAL_DIR, type LocalIssuer, localBrokerSecret, localIssuer } from './issuer.js';
+import { isForOwnHost, isLoopbackAddress, ownHosts } from './own-address.js';
 import { bind, portsInUseSentence, type StackPort } from './ports.js';
+import { type ListenerRouter, listenerRouter } from './router.js';
 import { readFleetFile } from './seed-file.js';
 
 export interface StackOptions {
   /** Public listener port (0 = any free port). */
   port?: number;
+  /** The public listener's address (default 127.0.0.1, this machine only; HOST). */
+  host?: string;
   /** Private (loopback) listener port (0 = any free port). */
   privatePort?: number;
   /** Embedded engine port, when no external engine is given. */
@@ -54,6 +59,8 @@ export class StartError extends Error {
 
 export interface LocalStack {
   publicUrl: string;
+  /** The address the public listener is bound to (127.0.0.1 unless HOST says otherwise). */
+  publicAddress: string;
   privateUrl: string;
   dynamoEndpoint: string;
   issuer: LocalIssuer;
@@ -82,13 +89,20 @@ function printablePath(req: IncomingMessage): string {
   return path.replace(/[^\x21-\x7e]/g, (c) => encodeURIComponent(c));
 }
 
+/** What a listener serves once it is bound: the names it answers to (infra/local/own-address.ts) and its routes. */
+interface Bound {
+  hosts: ReadonlySet<string>;
+  router: ListenerRouter;
+}
+
 /**
  * A listener's request handler: one request id per request, one short access line when the answer
- * is out (method, path, status, time, request id), and, for anything the gateway did not foresee, a
- * text/plain answer rather than a crash.
+ * is out (method, path, status, time, request id), a 403 for a request that names another host
+ * (nothing behind it runs), and, for anything the gateway did not foresee, a text/plain answer
+ * rather than a crash.
  */
 function listener(
-  handle: (req: IncomingMessage, res: ServerResponse, requestId: string) => Promise<void>,
+  bound: () => Bound | undefined,
   accessLog: ((line: string) => void) | undefined,
 ): (req: IncomingMessage, res: ServerResponse) => void {
   return (req, res) => {
@@ -99,7 +113,22 @@ function listener(
         accessLog(`${req.method} ${printablePath(req)} ${res.statusCode} ${Math.round(performance.now() - started)} ms ${requestId}`),
       );
     }
-    handle(req, res, requestId).catch((error: unknown) => {
+    const serving = bound();
+    if (!serving) {
+      sendLocalFailure(res, 503, 'The service is starting; try again in a moment.', requestId, { 'Retry-After': '1' });
+      return;
+    }
+    if (!isForOwnHost(req, serving.hosts)) {
+      const own = [...serving.hosts][0];
+      sendLocalFailure(
+        res,
+        403,
+        `This local service answers only requests addressed to it by its own name (Host: ${own}); this one names another host.`,
+        requestId,
+      );
+      return;
+    }
+    serving.router.handle(req, res, requestId).catch((error: unknown) => {
       if (res.headersSent) res.destroy();
       else if (error instanceof HttpError) sendLocalFailure(res, error.statusCode, error.message, requestId, error.headers);
       else sendGatewayResponse(res, renderGatewayResponse('DEFAULT_5XX', { requestId, status: 500, cfg: config() }));
@@ -113,12 +142,12 @@ function listener(
  */
 async function bindAll(
   ports: { public: Server; private: Server; engine?: { port: number; start: (port: number) => Promise<EmbeddedEngine> } },
-  options: { port: number; privatePort: number },
+  options: { port: number; host: string; privatePort: number },
 ): Promise<{ publicPort: number; privatePort: number; engine: EmbeddedEngine | undefined }> {
   const wanted: Array<{ stackPort: StackPort; attempt: Promise<number | NodeJS.ErrnoException | EmbeddedEngine> }> = [
     {
       stackPort: { port: options.port, variable: 'PORT', role: 'the public listener', kind: 'gateway' },
-      attempt: bind(ports.public, options.port, '0.0.0.0'),
+      attempt: bind(ports.public, options.port, options.host),
     },
     {
       stackPort: { port: options.privatePort, variable: 'PRIVATE_PORT', role: 'the private listener', kind: 'gateway' },
@@ -142,6 +171,9 @@ async function bindAll(
   await Promise.all([closeServer(ports.public), closeServer(ports.private), engine?.close()]);
   const taken = failures.filter((f) => f.error.code === 'EADDRINUSE').map((f) => f.at);
   if (taken.length > 0) throw new StartError(await portsInUseSentence(taken));
+  const unknownHost = failures.find((f) => f.error.code === 'EADDRNOTAVAIL' || f.error.code === 'ENOTFOUND');
+  if (unknownHost)
+    throw new StartError(`HOST=${options.host} is not an address of this machine; leave HOST unset for 127.0.0.1 (this machine only).`);
   const denied = failures.find((f) => f.error.code === 'EACCES');
   if (denied)
     throw new StartError(
@@ -238,6 +270,12 @@ function prepareStore(options: {
 export async function startLocalStack(options: StackOptions = {}): Promise<LocalStack> {
   const say = options.quiet ? () => undefined : (options.say ?? ((line: string) => process.stdout.write(`${line}\n`)));
   const seed = options.seed ?? 'demo';
+  const issuerUrl = process.env.JWT_ISSUER?.trim();
+  if (issuerUrl && !/^https?:$/.test(URL.canParse(issuerUrl) ? new URL(issuerUrl).protocol : '')) {
+    throw new StartError(
+      `JWT_ISSUER must be an http or https URL (the local authorization server issues its tokens under it), not ${JSON.stringify(issuerUrl.slice(0, 100))}.`,
+    );
+  }
   // A bad fleet file stops the start before anything listens.
   const fleetFile = seed === 'demo' || seed === 'none' ? undefined : await readFleetFile(seed);
   const localDir = options.localDir ?? LOCAL_DIR;
@@ -251,17 +289,13 @@ export async function startLocalStack(options: StackOptions = {}): Promise<Local
   const isStarting = (): boolean => starting;
   const publicApi: LocalRestApi = localRestApi({ api: 'public', isStarting });
   const privateApi: LocalRestApi = localRestApi({ api: 'private', isStarting });
-  const authorizationServer = localAuthorizationServer({ issuer, brokerSecret, publicUrl: () => publicUrl });
   const accessLog = options.quiet ? undefined : say;
-
-  const publicServer = createServer(
-    listener(async (req, res, requestId) => {
-      // The local issuer: JWKS, RFC 8414 metadata, sign-in, registration, token endpoint (infra/local/authorization-server.ts).
-      if (await authorizationServer.handle(req, res)) return;
-      await publicApi.handle(req, res, requestId);
-    }, accessLog),
-  );
-  const privateServer = createServer(listener((req, res, requestId) => privateApi.handle(req, res, requestId), accessLog));
+  // Routes and names are known once the ports are bound.
+  let publicListener: Bound | undefined;
+  let privateListener: Bound | undefined;
+  const publicServer = createServer(listener(() => publicListener, accessLog));
+  const privateServer = createServer(listener(() => privateListener, accessLog));
+  const host = options.host ?? '127.0.0.1';
 
   const externalEndpoint = options.dynamoEndpoint;
   const bound = await bindAll(
@@ -274,7 +308,7 @@ export async function startLocalStack(options: StackOptions = {}): Promise<Local
             engine: { port: options.dynamoPort ?? 8000, start: (port: number) => startEmbeddedEngine({ port, dataDir: options.dataDir }) },
           }),
     },
-    { port: options.port ?? 3000, privatePort: options.privatePort ?? 3001 },
+    { port: options.port ?? 3000, host, privatePort: options.privatePort ?? 3001 },
   );
   const engine = bound.engine;
   const dynamoEndpoint = externalEndpoint ?? engine?.endpoint;
@@ -293,6 +327,13 @@ export async function startLocalStack(options: StackOptions = {}): Promise<Local
   resetConfig();
   setDynamo(undefined);
 
+  // The public listener: the REST API and the local authorization server in one table
+  // (infra/local/router.ts), answering its loopback names, and HOST and PUBLIC_URL's when set.
+  const authorizationServer = await localAuthorizationServer({ issuer, brokerSecret });
+  const optedIn = [new URL(config().publicUrl).host, ...(isLoopbackAddress(host) || host === '0.0.0.0' || host === '::' ? [] : [host])];
+  publicListener = { hosts: ownHosts(bound.publicPort, optedIn), router: listenerRouter(publicApi, authorizationServer.routes) };
+  privateListener = { hosts: ownHosts(bound.privatePort), router: listenerRouter(privateApi) };
+
   const store = prepareStore({
     say,
     seed,
@@ -307,6 +348,7 @@ export async function startLocalStack(options: StackOptions = {}): Promise<Local
 
   return {
     publicUrl,
+    publicAddress: (publicServer.address() as AddressInfo).address,
     privateUrl: `http://127.0.0.1:${bound.privatePort}`,
     dynamoEndpoint,
     issuer,

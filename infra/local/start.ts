@@ -1,7 +1,7 @@
 import './node-version.js'; // first: the AWS SDK's Node-version notice off on Node 20 (docs/decisions.md, Node versions)
 /**
  * `npm start`: the whole service on this machine, on its embedded defaults (docs/design.md §7).
- * Environment: PORT, PRIVATE_PORT, DYNAMODB_PORT, DYNAMODB_ENDPOINT, DATA_DIR, SEED and the
+ * Environment: PORT, HOST, PRIVATE_PORT, DYNAMODB_PORT, DYNAMODB_ENDPOINT, DATA_DIR, SEED and the
  * service's own variables (README, Configuration), validated before anything starts. SEED_LIVE=true
  * moves a fleet file's times to now and keeps it reporting (infra/local/fleet-time.ts). Metric lines
  * (EMF) are off unless POWERTOOLS_METRICS_DISABLED=false asks for them; the handlers' log records
@@ -12,6 +12,7 @@ import './node-version.js'; // first: the AWS SDK's Node-version notice off on N
  * file stops the start with one sentence and exit code 2.
  */
 import { ConfigError, config, parseConfig } from '../../lib/config.js';
+import { isLoopbackAddress } from './own-address.js';
 import type { LocalStack } from './stack.js';
 
 /** The configuration's own defaults, against which the printed commands say what differs. */
@@ -69,6 +70,8 @@ try {
   throw error;
 }
 const seedLive = env.SEED_LIVE?.trim() ?? '';
+// The public listener's address: this machine only unless HOST opts in to another (the banner then says so).
+const host = env.HOST?.trim() || '127.0.0.1';
 if (!['', 'true', 'false'].includes(seedLive)) fail(`SEED_LIVE must be true or false, not ${JSON.stringify(seedLive.slice(0, 20))}.`);
 
 // The stack (handlers, SDKs, engine) loads once the variables are known to be good: a bad one is
@@ -78,6 +81,7 @@ const [{ startLocalStack, StartError }, { FleetFileError, userPath }] = await Pr
 try {
   stack = await startLocalStack({
     port: checked.port,
+    host,
     privatePort: checked.privatePort,
     dynamoPort: checked.dynamoPort,
     dynamoEndpoint: env.DYNAMODB_ENDPOINT || undefined,
@@ -105,6 +109,11 @@ const auditEnv = prefix(
 const lines = [
   '',
   'Endpoint read service (local)',
+  ...(isLoopbackAddress(host)
+    ? []
+    : [
+        `  warning: HOST=${host}: the public listener is open to other machines. It still answers only requests that name it as ${new URL(stack.publicUrl).host} (or PUBLIC_URL's host), and its sign-in has no password: open it only on a network you trust.`,
+      ]),
   `  public   ${stack.publicUrl}/api/agents            (REST API emulated, token authorizer included; JWKS at ${stack.publicUrl}/.well-known/jwks.json)`,
   `  mcp      ${stack.publicUrl}/api/mcp               (MCP Streamable HTTP, stateless; metadata at ${stack.publicUrl}/.well-known/oauth-protected-resource/api/mcp)`,
   `  issuer   ${cfg.jwtIssuer}                  (OAuth sign-in for MCP clients, development only: ${stack.publicUrl}/.well-known/oauth-authorization-server)`,

@@ -71,6 +71,16 @@ export function doorAudience(cfg: Pick<Config, 'jwtAudience' | 'mcpAudience'>, d
   return door === 'mcp' ? cfg.mcpAudience : cfg.jwtAudience;
 }
 
+/**
+ * The door's resource identifier (RFC 8707, RFC 9728 `resource`): the URL clients call, as its
+ * RFC 9728 document names it and clients send it as `resource` when they ask for a token. For the
+ * MCP door it is the audience of its tokens (MCP_AUDIENCE); the inventory's tokens carry
+ * JWT_AUDIENCE, so an authorization server maps this identifier to that audience.
+ */
+export function doorResource(cfg: Pick<Config, 'mcpAudience' | 'publicUrl'>, door: DoorName): string {
+  return door === 'mcp' ? cfg.mcpAudience : `${cfg.publicUrl}${DOORS.inventory.resource}`;
+}
+
 /** The absolute URL of the door's RFC 9728 document, as the `resource_metadata` of its 401s names it. */
 export function resourceMetadataUrl(cfg: Pick<Config, 'publicUrl'>, door: DoorName): string {
   return `${cfg.publicUrl}${DOORS[door].metadataPath}`;

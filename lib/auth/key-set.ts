@@ -1,6 +1,7 @@
 import { get as httpGet } from 'node:http';
 import { get as httpsGet } from 'node:https';
 import { type CryptoKey, importJWK, type JWK, type JWTHeaderParameters } from 'jose';
+import { LRUCache } from 'lru-cache';
 import { GatewayTimeoutError, ServiceUnavailableError, UnauthorizedError } from '../errors.js';
 import { logger } from '../observability/logger.js';
 import { recordKeySetFailure } from '../observability/metrics.js';
@@ -14,8 +15,10 @@ import { recordKeySetFailure } from '../observability/metrics.js';
  *   refused connection) is a 503 with `Retry-After` and counts `KeySetFailures`; one that does not
  *   answer in time is a 504; neither is ever a 401;
  * - while the issuer is down, keys fetched earlier keep verifying tokens for up to `staleForMs`.
- * Ours rather than jose's createRemoteJWKSet, which drops to a failure as soon as a refresh of
- * expired keys fails: it has no stale keys through an outage, and no 503/504 split.
+ * The fetched set lives in lru-cache (its age, one fetch at a time, the caller's abort signal).
+ * The rest stays ours, as neither lru-cache nor jose's createRemoteJWKSet (which drops to a
+ * failure as soon as a refresh of expired keys fails) has it: stale keys through an outage bounded
+ * in time, the failure back-off, the unknown-kid cooldown, and the 503/504 split.
  */
 
 export interface KeySource {
@@ -63,9 +66,10 @@ interface Fetched {
 
 export class RemoteKeySet implements KeySource {
   private readonly options: Required<RemoteKeySetOptions>;
-  private fetched: Fetched | undefined;
-  private readonly imported = new Map<string, CryptoKey | Uint8Array>();
-  private inFlight: Promise<Fetched> | undefined;
+  /** The key set, fresh for `maxAgeMs`; a stale one is kept (not served by `get`) for the outage rule. */
+  private readonly fetched: LRUCache<string, Fetched>;
+  /** Keys imported from a fetched JWK, per algorithm: they leave with the set they came in. */
+  private readonly imported = new WeakMap<JWK, Map<string, CryptoKey | Uint8Array>>();
   private lastAttemptAt = Number.NEGATIVE_INFINITY;
   private lastFailure: { at: number; error: KeySetFetchError } | undefined;
 
@@ -75,33 +79,43 @@ export class RemoteKeySet implements KeySource {
     private readonly now: () => number = Date.now,
   ) {
     this.options = { ...DEFAULTS, ...options };
+    this.fetched = new LRUCache<string, Fetched>({
+      max: 1,
+      ttl: this.options.maxAgeMs,
+      perf: { now },
+      ttlResolution: 0,
+      noDeleteOnStaleGet: true,
+      noDeleteOnFetchRejection: true,
+      fetchMethod: (_url, _stale, { signal }) => this.fetchKeys(signal),
+    });
   }
 
   async getKey(header: JWTHeaderParameters, signal?: AbortSignal): Promise<CryptoKey | Uint8Array> {
     const kid = header.kid;
     if (typeof kid !== 'string' || kid === '') throw new UnauthorizedError('The bearer token has no key id.');
     const now = this.now();
-    const fresh = this.fetched && now - this.fetched.at < this.options.maxAgeMs;
-    const known = this.fetched?.keys.get(kid);
-    if (fresh && known) return this.importKey(kid, known, header);
+    const fresh = this.fetched.get(this.url);
+    const known = fresh?.keys.get(kid);
+    if (known) return this.importKey(known, header);
     // An unknown kid with fresh keys: refresh once per cooldown, else it is simply not the issuer's key.
-    if (fresh && !known && now - this.lastAttemptAt < this.options.cooldownMs) {
+    if (fresh && now - this.lastAttemptAt < this.options.cooldownMs) {
       throw new UnauthorizedError('The bearer token was signed by an unknown key.');
     }
-    let fetched: Fetched;
+    let keys: Fetched;
     try {
-      fetched = await this.refresh(signal);
+      keys = await this.refresh(signal);
     } catch (error) {
-      const stale = this.fetched && now - this.fetched.at < this.options.staleForMs ? this.fetched.keys.get(kid) : undefined;
+      const kept = this.fetched.get(this.url, { allowStale: true });
+      const stale = kept && now - kept.at < this.options.staleForMs ? kept.keys.get(kid) : undefined;
       if (stale) {
         logger.warn('token keys could not be refreshed; using the keys fetched before', { cause: (error as Error).message });
-        return this.importKey(kid, stale, header);
+        return this.importKey(stale, header);
       }
       throw this.failure(error);
     }
-    const key = fetched.keys.get(kid);
+    const key = keys.keys.get(kid);
     if (!key) throw new UnauthorizedError('The bearer token was signed by an unknown key.');
-    return this.importKey(kid, key, header);
+    return this.importKey(key, header);
   }
 
   private failure(error: unknown): Error {
@@ -113,46 +127,45 @@ export class RemoteKeySet implements KeySource {
       : new ServiceUnavailableError('The token keys are unavailable right now; try again later.', e);
   }
 
-  private async importKey(kid: string, jwk: JWK, header: JWTHeaderParameters): Promise<CryptoKey | Uint8Array> {
+  private async importKey(jwk: JWK, header: JWTHeaderParameters): Promise<CryptoKey | Uint8Array> {
     const alg = header.alg;
     if (jwk.alg !== undefined && jwk.alg !== alg) throw new UnauthorizedError('The bearer token uses a refused algorithm.');
-    const cacheKey = `${kid}\n${alg}`;
-    let key = this.imported.get(cacheKey);
+    const byAlg = this.imported.get(jwk) ?? new Map<string, CryptoKey | Uint8Array>();
+    this.imported.set(jwk, byAlg);
+    let key = byAlg.get(alg);
     if (!key) {
       try {
         key = await importJWK(jwk, alg);
       } catch (cause) {
         throw new UnauthorizedError('The bearer token was signed by an unknown key.', cause);
       }
-      this.imported.set(cacheKey, key);
+      byAlg.set(alg, key);
     }
     return key;
   }
 
-  /** One fetch at a time; a failure is remembered briefly, so an outage is not hammered. */
-  private refresh(signal?: AbortSignal): Promise<Fetched> {
+  /** One fetch at a time (lru-cache's); a failure is remembered briefly, so an outage is not hammered. */
+  private async refresh(signal?: AbortSignal): Promise<Fetched> {
     const now = this.now();
-    if (this.lastFailure && now - this.lastFailure.at < this.options.failureBackoffMs) return Promise.reject(this.lastFailure.error);
-    this.inFlight ??= this.fetchKeys(signal).then(
-      (fetched) => {
-        this.inFlight = undefined;
-        this.lastFailure = undefined;
-        this.fetched = fetched;
-        this.imported.clear();
-        return fetched;
-      },
-      (error: KeySetFetchError) => {
-        this.inFlight = undefined;
-        // A fetch cut short by this caller's own deadline says nothing about the issuer.
-        if (!signal?.aborted) this.lastFailure = { at: this.now(), error };
-        throw error;
-      },
-    );
-    return this.inFlight;
+    if (this.lastFailure && now - this.lastFailure.at < this.options.failureBackoffMs) throw this.lastFailure.error;
+    this.lastAttemptAt = now;
+    try {
+      const fetched = await this.fetched.fetch(this.url, { forceRefresh: true, ...(signal ? { signal } : {}) });
+      if (!fetched) throw new KeySetFetchError('the key set could not be read', false);
+      this.lastFailure = undefined;
+      return fetched;
+    } catch (error) {
+      const e =
+        error instanceof KeySetFetchError
+          ? error
+          : new KeySetFetchError('the key set could not be read', Boolean(signal?.aborted), { cause: error });
+      // A fetch cut short by this caller's own deadline says nothing about the issuer.
+      if (!signal?.aborted) this.lastFailure = { at: this.now(), error: e };
+      throw e;
+    }
   }
 
   private async fetchKeys(signal?: AbortSignal): Promise<Fetched> {
-    this.lastAttemptAt = this.now();
     const timeout = AbortSignal.timeout(this.options.fetchTimeoutMs);
     const bound = signal ? AbortSignal.any([signal, timeout]) : timeout;
     let body: unknown;
@@ -210,7 +223,8 @@ function getText(url: string, signal: AbortSignal, redirects = 0): Promise<{ sta
   });
 }
 
-const keySets = new Map<string, RemoteKeySet>();
+/** One key set per JWKS URL (a function has one; tests that change JWKS_URL a few). */
+const keySets = new LRUCache<string, RemoteKeySet>({ max: 16 });
 
 /** The key set of a JWKS URL, one per URL per process, kept across invocations of a warm Lambda. */
 export function remoteKeys(jwksUrl: string): RemoteKeySet {

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { LRUCache } from 'lru-cache';
 
 /**
  * The broker's side of an RFC 8693 token exchange: the user's token for the MCP resource is
@@ -109,44 +110,60 @@ export async function exchangeToken(request: ExchangeRequest): Promise<Exchanged
   return { token: body.access_token, expiresAt: started + lifetime * 1000 };
 }
 
+/** What one exchange needs besides the key: the exchange itself, and when the user's token expires. */
+interface ExchangeContext {
+  exchange: () => Promise<ExchangedToken>;
+  subjectExpiresAt: number;
+}
+
 /**
- * Exchanged tokens, kept per user token and audience, so a burst of tool calls costs one exchange:
- * calls that need the same token while it is being exchanged share that one exchange (single
- * flight), and a token is kept only while both it and the user's token stay valid (less a margin),
- * never past the user's sign-in. Keys are hashes: the cache holds no user token in the clear.
- * Bounded: the oldest entry leaves first.
+ * Exchanged tokens, kept per user token and audience on lru-cache, so a burst of tool calls costs
+ * one exchange: calls that need the same token while it is being exchanged share that one
+ * exchange (lru-cache's single-flight `fetch`; each caller still stops at its own deadline), and a
+ * token is kept only while both it and the user's token stay valid (less a margin), never past the
+ * user's sign-in. Keys are hashes: the cache holds no user token in the clear. Bounded: the least
+ * recently used entry leaves first. A failed exchange is not kept.
  */
 export class ExchangedTokenCache {
-  private readonly entries = new Map<string, ExchangedToken>();
-  private readonly inFlight = new Map<string, Promise<ExchangedToken>>();
+  private readonly cache: LRUCache<string, ExchangedToken, ExchangeContext>;
 
   constructor(
-    private readonly maxEntries = 500,
+    maxEntries = 500,
     /** Stop using a token this long before it expires: it must survive the hop and the handler's check. */
     private readonly marginMs = 30_000,
-  ) {}
+    /** The clock, in epoch milliseconds. */
+    private readonly now: () => number = Date.now,
+  ) {
+    this.cache = new LRUCache<string, ExchangedToken, ExchangeContext>({
+      max: maxEntries,
+      perf: { now },
+      ttlResolution: 0,
+      fetchMethod: async (_key, _stale, { context, options }) => {
+        const exchanged = await context.exchange();
+        const kept = { token: exchanged.token, expiresAt: Math.min(exchanged.expiresAt, context.subjectExpiresAt) };
+        options.ttl = this.ttlOf(kept);
+        return kept;
+      },
+    });
+  }
 
   private static key(subjectToken: string, audience: string): string {
     return createHash('sha256').update(audience).update('\n').update(subjectToken).digest('base64url');
   }
 
-  get(subjectToken: string, audience: string, now = Date.now()): string | undefined {
-    const key = ExchangedTokenCache.key(subjectToken, audience);
-    const entry = this.entries.get(key);
-    if (!entry) return undefined;
-    if (entry.expiresAt - this.marginMs <= now) {
-      this.entries.delete(key);
-      return undefined;
-    }
-    return entry.token;
+  /** How long a token is kept: until its expiry less the margin (at least 1 ms: lru-cache reads 0 as forever). */
+  private ttlOf(token: ExchangedToken): number {
+    return Math.max(1, token.expiresAt - this.marginMs - this.now());
+  }
+
+  get(subjectToken: string, audience: string): string | undefined {
+    return this.cache.get(ExchangedTokenCache.key(subjectToken, audience))?.token;
   }
 
   /** Keeps an exchanged token until it or the user's token (`subjectExpiresAt`, epoch ms) expires, whichever is first. */
   set(subjectToken: string, audience: string, exchanged: ExchangedToken, subjectExpiresAt = Number.POSITIVE_INFINITY): void {
-    const key = ExchangedTokenCache.key(subjectToken, audience);
-    this.entries.delete(key);
-    this.entries.set(key, { token: exchanged.token, expiresAt: Math.min(exchanged.expiresAt, subjectExpiresAt) });
-    while (this.entries.size > this.maxEntries) this.entries.delete(this.entries.keys().next().value as string);
+    const kept = { token: exchanged.token, expiresAt: Math.min(exchanged.expiresAt, subjectExpiresAt) };
+    this.cache.set(ExchangedTokenCache.key(subjectToken, audience), kept, { ttl: this.ttlOf(kept) });
   }
 
   /**
@@ -160,32 +177,23 @@ export class ExchangedTokenCache {
     exchange: () => Promise<ExchangedToken>,
     options: { subjectExpiresAt?: number | undefined; signal: AbortSignal },
   ): Promise<{ token: string; cached: boolean }> {
-    const cached = this.get(subjectToken, audience);
-    if (cached) return { token: cached, cached: true };
     const key = ExchangedTokenCache.key(subjectToken, audience);
-    let flight = this.inFlight.get(key);
-    if (!flight) {
-      flight = exchange().then((exchanged) => {
-        this.set(subjectToken, audience, exchanged, options.subjectExpiresAt);
-        return exchanged;
-      });
-      const forget = (): void => {
-        if (this.inFlight.get(key) === flight) this.inFlight.delete(key);
-      };
-      flight.then(forget, forget);
-      this.inFlight.set(key, flight);
-    }
+    const cached = this.cache.get(key);
+    if (cached) return { token: cached.token, cached: true };
     options.signal.throwIfAborted();
-    const exchanged = await new Promise<ExchangedToken>((resolve, reject) => {
+    const flight = this.cache.fetch(key, { context: { exchange, subjectExpiresAt: options.subjectExpiresAt ?? Number.POSITIVE_INFINITY } });
+    // Each waiter stops at its own deadline; the exchange goes on for the others.
+    const exchanged = await new Promise<ExchangedToken | undefined>((resolve, reject) => {
       const abort = (): void => reject(options.signal.reason);
       options.signal.addEventListener('abort', abort, { once: true });
       flight.then(resolve, reject).finally(() => options.signal.removeEventListener('abort', abort));
     });
+    if (!exchanged) throw new TokenExchangeError('unavailable', 'The token endpoint answered without an access token.');
     return { token: exchanged.token, cached: false };
   }
 
   /** Forgets a token the upstream refused, so the next call exchanges again. */
   forget(subjectToken: string, audience: string): void {
-    this.entries.delete(ExchangedTokenCache.key(subjectToken, audience));
+    this.cache.delete(ExchangedTokenCache.key(subjectToken, audience));
   }
 }

@@ -1,19 +1,21 @@
-import type { MiddlewareObj, Request } from '@middy/core';
+import type { MiddlewareObj } from '@middy/core';
+import httpCors, { type Options as HttpCorsOptions } from '@middy/http-cors';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
-import { config } from '../config.js';
-import { headerValues } from '../rest-event.js';
+import { type Config, config } from '../config.js';
 
 /**
- * Cross-origin access to the MCP door for browser-based clients, admitted by origin
- * (`MCP_ALLOWED_ORIGINS`, exact `scheme://host[:port]` strings). An admitted origin gets the
- * preflight answered and its answers readable (`Access-Control-Allow-Origin` naming it, the
- * challenge and protocol headers exposed); any other origin gets no CORS header at all, so the
- * browser keeps the answer from the page. `Vary: Origin` on every answer of `/api/mcp`, since
- * the headers depend on it.
- *
- * Ours rather than @middy/http-cors: that one fixes its origins when the module loads (ours are
- * read from the configuration per request) and adds the preflight's headers to every answer.
+ * Cross-origin access to the MCP function (the MCP door and the RFC 9728 documents) for
+ * browser-based clients, admitted by origin: the service's own (its public URL's) and those of
+ * `MCP_ALLOWED_ORIGINS` (exact `scheme://host[:port]` strings, checked at start, lib/config.ts).
+ * An admitted origin gets its answers readable (`Access-Control-Allow-Origin` naming it, never
+ * `*`, the challenge and protocol headers exposed) and its preflights answered; any other origin
+ * gets no `Access-Control-Allow-Origin`, so the browser keeps the answer from the page.
+ * `Vary: Origin` on every answer, since the headers depend on it. @middy/http-cors writes the
+ * headers, asking `isAllowedOrigin` for each request.
  */
+
+/** This machine's names, where the service's own origin may be spelled three ways (http://localhost:PORT, 127.0.0.1, [::1]). */
+export const LOOPBACK_HOSTNAMES: readonly string[] = Object.freeze(['localhost', '127.0.0.1', '[::1]']);
 
 /**
  * The request headers an MCP client sends: the token, the JSON body, and the protocol's own
@@ -32,53 +34,49 @@ export const MCP_REQUEST_HEADERS = Object.freeze([
 /** Answer headers a page must be able to read: the 401's challenge and the protocol version. */
 export const MCP_EXPOSED_HEADERS = Object.freeze(['WWW-Authenticate', 'Mcp-Protocol-Version']);
 
-/** The methods a page may send to `/api/mcp` (GET and DELETE are 405s: no stream, no session). */
+/** The method a page may send to `/api/mcp` (GET and DELETE there are 405s: no stream, no session); GET, for the documents, needs no listing. */
 export const MCP_METHODS = Object.freeze(['POST']);
 
 /** How long a browser may keep a preflight's answer (Chromium keeps at most 2 hours). */
 const PREFLIGHT_MAX_AGE_SECONDS = 600;
 
-/** True when a browser's `Origin` is one the door admits. */
-export function isAllowedOrigin(origin: string | undefined): origin is string {
-  return origin !== undefined && config().mcpAllowedOrigins.includes(origin);
+/**
+ * The service's own origins: its public URL's, and for a URL on a loopback name the same scheme
+ * and port on each loopback name (a page of the local stack may be opened at any of them).
+ */
+export function ownOrigins(cfg: Pick<Config, 'publicUrl'> = config()): readonly string[] {
+  const url = new URL(cfg.publicUrl);
+  if (!LOOPBACK_HOSTNAMES.includes(url.hostname)) return [url.origin];
+  return LOOPBACK_HOSTNAMES.map((name) => `${url.protocol}//${name}${url.port === '' ? '' : `:${url.port}`}`);
 }
 
-/** The headers of an answer to a preflight from an admitted origin (the middleware adds the origin). */
-export function preflightHeaders(): Record<string, string> {
-  return {
-    'Access-Control-Allow-Methods': MCP_METHODS.join(', '),
-    'Access-Control-Allow-Headers': MCP_REQUEST_HEADERS.join(', '),
-    'Access-Control-Max-Age': String(PREFLIGHT_MAX_AGE_SECONDS),
-  };
+/** True when a browser's `Origin` is one of the service's own. */
+export function isOwnOrigin(origin: string | undefined, cfg: Pick<Config, 'publicUrl'> = config()): origin is string {
+  return origin !== undefined && ownOrigins(cfg).includes(origin);
 }
 
-type DoorRequest = Request<APIGatewayProxyEvent, APIGatewayProxyResult | undefined, Error>;
-
-function withVary(current: unknown, name: string): string {
-  const parts = typeof current === 'string' && current !== '' ? current.split(',').map((p) => p.trim()) : [];
-  return parts.some((p) => p.toLowerCase() === name.toLowerCase()) ? parts.join(', ') : [...parts, name].join(', ');
+/** True when a browser's `Origin` is one the service admits: its own, or one of MCP_ALLOWED_ORIGINS. */
+export function isAllowedOrigin(
+  origin: string | undefined,
+  cfg: Pick<Config, 'publicUrl' | 'mcpAllowedOrigins'> = config(),
+): origin is string {
+  return origin !== undefined && (cfg.mcpAllowedOrigins.includes(origin) || isOwnOrigin(origin, cfg));
 }
 
 /**
- * The door's CORS middleware: on every answer of `/api/mcp`, success or failure, `Vary: Origin`,
- * and for an admitted origin `Access-Control-Allow-Origin` and `-Expose-Headers`. Registered
- * before the failure handler, so it also runs on the text/plain failures that handler writes.
+ * The MCP function's CORS middleware: registered before the failure handler, so it also runs on
+ * the text/plain failures that handler writes.
  */
-export function mcpCors(mcpPath = '/api/mcp'): MiddlewareObj<APIGatewayProxyEvent, APIGatewayProxyResult | undefined, Error> {
-  const addCorsHeaders = async (request: DoorRequest): Promise<void> => {
-    const response = request.response;
-    if (!response || request.event.resource !== mcpPath) return;
-    const headers: Record<string, string | number | boolean> = { ...response.headers };
-    headers.Vary = withVary(headers.Vary ?? headers.vary, 'Origin');
-    delete headers.vary;
-    // One Origin only: a repeated one is answered 400 by the door, and admits nobody here.
-    const origins = headerValues(request.event, 'origin');
-    const origin = origins.length === 1 ? origins[0] : undefined;
-    if (isAllowedOrigin(origin)) {
-      headers['Access-Control-Allow-Origin'] = origin;
-      headers['Access-Control-Expose-Headers'] = MCP_EXPOSED_HEADERS.join(', ');
-    }
-    response.headers = headers;
+export function mcpCors(): MiddlewareObj<APIGatewayProxyEvent, APIGatewayProxyResult | undefined, Error> {
+  // `vary` is an option of @middy/http-cors that its type declarations leave out.
+  const options: HttpCorsOptions & { vary: string } = {
+    // Asked per request: the configuration, not the module's load, says who is admitted. Null: no header.
+    getOrigin: (incoming) => (isAllowedOrigin(incoming) ? incoming : (null as unknown as string)),
+    methods: MCP_METHODS.join(', '),
+    headers: MCP_REQUEST_HEADERS.join(', '),
+    exposeHeaders: MCP_EXPOSED_HEADERS.join(', '),
+    maxAge: PREFLIGHT_MAX_AGE_SECONDS,
+    vary: 'Origin',
   };
-  return { after: addCorsHeaders, onError: addCorsHeaders };
+  return httpCors(options) as MiddlewareObj<APIGatewayProxyEvent, APIGatewayProxyResult | undefined, Error>;
 }

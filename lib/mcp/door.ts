@@ -6,7 +6,7 @@ import { config } from '../config.js';
 import { ForbiddenError, MethodNotAllowedError, NotFoundError } from '../errors.js';
 import { logger } from '../observability/logger.js';
 import { headerValues, singleHeader } from '../rest-event.js';
-import { isAllowedOrigin, preflightHeaders } from './cors.js';
+import { isAllowedOrigin } from './cors.js';
 import { UPSTREAM_CONCURRENCY } from './limits.js';
 import { metadataDoorOf, protectedResourceMetadata } from './resource-metadata.js';
 import { serveMcpRequest } from './server.js';
@@ -66,12 +66,8 @@ async function lambdaResult(response: Response): Promise<APIGatewayProxyResult> 
 function metadataResult(door: 'inventory' | 'mcp'): APIGatewayProxyResult {
   return {
     statusCode: 200,
-    headers: {
-      'Content-Type': 'application/json; charset=utf-8',
-      'Cache-Control': 'public, max-age=3600',
-      // Public and the same for everyone: browser-based clients may read it from any origin.
-      'Access-Control-Allow-Origin': '*',
-    },
+    // Public and the same for everyone; a browser page reads it from an admitted origin (lib/mcp/cors.ts).
+    headers: { 'Content-Type': 'application/json; charset=utf-8', 'Cache-Control': 'public, max-age=3600' },
     body: JSON.stringify(protectedResourceMetadata(config(), door)),
   };
 }
@@ -85,27 +81,15 @@ function assertAllowedOrigin(origin: string | undefined): void {
 }
 
 /**
- * A browser's preflight: for `/api/mcp`, from an admitted origin, the methods and MCP headers it
- * may send (lib/mcp/cors.ts adds the origin); from another origin a 403 without CORS headers, so
- * the browser refuses the request. The metadata documents are public: any origin may read them,
- * with the protocol header MCP clients send along.
+ * A browser's preflight: 204, which the CORS middleware (lib/mcp/cors.ts) completes for an admitted
+ * origin with the methods and MCP headers it may send; at `/api/mcp` from another origin a 403, so
+ * the browser refuses the request.
  */
 function preflightResult(path: string, origin: string | undefined): APIGatewayProxyResult {
-  if (metadataDoorOf(path)) {
-    return {
-      statusCode: 204,
-      body: '',
-      headers: {
-        'Access-Control-Allow-Origin': '*',
-        'Access-Control-Allow-Methods': 'GET',
-        'Access-Control-Allow-Headers': 'Mcp-Protocol-Version',
-        'Access-Control-Max-Age': '600',
-      },
-    };
-  }
+  if (metadataDoorOf(path)) return { statusCode: 204, body: '', headers: {} };
   if (origin === undefined) return { statusCode: 204, body: '', headers: { Allow: 'OPTIONS, POST' } };
   assertAllowedOrigin(origin);
-  return { statusCode: 204, body: '', headers: { 'Cache-Control': 'no-store', ...preflightHeaders() } };
+  return { statusCode: 204, body: '', headers: { 'Cache-Control': 'no-store' } };
 }
 
 /**

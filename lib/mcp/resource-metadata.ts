@@ -1,4 +1,4 @@
-import { DOORS, type DoorName } from '../auth/doors.js';
+import { DOORS, type DoorName, doorResource } from '../auth/doors.js';
 import type { Config } from '../config.js';
 
 /**
@@ -20,16 +20,17 @@ export function metadataDoorOf(path: string): DoorName | undefined {
 }
 
 /**
- * The RFC 9728 metadata of a door's protected resource: `resource` is the URL clients call (for the
- * MCP door exactly the audience its tokens carry, `MCP_AUDIENCE`), the issuer its one
- * authorization server. Public, the same for everyone, served without an authorizer.
+ * The RFC 9728 metadata of a door's protected resource: `resource` is the door's identifier
+ * (lib/auth/doors.ts doorResource: the URL clients call, which is what they send as the RFC 8707
+ * `resource`), the issuer its one authorization server. Public, the same for everyone, served
+ * without an authorizer.
  */
 export function protectedResourceMetadata(
   cfg: Pick<Config, 'mcpAudience' | 'jwtIssuer' | 'publicUrl'>,
   door: DoorName = 'mcp',
 ): Record<string, unknown> {
   return {
-    resource: door === 'mcp' ? cfg.mcpAudience : `${cfg.publicUrl}${DOORS.inventory.resource}`,
+    resource: doorResource(cfg, door),
     authorization_servers: [cfg.jwtIssuer],
     bearer_methods_supported: ['header'],
     resource_name: door === 'mcp' ? 'Endpoint read service (MCP)' : 'Endpoint read service (inventory)',

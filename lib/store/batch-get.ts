@@ -1,7 +1,7 @@
-import { setTimeout as sleep } from 'node:timers/promises';
 import { BatchGetItemCommand, type BatchGetItemCommandOutput, type KeysAndAttributes } from '@aws-sdk/client-dynamodb';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { UnreadableStoreAnswerError } from '../errors.js';
+import { waitBeforeRetry } from './backoff.js';
 import type { Key } from './keys.js';
 import { sendLowLevel } from './query.js';
 import type { RawItem } from './records.js';
@@ -14,7 +14,7 @@ export class UnprocessedKeysError extends Error {
 /**
  * The items at `keys` (up to 100) of one table, in one BatchGetItem: one request where separate
  * reads would take one each. Keys DynamoDB returns unprocessed are asked again with jittered
- * backoff, at most `maxRetries` times. Items come in no particular order; a key with no item gives
+ * backoff (lib/store/backoff.ts), at most `maxRetries` times. Items come in no particular order; a key with no item gives
  * none. `signal` (the invocation's deadline) ends the requests and the waits between them.
  *
  * @throws UnreadableStoreAnswerError when the answer has no `Responses` for the table or an item
@@ -33,7 +33,7 @@ export async function batchGetItems(
     if (round > maxRetries)
       throw new UnprocessedKeysError(`DynamoDB left ${pending.Keys.length} key(s) unprocessed after ${maxRetries} retries`);
     // The backoff ends with the deadline: an abort rejects the wait at once.
-    if (round > 0) await sleep(Math.random() * 25 * 2 ** round, undefined, signal ? { signal } : undefined);
+    if (round > 0) await waitBeforeRetry(round, { signal });
     signal?.throwIfAborted();
     const out: BatchGetItemCommandOutput = await sendLowLevel<BatchGetItemCommandOutput>(
       db,

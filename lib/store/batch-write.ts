@@ -1,7 +1,8 @@
-import { setTimeout as sleep } from 'node:timers/promises';
 import { BatchWriteItemCommand, type BatchWriteItemCommandOutput, type WriteRequest } from '@aws-sdk/client-dynamodb';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import pLimit from 'p-limit';
 import { toItem } from './attribute-values.js';
+import { waitBeforeRetry } from './backoff.js';
 import { sendLowLevel } from './query.js';
 
 /** DynamoDB's most put requests per BatchWriteItem. */
@@ -26,11 +27,12 @@ export class UnprocessedItemsError extends Error {
 }
 
 /**
- * Writes (puts) `items` into `table` in BatchWriteItems of 25, several in flight. Items DynamoDB
- * returns unprocessed (throttling, a busy partition) are sent again, with exponential backoff and
- * full jitter, until none are left; a batch still unprocessed after `maxRetries` rounds fails the
- * whole write. Items are taken from the iterable as batches are sent, so a generator of items is
- * never held in memory at once. Puts of the same key overwrite, so writing twice is idempotent.
+ * Writes (puts) `items` into `table` in BatchWriteItems of 25, `concurrency` in flight (p-limit).
+ * Items DynamoDB returns unprocessed (throttling, a busy partition) are sent again, with
+ * exponential backoff and full jitter (lib/store/backoff.ts), until none are left; a batch still
+ * unprocessed after `maxRetries` rounds fails the whole write. Items are taken from the iterable
+ * only when a request can be sent, so a generator of items is never held in memory at once. Puts
+ * of the same key overwrite, so writing twice is idempotent.
  *
  * @returns the number of items written.
  */
@@ -46,7 +48,6 @@ export async function batchWriteItems(
   const { signal } = options;
   const source = items[Symbol.iterator]();
   let written = 0;
-  let failed = false;
 
   const nextBatch = (): Record<string, unknown>[] => {
     const batch: Record<string, unknown>[] = [];
@@ -66,8 +67,7 @@ export async function batchWriteItems(
           `DynamoDB left ${pending.length} item(s) unprocessed after ${maxRetries} retries; try again later.`,
         );
       }
-      if (round > 0)
-        await sleep(Math.random() * Math.min(5_000, baseDelayMs * 2 ** (round - 1)), undefined, signal ? { signal } : undefined);
+      if (round > 0) await waitBeforeRetry(round, { baseMs: baseDelayMs, signal });
       signal?.throwIfAborted();
       const out = await sendLowLevel<BatchWriteItemCommandOutput>(
         db,
@@ -80,16 +80,22 @@ export async function batchWriteItems(
     options.onWritten?.(batch.length);
   };
 
-  const worker = async (): Promise<void> => {
-    for (let batch = nextBatch(); batch.length > 0 && !failed; batch = nextBatch()) {
-      try {
-        await writeBatch(batch);
-      } catch (error) {
-        failed = true;
-        throw error;
-      }
-    }
-  };
-  await Promise.all(Array.from({ length: Math.max(1, concurrency) }, worker));
+  const limit = pLimit(Math.max(1, concurrency));
+  const inFlight = new Set<Promise<void>>();
+  let failure: { error: unknown } | undefined;
+  for (let batch = nextBatch(); batch.length > 0 && !failure; batch = nextBatch()) {
+    const write = limit(writeBatch, batch).then(
+      () => undefined,
+      (error: unknown) => {
+        failure ??= { error };
+      },
+    );
+    inFlight.add(write);
+    void write.finally(() => inFlight.delete(write));
+    // The next batch is read only once a request slot is free.
+    if (limit.activeCount + limit.pendingCount >= limit.concurrency) await Promise.race(inFlight);
+  }
+  await Promise.all(inFlight);
+  if (failure) throw failure.error;
   return written;
 }

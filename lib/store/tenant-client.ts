@@ -1,5 +1,6 @@
 import { AssumeRoleCommand, type AssumeRoleCommandOutput, STSClient } from '@aws-sdk/client-sts';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { LRUCache } from 'lru-cache';
 import { type Config, config } from '../config.js';
 import { ForbiddenError, ServiceUnavailableError } from '../errors.js';
 import { logger } from '../observability/logger.js';
@@ -15,9 +16,10 @@ import { type FenceKind, tenantSessionRequest } from './tenant-fence.js';
  * for audit puts.
  *
  * Cost: one `sts:AssumeRole` per tenant and fence per credential lifetime (an hour, the most a
- * chained role allows) per warm function instance; the session and its client are kept until five
- * minutes before the credentials expire, for at most MAX_TENANTS tenants per fence (the least
- * recently used leaves).
+ * chained role allows) per warm function instance; the session and its client are kept on
+ * lru-cache until five minutes before the credentials expire, for at most MAX_TENANTS tenants per
+ * fence (the least recently used leaves), and reads of a tenant whose session is being assumed
+ * share that one AssumeRole (lru-cache's single-flight `fetch`, bounded by the first caller's signal).
  */
 
 const LIFETIME_SECONDS = 3_600;
@@ -34,16 +36,27 @@ interface Fenced {
   renewAt: number;
 }
 
-const sessions: Record<FenceKind, Map<string, Fenced>> = { read: new Map(), audit: new Map() };
-const pending: Record<FenceKind, Map<string, Promise<Fenced>>> = { read: new Map(), audit: new Map() };
+/** A fence's sessions, by tenant; a session that leaves (replaced, expired, evicted) has its client closed. */
+function sessionCache(kind: FenceKind): LRUCache<string, Fenced> {
+  return new LRUCache<string, Fenced>({
+    max: MAX_TENANTS,
+    dispose: (session) => retire(session),
+    fetchMethod: async (tenantId, _stale, { signal, options }) => {
+      const fenced = await assumeTenantRole(kind, tenantId, signal);
+      options.ttl = Math.max(1, fenced.renewAt - Date.now());
+      return fenced;
+    },
+  });
+}
+
+const sessions: Record<FenceKind, LRUCache<string, Fenced>> = { read: sessionCache('read'), audit: sessionCache('audit') };
 let sts: STSClient | undefined;
 
 /** Forgets every fenced session (tests, and a configuration reset). */
 export function resetTenantClients(): void {
   for (const kind of ['read', 'audit'] as const) {
     for (const { client } of sessions[kind].values()) client.destroy();
-    sessions[kind].clear();
-    pending[kind].clear();
+    sessions[kind] = sessionCache(kind);
   }
   sts = undefined;
 }
@@ -96,36 +109,11 @@ async function assumeTenantRole(kind: FenceKind, tenantId: string, signal: Abort
   };
 }
 
-async function fencedClient(
-  kind: FenceKind,
-  tenantId: string,
-  signal: AbortSignal | undefined,
-  now: number,
-): Promise<DynamoDBDocumentClient> {
+async function fencedClient(kind: FenceKind, tenantId: string, signal: AbortSignal | undefined): Promise<DynamoDBDocumentClient> {
   // The token's tenant claim is never empty (lib/auth/identity.ts); an empty tag would name no tenant.
   if (tenantId === '') throw new ForbiddenError('The token names no tenant.');
-  const kept = sessions[kind].get(tenantId);
-  if (kept && kept.renewAt > now) {
-    // Least recently used leaves first: a hit moves the tenant to the end.
-    sessions[kind].delete(tenantId);
-    sessions[kind].set(tenantId, kept);
-    return kept.client;
-  }
-  let fencing = pending[kind].get(tenantId);
-  if (!fencing) {
-    fencing = assumeTenantRole(kind, tenantId, signal).finally(() => pending[kind].delete(tenantId));
-    pending[kind].set(tenantId, fencing);
-  }
-  const fenced = await fencing;
-  const previous = sessions[kind].get(tenantId);
-  if (previous && previous !== fenced) retire(previous);
-  sessions[kind].delete(tenantId);
-  sessions[kind].set(tenantId, fenced);
-  while (sessions[kind].size > MAX_TENANTS) {
-    const [oldest, session] = sessions[kind].entries().next().value as [string, Fenced];
-    retire(session);
-    sessions[kind].delete(oldest);
-  }
+  const fenced = await sessions[kind].fetch(tenantId, signal ? { signal } : {});
+  if (!fenced) throw new ServiceUnavailableError('The tenant credentials are unavailable right now; try again later.');
   return fenced.client;
 }
 
@@ -133,9 +121,9 @@ async function fencedClient(
  * The client to read `tenantId`'s data with: fenced to it when fencing is on. `signal` bounds the
  * STS call as it bounds the reads.
  */
-export async function tenantDynamo(tenantId: string, signal?: AbortSignal, now = Date.now()): Promise<DynamoDBDocumentClient> {
+export async function tenantDynamo(tenantId: string, signal?: AbortSignal): Promise<DynamoDBDocumentClient> {
   if (config().tenantFencing !== 'iam') return dynamo();
-  return fencedClient('read', tenantId, signal, now);
+  return fencedClient('read', tenantId, signal);
 }
 
 /**
@@ -143,9 +131,9 @@ export async function tenantDynamo(tenantId: string, signal?: AbortSignal, now =
  * only into that tenant's audit partition. The items of a token that named no tenant (`null`) are
  * put with the function's own role, which may put only into their partition (NO_TENANT).
  */
-export async function tenantAuditDynamo(tenantId: string | null, signal?: AbortSignal, now = Date.now()): Promise<DynamoDBDocumentClient> {
+export async function tenantAuditDynamo(tenantId: string | null, signal?: AbortSignal): Promise<DynamoDBDocumentClient> {
   if (config().tenantFencing !== 'iam' || tenantId === null) return dynamo();
-  return fencedClient('audit', tenantId, signal, now);
+  return fencedClient('audit', tenantId, signal);
 }
 
 /** Closes a replaced client's connections once reads still using it have had time to finish. */

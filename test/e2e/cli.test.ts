@@ -31,7 +31,7 @@ describe.concurrent('E2E: the local stack and its CLIs as separate processes', (
     const [port, dynamoPort] = [String(await freePort()), String(await freePort())];
     const env = {
       LOCAL_DIR: await emptyLocalDir('cli-'),
-      JWT_ISSUER: 'http://localhost:issuer-under-test',
+      JWT_ISSUER: 'https://issuer-under-test.example',
       SEED: 'demo',
       PORT: port,
       DYNAMODB_PORT: dynamoPort,
@@ -53,7 +53,7 @@ describe.concurrent('E2E: the local stack and its CLIs as separate processes', (
 
     expect(stack.publicUrl).toBe(`http://localhost:${port}`);
     expect(stack.output()).toContain(
-      `Try: curl -H "Authorization: Bearer $(PORT=${port} JWT_ISSUER=http://localhost:issuer-under-test npm run -s token -- --tenant acme)" http://localhost:${port}/api/agents`,
+      `Try: curl -H "Authorization: Bearer $(PORT=${port} JWT_ISSUER=https://issuer-under-test.example npm run -s token -- --tenant acme)" http://localhost:${port}/api/agents`,
     );
     expect(stack.output()).toContain(`     DYNAMODB_PORT=${dynamoPort} npm run audit -- --tenant acme`);
     expect((await get(`${stack.publicUrl}/api/agents`, { Authorization: `Bearer ${bannerToken}` })).status).toBe(200);
@@ -135,7 +135,7 @@ describe.concurrent('E2E: the local stack and its CLIs as separate processes', (
   }, 180_000);
 
   it('seeds a generated tenant idempotently with `npm run seed -- --generate`', async ({ expect }) => {
-    const env = { LOCAL_DIR: await emptyLocalDir('cli-'), JWT_ISSUER: 'http://localhost:issuer-under-test', SEED: 'none' };
+    const env = { LOCAL_DIR: await emptyLocalDir('cli-'), JWT_ISSUER: 'https://issuer-under-test.example', SEED: 'none' };
     const stack = await npmStartReady(env);
     const seedEnv = { ...env, DYNAMODB_ENDPOINT: stack.dynamo };
 
@@ -188,7 +188,7 @@ describe.concurrent('E2E: the local stack and its CLIs as separate processes', (
     const dir = await mkdtemp(join(tmpdir(), 'cli-'));
     const env = {
       LOCAL_DIR: join(dir, 'local'),
-      JWT_ISSUER: 'http://localhost:issuer-under-test',
+      JWT_ISSUER: 'https://issuer-under-test.example',
       SEED: 'none',
       DATA_DIR: join(dir, 'data'),
     };

@@ -3,14 +3,14 @@ import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
-import { Client, type OAuthClientProvider, StreamableHTTPClientTransport, UnauthorizedError } from '@modelcontextprotocol/client';
+import { Client, StreamableHTTPClientTransport, UnauthorizedError } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { config } from '../../lib/config.js';
 import { listAuditItems } from '../../lib/store/audit.js';
 import { dynamo } from '../../lib/store/client.js';
 import { smallFleet } from '../fixtures/small-fleet.js';
-import { claimsOf, signInAsBrowser } from '../helpers/sign-in.js';
+import { claimsOf, InMemoryOAuthProvider, signInAsBrowser } from '../helpers/sign-in.js';
 import { startTestStack, type TestStack } from '../helpers/stack.js';
 
 /**
@@ -36,60 +36,13 @@ interface ToolResult {
   structuredContent?: Record<string, unknown>;
 }
 
-type Saved<T> = T | undefined;
-
-/** The OAuthClientProvider a host application implements: here everything kept in memory, the browser step left to the test. */
-class InMemoryProvider implements OAuthClientProvider {
-  readonly redirectUrl = 'http://127.0.0.1:45997/callback';
-  readonly clientMetadata = {
-    client_name: 'SDK e2e client',
-    redirect_uris: [this.redirectUrl],
-    token_endpoint_auth_method: 'none',
-    grant_types: ['authorization_code', 'refresh_token'],
-    response_types: ['code'],
-  };
-  client: Saved<Parameters<OAuthClientProvider['saveClientInformation'] & object>[0]>;
-  saved: Saved<Parameters<OAuthClientProvider['saveTokens']>[0]>;
-  verifier = '';
-  discovery: Saved<Parameters<NonNullable<OAuthClientProvider['saveDiscoveryState']>>[0]>;
-  authorizationUrl: URL | undefined;
-
-  clientInformation() {
-    return this.client;
-  }
-  saveClientInformation(info: NonNullable<InMemoryProvider['client']>) {
-    this.client = info;
-  }
-  tokens() {
-    return this.saved;
-  }
-  saveTokens(tokens: NonNullable<InMemoryProvider['saved']>) {
-    this.saved = tokens;
-  }
-  redirectToAuthorization(url: URL) {
-    this.authorizationUrl = url;
-  }
-  saveCodeVerifier(verifier: string) {
-    this.verifier = verifier;
-  }
-  codeVerifier() {
-    return this.verifier;
-  }
-  saveDiscoveryState(state: NonNullable<InMemoryProvider['discovery']>) {
-    this.discovery = state;
-  }
-  discoveryState() {
-    return this.discovery;
-  }
-}
-
 const ERAS = [
   ['a 2025-era client', undefined, '2025-11-25'],
   ['a 2026-07-28 client', { versionNegotiation: { mode: 'auto' as const } }, '2026-07-28'],
 ] as const;
 
 describe.each(ERAS)('E2E: the SDK client (%s) signs in through the local issuer with its own OAuth support', (_era, options, revision) => {
-  const provider = new InMemoryProvider();
+  const provider = new InMemoryOAuthProvider('http://127.0.0.1:45997/callback', 'SDK e2e client');
   const mcpUrl = (): URL => new URL(`${stack.publicUrl}/api/mcp`);
   const connect = async (): Promise<Client> => {
     const client = new Client({ name: 'sdk-oauth-e2e', version: '1.0.0' }, options);

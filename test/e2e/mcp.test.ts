@@ -489,12 +489,11 @@ describe('E2E: the MCP door over plain HTTP', () => {
       expect(res.headers.get('vary')).toBe('Origin');
     });
 
-    it('gives another origin no CORS header at all (403), so the browser refuses to send', async () => {
+    it('gives another origin no Access-Control-Allow-Origin (403), so the browser refuses to send', async () => {
       const res = await preflight('http://evil.example');
 
       expect(res.status).toBe(403);
       expect(res.headers.get('access-control-allow-origin')).toBeNull();
-      expect(res.headers.get('access-control-allow-headers')).toBeNull();
       expect(res.headers.get('vary')).toBe('Origin');
       expect(await res.text()).toMatch(/^Requests from this Origin are not allowed; set MCP_ALLOWED_ORIGINS to admit it\. \(request id: /);
     });
@@ -514,19 +513,18 @@ describe('E2E: the MCP door over plain HTTP', () => {
       expect([ok.status, refused.status]).toEqual([200, 405]);
     });
 
-    it('lets any origin read the protected resource metadata, protocol header included', async () => {
-      const res = await fetch(`${stack.publicUrl}/.well-known/oauth-protected-resource/api/mcp`, {
-        method: 'OPTIONS',
-        headers: {
-          Origin: 'http://anywhere.example',
-          'Access-Control-Request-Method': 'GET',
-          'Access-Control-Request-Headers': 'mcp-protocol-version',
-        },
-      });
+    it('lets an admitted origin, and no other, read the protected resource metadata, protocol header included', async () => {
+      const ask = (origin: string) =>
+        fetch(`${stack.publicUrl}/.well-known/oauth-protected-resource/api/mcp`, {
+          method: 'OPTIONS',
+          headers: { Origin: origin, 'Access-Control-Request-Method': 'GET', 'Access-Control-Request-Headers': 'mcp-protocol-version' },
+        });
+      const [admitted, other] = await Promise.all([ask(ADMITTED), ask('http://anywhere.example')]);
 
-      expect(res.status).toBe(204);
-      expect(res.headers.get('access-control-allow-origin')).toBe('*');
-      expect(res.headers.get('access-control-allow-headers')).toBe('Mcp-Protocol-Version');
+      expect(admitted.status).toBe(204);
+      expect(admitted.headers.get('access-control-allow-origin')).toBe(ADMITTED);
+      expect(admitted.headers.get('access-control-allow-headers')).toContain('Mcp-Protocol-Version');
+      expect(other.headers.get('access-control-allow-origin')).toBeNull();
     });
   });
 
@@ -563,7 +561,7 @@ describe('E2E: the MCP door over plain HTTP', () => {
       const res = await fetch(`${stack.publicUrl}${path}`);
 
       expect(res.status).toBe(200);
-      expect(res.headers.get('access-control-allow-origin')).toBe('*');
+      expect(res.headers.get('access-control-allow-origin')).toBeNull();
       expect(await res.json()).toEqual({
         resource: config().mcpAudience,
         authorization_servers: [config().jwtIssuer],

@@ -38,6 +38,11 @@ describe.concurrent('E2E: npm start refuses a bad start with one sentence', () =
       'npm start: SEED: there is no fleet file at /home/user/fleets/bogus (SEED is demo, none, or the path of a fleet file).',
     ],
     ['SEED_LIVE=yes', { SEED_LIVE: 'yes' }, 'npm start: SEED_LIVE must be true or false, not "yes".'],
+    [
+      'MCP_ALLOWED_ORIGINS=*',
+      { MCP_ALLOWED_ORIGINS: '*' },
+      'npm start: Invalid configuration: MCP_ALLOWED_ORIGINS: must list exact browser origins such as https://app.example.com, comma-separated (* and null are refused), not "*"',
+    ],
   ] as const)('%s', { timeout: 120_000 }, async ([, env, message], { expect }) => {
     const run = npmStart({ ...(await freshStartEnv()), ...env });
 

@@ -5,6 +5,7 @@ import type { APIGatewayProxyEvent } from 'aws-lambda';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { GATEWAY_RESPONSES, gatewayResponse } from '../../infra/gateway-responses.js';
 import { localRestApi } from '../../infra/local/gateway.js';
+import { listenerRouter } from '../../infra/local/router.js';
 import type { LambdaHandler, Route } from '../../infra/local/routes.js';
 import { config } from '../../lib/config.js';
 
@@ -58,7 +59,8 @@ beforeAll(async () => {
     },
     now: () => clock,
   });
-  server = createServer((req, res) => void api.handle(req, res, randomUUID()));
+  const router = listenerRouter(api);
+  server = createServer((req, res) => void router.handle(req, res, randomUUID()));
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 });
@@ -187,7 +189,7 @@ describe('Local gateway: the token authorizer in front of a door', () => {
     expect(await post('token-b')).toEqual({ status: 200, judged: 'Bearer token-b' });
     expect(authorizerCalls).toBe(2);
 
-    clock += 300_000;
+    clock += 300_001; // past the TTL
     expect(await post('token-a')).toEqual({ status: 200, judged: 'Bearer token-a' });
     expect(authorizerCalls).toBe(3);
   });

@@ -45,13 +45,17 @@ describe('Class: ExchangedTokenCache', () => {
   });
 
   it("keeps a token no longer than the user's token, when that expires first", () => {
-    const cache = new ExchangedTokenCache(500, 30_000);
-    const now = Date.now();
+    const start = Date.now();
+    let now = start;
+    const cache = new ExchangedTokenCache(500, 30_000, () => now);
 
-    cache.set('user-token', 'obs', { token: 'exchanged', expiresAt: now + 300_000 }, now + 40_000);
+    cache.set('user-token', 'obs', { token: 'exchanged', expiresAt: start + 300_000 }, start + 40_000);
+    const atOnce = cache.get('user-token', 'obs');
+    now = start + 10_001; // 40 s less the 30 s margin, and past it
+    const later = cache.get('user-token', 'obs');
 
-    expect(cache.get('user-token', 'obs', now)).toBe('exchanged');
-    expect(cache.get('user-token', 'obs', now + 10_001)).toBeUndefined(); // 40 s less the 30 s margin
+    expect(atOnce).toBe('exchanged');
+    expect(later).toBeUndefined();
   });
 
   it('keeps no failed exchange: the next call tries again', async () => {

@@ -36,30 +36,35 @@ describe('Class: ExchangedTokenCache', () => {
   const exchanged = (token: string, expiresAt: number) => ({ token, expiresAt });
 
   it('serves a token until shortly before it expires, per user token and audience', () => {
-    const cache = new ExchangedTokenCache(10, 30_000);
-    cache.set('user-a', 'obs', exchanged('t1', 100_000));
+    let now = 1_000;
+    const cache = new ExchangedTokenCache(10, 30_000, () => now);
+    cache.set('user-a', 'obs', exchanged('t1', 101_000));
 
-    expect(cache.get('user-a', 'obs', 69_999)).toBe('t1');
-    expect(cache.get('user-a', 'obs', 70_000)).toBeUndefined();
-    expect(cache.get('user-a', 'other-audience', 0)).toBeUndefined();
-    expect(cache.get('user-b', 'obs', 0)).toBeUndefined();
+    const served = [71_000, 71_001].map((at) => {
+      now = at;
+      return cache.get('user-a', 'obs');
+    });
+
+    expect(served).toEqual(['t1', undefined]);
+    expect(cache.get('user-a', 'other-audience')).toBeUndefined();
+    expect(cache.get('user-b', 'obs')).toBeUndefined();
   });
 
   it('keeps at most its bound, letting the oldest go first', () => {
     const cache = new ExchangedTokenCache(2, 0);
-    cache.set('a', 'obs', exchanged('ta', 1e12));
-    cache.set('b', 'obs', exchanged('tb', 1e12));
-    cache.set('c', 'obs', exchanged('tc', 1e12));
+    cache.set('a', 'obs', exchanged('ta', 4e12));
+    cache.set('b', 'obs', exchanged('tb', 4e12));
+    cache.set('c', 'obs', exchanged('tc', 4e12));
 
-    expect([cache.get('a', 'obs', 0), cache.get('b', 'obs', 0), cache.get('c', 'obs', 0)]).toEqual([undefined, 'tb', 'tc']);
+    expect([cache.get('a', 'obs'), cache.get('b', 'obs'), cache.get('c', 'obs')]).toEqual([undefined, 'tb', 'tc']);
   });
 
   it('forgets a token the service refused', () => {
     const cache = new ExchangedTokenCache();
-    cache.set('a', 'obs', exchanged('ta', 1e12));
+    cache.set('a', 'obs', exchanged('ta', 4e12));
     cache.forget('a', 'obs');
 
-    expect(cache.get('a', 'obs', 0)).toBeUndefined();
+    expect(cache.get('a', 'obs')).toBeUndefined();
   });
 });
 

@@ -1,0 +1,333 @@
+import { createServer, request, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { config } from '../../lib/config.js';
+import { browserStandIn, pkce } from '../helpers/sign-in.js';
+import { startTestStack, type TestStack } from '../helpers/stack.js';
+
+/**
+ * The local stack closed to the network, each finding of its security review reproduced and shown
+ * refused: DNS rebinding (a request naming another host), a sign-in form posted from another page,
+ * client ID metadata documents as a port scanner (a token request naming a URL on this machine),
+ * `Access-Control-Allow-Origin: *`, an invalid authorization request sent to the redirect URI
+ * (open redirector), and registrations a browser page could make or that name a browser-internal
+ * scheme. MCP_ALLOWED_ORIGINS=* refused at start: test/e2e/start.test.ts.
+ */
+
+const ADMITTED = 'https://app.example';
+const FOREIGN = 'https://evil.example';
+const REDIRECT = 'http://127.0.0.1:45998/callback';
+
+let stack: TestStack;
+beforeAll(async () => {
+  stack = await startTestStack('none', { MCP_ALLOWED_ORIGINS: ADMITTED });
+});
+afterAll(async () => {
+  await stack?.stop();
+  delete process.env.MCP_ALLOWED_ORIGINS;
+});
+
+interface Answer {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  body: string;
+}
+
+/** One request to a listener with the Host header the test chooses (fetch sets its own). */
+function raw(base: string, path: string, init: { method?: string; headers?: Record<string, string>; body?: string } = {}): Promise<Answer> {
+  return new Promise((resolve, reject) => {
+    const req = request(`${base}${path}`, { method: init.method ?? 'GET', headers: init.headers ?? {} }, (res) => {
+      let body = '';
+      res.on('data', (chunk: Buffer) => {
+        body += chunk.toString();
+      });
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body }));
+    });
+    req.on('error', reject);
+    req.end(init.body);
+  });
+}
+
+const port = (): string => new URL(stack.publicUrl).port;
+
+async function register(metadata: Record<string, unknown>, contentType = 'application/json'): Promise<Response> {
+  return fetch(`${stack.publicUrl}/oauth2/register`, {
+    method: 'POST',
+    headers: { 'Content-Type': contentType },
+    body: JSON.stringify(metadata),
+  });
+}
+
+async function publicClient(): Promise<string> {
+  const res = await register({ redirect_uris: [REDIRECT], token_endpoint_auth_method: 'none' });
+  return ((await res.json()) as { client_id: string }).client_id;
+}
+
+function authorizationUrl(clientId: string, params: Record<string, string> = {}): URL {
+  const url = new URL(`${stack.publicUrl}/oauth2/authorize`);
+  const all = {
+    response_type: 'code',
+    client_id: clientId,
+    redirect_uri: REDIRECT,
+    code_challenge: pkce().challenge,
+    code_challenge_method: 'S256',
+    state: 's',
+    ...params,
+  };
+  for (const [name, value] of Object.entries(all)) url.searchParams.set(name, value);
+  return url;
+}
+
+/** A listener on this machine that counts the requests it gets (what an SSRF would reach). */
+async function countingListener(status = 200): Promise<{ url: string; count: () => number; close: () => Promise<void> }> {
+  let count = 0;
+  const server: Server = createServer((_req, res) => {
+    count += 1;
+    res.writeHead(status, { 'Content-Type': 'application/json' });
+    res.end('{"secret":"internal detail"}');
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/client.json`,
+    count: () => count,
+    close: () => new Promise((resolve) => server.close(() => resolve())),
+  };
+}
+
+describe('E2E: the local stack answers only its own name (DNS rebinding, tunnels)', () => {
+  it('listens on 127.0.0.1 by default, this machine only', () => {
+    expect(stack.publicAddress).toBe('127.0.0.1');
+  });
+
+  it('refuses POST /api/mcp with a valid token but Host: evil.example.com with 403, running nothing behind it', async () => {
+    const token = await stack.mcpToken();
+    const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' });
+    const headers = { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream' };
+
+    const foreign = await raw(stack.publicUrl, '/api/mcp', {
+      method: 'POST',
+      headers: { ...headers, Host: `evil.example.com:${port()}` },
+      body,
+    });
+    const own = await raw(stack.publicUrl, '/api/mcp', { method: 'POST', headers: { ...headers, Host: `127.0.0.1:${port()}` }, body });
+
+    expect(foreign.status).toBe(403);
+    expect(foreign.headers['content-type']).toBe('text/plain; charset=utf-8');
+    expect(foreign.body).toMatch(
+      /^This local service answers only requests addressed to it by its own name \(Host: localhost:\d+\); this one names another host\. \(request id: /,
+    );
+    expect(own.status).toBe(200);
+  });
+
+  it.each([
+    ['the sign-in page', 'GET', '/oauth2/authorize?client_id=x'],
+    ['registration', 'POST', '/oauth2/register'],
+    ['the token endpoint', 'POST', '/oauth2/token'],
+    ['the authorization server metadata', 'GET', '/.well-known/oauth-authorization-server'],
+    ['the inventory', 'GET', '/api/agents'],
+  ])('refuses %s under another Host, issuing nothing', async (_what, method, path) => {
+    const res = await raw(stack.publicUrl, path, {
+      method,
+      headers: { Host: `rebound.example:${port()}`, 'Content-Type': 'application/json' },
+      body: method === 'POST' ? JSON.stringify({ redirect_uris: [REDIRECT], token_endpoint_auth_method: 'none' }) : undefined,
+    });
+
+    expect(res.status).toBe(403);
+    expect(res.body).not.toMatch(/client_id|access_token|<form/);
+  });
+
+  it('refuses the private listener under another Host, and answers each loopback name of the public one', async () => {
+    const foreign = await raw(stack.privateUrl, '/api/mcp/endpoint?agent_id=a', { headers: { Host: 'evil.example.com' } });
+    const names = await Promise.all(
+      ['localhost', '127.0.0.1', '[::1]'].map((name) =>
+        raw(stack.publicUrl, '/.well-known/oauth-authorization-server', { headers: { Host: `${name}:${port()}` } }),
+      ),
+    );
+
+    expect(foreign.status).toBe(403);
+    expect(names.map((n) => n.status)).toEqual([200, 200, 200]);
+  });
+});
+
+describe('E2E: the sign-in form, posted from another page', () => {
+  it('is refused without a same-origin Origin, and the sign-in it names is left for the real page', async () => {
+    const browser = browserStandIn();
+    const { response: page, url } = await browser.follow(authorizationUrl(await publicClient()), { method: 'GET' });
+    const action = new URL(/<form method="post" action="([^"]+)"/.exec(await page.text())?.[1] ?? '', url);
+    const form = (origin?: string) =>
+      browser.follow(action, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/x-www-form-urlencoded', ...(origin ? { Origin: origin } : {}) },
+        body: new URLSearchParams({ tenant: 'globex', user: 'attacker', groups: '*', action: 'allow' }),
+      });
+
+    const crossOrigin = await form(FOREIGN);
+    const noOrigin = await form();
+    const own = await form(url.origin);
+
+    for (const refused of [crossOrigin, noOrigin]) {
+      expect(refused.response.status).toBe(403);
+      expect(refused.response.headers.get('location')).toBeNull();
+      expect(await refused.response.text()).toMatch(/^The sign-in form is accepted only from the sign-in page of this server/);
+    }
+    expect(own.url.href).toMatch(new RegExp(`^${REDIRECT}\\?code=`));
+  });
+});
+
+describe('E2E: client ID metadata documents', () => {
+  it('fetches nothing for a token request whose client_id is a URL on this machine, and names nothing of it', async () => {
+    const listener = await countingListener();
+    try {
+      const res = await fetch(`${stack.publicUrl}/oauth2/token`, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/x-www-form-urlencoded', Origin: FOREIGN },
+        body: new URLSearchParams({ grant_type: 'authorization_code', code: 'x', code_verifier: pkce().verifier, client_id: listener.url }),
+      });
+      const body = await res.text();
+
+      expect(res.status).toBe(401);
+      expect(JSON.parse(body)).toMatchObject({ error: 'invalid_client' });
+      expect(body).not.toMatch(/secret|internal|200|JSON|fetch/);
+      expect(res.headers.get('access-control-allow-origin')).toBeNull();
+      expect(listener.count()).toBe(0);
+    } finally {
+      await listener.close();
+    }
+  });
+
+  it('fetches a failing document once in the authorization step, shows no upstream detail, and keeps the failure', async () => {
+    const listener = await countingListener(500);
+    try {
+      const first = await fetch(authorizationUrl(listener.url), { redirect: 'manual' });
+      const again = await fetch(authorizationUrl(listener.url), { redirect: 'manual' });
+      const page = await first.text();
+
+      expect([first.status, again.status]).toEqual([400, 400]);
+      expect(page).toContain('The client ID metadata document at this client_id could not be used');
+      expect(page).not.toMatch(/500|secret|internal detail/);
+      expect(listener.count()).toBe(1);
+    } finally {
+      await listener.close();
+    }
+  });
+});
+
+describe('E2E: CORS at the local stack', () => {
+  const routes = [
+    ['GET', '/.well-known/oauth-authorization-server'],
+    ['GET', '/.well-known/jwks.json'],
+    ['GET', '/.well-known/oauth-protected-resource'],
+    ['GET', '/.well-known/oauth-protected-resource/api/mcp'],
+    ['GET', '/.well-known/oauth-protected-resource/api/agents'],
+    ['POST', '/oauth2/token'],
+    ['POST', '/oauth2/register'],
+    ['POST', '/api/mcp'],
+    ['GET', '/api/agents'],
+  ] as const;
+  const ask = (method: string, path: string, origin: string, preflight: boolean): Promise<Response> =>
+    fetch(`${stack.publicUrl}${path}`, {
+      method: preflight ? 'OPTIONS' : method,
+      headers: preflight
+        ? { Origin: origin, 'Access-Control-Request-Method': method, 'Access-Control-Request-Headers': 'content-type' }
+        : {
+            Origin: origin,
+            'Content-Type': method === 'POST' && path === '/oauth2/register' ? 'application/json' : 'application/x-www-form-urlencoded',
+          },
+      ...(preflight || method === 'GET' ? {} : { body: path === '/oauth2/register' ? '{}' : '' }),
+    });
+
+  it.each(routes)('never answers %s %s with Access-Control-Allow-Origin: *, and gives another origin none at all', async (method, path) => {
+    for (const preflight of [false, true]) {
+      const foreign = await ask(method, path, FOREIGN, preflight);
+      const admitted = await ask(method, path, ADMITTED, preflight);
+      await Promise.all([foreign.body?.cancel(), admitted.body?.cancel()]);
+
+      expect(foreign.headers.get('access-control-allow-origin')).toBeNull();
+      expect([null, ADMITTED]).toContain(admitted.headers.get('access-control-allow-origin'));
+    }
+  });
+
+  it('lets an admitted origin read the public documents and the 401 that starts a sign-in', async () => {
+    const documents = await Promise.all(
+      ['/.well-known/oauth-authorization-server', '/.well-known/oauth-protected-resource/api/mcp'].map((path) =>
+        ask('GET', path, ADMITTED, false),
+      ),
+    );
+    const challenge = await ask('POST', '/api/mcp', ADMITTED, false);
+
+    for (const res of [...documents, challenge]) expect(res.headers.get('access-control-allow-origin')).toBe(ADMITTED);
+    expect(challenge.status).toBe(401);
+  });
+});
+
+describe('E2E: the MCP door and its own origin', () => {
+  it('admits a page of the stack itself (its own origin, by any loopback name) without MCP_ALLOWED_ORIGINS naming it, and refuses another', async () => {
+    const token = await stack.mcpToken();
+    const post = (origin: string) =>
+      fetch(`${stack.publicUrl}/api/mcp`, {
+        method: 'POST',
+        headers: {
+          Authorization: `Bearer ${token}`,
+          Origin: origin,
+          'Content-Type': 'application/json',
+          Accept: 'application/json, text/event-stream',
+        },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
+      });
+
+    const [local, loopback, foreign] = await Promise.all([post(stack.publicUrl), post(`http://127.0.0.1:${port()}`), post(FOREIGN)]);
+    await Promise.all([local.body?.cancel(), loopback.body?.cancel(), foreign.body?.cancel()]);
+
+    expect([local.status, loopback.status, foreign.status]).toEqual([200, 200, 403]);
+    expect(local.headers.get('access-control-allow-origin')).toBe(stack.publicUrl);
+  });
+});
+
+describe('E2E: authorization requests that are not valid', () => {
+  it('shows a malformed request of a registered client on a page, not a redirect to its redirect URI (open redirector)', async () => {
+    const res = await fetch(authorizationUrl(await publicClient(), { code_challenge_method: 'plain' }), { redirect: 'manual' });
+
+    expect(res.status).toBe(400);
+    expect(res.headers.get('location')).toBeNull();
+    expect(res.headers.get('content-type')).toBe('text/html; charset=utf-8');
+  });
+});
+
+describe('E2E: registration', () => {
+  it('refuses a text/plain body (what a page can post without a preflight), registering nothing', async () => {
+    const res = await register({ redirect_uris: [REDIRECT], token_endpoint_auth_method: 'none' }, 'text/plain');
+    const body = await res.text();
+
+    expect(res.status).toBe(400);
+    expect(body).not.toContain('client_id');
+  });
+
+  it.each(['view-source:https://app.example/cb', 'chrome://settings', 'filesystem:https://app.example/temporary/x', 'data:text/html,hi'])(
+    'refuses the redirect URI %s',
+    async (uri) => {
+      const res = await register({ redirect_uris: [uri], token_endpoint_auth_method: 'none' });
+
+      expect(res.status).toBe(400);
+      expect(await res.json()).toMatchObject({ error: 'invalid_redirect_uri' });
+    },
+  );
+
+  it('takes a native app’s private-use scheme named after its domain, reversed (RFC 8252 §7.1), and no other', async () => {
+    const native = await register({ redirect_uris: ['com.example.app:/oauth/callback'], token_endpoint_auth_method: 'none' });
+    const bare = await register({ redirect_uris: ['myapp://callback'], token_endpoint_auth_method: 'none' });
+
+    expect(native.status).toBe(201);
+    expect(await native.json()).toMatchObject({ redirect_uris: ['com.example.app:/oauth/callback'], application_type: 'native' });
+    expect(bare.status).toBe(400);
+  });
+
+  it('never gives a registered client the broker’s token exchange', async () => {
+    const res = await register({
+      redirect_uris: [REDIRECT],
+      grant_types: ['authorization_code', 'urn:ietf:params:oauth:grant-type:token-exchange'],
+    });
+
+    expect(res.status).toBe(400);
+    expect(config().brokerClientId).toBe('local-broker');
+  });
+});

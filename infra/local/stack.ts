@@ -14,6 +14,7 @@ import { shiftFleet, staleFleetNote } from './fleet-time.js';
 import { type LocalRestApi, localRestApi } from './gateway.js';
 import { sendGatewayResponse, sendLocalFailure } from './http.js';
 import { LOCAL_DIR, type LocalIssuer, localBrokerSecret, localIssuer } from './issuer.js';
+import { mcpAppPreview } from './mcp-app-preview.js';
 import { bind, portsInUseSentence, type StackPort } from './ports.js';
 import { readFleetFile } from './seed-file.js';
 
@@ -244,12 +245,15 @@ export async function startLocalStack(options: StackOptions = {}): Promise<Local
   const publicApi: LocalRestApi = localRestApi({ api: 'public', isStarting });
   const privateApi: LocalRestApi = localRestApi({ api: 'private', isStarting });
   const authorizationServer = localAuthorizationServer({ issuer, brokerSecret, publicUrl: () => publicUrl });
+  const preview = mcpAppPreview({ issuer, publicUrl: () => publicUrl });
   const accessLog = options.quiet ? undefined : say;
 
   const publicServer = createServer(
     listener(async (req, res, requestId) => {
       // The local issuer: JWKS, RFC 8414 metadata, sign-in, registration, token endpoint (infra/local/authorization-server.ts).
       if (await authorizationServer.handle(req, res)) return;
+      // The MCP App preview host (infra/local/mcp-app-preview.ts): local only, this machine only.
+      if (await preview.handle(req, res)) return;
       await publicApi.handle(req, res, requestId);
     }, accessLog),
   );

@@ -74,7 +74,14 @@ if (!['', 'true', 'false'].includes(seedLive)) fail(`SEED_LIVE must be true or f
 
 // The stack (handlers, SDKs, engine) loads once the variables are known to be good: a bad one is
 // refused without loading any of it.
-const [{ startLocalStack, StartError }, { FleetFileError, userPath }] = await Promise.all([import('./stack.js'), import('./seed-file.js')]);
+const [{ startLocalStack, StartError }, { FleetFileError, userPath }, { previewUrl }, { ensureViews }] = await Promise.all([
+  import('./stack.js'),
+  import('./seed-file.js'),
+  import('./mcp-app-preview.js'),
+  import('../build-views.js'),
+]);
+// The MCP door's App views for the in-process functions (infra/build-views.ts), built when their source changed.
+await ensureViews();
 
 try {
   stack = await startLocalStack({
@@ -137,6 +144,7 @@ if ((env.SEED || 'demo') === 'demo') {
     `  Authorization: Bearer ${mcpToken}`,
     '',
   );
+  lines.push(`MCP App: the observations view drawn as an MCP host draws it: ${previewUrl(stack.publicUrl, 'ac-002')}`, '');
   lines.push(`Try: curl -H "Authorization: Bearer $(${tokenEnv}npm run -s token -- --tenant acme)" ${stack.publicUrl}/api/agents`);
   lines.push(`     ${auditEnv}npm run audit -- --tenant acme`, '');
 }

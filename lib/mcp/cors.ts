@@ -38,9 +38,15 @@ export const MCP_METHODS = Object.freeze(['POST']);
 /** How long a browser may keep a preflight's answer (Chromium keeps at most 2 hours). */
 const PREFLIGHT_MAX_AGE_SECONDS = 600;
 
-/** True when a browser's `Origin` is one the door admits. */
+/**
+ * True when a browser's `Origin` is one the door admits: a listed one, or the door's own (the
+ * origin of PUBLIC_URL). A page on the door's own origin is the service's own: on AWS the API
+ * serves no page; locally it is the MCP App preview host (infra/local/mcp-app-preview.ts).
+ */
 export function isAllowedOrigin(origin: string | undefined): origin is string {
-  return origin !== undefined && config().mcpAllowedOrigins.includes(origin);
+  if (origin === undefined) return false;
+  const cfg = config();
+  return cfg.mcpAllowedOrigins.includes(origin) || origin === new URL(cfg.publicUrl).origin;
 }
 
 /** The headers of an answer to a preflight from an admitted origin (the middleware adds the origin). */

@@ -1,3 +1,4 @@
+import { RESOURCE_URI_META_KEY } from '@modelcontextprotocol/ext-apps/server';
 import type { CallToolResult, McpServer, StandardSchemaWithJSON } from '@modelcontextprotocol/server';
 import * as z from 'zod';
 import type { EndpointScope } from '../auth/endpoint-scope.js';
@@ -18,6 +19,7 @@ import { HttpError } from '../errors.js';
 import { forEachInventoryAgent } from '../inventory/list.js';
 import { logger } from '../observability/logger.js';
 import { recordItemsReturned, recordToolCall } from '../observability/metrics.js';
+import { OBSERVATIONS_VIEW } from './app/manifest.js';
 import { answerBytes, RESULT_BUDGET_BYTES } from './limits.js';
 import { readDashboardForUser } from './observations-client.js';
 import {
@@ -131,6 +133,7 @@ function registerObservations(server: McpServer, caller: ToolCaller): void {
     reason: `${reasonSentence('reason', 'missing')}.`,
     ticket: `ticket needs both number (up to ${ticketNumber.max} letters, digits and ._:/#- characters, starting with a letter or digit) and system "${ticketSystem}".`,
   };
+  // An MCP App tool: hosts with the extension draw its view with the result; others read the same text and structuredContent.
   server.registerTool(
     TOOL_NAMES.observations,
     {
@@ -145,6 +148,8 @@ function registerObservations(server: McpServer, caller: ToolCaller): void {
       inputSchema: advertised(schema),
       outputSchema: withJsonSchemaView(ObservationsToolOutput),
       annotations: { title: 'Endpoint health dashboard', ...READ_ONLY_TOOL },
+      // The view, where hosts look for it now and where older hosts did (ext-apps' registerAppTool sets both).
+      _meta: { ui: { resourceUri: OBSERVATIONS_VIEW.uri }, [RESOURCE_URI_META_KEY]: OBSERVATIONS_VIEW.uri },
     },
     async (raw) =>
       guardedTool(TOOL_NAMES.observations, async () => {

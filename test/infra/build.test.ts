@@ -140,13 +140,15 @@ describe('Script: infra/build.ts (npm run build)', () => {
       expect(inputs.some((i) => i.includes('node_modules/@middy/core/'))).toBe(true);
     });
 
-    it('zips exactly the bundle and its map, byte for byte, as the deployment artifact', () => {
+    it('zips exactly the bundle and its map (and the MCP App view beside the MCP door), byte for byte, as the deployment artifact', () => {
       const fn = built.get(name)!;
       const entries = readZip(readFileSync(fn.zip));
+      const view = name === 'mcp' ? ['observations-view.html'] : [];
 
-      expect(entries.map((e) => e.name)).toEqual(['index.mjs', 'index.mjs.map']);
+      expect(entries.map((e) => e.name)).toEqual(['index.mjs', 'index.mjs.map', ...view]);
       expect(entries[0]!.data.equals(readFileSync(fn.bundle))).toBe(true);
       expect(entries[1]!.data.equals(readFileSync(fn.sourceMap))).toBe(true);
+      for (const [i, file] of view.entries()) expect(entries[2 + i]!.data.equals(readFileSync(join(dist, name, file)))).toBe(true);
       expect(entries.every((e) => e.mode === 0o100644)).toBe(true);
     });
 

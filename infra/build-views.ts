@@ -17,7 +17,7 @@ const VIEW_SOURCE = join(ROOT, 'lib', 'mcp', 'app');
  * (lib/mcp/views.ts reads them there): apart from dist/, which `npm run build` and `npm run
  * package` empty and fill again while tests may be reading.
  */
-export const LOCAL_VIEWS_DIR = join(ROOT, 'node_modules', '.cache', 'mcp-app-views');
+export const LOCAL_VIEWS_DIR = join(ROOT, 'node_modules', '.cache', 'views');
 
 /** Each view's file, and its source in lib/mcp/app/: an entry module and an HTML template whose style and script are filled in. */
 const VIEWS = [{ file: OBSERVATIONS_VIEW.file, entry: 'observations.ts', template: 'observations.html' }];

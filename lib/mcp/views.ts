@@ -16,32 +16,27 @@ import { OBSERVATIONS_VIEW } from './app/manifest.js';
 /** What a host may let the view reach: no domain at all (all it shows comes from the tool result); a bordered box. */
 const VIEW_META = Object.freeze({ ui: { csp: { connectDomains: [], resourceDomains: [] }, prefersBorder: true } });
 
+/** The view's HTML, read once per process; a failed read is not kept, so the next request tries again. */
 let html: Promise<string> | undefined;
 
 /**
- * The view's HTML, read once per process (a failed read is not kept): beside the running module
- * (the bundle's folder, the Lambda task root), else, for code run from the source tree, the build's copy.
+ * Registers the view as a `ui://` resource of type `text/html;profile=mcp-app` on a fresh server.
+ * Its HTML is read beside the running module (the bundle's folder, the Lambda task root), else,
+ * for code run from the source tree (the local stack's in-process functions, tests), from the copy
+ * `npm start` and the test run build (infra/build-views.ts, ensureViews).
  */
-function viewHtml(): Promise<string> {
-  const file = OBSERVATIONS_VIEW.file;
-  html ??= readFile(new URL(file, import.meta.url), 'utf8').catch(() =>
-    readFile(new URL(`../../dist/mcp/${file}`, import.meta.url), 'utf8'),
-  );
-  html.catch(() => {
-    html = undefined;
-  });
-  return html;
-}
-
-/** Registers the view as a `ui://` resource of type `text/html;profile=mcp-app` on a fresh server. */
 export function registerViews(server: McpServer): void {
-  const { uri, name, description } = OBSERVATIONS_VIEW;
+  const { uri, name, description, file } = OBSERVATIONS_VIEW;
   server.registerResource(name, uri, { description, mimeType: RESOURCE_MIME_TYPE, _meta: VIEW_META }, async () => {
     try {
-      return { contents: [{ uri, mimeType: RESOURCE_MIME_TYPE, text: await viewHtml(), _meta: VIEW_META }] };
+      html ??= readFile(new URL(file, import.meta.url), 'utf8').catch(() =>
+        readFile(new URL(`../../node_modules/.cache/views/${file}`, import.meta.url), 'utf8'),
+      );
+      return { contents: [{ uri, mimeType: RESOURCE_MIME_TYPE, text: await html, _meta: VIEW_META }] };
     } catch (error) {
-      logger.error('MCP App view unreadable', { message: (error as Error).message });
-      throw new Error('The view is not available; the tool results carry the same data as text.');
+      html = undefined;
+      logger.error('view unreadable', { message: (error as Error).message });
+      throw new Error('The view is unavailable; the tool results carry the same data as text.');
     }
   });
 }

@@ -142,6 +142,10 @@ async function main(): Promise<void> {
       document.documentElement.dataset.theme = theme;
       current?.setHostContext(hostContext());
     },
+    /** Narrows or widens the chat column (null: the page's width); the view hears of it in the host context. */
+    setWidth(width: number | null) {
+      column.style.width = width === null ? '' : `${width}px`;
+    },
   };
   await show(client, view, settings.arguments);
 }

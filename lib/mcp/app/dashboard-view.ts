@@ -159,7 +159,7 @@ function footer(d: EndpointDashboard, p: Presentation): HTMLElement {
       ' · evaluated ',
       el('time', { datetime: d.evaluated_at }, dateTime(d.evaluated_at, p)),
     ),
-    el('p', { class: 'policy' }, d.policy_description),
+    el('details', { class: 'policy' }, el('summary', {}, 'How the statuses are decided'), el('p', {}, d.policy_description)),
   );
 }
 

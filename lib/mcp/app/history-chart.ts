@@ -30,7 +30,7 @@ function timeLabel(options: ChartOptions): (t: Date) => string {
   const withDate = options.minutes > 1440;
   const format = new Intl.DateTimeFormat(options.locale, {
     ...(withDate ? { month: 'short', day: 'numeric' } : {}),
-    hour: '2-digit',
+    hour: 'numeric',
     minute: '2-digit',
     ...(options.timeZone ? { timeZone: options.timeZone } : {}),
   });
@@ -66,7 +66,7 @@ export function historyChart(options: ChartOptions): SVGElement {
       ),
     );
   const xTicks = x
-    .ticks(Math.max(2, Math.floor((width - MARGIN.left) / 90)))
+    .ticks(Math.max(2, Math.floor((width - MARGIN.left) / (options.minutes > 1440 ? 150 : 110))))
     .map((t) =>
       svg(
         'g',

@@ -36,7 +36,7 @@ export function registerViews(server: McpServer): void {
     } catch (error) {
       html = undefined;
       logger.error('view unreadable', { message: (error as Error).message });
-      throw new Error('The view is unavailable; the tool results carry the same data as text.');
+      throw new Error('The view is unavailable; the tool results hold the same data.');
     }
   });
 }

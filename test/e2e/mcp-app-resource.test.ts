@@ -1,5 +1,6 @@
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { answerBytes, RESULT_BUDGET_BYTES } from '../../lib/mcp/limits.js';
 import { smallFleet } from '../fixtures/small-fleet.js';
 import { startTestStack, type TestStack } from '../helpers/stack.js';
 
@@ -58,7 +59,7 @@ describe.each(ERAS)('E2E: the observations tool as an MCP App (protocol %s)', (_
       {
         uri: VIEW_URI,
         name: 'Endpoint health dashboard view',
-        description: "Draws the observations tool's result: status, metrics, history chart, findings.",
+        description: 'The observations dashboard: status, metrics, history, findings.',
         mimeType: MCP_APP_MIME,
         _meta: { ui: { csp: { connectDomains: [], resourceDomains: [] }, prefersBorder: true } },
       },
@@ -86,5 +87,7 @@ describe.each(ERAS)('E2E: the observations tool as an MCP App (protocol %s)', (_
     expect(shell).not.toMatch(/\b(src|href|action)=/i);
     expect(style).not.toMatch(/url\(|@import/i);
     expect(style.length).toBeGreaterThan(1_000);
+    // A view read counts as a tool call in a batch (lib/mcp/request-rules.ts): it must fit a tool result's share of Lambda's answer.
+    expect(answerBytes({ contents })).toBeLessThan(RESULT_BUDGET_BYTES);
   });
 });

@@ -7,5 +7,5 @@ export const OBSERVATIONS_VIEW = Object.freeze({
   uri: 'ui://endpoint-read-service/observations.html',
   file: 'observations-view.html',
   name: 'Endpoint health dashboard view',
-  description: "Draws the observations tool's result: status, metrics, history chart, findings.",
+  description: 'The observations dashboard: status, metrics, history, findings.',
 });

@@ -42,8 +42,8 @@ function send(res: ServerResponse, status: number, type: string, body: string, h
   res.end(body);
 }
 
-function refuse(res: ServerResponse, status: number, sentence: string): void {
-  send(res, status, 'text/plain; charset=utf-8', `${sentence}\n`);
+function refuse(res: ServerResponse, status: number, sentence: string, headers: Record<string, string> = {}): void {
+  send(res, status, 'text/plain; charset=utf-8', `${sentence}\n`, headers);
 }
 
 /** This machine only: a loopback peer, naming a loopback host (a DNS-rebound name is refused). */
@@ -184,14 +184,15 @@ ${field('minutes', 'minutes', minutes === undefined ? '' : String(minutes), 'pla
 export function mcpAppPreview(options: { issuer: LocalIssuer; publicUrl: () => string }): PreviewHost {
   return {
     async handle(req, res) {
+      // The raw target first: one that is no path at all (`//[…`) is the gateway's to refuse.
+      if (!(req.url ?? '').startsWith(PREVIEW_PATH)) return false;
       const url = new URL(req.url ?? '/', 'http://localhost');
-      if (!url.pathname.startsWith(PREVIEW_PATH)) return false;
       if (!fromThisMachine(req)) {
         refuse(res, 403, 'The MCP App preview answers this machine only (a loopback address, as localhost or 127.0.0.1).');
         return true;
       }
       if (req.method !== 'GET' && req.method !== 'HEAD') {
-        refuse(res, 405, 'The MCP App preview answers GET only.');
+        refuse(res, 405, 'The MCP App preview answers GET only.', { Allow: 'GET, HEAD' });
         return true;
       }
       const publicUrl = options.publicUrl();

@@ -60,7 +60,7 @@ describe('E2E: the MCP App preview host (npm start only)', () => {
     });
   });
 
-  it('sends a loopback address other than the public URL to the public URL, so the page is on the door's own origin', async () => {
+  it("sends a loopback address other than the public URL to the public URL, so the page is on the door's own origin", async () => {
     const { port } = new URL(stack.publicUrl);
     const res = await raw('/preview/observations?agent_id=ac-002', `127.0.0.1:${port}`);
 

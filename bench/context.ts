@@ -13,7 +13,7 @@ import { type LocalIssuer, localIssuer } from '../infra/local/issuer.js';
 import type { StreamingHandler } from '../infra/local/streaming.js';
 import { type Config, parseConfig } from '../lib/config.js';
 import { GZIP_LEVEL } from '../lib/json-array-stream.js';
-import { OBSERVATIONS_VIEW } from '../lib/mcp/app/manifest.js';
+import { ENDPOINT_VIEW } from '../lib/mcp/app/manifest.js';
 import { createDocumentClient } from '../lib/store/client.js';
 import { ensureTables } from '../lib/store/tables.js';
 import { bareClient } from './floors.js';
@@ -102,9 +102,9 @@ export async function benchContext(quick: boolean): Promise<BenchContext> {
   for (const name of BENCH_BUNDLES) results.bundles.push({ name, bytes: readFileSync(bundleOf(name)).length });
   const mcp = built.find((b) => b.name === 'mcp');
   if (mcp) {
-    const view = readFileSync(join(dirname(mcp.bundle), OBSERVATIONS_VIEW.file));
+    const view = readFileSync(join(dirname(mcp.bundle), ENDPOINT_VIEW.file));
     results.views = [
-      { file: OBSERVATIONS_VIEW.file, bytes: view.length, gzipBytes: gzipSync(view).length, mcpZipBytes: readFileSync(mcp.zip).length },
+      { file: ENDPOINT_VIEW.file, bytes: view.length, gzipBytes: gzipSync(view).length, mcpZipBytes: readFileSync(mcp.zip).length },
     ];
   }
 

@@ -8,7 +8,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, statSync,
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build, type Plugin } from 'esbuild';
-import { OBSERVATIONS_VIEW } from '../lib/mcp/app/manifest.js';
+import { ENDPOINT_VIEW } from '../lib/mcp/app/manifest.js';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const VIEW_SOURCE = join(ROOT, 'lib', 'mcp', 'app');
@@ -20,7 +20,7 @@ const VIEW_SOURCE = join(ROOT, 'lib', 'mcp', 'app');
 export const LOCAL_VIEWS_DIR = join(ROOT, 'node_modules', '.cache', 'views');
 
 /** Each view's file, and its source in lib/mcp/app/: an entry module and an HTML template whose style and script are filled in. */
-const VIEWS = [{ file: OBSERVATIONS_VIEW.file, entry: 'observations.ts', template: 'observations.html' }];
+const VIEWS = [{ file: ENDPOINT_VIEW.file, entry: 'view.ts', template: 'view.html' }];
 
 /**
  * Replaces `file` in one step (write aside, then rename), so that osls or a test reading the

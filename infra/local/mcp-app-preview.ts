@@ -9,17 +9,20 @@ import { isLoopbackHost } from './oauth-clients.js';
 /**
  * The local MCP App preview host (local stack only, never deployed, in no function bundle): a page
  * on the public listener, under PREVIEW_PATH, that does what an MCP host such as Claude or VS Code
- * does with the observations tool's view, against the local MCP door (infra/local/mcp-app-preview/
+ * does with the tools' view, against the local MCP door (infra/local/mcp-app-preview/
  * host-page.ts). It is on the door's own origin, which the door admits, so the page's MCP client
  * needs no CORS allowance. It signs in the way the banner does: it hands the page a token for the
  * MCP audience minted by the local issuer (tenant `acme` unless told). Since that token is anyone's
  * for the asking, the page answers only this machine: a loopback peer asking for a loopback host.
  *
  * `GET /preview/observations?agent_id=ac-002[&tenant=acme][&theme=light|dark][&width=320][&minutes=60][&limit=100]`
+ * `GET /preview/list_endpoints[?tenant=acme][&hostname=…][&connection_state=…][&limit=100][&theme=…][&width=…]`
  */
 
 export const PREVIEW_PATH = '/preview/';
-const PAGE_PATH = `${PREVIEW_PATH}observations`;
+/** One page per tool: `/preview/observations`, `/preview/list_endpoints`. */
+const TOOLS = ['observations', 'list_endpoints'] as const;
+type PreviewTool = (typeof TOOLS)[number];
 const SCRIPT_PATH = `${PREVIEW_PATH}host.js`;
 /** The page's script source: beside this module, or under the working folder when this module runs bundled (the tests' build of `npm start`). */
 const HOST_PAGE_SOURCES = [
@@ -29,7 +32,7 @@ const HOST_PAGE_SOURCES = [
 
 /** The preview's address for one endpoint, as the banner prints it. */
 export function previewUrl(publicUrl: string, agentId: string): string {
-  return `${publicUrl}${PAGE_PATH}?agent_id=${encodeURIComponent(agentId)}`;
+  return `${publicUrl}${PREVIEW_PATH}observations?agent_id=${encodeURIComponent(agentId)}`;
 }
 
 export interface PreviewHost {
@@ -99,8 +102,21 @@ function wholeNumber(value: string | undefined, min: number, max: number): numbe
   return Number.isInteger(n) && n >= min && n <= max ? n : 'bad';
 }
 
-async function page(res: ServerResponse, params: URLSearchParams, issuer: LocalIssuer, publicUrl: string): Promise<void> {
+async function page(
+  res: ServerResponse,
+  tool: PreviewTool,
+  params: URLSearchParams,
+  issuer: LocalIssuer,
+  publicUrl: string,
+): Promise<void> {
   const agentId = oneParam(params, 'agent_id')?.trim() || 'ac-002';
+  // list_endpoints' filters, as given (the tool checks them).
+  const filters: Record<string, string> = Object.fromEntries(
+    ['connection_state', 'hostname'].flatMap((name) => {
+      const value = oneParam(params, name);
+      return value ? [[name, value]] : [];
+    }),
+  );
   const tenant = oneParam(params, 'tenant')?.trim() || 'acme';
   const theme = oneParam(params, 'theme') ?? 'light';
   const width = wholeNumber(oneParam(params, 'width'), 280, 2000);
@@ -121,13 +137,17 @@ async function page(res: ServerResponse, params: URLSearchParams, issuer: LocalI
   const settings = {
     mcpUrl: `${publicUrl}/api/mcp`,
     token,
-    tool: 'observations',
-    arguments: {
-      agent_id: agentId,
-      reason: 'MCP App preview',
-      ...(minutes === undefined ? {} : { minutes }),
-      ...(limit === undefined ? {} : { limit }),
-    },
+    tool,
+    // The tool checks its own arguments: a bad one is an error result, which the view shows.
+    arguments:
+      tool === 'observations'
+        ? {
+            agent_id: agentId,
+            reason: 'MCP App preview',
+            ...(minutes === undefined ? {} : { minutes }),
+            ...(limit === undefined ? {} : { limit }),
+          }
+        : { ...filters, ...(limit === undefined ? {} : { limit }) },
     theme,
     width: width ?? null,
   };
@@ -138,7 +158,7 @@ async function page(res: ServerResponse, params: URLSearchParams, issuer: LocalI
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
-<title>MCP App preview: ${escapeHtml(agentId)}</title>
+<title>MCP App preview: ${escapeHtml(tool === 'observations' ? agentId : tool)}</title>
 <style>
 :root { color-scheme: light; --bg: #eef1f5; --panel: #fff; --text: #1b1f24; --muted: #57606a; --line: #d0d7de; }
 :root[data-theme='dark'] { color-scheme: dark; --bg: #010409; --panel: #0d1117; --text: #e6edf3; --muted: #9198a1; --line: #30363d; }
@@ -147,7 +167,7 @@ header { padding: 10px 16px; border-bottom: 1px solid var(--line); background: v
 header strong { margin-right: 8px; }
 form { display: flex; flex-wrap: wrap; gap: 6px 12px; align-items: center; }
 input, select, button { font: inherit; }
-input[name=agent_id], input[name=tenant] { width: 9em; }
+input[name=agent_id], input[name=tenant], input[name=hostname] { width: 9em; }
 input[name=width] { width: 5em; }
 #column { margin: 16px; max-width: calc(100% - 32px); }
 #column iframe { display: block; width: 100%; border: 1px solid var(--line); border-radius: 10px; background: var(--panel); height: 200px; }
@@ -158,13 +178,13 @@ input[name=width] { width: 5em; }
 </head>
 <body data-state="loading">
 <header>
-<strong>MCP App preview</strong>
-<form method="get" action="${PAGE_PATH}">
-${field('agent_id', 'agent_id', agentId)}
+<strong>MCP App preview: ${tool}</strong>
+<form method="get" action="${PREVIEW_PATH}${tool}">
+${tool === 'observations' ? field('agent_id', 'agent_id', agentId) : field('hostname', 'hostname', filters.hostname ?? '')}
 ${field('tenant', 'tenant', tenant)}
 <label>theme <select name="theme"><option${theme === 'light' ? ' selected' : ''}>light</option><option${theme === 'dark' ? ' selected' : ''}>dark</option></select></label>
 ${field('width', 'width', width === undefined ? '' : String(width), 'placeholder="full"')}
-${field('minutes', 'minutes', minutes === undefined ? '' : String(minutes), 'placeholder="60"')}
+${tool === 'observations' ? field('minutes', 'minutes', minutes === undefined ? '' : String(minutes), 'placeholder="60"') : ''}
 <button>Show</button>
 </form>
 </header>
@@ -198,14 +218,14 @@ export function mcpAppPreview(options: { issuer: LocalIssuer; publicUrl: () => s
       const publicUrl = options.publicUrl();
       if (url.pathname === SCRIPT_PATH) {
         send(res, 200, 'text/javascript; charset=utf-8', await bundledHostScript());
-      } else if (url.pathname === PAGE_PATH) {
+      } else if (TOOLS.some((tool) => url.pathname === `${PREVIEW_PATH}${tool}`)) {
         // The door admits its own origin: the page must be opened there (the public URL's host) for its MCP calls to be.
         const canonical = new URL(publicUrl);
         if (req.headers.host !== canonical.host) {
           res.writeHead(302, { Location: `${publicUrl}${url.pathname}${url.search}`, 'Cache-Control': 'no-store' });
           res.end();
         } else {
-          await page(res, url.searchParams, options.issuer, publicUrl);
+          await page(res, url.pathname.slice(PREVIEW_PATH.length) as PreviewTool, url.searchParams, options.issuer, publicUrl);
         }
       } else {
         refuse(res, 404, `No such preview; try ${previewUrl(publicUrl, 'ac-002')}.`);

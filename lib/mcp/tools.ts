@@ -19,7 +19,7 @@ import { HttpError } from '../errors.js';
 import { forEachInventoryAgent } from '../inventory/list.js';
 import { logger } from '../observability/logger.js';
 import { recordItemsReturned, recordToolCall } from '../observability/metrics.js';
-import { OBSERVATIONS_VIEW } from './app/manifest.js';
+import { ENDPOINT_VIEW } from './app/manifest.js';
 import { answerBytes, RESULT_BUDGET_BYTES } from './limits.js';
 import { readDashboardForUser } from './observations-client.js';
 import {
@@ -50,6 +50,13 @@ export interface ToolCaller {
 }
 
 type JsonSchemaView = StandardSchemaWithJSON['~standard']['jsonSchema'];
+
+/**
+ * Both tools are MCP App tools: hosts with the extension draw the view (lib/mcp/app/) with the
+ * result; others read the same text and structuredContent. The view is named where hosts look for
+ * it now and where older hosts did (ext-apps' registerAppTool sets both).
+ */
+const VIEW_TOOL_META = { ui: { resourceUri: ENDPOINT_VIEW.uri }, [RESOURCE_URI_META_KEY]: ENDPOINT_VIEW.uri };
 
 /**
  * The JSON Schema view the SDK reads for `tools/list`, made by zod's own generator. Classic zod
@@ -133,7 +140,6 @@ function registerObservations(server: McpServer, caller: ToolCaller): void {
     reason: `${reasonSentence('reason', 'missing')}.`,
     ticket: `ticket needs both number (up to ${ticketNumber.max} letters, digits and ._:/#- characters, starting with a letter or digit) and system "${ticketSystem}".`,
   };
-  // An MCP App tool: hosts with the extension draw its view with the result; others read the same text and structuredContent.
   server.registerTool(
     TOOL_NAMES.observations,
     {
@@ -148,8 +154,7 @@ function registerObservations(server: McpServer, caller: ToolCaller): void {
       inputSchema: advertised(schema),
       outputSchema: withJsonSchemaView(ObservationsToolOutput),
       annotations: { title: 'Endpoint health dashboard', ...READ_ONLY_TOOL },
-      // The view, where hosts look for it now and where older hosts did (ext-apps' registerAppTool sets both).
-      _meta: { ui: { resourceUri: OBSERVATIONS_VIEW.uri }, [RESOURCE_URI_META_KEY]: OBSERVATIONS_VIEW.uri },
+      _meta: VIEW_TOOL_META,
     },
     async (raw) =>
       guardedTool(TOOL_NAMES.observations, async () => {
@@ -200,6 +205,7 @@ function registerListEndpoints(server: McpServer, caller: ToolCaller): void {
       inputSchema: advertised(schema),
       outputSchema: withJsonSchemaView(EndpointList),
       annotations: { title: 'List endpoints', ...READ_ONLY_TOOL },
+      _meta: VIEW_TOOL_META,
     },
     async (raw) =>
       guardedTool(TOOL_NAMES.listEndpoints, async () => {

@@ -2,7 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { RESOURCE_MIME_TYPE } from '@modelcontextprotocol/ext-apps/server';
 import type { McpServer } from '@modelcontextprotocol/server';
 import { logger } from '../observability/logger.js';
-import { OBSERVATIONS_VIEW } from './app/manifest.js';
+import { ENDPOINT_VIEW } from './app/manifest.js';
 
 /**
  * The MCP App view (extension `io.modelcontextprotocol/ui`) of the observations tool: an HTML
@@ -26,7 +26,7 @@ let html: Promise<string> | undefined;
  * `npm start` and the test run build (infra/build-views.ts, ensureViews).
  */
 export function registerViews(server: McpServer): void {
-  const { uri, name, description, file } = OBSERVATIONS_VIEW;
+  const { uri, name, description, file } = ENDPOINT_VIEW;
   server.registerResource(name, uri, { description, mimeType: RESOURCE_MIME_TYPE, _meta: VIEW_META }, async () => {
     try {
       html ??= readFile(new URL(file, import.meta.url), 'utf8').catch(() =>

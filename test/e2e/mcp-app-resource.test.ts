@@ -6,13 +6,13 @@ import { startTestStack, type TestStack } from '../helpers/stack.js';
 
 /**
  * The MCP App at the protocol level, through the local stack's door with the SDK client, in both
- * protocol eras: `tools/list` names the observations tool's view where hosts look for it (and where
- * older hosts did), `resources/list` and `resources/read` serve it as an MCP App document that
+ * protocol eras: `tools/list` names the tools' view where hosts look for it (and where older hosts
+ * did), `resources/list` and `resources/read` serve it as an MCP App document that
  * reaches no domain, and a client that never asked for the extension sees the same tools as before.
  * What the view shows is tested in a browser (mcp-app.test.ts).
  */
 
-const VIEW_URI = 'ui://endpoint-read-service/observations.html';
+const VIEW_URI = 'ui://endpoint-read-service/view.html';
 const MCP_APP_MIME = 'text/html;profile=mcp-app';
 const ERAS = [
   ['2025-11-25', undefined],
@@ -28,7 +28,7 @@ afterAll(async () => {
   await stack?.stop();
 });
 
-describe.each(ERAS)('E2E: the observations tool as an MCP App (protocol %s)', (_protocol, options) => {
+describe.each(ERAS)('E2E: the tools as MCP App tools (protocol %s)', (_protocol, options) => {
   let client: Client;
 
   beforeAll(async () => {
@@ -44,12 +44,14 @@ describe.each(ERAS)('E2E: the observations tool as an MCP App (protocol %s)', (_
     await client?.close();
   });
 
-  it('names the view in tools/list for observations only, in _meta.ui.resourceUri and the older ui/resourceUri', async () => {
+  it('names the view on both tools in tools/list, in _meta.ui.resourceUri and the older ui/resourceUri', async () => {
     const { tools } = await client.listTools();
     const meta = Object.fromEntries(tools.map((t) => [t.name, t._meta]));
 
-    expect(meta.observations).toEqual({ ui: { resourceUri: VIEW_URI }, 'ui/resourceUri': VIEW_URI });
-    expect(meta.list_endpoints).toBeUndefined();
+    expect(meta).toEqual({
+      observations: { ui: { resourceUri: VIEW_URI }, 'ui/resourceUri': VIEW_URI },
+      list_endpoints: { ui: { resourceUri: VIEW_URI }, 'ui/resourceUri': VIEW_URI },
+    });
   });
 
   it('lists the view as a resource of the MCP App type that asks for no domain', async () => {
@@ -58,8 +60,8 @@ describe.each(ERAS)('E2E: the observations tool as an MCP App (protocol %s)', (_
     expect(resources).toEqual([
       {
         uri: VIEW_URI,
-        name: 'Endpoint health dashboard view',
-        description: 'The observations dashboard: status, metrics, history, findings.',
+        name: 'Endpoint views',
+        description: 'Draws the tool results: the health dashboard, the endpoint list.',
         mimeType: MCP_APP_MIME,
         _meta: { ui: { csp: { connectDomains: [], resourceDomains: [] }, prefersBorder: true } },
       },

@@ -87,10 +87,11 @@ interface PageWindow {
   };
   getComputedStyle(element: unknown): { color: string; backgroundColor: string };
   addEventListener(type: 'message', listener: (event: { data: unknown }) => void): void;
-  previewHost: { show(args: object): Promise<void>; setTheme(theme: string): void; setWidth(width: number | null): void };
+  previewHost: { show(args: object, tool?: string): Promise<void>; setTheme(theme: string): void; setWidth(width: number | null): void };
   pwned: boolean;
 }
 
+let fleet: Fleet;
 let stack: TestStack;
 let browser: Browser;
 let page: Page;
@@ -101,7 +102,8 @@ const shapes = new Map<string, string>();
 const colours = new Map<string, string>();
 
 beforeAll(async () => {
-  stack = await startTestStack(testFleet(Date.now()));
+  fleet = testFleet(Date.now());
+  stack = await startTestStack(fleet);
   browser = await launchChromium();
   const context = await browser.newContext({ viewport: { width: COLUMN_WIDTH + 40, height: 900 }, locale: 'en-US', timezoneId: 'UTC' });
   page = await context.newPage();
@@ -132,6 +134,12 @@ async function viewShowing(selector: string): Promise<Frame> {
   if (!frame) throw new Error('the preview host drew no frame');
   await frame.waitForSelector(selector);
   return frame;
+}
+
+/** Has the host call list_endpoints with `args` and draw its result in a new frame. */
+async function showList(args: object = {}): Promise<Frame> {
+  await page.evaluate((a) => (globalThis as unknown as PageWindow).previewHost.show(a, 'list_endpoints'), args);
+  return viewShowing('main.endpoint-list');
 }
 
 /** Has the host call the tool for `agentId` and draw its result in a new frame, as for a new tool call. */
@@ -290,6 +298,76 @@ describe('E2E: the observations view drawn by an MCP host (headless Chromium, th
     } finally {
       await page.evaluate((w) => (globalThis as unknown as PageWindow).previewHost.setWidth(w), COLUMN_WIDTH);
     }
+  });
+
+  describe('the endpoint list (list_endpoints)', () => {
+    let frame: Frame;
+    const acme = () => fleet.tenants.find((t) => t.tenant_id === 'acme')?.agents ?? [];
+    const column = (key: string) => frame.$$eval(`tbody td[data-column=${key}]`, (cells) => cells.map((c) => c.textContent ?? ''));
+    beforeAll(async () => {
+      frame = await showList();
+    });
+
+    it('draws one row per endpoint, each connection state by its word and shape, a never-heard-from endpoint as "never"', async () => {
+      const states = await frame.$$eval('tbody tr', (rows) => rows.map((r) => r.getAttribute('data-state')));
+      const words = new Map<string, string>();
+      for (const row of await frame.$$('tbody tr')) {
+        words.set(
+          (await row.getAttribute('data-state')) ?? '',
+          await row.$eval('td[data-column=state] .badge', (b) => `${b.getAttribute('data-status')} ${b.textContent}`),
+        );
+      }
+
+      expect(states).toHaveLength(acme().length);
+      expect(Object.fromEntries(words)).toEqual({
+        connected: 'ok Connected',
+        stale: 'warning Stale',
+        disconnected: 'warning Disconnected',
+        never_connected: 'unknown Never connected',
+      });
+      expect(await frame.$eval('tr[data-agent=ac-009] td[data-column=heartbeat]', (c) => c.textContent)).toBe('never');
+      expect(await text(frame, '.count')).toBe(`${acme().length} endpoints of ${acme().length} in the tenant that you may see.`);
+    });
+
+    it('sorts by a column, both ways, and filters by text, within the result it was handed', async () => {
+      const hostnames = acme().map((a) => a.hostname);
+      const byName = [...hostnames].sort((a, b) => (a.toLowerCase() < b.toLowerCase() ? -1 : a.toLowerCase() > b.toLowerCase() ? 1 : 0));
+
+      await frame.click('button.sort[data-column=hostname]');
+      const ascending = await column('hostname');
+      await frame.click('button.sort[data-column=hostname]');
+      const descending = await column('hostname');
+      await frame.fill('input.filter', 'SRV-1');
+      const filtered = await column('hostname');
+
+      expect(ascending).toEqual(byName);
+      expect(descending).toEqual([...byName].reverse());
+      expect(await frame.$eval('th[data-column=hostname]', (th) => th.getAttribute('aria-sort'))).toBe('descending');
+      expect(filtered).toEqual([...byName].reverse().filter((h) => h.toLowerCase().includes('srv-1')));
+      expect(await text(frame, '.caption')).toBe(`${filtered.length} of ${acme().length} shown (filter: SRV-1)`);
+    });
+
+    it('shows a hostile hostname in its row as text', async () => {
+      await frame.fill('input.filter', '');
+
+      expect(await frame.$eval('tr[data-agent=zz-hostile] td[data-column=hostname]', (c) => c.textContent)).toBe(HOSTILE_HOSTNAME);
+      expect(await frame.$$('img, b')).toEqual([]);
+    });
+
+    it('takes its screenshots, light and dark', async () => {
+      frame = await showList({ limit: 12 });
+      mkdirSync(SCREENSHOTS, { recursive: true });
+      for (const theme of ['light', 'dark'] as const) {
+        await setTheme(theme);
+        await frame.waitForFunction((t) => (globalThis as unknown as PageWindow).document.documentElement.dataset.theme === t, theme);
+        await page.locator('#column iframe').screenshot({ path: join(SCREENSHOTS, `mcp-app-endpoints-${theme}.png`) });
+      }
+      await setTheme('light');
+
+      expect(await text(frame, '.count')).toBe(
+        '12 endpoints: the first in inventory order; more match (how many is unknown: the read stopped there).',
+      );
+    });
   });
 
   it('sent no request from the view: every request of the page is the host page itself, and no request was refused', () => {

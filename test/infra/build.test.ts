@@ -143,12 +143,11 @@ describe('Script: infra/build.ts (npm run build)', () => {
     it('zips exactly the bundle and its map (and the MCP App view beside the MCP door), byte for byte, as the deployment artifact', () => {
       const fn = built.get(name)!;
       const entries = readZip(readFileSync(fn.zip));
-      const view = name === 'mcp' ? ['observations-view.html'] : [];
+      const files: Record<string, string> = { 'index.mjs': fn.bundle, 'index.mjs.map': fn.sourceMap };
+      if (name === 'mcp') files['endpoint-view.html'] = join(dist, name, 'endpoint-view.html');
 
-      expect(entries.map((e) => e.name)).toEqual(['index.mjs', 'index.mjs.map', ...view]);
-      expect(entries[0]!.data.equals(readFileSync(fn.bundle))).toBe(true);
-      expect(entries[1]!.data.equals(readFileSync(fn.sourceMap))).toBe(true);
-      for (const [i, file] of view.entries()) expect(entries[2 + i]!.data.equals(readFileSync(join(dist, name, file)))).toBe(true);
+      expect(entries.map((e) => e.name)).toEqual(Object.keys(files).sort());
+      for (const entry of entries) expect(entry.data.equals(readFileSync(files[entry.name]!)), entry.name).toBe(true);
       expect(entries.every((e) => e.mode === 0o100644)).toBe(true);
     });
 

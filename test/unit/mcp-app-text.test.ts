@@ -1,5 +1,14 @@
 import { describe, expect, it } from 'vitest';
-import { agoText, isDashboard, isExpired, percentText, STATUS_WORDS, windowText } from '../../lib/mcp/app/dashboard-text.js';
+import {
+  agoText,
+  CONNECTION_STATES,
+  isDashboard,
+  isEndpointList,
+  isExpired,
+  percentText,
+  STATUS_WORDS,
+  windowText,
+} from '../../lib/mcp/app/dashboard-text.js';
 
 /** The words of the MCP App view (lib/mcp/app/dashboard-text.ts), with a fixed clock. */
 
@@ -54,5 +63,20 @@ describe('Module: lib/mcp/app/dashboard-text.ts', () => {
     expect(isDashboard({ endpoints: [] })).toBe(false);
     expect(isDashboard({ schema: 'endpoint-dashboard/v1', endpoint: null })).toBe(false);
     expect(isDashboard(null)).toBe(false);
+  });
+
+  it('names each connection state and draws it as the status the dashboard gives it', () => {
+    expect(CONNECTION_STATES).toEqual({
+      connected: { word: 'Connected', status: 'ok' },
+      stale: { word: 'Stale', status: 'warning' },
+      disconnected: { word: 'Disconnected', status: 'warning' },
+      never_connected: { word: 'Never connected', status: 'unknown' },
+    });
+  });
+
+  it('draws as a table only a result that is an endpoint list', () => {
+    expect(isEndpointList({ endpoints: [], matching: 0, total: 0, truncated: false })).toBe(true);
+    expect(isEndpointList({ endpoints: [], truncated: 'no' })).toBe(false);
+    expect(isEndpointList({ schema: 'endpoint-dashboard/v1', endpoint: { id: 'a' } })).toBe(false);
   });
 });

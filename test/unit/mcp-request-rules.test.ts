@@ -45,7 +45,7 @@ describe('Function: requestRefusal (what the door refuses before the SDK)', () =
           jsonrpc: '2.0',
           id,
           method: 'resources/read',
-          params: { uri: 'ui://endpoint-read-service/observations.html' },
+          params: { uri: 'ui://endpoint-read-service/view.html' },
         })),
       ],
       null,

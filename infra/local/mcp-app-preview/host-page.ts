@@ -1,4 +1,4 @@
-import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import { Client, StreamableHTTPClientTransport, type Tool } from '@modelcontextprotocol/client';
 import {
   AppBridge,
   getToolUiResourceUri,
@@ -10,7 +10,7 @@ import {
 /**
  * The local preview host's page: what an MCP host does with an MCP App, in a browser. A real MCP
  * client (the SDK's, declaring the `io.modelcontextprotocol/ui` extension) connects to the local
- * MCP door with a token of the local issuer, finds the observations tool's view in `tools/list`,
+ * MCP door with a token of the local issuer, finds the tool's view in `tools/list`,
  * reads it (`resources/read`), draws it in a sandboxed frame (scripts only, an opaque origin, a
  * Content-Security-Policy built from the view's own `_meta.ui.csp`), and speaks to it through
  * ext-apps' AppBridge: the host context (theme, width, locale), the tool's input, then its result.
@@ -74,15 +74,36 @@ function hostContext(): McpUiHostContext {
   };
 }
 
+interface View {
+  uri: string;
+  html: string;
+  csp: McpUiResourceCsp | undefined;
+}
+
+/** The tool's view as `resources/read` gives it, read once per URI (both tools name the same one). */
+const views = new Map<string, Promise<View>>();
+function viewOf(client: Client, uri: string): Promise<View> {
+  let view = views.get(uri);
+  if (!view) {
+    view = client.readResource({ uri }).then(({ contents }) => {
+      const html = contents.find((c) => c.uri === uri && 'text' in c);
+      if (!html || !('text' in html) || html.mimeType !== MCP_APP_MIME) throw new Error(`${uri} is not an MCP App view`);
+      say(`read ${uri} (${html.text.length} characters, ${html.mimeType})`);
+      return { uri, html: html.text, csp: (html._meta?.ui as { csp?: McpUiResourceCsp } | undefined)?.csp };
+    });
+    views.set(uri, view);
+  }
+  return view;
+}
+
 /** One tool call drawn in its own frame, as a host draws each call: the frame, its bridge, the input, the result. */
-async function show(
-  client: Client,
-  view: { uri: string; html: string; csp: McpUiResourceCsp | undefined; title: string },
-  args: Record<string, unknown>,
-) {
+async function show(client: Client, tool: Tool, args: Record<string, unknown>): Promise<void> {
   document.body.dataset.state = 'loading';
+  const uri = getToolUiResourceUri(tool);
+  if (!uri) throw new Error(`the server names no view for the tool ${tool.name}`);
+  const view = await viewOf(client, uri);
   const frame = document.createElement('iframe');
-  frame.title = view.title;
+  frame.title = tool.title ?? tool.name;
   // Scripts only: no same origin (an opaque one), no forms, no popups, no top navigation.
   frame.setAttribute('sandbox', 'allow-scripts');
   column.replaceChildren(frame);
@@ -101,8 +122,8 @@ async function show(
   await initialized;
 
   await bridge.sendToolInput({ arguments: args });
-  const result = await client.callTool({ name: settings.tool, arguments: args });
-  say(`called ${settings.tool} for ${JSON.stringify(args.agent_id)}: ${result.isError ? 'error' : 'ok'}`);
+  const result = await client.callTool({ name: tool.name, arguments: args });
+  say(`called ${tool.name} ${JSON.stringify(args)}: ${result.isError ? 'error' : 'ok'}`);
   await bridge.sendToolResult(result as Parameters<AppBridge['sendToolResult']>[0]);
   current = bridge;
   document.body.dataset.state = 'shown';
@@ -121,22 +142,19 @@ async function main(): Promise<void> {
     }),
   );
   say(`connected to ${settings.mcpUrl} (protocol ${client.getNegotiatedProtocolVersion() ?? 'unknown'})`);
-
   const { tools } = await client.listTools();
-  const tool = tools.find((t) => t.name === settings.tool);
-  const uri = tool ? getToolUiResourceUri(tool) : undefined;
-  if (!tool || !uri) throw new Error(`the server names no view for the tool ${settings.tool}`);
-  const { contents } = await client.readResource({ uri });
-  const html = contents.find((c) => c.uri === uri && 'text' in c);
-  if (!html || !('text' in html) || html.mimeType !== MCP_APP_MIME) throw new Error(`${uri} is not an MCP App view`);
-  const csp = (html._meta?.ui as { csp?: McpUiResourceCsp } | undefined)?.csp;
-  say(`read ${uri} (${html.text.length} characters, ${html.mimeType})`);
-  const view = { uri, html: html.text, csp, title: tool.title ?? tool.name };
+  const toolNamed = (name: string): Tool => {
+    const tool = tools.find((t) => t.name === name);
+    if (!tool) throw new Error(`the server has no tool ${name}`);
+    return tool;
+  };
 
   new ResizeObserver(() => current?.setHostContext(hostContext())).observe(column);
   // What the page offers its user (and a test driving it): another call drawn anew, the host's theme switched.
   (window as unknown as { previewHost: unknown }).previewHost = {
-    show: (args: Record<string, unknown>) => show(client, view, { ...settings.arguments, ...args }),
+    /** Calls `tool` (default the page's) with `args` and draws its result in a new frame. */
+    show: (args: Record<string, unknown>, tool = settings.tool) =>
+      show(client, toolNamed(tool), tool === settings.tool ? { ...settings.arguments, ...args } : args),
     setTheme(theme: 'light' | 'dark') {
       settings.theme = theme;
       document.documentElement.dataset.theme = theme;
@@ -147,7 +165,7 @@ async function main(): Promise<void> {
       column.style.width = width === null ? '' : `${width}px`;
     },
   };
-  await show(client, view, settings.arguments);
+  await show(client, toolNamed(settings.tool), settings.arguments);
 }
 
 main().catch((error: unknown) => {

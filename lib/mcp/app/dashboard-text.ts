@@ -1,8 +1,9 @@
-import type { EndpointDashboard, MetricKey, Status } from '../../contract/schemas.js';
+import type { EndpointList } from '../../contract/mcp-tools.js';
+import type { ConnectionState, EndpointDashboard, MetricKey, Status } from '../../contract/schemas.js';
 
 /**
- * The words of the observations view, kept apart from the DOM so they can be tested in Node:
- * statuses as words, values as percent or "unknown" (a null is never 0), windows and times.
+ * The words of the view, kept apart from the DOM so they can be tested in Node: statuses and
+ * connection states as words, values as percent or "unknown" (a null is never 0), windows and times.
  */
 
 /** Each status as a word: the badge's text, beside its shape and colour. */
@@ -11,6 +12,18 @@ export const STATUS_WORDS: Readonly<Record<Status, string>> = Object.freeze({
   warning: 'Warning',
   critical: 'Critical',
   unknown: 'Unknown',
+});
+
+/**
+ * Each connection state as a word, and the status whose shape and colour it is drawn with: the
+ * status the dashboard gives it as a finding (connectivity: disconnected and stale are warnings,
+ * never connected is unknown).
+ */
+export const CONNECTION_STATES: Readonly<Record<ConnectionState, { word: string; status: Status }>> = Object.freeze({
+  connected: { word: 'Connected', status: 'ok' },
+  stale: { word: 'Stale', status: 'warning' },
+  disconnected: { word: 'Disconnected', status: 'warning' },
+  never_connected: { word: 'Never connected', status: 'unknown' },
 });
 
 /** The three metrics in the contract's order, with the chart's short names. */
@@ -56,4 +69,10 @@ export function isDashboard(value: unknown): value is EndpointDashboard {
   return (
     typeof d === 'object' && d !== null && d.schema === 'endpoint-dashboard/v1' && typeof d.endpoint === 'object' && d.endpoint !== null
   );
+}
+
+/** Whether a tool result's structuredContent is an endpoint list (list_endpoints) this view can draw. */
+export function isEndpointList(value: unknown): value is EndpointList {
+  const l = value as Partial<EndpointList> | null;
+  return typeof l === 'object' && l !== null && Array.isArray(l.endpoints) && typeof l.truncated === 'boolean';
 }

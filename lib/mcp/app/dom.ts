@@ -63,12 +63,12 @@ export function statusShape(status: Status): SVGElement {
   );
 }
 
-/** A status as a badge: shape, word and colour together. */
-export function statusBadge(status: Status, size: 'small' | 'large' = 'small'): HTMLElement {
+/** A status as a badge: shape, word and colour together (the status's own word unless given). */
+export function statusBadge(status: Status, size: 'small' | 'large' = 'small', word = STATUS_WORDS[status]): HTMLElement {
   return el(
     'span',
     { class: `badge badge-${size}`, 'data-status': status },
     statusShape(status),
-    el('span', { class: 'badge-word' }, STATUS_WORDS[status]),
+    el('span', { class: 'badge-word' }, word),
   );
 }

@@ -5,21 +5,24 @@ import {
   type McpUiHostContext,
   PostMessageTransport,
 } from '@modelcontextprotocol/ext-apps';
+import type { EndpointList } from '../../contract/mcp-tools.js';
 import type { EndpointDashboard } from '../../contract/schemas.js';
-import { isDashboard } from './dashboard-text.js';
+import { isDashboard, isEndpointList } from './dashboard-text.js';
 import { dashboardView, messageView } from './dashboard-view.js';
+import { endpointListView } from './endpoint-list-view.js';
 import './styles.css';
 
 /**
- * The observations tool's MCP App view: ext-apps' `App` speaks to the host over postMessage; the
- * host hands it the tool's input, its result and its context (theme, style variables, locale,
- * time zone). The view makes no request of its own: what it shows comes from the result.
+ * The tools' MCP App view: ext-apps' `App` speaks to the host over postMessage; the host hands it
+ * the tool's input, its result and its context (theme, style variables, locale, time zone). It
+ * draws an observations dashboard or a list_endpoints table, whichever the result is. It makes no
+ * request of its own: what it shows comes from the result.
  */
 
 const root = document.getElementById('root') as HTMLElement;
 let context: McpUiHostContext = {};
-let shown: { dashboard: EndpointDashboard } | { view: HTMLElement } = {
-  view: messageView('waiting', 'Endpoint health', 'Waiting for the dashboard…'),
+let shown: { dashboard: EndpointDashboard } | { list: EndpointList } | { view: HTMLElement } = {
+  view: messageView('waiting', 'Endpoint read service', 'Waiting for the tool result…'),
 };
 let expiryTimer: ReturnType<typeof setTimeout> | undefined;
 
@@ -52,6 +55,12 @@ function draw(): void {
     root.replaceChildren(shown.view);
     return;
   }
+  if ('list' in shown) {
+    // Drawn once per result: sorting and filtering then change the table in place.
+    root.replaceChildren(endpointListView(shown.list, { now: Date.now(), locale: context.locale, timeZone: context.timeZone }));
+    shown = { view: root.firstElementChild as HTMLElement };
+    return;
+  }
   const now = Date.now();
   const presentation = { now, locale: context.locale, timeZone: context.timeZone };
   root.replaceChildren(dashboardView(shown.dashboard, presentation, chartWidth()));
@@ -75,8 +84,10 @@ function textOf(content: unknown): string {
 const app = new App({ name: 'endpoint-health-dashboard', version: '1.0.0' }, {});
 
 app.ontoolinput = ({ arguments: args }) => {
-  const agent = typeof args?.agent_id === 'string' ? args.agent_id : 'the endpoint';
-  shown = { view: messageView('waiting', 'Endpoint health', `Reading the dashboard of ${agent}…`) };
+  const agent = typeof args?.agent_id === 'string' ? args.agent_id : undefined;
+  shown = agent
+    ? { view: messageView('waiting', 'Endpoint health', `Reading the dashboard of ${agent}…`) }
+    : { view: messageView('waiting', 'Endpoints', 'Reading the endpoints…') };
   draw();
 };
 app.ontoolresult = (result) => {
@@ -84,8 +95,12 @@ app.ontoolresult = (result) => {
     shown = { view: messageView('error', 'The read failed', textOf(result.content) || 'The tool reported an error.') };
   } else if (isDashboard(result.structuredContent)) {
     shown = { dashboard: result.structuredContent };
+  } else if (isEndpointList(result.structuredContent)) {
+    shown = { list: result.structuredContent };
   } else {
-    shown = { view: messageView('other', 'Not a dashboard', textOf(result.content) || 'The result carries no dashboard.') };
+    shown = {
+      view: messageView('other', 'Nothing to draw', textOf(result.content) || 'The result carries no dashboard and no endpoint list.'),
+    };
   }
   draw();
 };

@@ -276,7 +276,7 @@ describe('E2E: the observations view drawn by an MCP host (headless Chromium, th
     expect(await page.evaluate(() => (globalThis as unknown as PageWindow).pwned)).toBe(false);
   });
 
-  it('fits the narrowest chat column (320 px): nothing wider than the frame', async () => {
+  it('fits the narrowest chat column (320 px): nothing wider than the frame, dashboard or table', async () => {
     await page.evaluate(() => (globalThis as unknown as PageWindow).previewHost.setWidth(320));
     try {
       const frame = await show('ac-003');
@@ -291,10 +291,18 @@ describe('E2E: the observations view drawn by an MCP host (headless Chromium, th
       mkdirSync(SCREENSHOTS, { recursive: true });
       await page.locator('#column iframe').screenshot({ path: join(SCREENSHOTS, 'mcp-app-narrow-light.png') });
 
+      const list = await showList({ limit: 5 });
+      const table = await list.evaluate(() => {
+        const { document } = globalThis as unknown as PageWindow;
+        return { scrollWidth: document.documentElement.scrollWidth, clientWidth: document.documentElement.clientWidth };
+      });
+
       expect(clientWidth).toBeLessThanOrEqual(320);
       expect(scrollWidth).toBe(clientWidth);
       expect(chart).toBeGreaterThan(200);
       expect(chart).toBeLessThanOrEqual(clientWidth);
+      // The table scrolls sideways inside its box; the page does not.
+      expect(table.scrollWidth).toBe(table.clientWidth);
     } finally {
       await page.evaluate((w) => (globalThis as unknown as PageWindow).previewHost.setWidth(w), COLUMN_WIDTH);
     }

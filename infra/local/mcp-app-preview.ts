@@ -194,6 +194,7 @@ ${tool === 'observations' ? field('minutes', 'minutes', minutes === undefined ? 
 </html>
 `;
   send(res, 200, 'text/html; charset=utf-8', html, {
+    // Inline scripts allowed: the view's frame is a srcdoc document, which inherits this policy and runs its own inline script.
     'Content-Security-Policy':
       "default-src 'none'; script-src 'self' 'unsafe-inline'; style-src 'unsafe-inline'; connect-src 'self'; img-src data:; frame-ancestors 'none'; base-uri 'none'; form-action 'self'",
     'Referrer-Policy': 'no-referrer',

@@ -3,7 +3,8 @@ import '../infra/local/streaming.js'; // the Lambda runtime stand-in, before the
 import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import type { IncomingMessage } from 'node:http';
 import { cpus, tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
+import { gzipSync } from 'node:zlib';
 import { build } from 'esbuild';
 import { buildAll, bundleOptions, FUNCTIONS, ROOT } from '../infra/build.js';
 import { ISSUER_PATHS } from '../infra/local/authorization-server.js';
@@ -12,6 +13,7 @@ import { type LocalIssuer, localIssuer } from '../infra/local/issuer.js';
 import type { StreamingHandler } from '../infra/local/streaming.js';
 import { type Config, parseConfig } from '../lib/config.js';
 import { GZIP_LEVEL } from '../lib/json-array-stream.js';
+import { ENDPOINT_VIEW } from '../lib/mcp/app/manifest.js';
 import { createDocumentClient } from '../lib/store/client.js';
 import { ensureTables } from '../lib/store/tables.js';
 import { bareClient } from './floors.js';
@@ -98,6 +100,13 @@ export async function benchContext(quick: boolean): Promise<BenchContext> {
   const extra: Record<string, string> = { 'bare-sdk': bareBundle, [MCP_RUNTIME_SDK]: runtimeSdkBundle };
   const bundleOf = (name: string): string => extra[name] ?? built.find((b) => b.name === name)!.bundle;
   for (const name of BENCH_BUNDLES) results.bundles.push({ name, bytes: readFileSync(bundleOf(name)).length });
+  const mcp = built.find((b) => b.name === 'mcp');
+  if (mcp) {
+    const view = readFileSync(join(dirname(mcp.bundle), ENDPOINT_VIEW.file));
+    results.views = [
+      { file: ENDPOINT_VIEW.file, bytes: view.length, gzipBytes: gzipSync(view).length, mcpZipBytes: readFileSync(mcp.zip).length },
+    ];
+  }
 
   say('starting the engine and the local stack, each in its own process');
   const engine = await startEngine();

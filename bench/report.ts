@@ -71,6 +71,8 @@ export interface BenchResults {
   /** The deployed bundles, the bare-SDK floor, and MCP_RUNTIME_SDK (not deployed). */
   bundles: { name: string; bytes: number }[];
   coldStart: { name: string; ms: number; importMs: number; ratio: number }[];
+  /** The MCP App views beside the MCP bundle (never imported by it), and the MCP zip that carries them (absent in runs before the views). */
+  views?: { file: string; bytes: number; gzipBytes: number; mcpZipBytes: number }[] | undefined;
   gzipLevels: { level: number; agents: number; bytes: number; ms: number }[];
   /** Per tenant, through the writer of `npm run seed` (the engine in its own process). */
   seeding: { agents: number; items: number; seconds: number }[];
@@ -294,6 +296,12 @@ export function performanceSection(r: BenchResults): string {
     );
   }
   lines.push('');
+  for (const v of r.views ?? []) {
+    lines.push(
+      `**MCP App view**: \`${v.file}\`, ${kib(v.bytes)} (${kib(v.gzipBytes)} gzipped), one HTML file beside the MCP bundle, read when a client first asks for the view and kept, never imported: the bundle's size and cold start above do not include it. The MCP zip, which carries both, is ${kib(v.mcpZipBytes)}.`,
+    );
+    lines.push('');
+  }
   lines.push(`**gzip level** (the ${n(r.gzipLevels[0]?.agents ?? 0)}-agent tenant's inventory; the service uses level ${r.gzipLevel}):`);
   lines.push('');
   lines.push('| level | gzip | time |');

@@ -2,6 +2,7 @@
  * `npm run build`: one self-contained, minified ESM bundle per function under `dist/<function>/`
  * (`index.mjs` + `index.mjs.map`), zipped as `dist/<function>.zip` for `package.artifact` in
  * serverless.yml, plus the stamp of the private API's deployment (see writePrivateApiDeployment).
+ * The MCP function's folder also holds its MCP App views, one HTML file each (infra/build-views.ts).
  *
  * `npm run package [-- OSLS ARGS]` (`tsx infra/build.ts package …`): the same build, then
  * `osls package` (the CloudFormation template under `.serverless/`), offline and without AWS
@@ -32,12 +33,13 @@
  */
 import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { type BuildOptions, build, type Metafile, type Plugin } from 'esbuild';
 import { ZipFile } from 'yazl';
+import { buildViews, writeFileAtomically } from './build-views.js';
 import { gatewayResponseResources } from './gateway-responses.js';
 
 export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
@@ -162,6 +164,7 @@ async function buildFunctions(dist: string): Promise<BuiltFunction[]> {
     outdir: dist,
     outExtension: { '.js': '.mjs' },
   });
+  await buildViews(functionFiles('mcp', dist).outDir);
   return Promise.all(
     names.map(async (name) => {
       const { outDir, bundle, sourceMap, zip, meta } = functionFiles(name, dist);
@@ -247,17 +250,6 @@ export function writePrivateApiDeployment(dist = DIST, stamp = `${Date.now().toS
   mkdirSync(dist, { recursive: true });
   writeFileAtomically(join(dist, 'private-api-deployment.json'), `${JSON.stringify(fragment, null, 2)}\n`);
   return logicalId;
-}
-
-/**
- * Replaces `file` in one step (write aside, then rename), so that osls or a test reading the
- * artifact or the deployment stamp while a build runs sees the old file or the new one, never a
- * half-written one.
- */
-function writeFileAtomically(file: string, data: string | Uint8Array): void {
-  const aside = `${file}.${process.pid}.tmp`;
-  writeFileSync(aside, data);
-  renameSync(aside, file);
 }
 
 // ---------------------------------------------------------------------------------------------

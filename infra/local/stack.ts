@@ -15,6 +15,7 @@ import { shiftFleet, staleFleetNote } from './fleet-time.js';
 import { type LocalRestApi, localRestApi } from './gateway.js';
 import { sendGatewayResponse, sendLocalFailure } from './http.js';
 import { LOCAL_DIR, type LocalIssuer, localBrokerSecret, localIssuer } from './issuer.js';
+import { mcpAppPreviewRoutes } from './mcp-app-preview.js';
 import { isForOwnHost, isLoopbackAddress, ownHosts } from './own-address.js';
 import { bind, portsInUseSentence, type StackPort } from './ports.js';
 import { type ListenerRouter, listenerRouter } from './router.js';
@@ -331,7 +332,12 @@ export async function startLocalStack(options: StackOptions = {}): Promise<Local
   // (infra/local/router.ts), answering its loopback names, and HOST and PUBLIC_URL's when set.
   const authorizationServer = await localAuthorizationServer({ issuer, brokerSecret });
   const optedIn = [new URL(config().publicUrl).host, ...(isLoopbackAddress(host) || host === '0.0.0.0' || host === '::' ? [] : [host])];
-  publicListener = { hosts: ownHosts(bound.publicPort, optedIn), router: listenerRouter(publicApi, authorizationServer.routes) };
+  // The MCP App preview host (infra/local/mcp-app-preview.ts): local only, this machine only.
+  const preview = mcpAppPreviewRoutes({ issuer, publicUrl: () => publicUrl });
+  publicListener = {
+    hosts: ownHosts(bound.publicPort, optedIn),
+    router: listenerRouter(publicApi, [...authorizationServer.routes, ...preview]),
+  };
   privateListener = { hosts: ownHosts(bound.privatePort), router: listenerRouter(privateApi) };
 
   const store = prepareStore({

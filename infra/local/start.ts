@@ -76,7 +76,14 @@ if (!['', 'true', 'false'].includes(seedLive)) fail(`SEED_LIVE must be true or f
 
 // The stack (handlers, SDKs, engine) loads once the variables are known to be good: a bad one is
 // refused without loading any of it.
-const [{ startLocalStack, StartError }, { FleetFileError, userPath }] = await Promise.all([import('./stack.js'), import('./seed-file.js')]);
+const [{ startLocalStack, StartError }, { FleetFileError, userPath }, { previewUrl }, { ensureViews }] = await Promise.all([
+  import('./stack.js'),
+  import('./seed-file.js'),
+  import('./mcp-app-preview.js'),
+  import('../build-views.js'),
+]);
+// The MCP door's App views for the in-process functions (infra/build-views.ts), built when their source changed.
+await ensureViews();
 
 try {
   stack = await startLocalStack({
@@ -143,6 +150,11 @@ if (first !== undefined) {
     `  Authorization: Bearer ${await tokenFor(first, cfg.mcpAudience)}`,
     '',
   );
+  const view =
+    seed === 'demo'
+      ? `the observations view of ac-002 drawn as an MCP host draws it: ${previewUrl(stack.publicUrl, 'ac-002')}`
+      : `the endpoints of ${first} drawn as an MCP host draws them: ${stack.publicUrl}/preview/list_endpoints?tenant=${encodeURIComponent(first)}`;
+  lines.push(`MCP App: ${view}`, '');
   lines.push(`Try: curl -H "Authorization: Bearer $(${tokenEnv}npm run -s token -- --tenant ${first})" ${stack.publicUrl}/api/agents`);
   lines.push(`     ${auditEnv}npm run audit -- --tenant ${first}`, '');
 }

@@ -6,8 +6,8 @@ import { MAX_BATCH_MESSAGES, MAX_TOOL_CALLS_PER_REQUEST } from './limits.js';
  * - a JSON-RPC batch where the protocol has none: batches exist only in MCP 2025-03-26 (2025-06-18
  *   removed them; a request without `MCP-Protocol-Version` is taken as 2025-03-26, as the
  *   specification says);
- * - a batch of more than MAX_BATCH_MESSAGES messages or MAX_TOOL_CALLS_PER_REQUEST tool calls,
- *   refused whole, before any of them runs;
+ * - a batch of more than MAX_BATCH_MESSAGES messages or MAX_TOOL_CALLS_PER_REQUEST tool calls and
+ *   view reads together, refused whole, before any of them runs;
  * - `tools/call` whose `arguments` is not an object (the SDK would answer with its schema's issue dump).
  */
 
@@ -73,13 +73,16 @@ export function requestRefusal(body: unknown, protocolVersion: string | null): R
       `A batch may carry at most ${MAX_BATCH_MESSAGES} messages; this one has ${body.length}. Nothing in it was run.`,
     );
   }
-  const toolCalls = body.filter((m) => (m as { method?: unknown } | null)?.method === 'tools/call').length;
-  if (toolCalls > MAX_TOOL_CALLS_PER_REQUEST) {
+  // A view read (resources/read, the MCP App's HTML) may be as large as a tool result: it counts as one.
+  const methods = body.map((m) => (m as { method?: unknown } | null)?.method);
+  const reads = methods.filter((m) => m === 'resources/read').length;
+  const heavy = reads + methods.filter((m) => m === 'tools/call').length;
+  if (heavy > MAX_TOOL_CALLS_PER_REQUEST) {
     return jsonRpcError(
       400,
       null,
       INVALID_REQUEST,
-      `A batch may carry at most ${MAX_TOOL_CALLS_PER_REQUEST} tools/call; this one has ${toolCalls}. Nothing in it was run: send the others in further requests.`,
+      `A batch may carry at most ${MAX_TOOL_CALLS_PER_REQUEST} tools/call${reads ? ' and resources/read' : ''}; this one has ${heavy}. Nothing in it was run: send the others in further requests.`,
     );
   }
   for (const message of body) {

@@ -11,6 +11,7 @@ import { CONTRACT_VERSION } from '../contract/openapi.js';
 import { logger } from '../observability/logger.js';
 import { requestRefusal } from './request-rules.js';
 import { registerTools, type ToolCaller } from './tools.js';
+import { registerViews } from './views.js';
 
 /**
  * The MCP server behind `POST /api/mcp`: stateless Streamable HTTP with JSON answers, in both
@@ -33,9 +34,13 @@ const INSTRUCTIONS = [
 const JSONRPC_METHOD_NOT_FOUND = -32601;
 
 function buildServer(caller: ToolCaller): McpServer {
-  // No list changes are ever announced: the tool set is fixed, and the server keeps no state to announce from.
-  const server = new McpServer(SERVER_INFO, { instructions: INSTRUCTIONS, capabilities: { tools: { listChanged: false } } });
+  // No list changes are ever announced: the tools and views are fixed, and the server keeps no state to announce from.
+  const server = new McpServer(SERVER_INFO, {
+    instructions: INSTRUCTIONS,
+    capabilities: { tools: { listChanged: false }, resources: { listChanged: false } },
+  });
   registerTools(server, caller);
+  registerViews(server);
   return server;
 }
 

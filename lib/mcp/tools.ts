@@ -1,3 +1,4 @@
+import { RESOURCE_URI_META_KEY } from '@modelcontextprotocol/ext-apps/server';
 import type { CallToolResult, McpServer, StandardSchemaWithJSON } from '@modelcontextprotocol/server';
 import * as z from 'zod';
 import type { EndpointScope } from '../auth/endpoint-scope.js';
@@ -18,6 +19,7 @@ import { HttpError } from '../errors.js';
 import { forEachInventoryAgent } from '../inventory/list.js';
 import { logger } from '../observability/logger.js';
 import { recordItemsReturned, recordToolCall } from '../observability/metrics.js';
+import { ENDPOINT_VIEW } from './app/manifest.js';
 import { answerBytes, RESULT_BUDGET_BYTES } from './limits.js';
 import { readDashboardForUser } from './observations-client.js';
 import {
@@ -48,6 +50,13 @@ export interface ToolCaller {
 }
 
 type JsonSchemaView = StandardSchemaWithJSON['~standard']['jsonSchema'];
+
+/**
+ * Both tools are MCP App tools: hosts with the extension draw the view (lib/mcp/app/) with the
+ * result; others read the same text and structuredContent. The view is named where hosts look for
+ * it now and where older hosts did (ext-apps' registerAppTool sets both).
+ */
+const VIEW_TOOL_META = { ui: { resourceUri: ENDPOINT_VIEW.uri }, [RESOURCE_URI_META_KEY]: ENDPOINT_VIEW.uri };
 
 /**
  * The JSON Schema view the SDK reads for `tools/list`, made by zod's own generator. Classic zod
@@ -145,6 +154,7 @@ function registerObservations(server: McpServer, caller: ToolCaller): void {
       inputSchema: advertised(schema),
       outputSchema: withJsonSchemaView(ObservationsToolOutput),
       annotations: { title: 'Endpoint health dashboard', ...READ_ONLY_TOOL },
+      _meta: VIEW_TOOL_META,
     },
     async (raw) =>
       guardedTool(TOOL_NAMES.observations, async () => {
@@ -195,6 +205,7 @@ function registerListEndpoints(server: McpServer, caller: ToolCaller): void {
       inputSchema: advertised(schema),
       outputSchema: withJsonSchemaView(EndpointList),
       annotations: { title: 'List endpoints', ...READ_ONLY_TOOL },
+      _meta: VIEW_TOOL_META,
     },
     async (raw) =>
       guardedTool(TOOL_NAMES.listEndpoints, async () => {

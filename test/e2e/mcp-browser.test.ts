@@ -1,33 +1,18 @@
-import { existsSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { build } from 'esbuild';
-import { type BrowserContext, chromium, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { smallFleet } from '../fixtures/small-fleet.js';
+import { launchChromium } from '../helpers/browser.js';
 import { startTestStack, type TestStack } from '../helpers/stack.js';
 
 /**
  * A browser-based MCP client, for real: the official SDK client bundled for the browser, in a page
  * served from an origin listed in MCP_ALLOWED_ORIGINS, calling the door of the local stack from
- * Debian's Chromium (headless, driven by playwright-core). The browser itself enforces CORS: the
+ * headless Chromium (test/helpers/browser.ts finds it; driven by playwright-core). The browser itself enforces CORS: the
  * preflight, the allowed headers, the readable answer. The same page from another origin must fail.
  */
-
-const CHROMIUM = '/usr/bin/chromium';
-const CHROMIUM_FLAGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-];
 
 /** The page's script: the SDK client, both protocol eras, a token given by the test. */
 const PAGE_SCRIPT = `
@@ -74,17 +59,11 @@ async function pageServer(script: string): Promise<{ server: Server; origin: str
 let stack: TestStack;
 let admitted: { server: Server; origin: string };
 let foreign: { server: Server; origin: string };
-let browser: BrowserContext;
-let profile: string;
+let browser: Browser;
 /** One page per origin, its script loaded once: each test's calls are requests of their own, judged by the browser's CORS rules each time. */
 const pages = new Map<string, Page>();
 
 beforeAll(async () => {
-  if (!existsSync(CHROMIUM)) {
-    throw new Error(
-      `Chromium is not installed at ${CHROMIUM}: this test needs Debian's Chromium. Install it with \`apt-get update && apt-get install -y chromium\` (bash .ci/run does so).`,
-    );
-  }
   const bundle = await build({
     stdin: { contents: PAGE_SCRIPT, resolveDir: process.cwd(), loader: 'js' },
     bundle: true,
@@ -99,10 +78,10 @@ beforeAll(async () => {
   admitted = await pageServer(script);
   foreign = await pageServer(script);
   stack = await startTestStack(smallFleet(), { MCP_ALLOWED_ORIGINS: `https://inspector.example, ${admitted.origin}` });
-  profile = await mkdtemp(join(tmpdir(), 'chromium-profile-'));
-  browser = await chromium.launchPersistentContext(profile, { executablePath: CHROMIUM, headless: true, args: CHROMIUM_FLAGS });
+  browser = await launchChromium();
+  const context = await browser.newContext();
   for (const { origin } of [admitted, foreign]) {
-    const page = await browser.newPage();
+    const page = await context.newPage();
     await page.goto(`${origin}/`);
     await page.waitForFunction(() => (globalThis as unknown as { pageReady?: boolean }).pageReady === true);
     pages.set(origin, page);
@@ -113,7 +92,6 @@ afterAll(async () => {
   await stack?.stop();
   delete process.env.MCP_ALLOWED_ORIGINS;
   for (const page of [admitted, foreign]) if (page) await new Promise((resolve) => page.server.close(resolve));
-  if (profile) await rm(profile, { recursive: true, force: true });
 });
 
 async function runInPage(

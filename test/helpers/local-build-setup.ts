@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { build } from 'esbuild';
 import type { TestProject } from 'vitest/node';
 import { NODE_BUNDLE, ROOT } from '../../infra/build.js';
+import { ensureViews } from '../../infra/build-views.js';
 import { removedAtEnd } from './scratch-setup.js';
 
 declare module 'vitest' {
@@ -30,6 +31,8 @@ const LOCAL_ENTRIES = ['start', 'token-cli', 'seed-cli', 'audit-cli'] as const;
  * infra/local/engine.ts loads with its own `require`); it is removed after the run, Ctrl-C included.
  */
 export default async function setup(project: TestProject): Promise<() => void> {
+  // The MCP App views the stacks' MCP door reads (infra/build-views.ts), as `npm start` makes them.
+  await ensureViews();
   const cache = join(ROOT, 'node_modules', '.cache');
   mkdirSync(cache, { recursive: true });
   const outdir = mkdtempSync(join(cache, 'local-build-'));
@@ -41,6 +44,8 @@ export default async function setup(project: TestProject): Promise<() => void> {
       entryPoints: LOCAL_ENTRIES.map((name) => join(ROOT, 'infra', 'local', `${name}.ts`)),
       outdir,
       outExtension: { '.js': '.mjs' },
+      // esbuild's API cannot be bundled (it finds its binary from its own package); `npm start` loads it to build the views.
+      external: ['esbuild'],
       logLevel: 'warning',
     });
   await compile();

@@ -140,13 +140,14 @@ describe('Script: infra/build.ts (npm run build)', () => {
       expect(inputs.some((i) => i.includes('node_modules/@middy/core/'))).toBe(true);
     });
 
-    it('zips exactly the bundle and its map, byte for byte, as the deployment artifact', () => {
+    it('zips exactly the bundle and its map (and the MCP App view beside the MCP door), byte for byte, as the deployment artifact', () => {
       const fn = built.get(name)!;
       const entries = readZip(readFileSync(fn.zip));
+      const files: Record<string, string> = { 'index.mjs': fn.bundle, 'index.mjs.map': fn.sourceMap };
+      if (name === 'mcp') files['endpoint-view.html'] = join(dist, name, 'endpoint-view.html');
 
-      expect(entries.map((e) => e.name)).toEqual(['index.mjs', 'index.mjs.map']);
-      expect(entries[0]!.data.equals(readFileSync(fn.bundle))).toBe(true);
-      expect(entries[1]!.data.equals(readFileSync(fn.sourceMap))).toBe(true);
+      expect(entries.map((e) => e.name)).toEqual(Object.keys(files).sort());
+      for (const entry of entries) expect(entry.data.equals(readFileSync(files[entry.name]!)), entry.name).toBe(true);
       expect(entries.every((e) => e.mode === 0o100644)).toBe(true);
     });
 

@@ -41,7 +41,7 @@ describe('Template: npm run package', () => {
       expect(fn.Code.S3Key).toMatch(new RegExp(`/${name}\\.zip$`));
       expect(artifact).toBe(`dist/${name}.zip`);
       const entries = readZip(readFileSync(join(ROOT, artifact))).map((e) => e.name);
-      expect(entries).toEqual(['index.mjs', 'index.mjs.map']);
+      expect(entries).toEqual([...(name === 'mcp' ? ['endpoint-view.html'] : []), 'index.mjs', 'index.mjs.map']);
     });
   });
 });

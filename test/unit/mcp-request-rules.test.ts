@@ -38,6 +38,21 @@ describe('Function: requestRefusal (what the door refuses before the SDK)', () =
       'A batch may carry at most 4 tools/call; this one has 5. Nothing in it was run: send the others in further requests.',
     ],
     [
+      'three tool calls and two reads of the view (each as large as a tool result)',
+      [
+        ...[1, 2, 3].map((i) => toolCall(i)),
+        ...[4, 5].map((id) => ({
+          jsonrpc: '2.0',
+          id,
+          method: 'resources/read',
+          params: { uri: 'ui://endpoint-read-service/view.html' },
+        })),
+      ],
+      null,
+      400,
+      'A batch may carry at most 4 tools/call and resources/read; this one has 5. Nothing in it was run: send the others in further requests.',
+    ],
+    [
       'nine messages',
       Array.from({ length: 9 }, (_, i) => ({ jsonrpc: '2.0', id: i, method: 'tools/list' })),
       null,

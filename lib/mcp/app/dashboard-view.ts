@@ -1,0 +1,189 @@
+import type { DashboardMetric, EndpointDashboard } from '../../contract/schemas.js';
+import { agoText, isExpired, percentText, windowText } from './dashboard-text.js';
+import { el, statusBadge } from './dom.js';
+import { chartLegend, historyChart } from './history-chart.js';
+
+/**
+ * One endpoint dashboard as a page: who the endpoint is, its overall status, the three metrics,
+ * the history chart and the findings. Everything the endpoint reported is set as text (dom.ts).
+ * The three rules on screen: a null is "unknown" or a gap, never 0; an endpoint that never
+ * reported says so; an observation past `expires_at` is marked stale.
+ */
+
+export interface Presentation {
+  /** The clock of the page (stale marks and "… ago" are relative to it). */
+  now: number;
+  /** From the host context, for dates and times. */
+  locale: string | undefined;
+  timeZone: string | undefined;
+}
+
+function dateTime(iso: string, p: Presentation): string {
+  return new Intl.DateTimeFormat(p.locale, {
+    dateStyle: 'medium',
+    timeStyle: 'short',
+    ...(p.timeZone ? { timeZone: p.timeZone } : {}),
+  }).format(new Date(iso));
+}
+
+/** A time as "12 min ago" with the exact time in a tooltip and a `datetime` attribute. */
+function when(iso: string | null, p: Presentation, none: string): HTMLElement {
+  if (iso === null) return el('span', { class: 'none' }, none);
+  return el('time', { datetime: iso, title: dateTime(iso, p) }, agoText(iso, p.now));
+}
+
+function header(d: EndpointDashboard, p: Presentation): HTMLElement {
+  const e = d.endpoint;
+  const facts = el(
+    'dl',
+    { class: 'facts' },
+    el('dt', {}, 'Agent'),
+    el('dd', { class: 'agent-id' }, e.id),
+    el('dt', {}, 'OS'),
+    el('dd', { class: 'os' }, e.os),
+    el('dt', {}, 'Client'),
+    el('dd', { class: 'client' }, e.client_name ?? 'unknown'),
+    el('dt', {}, 'Last heartbeat'),
+    el('dd', { class: 'heartbeat' }, when(e.last_heartbeat, p, 'never')),
+  );
+  return el(
+    'header',
+    { class: 'head' },
+    el('div', { class: 'who' }, el('h1', { class: 'hostname' }, e.hostname), facts),
+    el('div', { class: 'overall' }, statusBadge(d.status, 'large')),
+  );
+}
+
+/** What the reader must know before reading any number: never reported, nothing in the window, or stale. */
+function notices(d: EndpointDashboard, p: Presentation): HTMLElement[] {
+  if (d.metrics === null) {
+    return [
+      el(
+        'p',
+        { class: 'notice notice-never', role: 'status' },
+        el('strong', {}, 'Never reported. '),
+        'This endpoint has not sent a single observation within retention, so nothing is known about its health.',
+      ),
+    ];
+  }
+  if (d.observed_at === null) {
+    return [
+      el(
+        'p',
+        { class: 'notice notice-empty', role: 'status' },
+        el('strong', {}, 'No recent observation. '),
+        `Nothing was observed in ${windowText(d.window_minutes)}, so the current health is unknown.`,
+      ),
+    ];
+  }
+  if (isExpired(d, p.now)) {
+    return [
+      el(
+        'p',
+        { class: 'notice notice-stale', role: 'status' },
+        el('strong', {}, 'Stale. '),
+        'The newest observation expired ',
+        when(d.expires_at, p, ''),
+        ': these values may no longer be true.',
+      ),
+    ];
+  }
+  return [];
+}
+
+function metricCard(m: DashboardMetric): HTMLElement {
+  return el(
+    'article',
+    { class: 'metric', 'data-metric': m.key, 'data-status': m.status },
+    el('h2', { class: 'metric-label' }, m.label),
+    el('p', { class: `metric-value${m.value === null ? ' unknown' : ''}` }, percentText(m.value)),
+    statusBadge(m.status),
+    el('p', { class: 'metric-detail' }, m.detail),
+  );
+}
+
+function historySection(d: EndpointDashboard, p: Presentation, width: number): HTMLElement | null {
+  if (d.history === null) return null;
+  const title = el('h2', {}, `History, ${windowText(d.window_minutes)}`);
+  if (d.history.length === 0) {
+    return el('section', { class: 'history' }, title, el('p', { class: 'empty' }, 'No samples in this window.'));
+  }
+  const chart = historyChart({
+    history: d.history,
+    end: Date.parse(d.evaluated_at),
+    minutes: d.window_minutes,
+    width,
+    locale: p.locale,
+    timeZone: p.timeZone,
+  });
+  const count = `${d.history.length} sample${d.history.length === 1 ? '' : 's'}`;
+  return el(
+    'section',
+    { class: 'history' },
+    title,
+    chartLegend(),
+    el('div', { class: 'chart-box' }, chart),
+    el('p', { class: 'caption' }, count),
+  );
+}
+
+function findingsSection(d: EndpointDashboard): HTMLElement {
+  const findings = d.findings ?? [];
+  const list =
+    findings.length === 0
+      ? el('p', { class: 'empty' }, 'No findings: nothing is wrong that the service can see.')
+      : el(
+          'ul',
+          { class: 'findings-list' },
+          ...findings.map((f) =>
+            el(
+              'li',
+              { class: 'finding', 'data-status': f.status, 'data-scope': f.scope },
+              statusBadge(f.status),
+              el('div', {}, el('p', { class: 'finding-label' }, f.label), el('p', { class: 'finding-detail' }, f.detail)),
+            ),
+          ),
+        );
+  return el('section', { class: 'findings' }, el('h2', {}, 'Findings'), list);
+}
+
+function footer(d: EndpointDashboard, p: Presentation): HTMLElement {
+  return el(
+    'footer',
+    { class: 'foot' },
+    el(
+      'p',
+      {},
+      'Observed ',
+      when(d.observed_at, p, 'never'),
+      ' · evaluated ',
+      el('time', { datetime: d.evaluated_at }, dateTime(d.evaluated_at, p)),
+    ),
+    el('details', { class: 'policy' }, el('summary', {}, 'How the statuses are decided'), el('p', {}, d.policy_description)),
+  );
+}
+
+/** The whole dashboard; `width` is the width the chart may take. */
+export function dashboardView(d: EndpointDashboard, p: Presentation, width: number): HTMLElement {
+  const stale = isExpired(d, p.now);
+  return el(
+    'main',
+    { class: 'dashboard', 'data-status': d.status, 'data-stale': String(stale) },
+    header(d, p),
+    ...notices(d, p),
+    d.metrics === null ? null : el('section', { class: 'metrics' }, ...d.metrics.map(metricCard)),
+    historySection(d, p, width),
+    findingsSection(d),
+    footer(d, p),
+  );
+}
+
+/** A tool result that is not a dashboard: its text, as text (a failed read is never drawn as healthy). */
+export function messageView(kind: 'error' | 'waiting' | 'other', title: string, text: string): HTMLElement {
+  return el(
+    'main',
+    { class: `message message-${kind}`, role: kind === 'error' ? 'alert' : 'status' },
+    el('h1', {}, title),
+    el('p', { class: 'message-text' }, text),
+  );
+}

@@ -1,0 +1,95 @@
+import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { answerBytes, RESULT_BUDGET_BYTES } from '../../lib/mcp/limits.js';
+import { smallFleet } from '../fixtures/small-fleet.js';
+import { startTestStack, type TestStack } from '../helpers/stack.js';
+
+/**
+ * The MCP App at the protocol level, through the local stack's door with the SDK client, in both
+ * protocol eras: `tools/list` names the tools' view where hosts look for it (and where older hosts
+ * did), `resources/list` and `resources/read` serve it as an MCP App document that
+ * reaches no domain, and a client that never asked for the extension sees the same tools as before.
+ * What the view shows is tested in a browser (mcp-app.test.ts).
+ */
+
+const VIEW_URI = 'ui://endpoint-read-service/view.html';
+const MCP_APP_MIME = 'text/html;profile=mcp-app';
+const ERAS = [
+  ['2025-11-25', undefined],
+  ['2026-07-28', { versionNegotiation: { mode: 'auto' as const } }],
+] as const;
+
+let stack: TestStack;
+
+beforeAll(async () => {
+  stack = await startTestStack(smallFleet());
+});
+afterAll(async () => {
+  await stack?.stop();
+});
+
+describe.each(ERAS)('E2E: the tools as MCP App tools (protocol %s)', (_protocol, options) => {
+  let client: Client;
+
+  beforeAll(async () => {
+    client = new Client({ name: 'mcp-app-e2e', version: '1.0.0' }, options);
+    const token = await stack.mcpToken({ tenant: 'acme' });
+    await client.connect(
+      new StreamableHTTPClientTransport(new URL(`${stack.publicUrl}/api/mcp`), {
+        requestInit: { headers: { Authorization: `Bearer ${token}` } },
+      }),
+    );
+  });
+  afterAll(async () => {
+    await client?.close();
+  });
+
+  it('names the view on both tools in tools/list, in _meta.ui.resourceUri and the older ui/resourceUri', async () => {
+    const { tools } = await client.listTools();
+    const meta = Object.fromEntries(tools.map((t) => [t.name, t._meta]));
+
+    expect(meta).toEqual({
+      observations: { ui: { resourceUri: VIEW_URI }, 'ui/resourceUri': VIEW_URI },
+      list_endpoints: { ui: { resourceUri: VIEW_URI }, 'ui/resourceUri': VIEW_URI },
+    });
+  });
+
+  it('lists the view as a resource of the MCP App type that asks for no domain', async () => {
+    const { resources } = await client.listResources();
+
+    expect(resources).toEqual([
+      {
+        uri: VIEW_URI,
+        name: 'Endpoint views',
+        description: 'Draws the tool results: the health dashboard, the endpoint list.',
+        mimeType: MCP_APP_MIME,
+        _meta: { ui: { csp: { connectDomains: [], resourceDomains: [] }, prefersBorder: true } },
+      },
+    ]);
+  });
+
+  it('serves the view as one self-contained HTML document: script and style inline, nothing loaded from anywhere', async () => {
+    const { contents } = await client.readResource({ uri: VIEW_URI });
+    const [view] = contents as Array<{ uri: string; mimeType: string; text: string; _meta: unknown }>;
+    const html = view!.text;
+
+    expect(contents).toHaveLength(1);
+    expect(view).toMatchObject({
+      uri: VIEW_URI,
+      mimeType: MCP_APP_MIME,
+      _meta: { ui: { csp: { connectDomains: [], resourceDomains: [] } } },
+    });
+    expect(html).toMatch(/^<!doctype html>/i);
+    expect(html).toContain(
+      `<meta http-equiv="Content-Security-Policy" content="default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src data:">`,
+    );
+    const [, style = ''] = /<style>([\s\S]*)<\/style>/.exec(html) ?? [];
+    const shell = html.replace(/<script>[\s\S]*<\/script>/, '<script></script>').replace(/<style>[\s\S]*<\/style>/, '<style></style>');
+    expect(html.match(/<script\b/g)).toHaveLength(1);
+    expect(shell).not.toMatch(/\b(src|href|action)=/i);
+    expect(style).not.toMatch(/url\(|@import/i);
+    expect(style.length).toBeGreaterThan(1_000);
+    // A view read counts as a tool call in a batch (lib/mcp/request-rules.ts): it must fit a tool result's share of Lambda's answer.
+    expect(answerBytes({ contents })).toBeLessThan(RESULT_BUDGET_BYTES);
+  });
+});

@@ -20,6 +20,7 @@ export const brokerToken = (ctx: BenchContext): Promise<string> =>
     {
       issuer: ctx.issuerUrl,
       tenantClaim: ctx.cfg.tenantClaim,
+      scopeClaim: ctx.cfg.scopeClaim,
       clientId: ctx.cfg.brokerClientId,
       audience: ctx.cfg.observationsAudience,
       lifetimeSeconds: 3_600,

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { isGroupName, MAX_GROUP_NAME_CHARACTERS } from '../../lib/auth/endpoint-scope.js';
 import { TOKEN_EXCHANGE_GRANT } from '../../lib/auth/token-exchange.js';
-import { config } from '../../lib/config.js';
+import type { Config } from '../../lib/config.js';
 import { MethodNotAllowedError } from '../../lib/errors.js';
 import { DEMO_TENANTS } from './demo.js';
 import { pathOf, targetOf } from './events.js';
@@ -34,6 +34,8 @@ export interface AuthorizationServerOptions {
   brokerSecret: string;
   /** The public listener's base URL, known once it listens. */
   publicUrl: () => string;
+  /** The stack's configuration (its issuer, audiences, claims), known once it listens. */
+  config: () => Config;
   /** The tenants the sign-in page offers (default the demo tenants). */
   tenants?: () => readonly string[];
 }
@@ -121,6 +123,7 @@ function single(params: URLSearchParams, name: string): string | undefined {
 }
 
 export function localAuthorizationServer(options: AuthorizationServerOptions): LocalAuthorizationServer {
+  const { config } = options;
   const clients = new ClientRegistry();
   const pending = new Map<string, PendingSignIn>();
   const grants = new GrantStore(options.issuer, () => ({

@@ -1,9 +1,9 @@
-import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { Context } from 'aws-lambda';
+import type { ServerResponse } from 'node:http';
 import { FAILURE_HEADERS, failureBody } from '../../lib/http.js';
 import type { RenderedGatewayResponse } from '../gateway-responses.js';
-import type { LambdaHandler, TransferMode } from './routes.js';
-import { type StreamingHandler, sendStreamingResult } from './streaming.js';
+import { MAX_BUFFERED_RESPONSE_BYTES } from './lambda/runtime-api.js';
+import type { InvocationOutcome } from './lambda/sandbox.js';
+import type { TransferMode } from './routes.js';
 
 /** A body longer than the reader's bound: each listener answers it in its own words (413, invalid_request…). */
 export class BodyTooLargeError extends Error {
@@ -38,9 +38,13 @@ export interface LambdaHttpResult {
   isBase64Encoded?: boolean;
 }
 
-/** The function's answer was not a proxy result: API Gateway answers INTEGRATION_FAILURE. */
-export class MalformedIntegrationResultError extends Error {
-  override name = 'MalformedIntegrationResultError';
+/**
+ * The function's answer cannot become an HTTP response (it failed, it is no proxy result, its
+ * stream has no prelude): API Gateway answers INTEGRATION_FAILURE. Thrown only before anything was
+ * written to the client.
+ */
+export class IntegrationFailure extends Error {
+  override name = 'IntegrationFailure';
 }
 
 function isLambdaHttpResult(value: unknown): value is LambdaHttpResult {
@@ -51,6 +55,18 @@ function isLambdaHttpResult(value: unknown): value is LambdaHttpResult {
     Number.isInteger(v.statusCode) &&
     (v.body === undefined || v.body === null || typeof v.body === 'string')
   );
+}
+
+/** A buffered payload read as a proxy result. @throws IntegrationFailure when it is none */
+function proxyResult(payload: Buffer): LambdaHttpResult {
+  let result: unknown;
+  try {
+    result = JSON.parse(payload.toString('utf8'));
+  } catch {
+    throw new IntegrationFailure('the function answered something that is not JSON');
+  }
+  if (!isLambdaHttpResult(result)) throw new IntegrationFailure('the function did not answer with a proxy result');
+  return result;
 }
 
 /**
@@ -67,29 +83,116 @@ function writeBufferedResult(res: ServerResponse, result: LambdaHttpResult): voi
   res.end(body);
 }
 
-export interface Integration {
-  transferMode: TransferMode;
-  handler: LambdaHandler;
-  event: unknown;
-  context: Context;
+/** What the runtime marks a streamed answer with when it begins with an HTTP prelude (`awslambda.HttpResponseStream.from`). */
+const PRELUDE_CONTENT_TYPE = 'application/vnd.awslambda.http-integration-response';
+/** The prelude's end: 8 NUL bytes after its JSON. */
+const PRELUDE_DELIMITER = Buffer.alloc(8);
+/** A prelude that does not end within this many bytes is not one (API Gateway fails the call). */
+const MAX_PRELUDE_BYTES = 64 * 1024;
+
+type StreamedAnswer = Extract<InvocationOutcome, { type: 'stream' }>;
+
+function parsePrelude(json: Buffer): { statusCode: number; headers: Record<string, string> } {
+  const value = JSON.parse(json.toString('utf8')) as { statusCode?: unknown; headers?: Record<string, unknown> };
+  const headers: Record<string, string> = {};
+  for (const [name, v] of Object.entries(value.headers ?? {})) headers[name] = String(v);
+  return { statusCode: typeof value.statusCode === 'number' ? value.statusCode : 200, headers };
 }
 
 /**
- * Invokes a route's Lambda proxy integration and writes its answer: the one place where a route's
- * transfer mode matters. BUFFERED: the function's whole proxy result at once. STREAM: its prelude
- * and body bytes as it writes them (infra/local/streaming.ts).
- * @throws whatever the function throws before it answered, and MalformedIntegrationResultError for
- * an answer that is not a proxy result, before anything is written (the gateway answers
- * INTEGRATION_FAILURE).
+ * API Gateway's streaming integration for one streamed answer: the prelude's status and headers,
+ * then every body byte as the function writes it (chunked), each write waiting for the client's
+ * socket: while the client's socket is full the runtime's POST is paused, so TCP's flow control
+ * reaches the function's writes. A failure after the prelude (error trailers, an instance that
+ * died) cuts the connection without ending the chunked body, so no client can take what it got
+ * for a whole answer. A client that goes away cuts the runtime's POST, so the function's writes
+ * fail, as on Lambda.
+ * @throws IntegrationFailure when the function failed before anything was written
  */
-export async function invokeIntegration(res: ServerResponse, integration: Integration): Promise<void> {
-  if (integration.transferMode === 'STREAM') {
-    await sendStreamingResult(res, integration.handler as unknown as StreamingHandler, integration.event, integration.context);
+async function relayStream(res: ServerResponse, answer: StreamedAnswer): Promise<void> {
+  const { body } = answer;
+  const withPrelude = answer.contentType === PRELUDE_CONTENT_TYPE;
+  let pending: Buffer | undefined = Buffer.alloc(0);
+  let broken: string | undefined;
+  const write = (chunk: Buffer): void => {
+    if (res.destroyed || chunk.length === 0) return;
+    if (!res.write(chunk)) {
+      body.pause();
+      res.once('drain', () => body.resume());
+    }
+  };
+  const begin = (statusCode: number, headers: Record<string, string>, rest: Buffer): void => {
+    pending = undefined;
+    res.writeHead(statusCode, headers);
+    res.flushHeaders();
+    write(rest);
+  };
+  res.once('close', () => {
+    if (!res.writableFinished) answer.abort();
+  });
+  body.on('data', (chunk: Buffer) => {
+    if (broken) return;
+    if (pending === undefined) return write(chunk);
+    pending = Buffer.concat([pending, chunk]);
+    if (!withPrelude) return begin(200, {}, pending);
+    const end = pending.indexOf(PRELUDE_DELIMITER);
+    if (end < 0) {
+      if (pending.length > MAX_PRELUDE_BYTES) {
+        broken = 'the prelude has no end';
+        answer.abort();
+      }
+      return;
+    }
+    let prelude: ReturnType<typeof parsePrelude>;
+    try {
+      prelude = parsePrelude(pending.subarray(0, end));
+    } catch {
+      broken = 'the prelude is not JSON';
+      answer.abort();
+      return;
+    }
+    begin(prelude.statusCode, prelude.headers, pending.subarray(end + PRELUDE_DELIMITER.length));
+  });
+  const failed = await answer.ended;
+  if (failed || broken) {
+    if (!res.headersSent) throw new IntegrationFailure(broken ?? `${failed?.errorType}: ${failed?.errorMessage}`);
+    res.destroy();
     return;
   }
-  const result = await integration.handler(integration.event, integration.context);
-  if (!isLambdaHttpResult(result)) throw new MalformedIntegrationResultError('the function did not answer with a proxy result');
-  writeBufferedResult(res, result);
+  // Ended without a (complete) prelude: API Gateway fails a call whose prelude never came; a stream
+  // without one is passed on as a 200 body.
+  if (pending !== undefined) {
+    if (withPrelude) throw new IntegrationFailure('the stream ended before its prelude did');
+    begin(200, {}, pending);
+  }
+  res.end();
+}
+
+/**
+ * Writes a function's answer as API Gateway's Lambda proxy integration does: the one place where a
+ * route's transfer mode matters. BUFFERED: the function's proxy result (a streaming function's
+ * bytes, read whole, are no proxy result: INTEGRATION_FAILURE, as on AWS). STREAM: relayStream; a
+ * buffered function's result is written whole.
+ * @throws IntegrationFailure before anything is written, for an answer API Gateway cannot send
+ */
+export async function sendFunctionAnswer(
+  res: ServerResponse,
+  transferMode: TransferMode,
+  answer: Extract<InvocationOutcome, { type: 'buffered' | 'stream' }>,
+): Promise<void> {
+  if (answer.type === 'buffered') return writeBufferedResult(res, proxyResult(answer.payload));
+  if (transferMode === 'STREAM') return relayStream(res, answer);
+  let payload: Buffer;
+  try {
+    payload = await readBoundedBody(answer.body, MAX_BUFFERED_RESPONSE_BYTES);
+  } catch (error) {
+    answer.abort();
+    if (error instanceof BodyTooLargeError) throw new IntegrationFailure('the answer is larger than a buffered payload may be');
+    throw error;
+  }
+  const failed = await answer.ended;
+  if (failed) throw new IntegrationFailure(`${failed.errorType}: ${failed.errorMessage}`);
+  writeBufferedResult(res, proxyResult(payload));
 }
 
 /** A gateway response (infra/gateway-responses.ts) as rendered for this request. */

@@ -1,9 +1,8 @@
-import type { Context } from 'aws-lambda';
 import type { DoorName } from '../../lib/auth/doors.js';
 
 /**
  * The one route table of the local gateway, for both listeners: method and resource to the
- * deployed handler module, the door whose token authorizer guards it (or none), and how its answer
+ * deployed function, the door whose token authorizer guards it (or none), and how its answer
  * is sent. It mirrors the template's REST APIs (serverless.yml's `http` events for the public one,
  * infra/private-api.yml for the private one); test/infra/template.test.ts proves they agree.
  */
@@ -47,14 +46,3 @@ export const ROUTES: readonly Route[] = Object.freeze([
 export function routeOf(routes: readonly Route[], api: Route['api'], method: string, path: string): Route | undefined {
   return routes.find((r) => r.api === api && r.method === method && r.resource === path);
 }
-
-/** A Lambda handler as the local gateway calls it (the deployed module's `handler`). */
-export type LambdaHandler = (event: unknown, context: Context) => Promise<unknown>;
-
-/** The deployed handler modules, imported when first needed (a test may set the environment first). */
-export const HANDLER_MODULES: Readonly<Record<RouteFunction | 'authorizer', () => Promise<{ handler: unknown }>>> = Object.freeze({
-  inventory: () => import('../../functions/inventory/handler.js'),
-  mcp: () => import('../../functions/mcp/handler.js'),
-  observations: () => import('../../functions/observations/handler.js'),
-  authorizer: () => import('../../functions/authorizer/handler.js'),
-});

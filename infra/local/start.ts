@@ -11,7 +11,7 @@ import './node-version.js'; // first: the AWS SDK's Node-version notice off on N
  * started it goes away (npm does not pass SIGHUP on). A bad variable, a port in use or a bad fleet
  * file stops the start with one sentence and exit code 2.
  */
-import { ConfigError, config, parseConfig } from '../../lib/config.js';
+import { ConfigError, parseConfig } from '../../lib/config.js';
 import { DEMO_TENANTS } from './demo.js';
 import type { LocalStack } from './stack.js';
 
@@ -84,6 +84,8 @@ try {
     dynamoEndpoint: env.DYNAMODB_ENDPOINT || undefined,
     dataDir: env.DATA_DIR ? userPath(env.DATA_DIR) : undefined,
     seed: env.SEED || 'demo',
+    // Bundles already built (`npm run build`'s dist/), run as they are; by default the stack builds and watches.
+    bundlesDir: env.LAMBDA_BUNDLES ? userPath(env.LAMBDA_BUNDLES) : undefined,
     say,
     seedLive: seedLive === 'true',
   });
@@ -93,7 +95,7 @@ try {
   throw error;
 }
 if (stopping) process.exit(0);
-const cfg = config();
+const cfg = stack.config;
 const publicPort = Number(new URL(stack.publicUrl).port);
 // What `npm run token` and `npm run audit` need to reach this stack, when it is not on the defaults.
 const tokenEnv = prefix({ PORT: publicPort === defaults.port ? undefined : publicPort, JWT_ISSUER: env.JWT_ISSUER || undefined });
@@ -110,7 +112,7 @@ const lines = [
   `  mcp      ${stack.publicUrl}/api/mcp               (MCP Streamable HTTP, stateless; metadata at ${stack.publicUrl}/.well-known/oauth-protected-resource/api/mcp)`,
   `  issuer   ${cfg.jwtIssuer}                  (OAuth sign-in for MCP clients, development only: ${stack.publicUrl}/.well-known/oauth-authorization-server)`,
   `  private  ${stack.privateUrl}/api/mcp/endpoint   (loopback only: the MCP broker's hop)`,
-  `  dynamodb ${stack.dynamoEndpoint}${env.DYNAMODB_ENDPOINT ? ' (external)' : ' (embedded dynalite' + (env.DATA_DIR ? `, on disk in ${userPath(env.DATA_DIR)})` : ', in memory)')}`,
+  `  dynamodb ${stack.dynamoEndpoint}${env.DYNAMODB_ENDPOINT ? ' (external)' : ` (embedded dynalite${env.DATA_DIR ? `, on disk in ${userPath(env.DATA_DIR)})` : ', in memory)'}`}`,
   '',
 ];
 if ((env.SEED || 'demo') === 'demo') {

@@ -1,7 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { ACCESS_TOKEN_TYPE } from '../../lib/auth/token-exchange.js';
 import { verifyBearerToken } from '../../lib/auth/verify.js';
-import { config } from '../../lib/config.js';
 import type { LocalIssuer } from './issuer.js';
 import { presentedCredentials, sameSecret } from './oauth-clients.js';
 
@@ -83,8 +82,8 @@ export interface BrokerTokenFor {
   /** The issuer's `iss`, tenant and scope claims and the broker's client id and target audience, as configured. */
   issuer: string;
   tenantClaim: string;
-  /** Default: the configured ENDPOINT_SCOPE_CLAIM. */
-  scopeClaim?: string;
+  /** The configured ENDPOINT_SCOPE_CLAIM. */
+  scopeClaim: string;
   clientId: string;
   audience: string;
   /** Default EXCHANGED_TOKEN_SECONDS. */
@@ -102,20 +101,19 @@ export function brokerTokenFor(
   broker: BrokerTokenFor,
   user: { subject: string; tenant?: string | undefined; groups?: unknown },
 ): Promise<string> {
-  const scopeClaim = broker.scopeClaim ?? config().scopeClaim;
   return issueExchangedToken(
     issuer,
     {
       issuer: broker.issuer,
       tenantClaim: broker.tenantClaim,
-      scopeClaim,
+      scopeClaim: broker.scopeClaim,
       lifetimeSeconds: broker.lifetimeSeconds ?? EXCHANGED_TOKEN_SECONDS,
     },
     {
       subject: {
         sub: user.subject,
         ...(user.tenant !== undefined ? { [broker.tenantClaim]: user.tenant } : {}),
-        ...(user.groups !== undefined ? { [scopeClaim]: user.groups } : {}),
+        ...(user.groups !== undefined ? { [broker.scopeClaim]: user.groups } : {}),
       },
       clientId: broker.clientId,
       audience: broker.audience,

@@ -1,7 +1,6 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { config } from '../../lib/config.js';
 import { claimsOf, pkce, signInAsBrowser } from '../helpers/sign-in.js';
 import { startTestStack, type TestStack } from '../helpers/stack.js';
 
@@ -54,7 +53,7 @@ function authorizationUrl(clientId: string, challenge: string, params: Record<st
     code_challenge: challenge,
     code_challenge_method: 'S256',
     state: 'xyz',
-    resource: config().mcpAudience,
+    resource: stack.config.mcpAudience,
     ...params,
   };
   for (const [name, value] of Object.entries(all)) target.searchParams.set(name, value);
@@ -74,7 +73,7 @@ async function token(
 }
 
 /** Signs in through the page and redeems the code: what any MCP client does. */
-async function signInFor(clientId: string, who = { tenant: 'acme', user: 'alice' }, resource = config().mcpAudience) {
+async function signInFor(clientId: string, who = { tenant: 'acme', user: 'alice' }, resource = stack.config.mcpAudience) {
   const { verifier, challenge } = pkce();
   const back = await signInAsBrowser(authorizationUrl(clientId, challenge, { resource }), who);
   const code = back.searchParams.get('code')!;
@@ -112,7 +111,7 @@ describe('E2E: the local issuer as an OAuth 2.1 authorization server', () => {
     expect(res.status).toBe(200);
     expect(res.headers.get('access-control-allow-origin')).toBe('*');
     expect(await res.json()).toMatchObject({
-      issuer: config().jwtIssuer,
+      issuer: stack.config.jwtIssuer,
       authorization_endpoint: url('/oauth2/authorize'),
       token_endpoint: url('/oauth2/token'),
       registration_endpoint: url('/oauth2/register'),
@@ -175,7 +174,7 @@ describe('E2E: the local issuer as an OAuth 2.1 authorization server', () => {
     expect(`${back.origin}${back.pathname}`).toBe(REDIRECT);
     expect(back.searchParams.get('code')).toMatch(/^[A-Za-z0-9_-]{43}$/);
     expect(back.searchParams.get('state')).toBe('xyz');
-    expect(back.searchParams.get('iss')).toBe(config().jwtIssuer);
+    expect(back.searchParams.get('iss')).toBe(stack.config.jwtIssuer);
   });
 
   it('issues, for the code and its PKCE verifier, an access token for exactly the resource asked, with the tenant and user chosen, and a refresh token', async () => {
@@ -187,8 +186,8 @@ describe('E2E: the local issuer as an OAuth 2.1 authorization server', () => {
     expect(status).toBe(200);
     expect(body).toMatchObject({ token_type: 'Bearer', expires_in: 3600, refresh_token: expect.any(String) });
     expect(claimsOf(body.access_token as string)).toMatchObject({
-      iss: config().jwtIssuer,
-      aud: config().mcpAudience,
+      iss: stack.config.jwtIssuer,
+      aud: stack.config.mcpAudience,
       sub: 'bob',
       tenant_id: 'globex',
       client_id: clientId,
@@ -197,7 +196,7 @@ describe('E2E: the local issuer as an OAuth 2.1 authorization server', () => {
 
   it('issues a token for the inventory when that is the resource asked (RFC 8707), and it opens the inventory only', async () => {
     const clientId = await publicClient();
-    const { redeem } = await signInFor(clientId, { tenant: 'acme', user: 'carol' }, config().jwtAudience);
+    const { redeem } = await signInFor(clientId, { tenant: 'acme', user: 'carol' }, stack.config.jwtAudience);
 
     const { body } = await redeem();
     const agents = await fetch(url('/api/agents'), { headers: { Authorization: `Bearer ${body.access_token as string}` } });
@@ -207,13 +206,16 @@ describe('E2E: the local issuer as an OAuth 2.1 authorization server', () => {
       body: '{}',
     });
 
-    expect(claimsOf(body.access_token as string)).toMatchObject({ aud: config().jwtAudience });
+    expect(claimsOf(body.access_token as string)).toMatchObject({ aud: stack.config.jwtAudience });
     expect(agents.status).toBe(200);
     expect(mcp.status).toBe(401);
   });
 
   it.each([
-    ['a code used twice', async (c: Awaited<ReturnType<typeof signInFor>>) => (await c.redeem(), c.redeem()), 'invalid_grant'],
+    ['a code used twice', async (c: Awaited<ReturnType<typeof signInFor>>) => {
+        await c.redeem();
+        return c.redeem();
+      }, 'invalid_grant'],
     ['a wrong code verifier', (c: Awaited<ReturnType<typeof signInFor>>) => c.redeem({ code_verifier: pkce().verifier }), 'invalid_grant'],
     [
       'another redirect URI',
@@ -222,7 +224,7 @@ describe('E2E: the local issuer as an OAuth 2.1 authorization server', () => {
     ],
     [
       'another resource than the one signed in for',
-      (c: Awaited<ReturnType<typeof signInFor>>) => c.redeem({ resource: config().jwtAudience }),
+      (c: Awaited<ReturnType<typeof signInFor>>) => c.redeem({ resource: stack.config.jwtAudience }),
       'invalid_target',
     ],
   ])('refuses %s', async (_what, send, error) => {
@@ -243,7 +245,11 @@ describe('E2E: the local issuer as an OAuth 2.1 authorization server', () => {
 
     expect(refreshed.status).toBe(200);
     expect(refreshed.body.refresh_token).not.toBe(first.refresh_token);
-    expect(claimsOf(refreshed.body.access_token as string)).toMatchObject({ sub: 'dora', tenant_id: 'acme', aud: config().mcpAudience });
+    expect(claimsOf(refreshed.body.access_token as string)).toMatchObject({
+      sub: 'dora',
+      tenant_id: 'acme',
+      aud: stack.config.mcpAudience,
+    });
     expect(replayed).toMatchObject({ status: 400, body: { error: 'invalid_grant' } });
   });
 
@@ -355,7 +361,7 @@ describe('E2E: the token exchange at the local issuer', () => {
       },
       body: new URLSearchParams(form),
     });
-  const grant = async (subjectToken: string, audience = config().observationsAudience): Promise<Record<string, string>> => ({
+  const grant = async (subjectToken: string, audience = stack.config.observationsAudience): Promise<Record<string, string>> => ({
     grant_type: 'urn:ietf:params:oauth:grant-type:token-exchange',
     subject_token: subjectToken,
     subject_token_type: 'urn:ietf:params:oauth:token-type:access_token',
@@ -376,9 +382,9 @@ describe('E2E: the token exchange at the local issuer', () => {
     expect(claimsOf(body.access_token)).toMatchObject({
       sub: 'carol',
       tenant_id: 'acme',
-      aud: config().observationsAudience,
+      aud: stack.config.observationsAudience,
       act: { sub: 'local-broker' },
-      iss: config().jwtIssuer,
+      iss: stack.config.jwtIssuer,
     });
   });
 
@@ -397,7 +403,7 @@ describe('E2E: the token exchange at the local issuer', () => {
     ['a wrong client secret', async () => exchange(await grant(await stack.mcpToken()), 'wrong'), 401, 'invalid_client'],
     [
       'an audience the broker may not ask for',
-      async () => exchange(await grant(await stack.mcpToken(), config().jwtAudience)),
+      async () => exchange(await grant(await stack.mcpToken(), stack.config.jwtAudience)),
       400,
       'invalid_target',
     ],

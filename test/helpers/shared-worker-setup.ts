@@ -1,3 +1,4 @@
+import { installAwsLambdaGlobal } from '../../infra/local/lambda/awslambda.js';
 import { resetConfig } from '../../lib/config.js';
 import { setSecretsClient } from '../../lib/mcp/broker-secret.js';
 import { setDynamo } from '../../lib/store/client.js';
@@ -16,5 +17,7 @@ for (const name of Object.keys(process.env)) if (ours(name) && !(name in pristin
 for (const [name, value] of Object.entries(pristine)) if (ours(name)) process.env[name] = value;
 resetConfig();
 setDynamo(undefined);
+// What Lambda's Node runtime installs before it loads a handler: the streaming handlers call it when their module loads.
+installAwsLambdaGlobal();
 resetTenantClients();
 setSecretsClient(undefined);

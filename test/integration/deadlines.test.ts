@@ -86,7 +86,13 @@ afterAll(async () => {
 const brokerToken = () =>
   brokerTokenFor(
     issuer,
-    { issuer: ISSUER, tenantClaim: 'tenant_id', clientId: 'local-broker', audience: config().observationsAudience },
+    {
+      issuer: ISSUER,
+      tenantClaim: 'tenant_id',
+      scopeClaim: 'endpoint_groups',
+      clientId: 'local-broker',
+      audience: config().observationsAudience,
+    },
     { subject: 'alice', tenant: 'acme' },
   );
 

@@ -153,10 +153,13 @@ function functionFiles(name: FunctionName, dist: string): { outDir: string; bund
  * The options of the one esbuild run that bundles every function into `dist` (each output where
  * functionFiles puts it): `npm run build`'s, and the local stack's, which runs the same bundles
  * (infra/local/lambda/bundles.ts, with esbuild's watch). `root` is where the entry modules are read
- * (the project; a copy of it in the rebuild test).
+ * (the project; a copy of it in the rebuild test), `names` the functions built (all by default).
  */
-export function functionsBuildOptions(dist: string, root = ROOT): BuildOptions & { metafile: true; outdir: string } {
-  const names = Object.keys(FUNCTIONS) as FunctionName[];
+export function functionsBuildOptions(
+  dist: string,
+  root = ROOT,
+  names: readonly FunctionName[] = Object.keys(FUNCTIONS) as FunctionName[],
+): BuildOptions & { metafile: true; outdir: string } {
   for (const name of names) {
     if (!existsSync(join(root, FUNCTIONS[name]))) throw new Error(`Missing entry module for "${name}": ${FUNCTIONS[name]}`);
   }

@@ -60,8 +60,8 @@ export interface StackOptions {
    * build`'s options and rebuilds a function when its sources change (esbuild's watch).
    */
   bundlesDir?: string | undefined;
-  /** Where the stack builds the bundles and which sources it watches (default dist/ and the project). */
-  build?: { dir: string; root?: string };
+  /** Where the stack builds the bundles and which sources it watches (default dist/ and the project; all the functions). */
+  build?: { dir: string; root?: string; functions?: FunctionName[] };
   /** A line a function wrote on stdout or stderr (default: the same stream of this process). */
   functionLog?: (name: FunctionName, line: string, stream: 'stdout' | 'stderr') => void;
   /** How long a warm function instance waits for an event before it is stopped (default 10 minutes). */
@@ -301,6 +301,10 @@ function localValues(cfg: Config, dynamoEndpoint: string, brokerSecret: string):
     observationsUrl: cfg.observationsUrl,
     dynamoEndpoint,
     brokerSecret,
+    jwtAudience: cfg.jwtAudience,
+    mcpAudience: cfg.mcpAudience,
+    brokerClientId: cfg.brokerClientId,
+    brokerAllowList: cfg.brokerAllowList,
   };
 }
 
@@ -308,7 +312,7 @@ function localValues(cfg: Config, dynamoEndpoint: string, brokerSecret: string):
 async function functionBundles(options: StackOptions, say: (line: string) => void): Promise<LocalBundles> {
   try {
     if (options.bundlesDir) return prebuiltBundles(options.bundlesDir);
-    return await watchedBundles({ dir: options.build?.dir ?? DIST, ...(options.build?.root ? { root: options.build.root } : {}), say });
+    return await watchedBundles({ dir: DIST, ...options.build, say });
   } catch (error) {
     throw new StartError(`${(error as Error).message}.`);
   }

@@ -28,6 +28,10 @@ const VALUES: LocalStackValues = {
   observationsUrl: 'http://127.0.0.1:2/api/mcp/endpoint',
   dynamoEndpoint: 'http://127.0.0.1:3',
   brokerSecret: 'fixture-secret',
+  jwtAudience: 'endpoint-read-service',
+  mcpAudience: 'http://localhost:1/api/mcp',
+  brokerClientId: 'local-broker',
+  brokerAllowList: ['local-broker'],
 };
 
 export interface FixtureFunctions extends LocalFunctions {

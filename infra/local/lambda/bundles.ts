@@ -48,9 +48,9 @@ export function prebuiltBundles(dir: string): LocalBundles {
   return { dir, onChange: () => undefined, stop: async () => undefined };
 }
 
-function bundleHashes(dir: string): Map<FunctionName, string> {
+function bundleHashes(dir: string, names: readonly FunctionName[]): Map<FunctionName, string> {
   const hashes = new Map<FunctionName, string>();
-  for (const name of Object.keys(FUNCTIONS) as FunctionName[]) {
+  for (const name of names) {
     const file = join(dir, name, 'index.mjs');
     if (existsSync(file)) hashes.set(name, createHash('sha256').update(readFileSync(file)).digest('hex'));
   }
@@ -58,13 +58,19 @@ function bundleHashes(dir: string): Map<FunctionName, string> {
 }
 
 /**
- * Builds every function into `dir` with `npm run build`'s options, then keeps esbuild watching
- * the sources under `root`: each rebuild that succeeds reports the functions whose bundle changed.
- * A rebuild that fails writes nothing (esbuild prints why), so the functions keep their last good
- * bundle. Throws when the first build fails.
+ * Builds every function (or those `functions` names) into `dir` with `npm run build`'s options,
+ * then keeps esbuild watching the sources under `root`: each rebuild that succeeds reports the
+ * functions whose bundle changed. A rebuild that fails writes nothing (esbuild prints why), so the
+ * functions keep their last good bundle. Throws when the first build fails.
  */
-export async function watchedBundles(options: { dir: string; root?: string; say: (line: string) => void }): Promise<LocalBundles> {
+export async function watchedBundles(options: {
+  dir: string;
+  root?: string;
+  functions?: readonly FunctionName[];
+  say: (line: string) => void;
+}): Promise<LocalBundles> {
   const { dir, say } = options;
+  const names = options.functions ?? (Object.keys(FUNCTIONS) as FunctionName[]);
   mkdirSync(dir, { recursive: true });
   let listener: (changed: FunctionName[]) => void = () => undefined;
   let hashes = new Map<FunctionName, string>();
@@ -79,7 +85,7 @@ export async function watchedBundles(options: { dir: string; root?: string; say:
       b.onEnd((result) => {
         if (first) {
           first = false;
-          hashes = bundleHashes(dir);
+          hashes = bundleHashes(dir, names);
           firstBuilt(result.errors.length);
           return;
         }
@@ -87,7 +93,7 @@ export async function watchedBundles(options: { dir: string; root?: string; say:
           say('rebuild failed (esbuild says why above); the functions keep running their last good build.');
           return;
         }
-        const next = bundleHashes(dir);
+        const next = bundleHashes(dir, names);
         const changed = [...next].filter(([name, hash]) => hashes.get(name) !== hash).map(([name]) => name);
         hashes = next;
         if (changed.length > 0) {
@@ -97,11 +103,11 @@ export async function watchedBundles(options: { dir: string; root?: string; say:
       });
     },
   };
-  const base = functionsBuildOptions(dir, options.root);
+  const base = functionsBuildOptions(dir, options.root, names);
   const ctx = await context({ ...base, plugins: [...(base.plugins ?? []), notify] });
   // Watching builds once first, then again at each change.
   await ctx.watch();
-  if ((await firstBuild) > 0 || hashes.size < Object.keys(FUNCTIONS).length) {
+  if ((await firstBuild) > 0 || hashes.size < names.length) {
     await ctx.dispose();
     throw new Error('the functions could not be built (esbuild says why above)');
   }

@@ -8,9 +8,10 @@ import type { LambdaFunctionSpec } from './functions.js';
  * function is given. docs/local-stack.md lists the rules; in short, for each variable serverless.yml
  * gives the function:
  *   1. the value set in `npm start`'s environment, when set (the user's configuration);
- *   2. else the stack's own value where the deployed one names AWS (LOCAL_REPLACEMENTS: the public
- *      URL, the issuer and its endpoints, the private API's URL, tenant fencing off, the secret's ARN
- *      left out for the secret itself);
+ *   2. else the stack's own value where the deployed one names AWS or a stage parameter the issuer
+ *      must agree with (localReplacements: the public URL, the issuer, its endpoints and audiences,
+ *      the broker's client id, the private API's URL, tenant fencing off, the secret's ARN left out
+ *      for the secret itself);
  *   3. else serverless.yml's value (a literal, a `params.default`, a table name);
  *   4. else nothing, and lib/config.ts's default applies (as it would for a stage that leaves it out).
  * Then the service's tuning variables serverless.yml gives no function (ONLINE_GRACE_SECONDS,
@@ -35,6 +36,14 @@ export interface LocalStackValues {
   dynamoEndpoint: string;
   /** The broker's client secret at the local issuer (on AWS, read from Secrets Manager by its ARN). */
   brokerSecret: string;
+  /**
+   * The audiences and the broker the local issuer signs and registers (the stack's configuration):
+   * stage parameters without a default in serverless.yml, so the functions agree with the issuer.
+   */
+  jwtAudience: string;
+  mcpAudience: string;
+  brokerClientId: string;
+  brokerAllowList: readonly string[];
 }
 
 /**
@@ -48,6 +57,10 @@ export function localReplacements(values: LocalStackValues): Readonly<Record<str
     JWKS_URL: values.jwksUrl,
     TOKEN_ENDPOINT: values.tokenEndpoint,
     OBSERVATIONS_URL: values.observationsUrl,
+    JWT_AUDIENCE: values.jwtAudience,
+    MCP_AUDIENCE: values.mcpAudience,
+    BROKER_CLIENT_ID: values.brokerClientId,
+    BROKER_ALLOW_LIST: values.brokerAllowList.join(','),
     // No STS here to assume the fenced roles (a test that has one sets TENANT_FENCING=iam and STS_ENDPOINT).
     TENANT_FENCING: 'off',
     // No Secrets Manager here: the secret itself is given instead (LOCAL_ADDITIONS).

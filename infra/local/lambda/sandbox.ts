@@ -44,7 +44,8 @@ export type InvocationOutcome = (
 
 export interface InstanceStats {
   pid: number;
-  state: 'starting' | 'idle' | 'busy' | 'stopped';
+  /** `answered`: its event's answer is complete, its runtime not yet back for the next (it may be given one, which waits for it). */
+  state: 'starting' | 'idle' | 'busy' | 'answered' | 'stopped';
   invocations: number;
   initDurationMs: number | undefined;
   /** The largest resident memory read while it started or ran an event, in bytes (0 where /proc is absent). */
@@ -156,7 +157,7 @@ class Instance {
         resolve();
       });
     });
-    api.onNext(() => this.free());
+    api.onNext(() => this.waiting());
     this.watchMemory();
   }
 
@@ -200,7 +201,10 @@ class Instance {
     return instance;
   }
 
-  /** Hands the instance one event; resolves with the runtime's answer, or the error it was stopped with. */
+  /**
+   * Hands the instance one event (its runtime gets it at its next GET /next); resolves with the
+   * runtime's answer, or the error the instance was stopped with.
+   */
   async invoke(event: unknown, requestId: string): Promise<InvocationOutcome> {
     const { spec } = this.options;
     this.state = 'busy';
@@ -216,20 +220,33 @@ class Instance {
       deadlineMs: Date.now() + timeoutMs,
       functionArn: `arn:aws:lambda:${spec.region}:000000000000:function:${spec.functionName}`,
     });
-    if (answer.kind === 'buffered') return { type: 'buffered', payload: answer.payload };
-    if (answer.kind === 'error') return { type: 'failed', error: answer.error };
-    return { type: 'stream', contentType: answer.contentType, body: answer.body, ended: answer.ended, abort: answer.abort };
+    if (answer.kind === 'stream') {
+      void answer.ended.then(() => this.answered());
+      return { type: 'stream', contentType: answer.contentType, body: answer.body, ended: answer.ended, abort: answer.abort };
+    }
+    this.answered();
+    return answer.kind === 'buffered' ? { type: 'buffered', payload: answer.payload } : { type: 'failed', error: answer.error };
   }
 
-  /** The runtime asked for the next event: the one in flight is over. */
-  private free(): void {
+  /**
+   * Its event's answer is complete (a stream ended or was cut): its timeout no longer runs, and it
+   * may be given the next event, which its runtime gets as soon as it asks (Lambda's runtime asks
+   * right after it answered).
+   */
+  private answered(): void {
     if (this.state !== 'busy') return;
     clearTimeout(this.invocationTimer);
-    this.stopWatchingMemory();
-    this.state = 'idle';
+    this.state = 'answered';
     this.idleTimer = setTimeout(() => void this.stop({ kind: 'idle' }), this.options.idleMs);
     this.idleTimer.unref();
     this.onFree(this, performance.now() - this.invokedAt);
+  }
+
+  /** Its runtime asked for the next event: when none was given to it meanwhile, it waits idle. */
+  private waiting(): void {
+    if (this.state !== 'answered') return;
+    this.state = 'idle';
+    this.stopWatchingMemory();
   }
 
   private watchMemory(): void {

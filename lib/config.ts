@@ -164,15 +164,15 @@ export function parseConfig(env: NodeJS.ProcessEnv): Config {
   return parsed.data;
 }
 
-let cached: Config | undefined;
+/**
+ * The service configuration, parsed from the environment once, when this module loads (Lambda's
+ * init): a bad variable fails the function's init with ConfigError's one sentence, as Lambda
+ * reports an init error, before any event is taken. `npm start` imports this module first to
+ * refuse a bad variable the same way (infra/local/start.ts).
+ */
+const loaded = parseConfig(process.env);
 
-/** The service configuration, read from process.env once and frozen. */
+/** The service configuration this function started with (frozen). */
 export function config(): Config {
-  cached ??= parseConfig(process.env);
-  return cached;
-}
-
-/** Forgets the cached configuration; only the local stack and tests call it after changing process.env. */
-export function resetConfig(): void {
-  cached = undefined;
+  return loaded;
 }

@@ -6,14 +6,8 @@ import type { Config } from '../../lib/config.js';
 import { type GatewayResponseType, renderGatewayResponse } from '../gateway-responses.js';
 import { localMethodArn, pathOf, requestAuthorizerEvent, restApiEvent } from './events.js';
 import { prune } from './expiring-map.js';
-import {
-  BodyTooLargeError,
-  IntegrationFailure,
-  readBoundedBody,
-  sendFunctionAnswer,
-  sendGatewayResponse,
-  sendLocalFailure,
-} from './http.js';
+import { BodyTooLargeError, readBoundedBody, sendGatewayResponse, sendLocalFailure } from './http.js';
+import { IntegrationFailure, sendFunctionAnswer } from './lambda/answer.js';
 import { MAX_BUFFERED_RESPONSE_BYTES } from './lambda/runtime-api.js';
 import type { InvocationOutcome } from './lambda/sandbox.js';
 import { ROUTES, type Route, type RouteFunction, routeOf } from './routes.js';

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { type Config, parseConfig } from '../../lib/config.js';
+import { type Config, ConfigError, parseConfig } from '../../lib/config.js';
 import { HttpError } from '../../lib/errors.js';
 import { createDocumentClient } from '../../lib/store/client.js';
 import { ensureTables } from '../../lib/store/tables.js';
@@ -94,8 +94,9 @@ export interface LocalStack {
   /**
    * Changes variables of the environment the stack was started with (`undefined` unsets one), as
    * a restart with them would, without one: the gateway's configuration, and every function whose
-   * environment they change gets new instances (as a deployment gives it). DYNAMODB_ENDPOINT points
-   * the functions at another engine. Returns the values it replaced, to put them back.
+   * environment they change gets new instances (as a deployment gives it), which refuse a bad
+   * variable at their init. DYNAMODB_ENDPOINT points the functions at another engine. Returns the
+   * values it replaced, to put them back.
    */
   updateEnvironment(changes: Readonly<Record<string, string | undefined>>): Record<string, string | undefined>;
   stop(): Promise<void>;
@@ -476,7 +477,12 @@ export async function startLocalStack(options: StackOptions = {}): Promise<Local
         else env[name] = value;
       }
       if ('DYNAMODB_ENDPOINT' in changes) functionsDynamoEndpoint = changes.DYNAMODB_ENDPOINT ?? dynamoEndpoint;
-      cfg = stackConfig(env, known);
+      try {
+        cfg = stackConfig(env, known);
+      } catch (error) {
+        // A bad variable is the functions' to refuse, at their next init, as a deployment with it would be.
+        if (!(error instanceof ConfigError)) throw error;
+      }
       for (const spec of Object.values(specs)) running().setEnvironment(spec.name, environmentOf(spec));
       return previous;
     },

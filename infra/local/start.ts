@@ -11,9 +11,13 @@ import './node-version.js'; // first: the AWS SDK's Node-version notice off on N
  * started it goes away (npm does not pass SIGHUP on). A bad variable, a port in use or a bad fleet
  * file stops the start with one sentence and exit code 2.
  */
-import { ConfigError, parseConfig } from '../../lib/config.js';
+import { loadOrRefuse } from './cli.js';
 import { DEMO_TENANTS } from './demo.js';
 import type { LocalStack } from './stack.js';
+
+// The service's configuration is parsed when its module loads, as in a function's init: a bad
+// variable is refused here, with its one sentence, before anything of the stack loads.
+const { ConfigError, parseConfig } = await loadOrRefuse('npm start', () => import('../../lib/config.js'));
 
 /** The configuration's own defaults, against which the printed commands say what differs. */
 const defaults = parseConfig({});
@@ -32,9 +36,7 @@ function prefix(vars: Record<string, string | number | undefined>): string {
 // EMF metric lines and the handlers' INFO records are for CloudWatch: here the terminal shows the
 // banner and one access line per request, with warnings and errors, unless asked for more (README,
 // Configuration). On AWS nothing sets these variables: metrics on, logs at INFO.
-process.env.POWERTOOLS_METRICS_DISABLED ??= 'true';
-process.env.POWERTOOLS_LOG_LEVEL ??= 'WARN';
-const env = { ...process.env };
+const env: NodeJS.ProcessEnv = { POWERTOOLS_METRICS_DISABLED: 'true', POWERTOOLS_LOG_LEVEL: 'WARN', ...process.env };
 let stack: LocalStack | undefined;
 let stopping = false;
 
@@ -62,13 +64,7 @@ const say = (line: string): void => {
   else held.push(line);
 };
 
-let checked: ReturnType<typeof parseConfig>;
-try {
-  checked = parseConfig(env);
-} catch (error) {
-  if (error instanceof ConfigError) fail(error.message);
-  throw error;
-}
+const checked = parseConfig(env);
 const seedLive = env.SEED_LIVE?.trim() ?? '';
 if (!['', 'true', 'false'].includes(seedLive)) fail(`SEED_LIVE must be true or false, not ${JSON.stringify(seedLive.slice(0, 20))}.`);
 
@@ -78,6 +74,7 @@ const [{ startLocalStack, StartError }, { FleetFileError, userPath }] = await Pr
 
 try {
   stack = await startLocalStack({
+    env,
     port: checked.port,
     privatePort: checked.privatePort,
     dynamoPort: checked.dynamoPort,

@@ -68,8 +68,8 @@ export async function listInventoryResponse(
       }
     }
     if (tally.unreadable > 0) log.warn('left out stored agent records that cannot be read', { unreadableRecords: tally.unreadable });
-    recordUnreadableRecords('listEndpointInventory', tally.unreadable);
-    recordItemsReturned('listEndpointInventory', tally.agents);
+    recordUnreadableRecords(tally.unreadable);
+    recordItemsReturned(tally.agents);
     log.info('inventory listed', {
       agents: tally.agents,
       scope: scope.kind,
@@ -123,7 +123,7 @@ export async function forEachInventoryAgent(
   tenantId: string,
   scope: EndpointScope,
   now: Date,
-  visit: (agent: AgentSummary) => boolean | void,
+  visit: (agent: AgentSummary) => boolean | undefined,
   signal?: AbortSignal,
 ): Promise<{ agents: number; unreadable: number; complete: boolean }> {
   const cfg = config();
@@ -146,6 +146,6 @@ export async function forEachInventoryAgent(
     throw dependencyFailure(error, 'inventory store');
   }
   if (unreadable > 0) logger.warn('left out stored agent records that cannot be read', { unreadableRecords: unreadable });
-  recordUnreadableRecords('listEndpointInventory', unreadable);
+  recordUnreadableRecords(unreadable);
   return { agents, unreadable, complete };
 }

@@ -73,7 +73,7 @@ export async function readEndpointObservations({
   // The endpoint's groups are on its durable record: one known only to the broker is in none.
   if (!base || !scopeAdmits(scope, records.durable?.groups)) throw new NotFoundError(AGENT_NOT_FOUND);
   if (records.unreadable > 0) logger.warn('left out stored agent records that cannot be read', { unreadableRecords: records.unreadable });
-  recordUnreadableRecords('getEndpointObservations', records.unreadable);
+  recordUnreadableRecords(records.unreadable);
 
   const windowSamples = window.samples;
   let unreadableSamples = window.unreadable;

@@ -53,11 +53,15 @@ const LOCAL_ONLY = [
 describe('E2E: each function in a sandbox of its own, with its own environment', () => {
   let stack: TestStack;
   const specs = readFunctionSpecs();
+  /** What the stack says (access lines, and its lines about the functions). */
+  const said: string[] = [];
 
   beforeAll(async () => {
-    stack = await startTestStack({
-      tenants: [{ tenant_id: 'acme', agents: [{ agent_id: 'a-1', hostname: 'h', os: 'linux', arch: 'x86_64', version: '1' }] }],
-    });
+    stack = await startTestStack(
+      { tenants: [{ tenant_id: 'acme', agents: [{ agent_id: 'a-1', hostname: 'h', os: 'linux', arch: 'x86_64', version: '1' }] }] },
+      {},
+      { quiet: false, say: (line) => said.push(line) },
+    );
   });
   afterAll(async () => {
     await stack?.stop();
@@ -97,6 +101,29 @@ describe('E2E: each function in a sandbox of its own, with its own environment',
     expect(mcp).toMatchObject({ MCP_AUDIENCE: stack.config.mcpAudience, BROKER_CLIENT_SECRET: stack.brokerSecret });
     expect(mcp).not.toHaveProperty('BROKER_CLIENT_SECRET_ARN');
     expect(mcp.NODE_OPTIONS).toBe('--enable-source-maps');
+  });
+  it('answers a function whose variable is bad with the text/plain 502 and says why in one sentence, and goes on serving the others', async () => {
+    const metadata = `${stack.publicUrl}/.well-known/oauth-protected-resource/api/mcp`;
+    // UPSTREAM_TIMEOUT_MS is the MCP function's own: its next instance cannot start.
+    const previous = stack.updateEnvironment({ UPSTREAM_TIMEOUT_MS: 'soon' });
+    let failed: Response;
+    let inventory: Response;
+    try {
+      failed = await fetch(metadata);
+      inventory = await fetch(`${stack.publicUrl}/api/agents`, { headers: { Authorization: `Bearer ${await stack.token()}` } });
+    } finally {
+      stack.updateEnvironment(previous);
+    }
+    const next = await fetch(metadata);
+
+    expect(failed.status).toBe(502);
+    expect(failed.headers.get('content-type')).toBe('text/plain; charset=utf-8');
+    expect(await failed.text()).toMatch(/^The service failed to answer; try again later\. \(request id: [0-9a-f-]{36}\)\n$/);
+    expect(said).toContainEqual(
+      'mcp: init failed (ConfigError: Invalid configuration: UPSTREAM_TIMEOUT_MS: Invalid input: expected number, received NaN); the next request starts a new instance.',
+    );
+    expect(inventory.status).toBe(200);
+    expect(next.status).toBe(200);
   });
 });
 

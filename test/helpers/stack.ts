@@ -2,7 +2,7 @@ import { writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { inject } from 'vitest';
 import type { Fleet } from '../../infra/local/fleet.js';
-import { type LocalStack, startLocalStack } from '../../infra/local/stack.js';
+import { type LocalStack, type StackOptions, startLocalStack } from '../../infra/local/stack.js';
 import { brokerTokenFor } from '../../infra/local/token-exchange.js';
 import { expectResponseMatchesContract } from './contract.js';
 import { uniqueTables } from './engine.js';
@@ -43,7 +43,11 @@ function tableVariables(): { DATA_TABLE: string; AUDIT_TABLE: string } {
  * its own and `env` on top. It uses TEST_DYNAMODB_ENDPOINT when set (DynamoDB Local) and the
  * embedded dynalite engine otherwise.
  */
-export async function startTestStack(fleet: Fleet | 'none', env: Record<string, string> = {}): Promise<TestStack> {
+export async function startTestStack(
+  fleet: Fleet | 'none',
+  env: Record<string, string> = {},
+  options: Pick<StackOptions, 'quiet' | 'say'> = {},
+): Promise<TestStack> {
   const localDir = await localDirWithKey('endpoint-stack-');
   const dir = dirname(localDir);
   let seed = 'none';
@@ -51,7 +55,7 @@ export async function startTestStack(fleet: Fleet | 'none', env: Record<string, 
     seed = join(dir, 'fleet.json');
     await writeFile(seed, JSON.stringify(fleet));
   }
-  const stack = await startOnFreePorts({ seed, localDir, env: { ...process.env, ...tableVariables(), ...env } });
+  const stack = await startOnFreePorts({ seed, localDir, env: { ...process.env, ...tableVariables(), ...env }, ...options });
   if (!stack.ready) throw new Error('the test stack could not create or seed its tables');
   return withTokens(stack);
 }

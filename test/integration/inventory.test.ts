@@ -11,7 +11,7 @@ import { startTestEngine, type TestEngine } from '../helpers/engine.js';
 import { useEngine } from '../helpers/env.js';
 import { eventFixture, setHeader, testContext } from '../helpers/events.js';
 import { listTenantAgentRecords } from '../helpers/store.js';
-import { invokeStreamed, type StreamedAnswer } from '../helpers/streaming.js'; // first: the runtime stand-in the streaming handler needs when it loads
+import { invokeStreamed, type StreamedAnswer } from '../helpers/streaming.js';
 
 type Event = APIGatewayProxyEvent;
 

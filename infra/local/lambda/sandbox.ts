@@ -48,8 +48,10 @@ export interface InstanceStats {
   state: 'starting' | 'idle' | 'busy' | 'answered' | 'stopped';
   invocations: number;
   initDurationMs: number | undefined;
-  /** The largest resident memory read while it started or ran an event, in bytes (0 where /proc is absent). */
+  /** Its largest resident memory so far (the kernel's high-water mark), in bytes (0 where /proc is absent). */
   peakRssBytes: number;
+  /** The CPU time it used so far (user and system), in ms, as of its last answer (0 where /proc is absent). */
+  cpuMs: number;
 }
 
 export interface PoolStats {
@@ -85,12 +87,24 @@ export interface SandboxOptions {
   idleMs: number;
 }
 
-/** Resident memory of a process in bytes, from /proc (Linux); undefined where there is none. */
-function residentBytes(pid: number): number | undefined {
+/** A process's resident memory now (VmRSS) or at its peak (VmHWM), in bytes, from /proc (Linux); undefined where there is none. */
+function residentBytes(pid: number, field: 'VmRSS' | 'VmHWM' = 'VmRSS'): number | undefined {
   try {
     const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-    const kb = /^VmRSS:\s+(\d+) kB/m.exec(status)?.[1];
+    const kb = new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(status)?.[1];
     return kb === undefined ? undefined : Number(kb) * 1024;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The CPU time a process used (user and system), in ms, from /proc (Linux, in clock ticks of 10 ms); undefined where there is none. */
+function cpuTimeMs(pid: number): number | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // The fields after the command name (which may hold spaces), from the third on: utime and stime are the 14th and 15th.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) * 10;
   } catch {
     return undefined;
   }
@@ -110,6 +124,7 @@ class Instance {
   invocations = 0;
   initDurationMs: number | undefined;
   peakRssBytes = 0;
+  cpuMs = 0;
   generation: number;
   private readonly child: ChildProcess;
   private memoryTimer: NodeJS.Timeout | undefined;
@@ -236,6 +251,8 @@ class Instance {
   private answered(): void {
     if (this.state !== 'busy') return;
     clearTimeout(this.invocationTimer);
+    this.peakRssBytes = Math.max(this.peakRssBytes, residentBytes(this.pid, 'VmHWM') ?? 0);
+    this.cpuMs = cpuTimeMs(this.pid) ?? this.cpuMs;
     this.state = 'answered';
     this.idleTimer = setTimeout(() => void this.stop({ kind: 'idle' }), this.options.idleMs);
     this.idleTimer.unref();
@@ -321,6 +338,7 @@ class Instance {
       invocations: this.invocations,
       initDurationMs: this.initDurationMs,
       peakRssBytes: this.peakRssBytes,
+      cpuMs: this.cpuMs,
     };
   }
 }

@@ -637,12 +637,16 @@ describe('E2E: the MCP door over plain HTTP', () => {
 
 describe('E2E: upstream failures reach the assistant as one sentence, never as an empty success', () => {
   let client: Client;
+  let quiet: Record<string, string | undefined>;
 
   beforeAll(async () => {
+    // The functions' EMF lines and error logs on for the group, which counts them (misconfigurationsDuring).
+    quiet = stack.updateEnvironment({ POWERTOOLS_METRICS_DISABLED: 'false', POWERTOOLS_LOG_LEVEL: 'ERROR' });
     client = await connect(await stack.mcpToken({ tenant: 'acme', subject: 'dave' }));
   });
   afterAll(async () => {
     await client?.close();
+    stack.updateEnvironment(quiet);
   });
 
   /** Runs `fn` with the stack's environment changed (its functions restarted with it), then puts it back. */
@@ -657,7 +661,7 @@ describe('E2E: upstream failures reach the assistant as one sentence, never as a
 
   /**
    * How often `fn` made the MCP door log and count a broker misconfiguration (the alarm's metric),
-   * read from the lines the functions write (their EMF metric lines and error logs turned on meanwhile).
+   * read from the lines the functions write (their EMF metric lines and error logs are on in this group).
    */
   async function misconfigurationsDuring<T>(fn: () => Promise<T>): Promise<{ result: T; counted: number; logged: number }> {
     const lines: string[] = [];
@@ -670,7 +674,7 @@ describe('E2E: upstream failures reach the assistant as one sentence, never as a
       vi.spyOn(process.stderr, 'write').mockImplementation(capture),
     ];
     try {
-      const result = await withEnv({ POWERTOOLS_METRICS_DISABLED: 'false', POWERTOOLS_LOG_LEVEL: 'ERROR' }, fn);
+      const result = await fn();
       const records = lines
         .join('')
         .split('\n')
@@ -739,23 +743,26 @@ describe('E2E: upstream failures reach the assistant as one sentence, never as a
   describe('from a fake gateway in front of the private operation (faults no real service gives on demand)', () => {
     let gateway: Server;
     let answer: (res: import('node:http').ServerResponse) => void = () => undefined;
+    let direct: Record<string, string | undefined>;
 
     beforeAll(async () => {
       gateway = createServer((_req, res) => answer(res));
       await new Promise<void>((resolve) => gateway.listen(0, '127.0.0.1', resolve));
+      // The MCP function reaches the fake gateway for the whole group (one new instance for it).
+      direct = stack.updateEnvironment({
+        OBSERVATIONS_URL: `http://127.0.0.1:${(gateway.address() as AddressInfo).port}/api/mcp/endpoint`,
+      });
     });
     afterAll(async () => {
+      stack.updateEnvironment(direct);
       gateway.closeAllConnections();
       await new Promise((resolve) => gateway.close(resolve));
     });
 
     const viaGateway = async (env: Record<string, string> = {}): Promise<ToolResult> => {
-      const url = `http://127.0.0.1:${(gateway.address() as AddressInfo).port}/api/mcp/endpoint`;
       const fresh = await connect(await stack.mcpToken({ tenant: 'acme', subject: `gw-${Math.random()}` }));
       try {
-        return await withEnv({ OBSERVATIONS_URL: url, ...env }, () =>
-          call(fresh, 'observations', { agent_id: 'ac-001', reason: 'gateway fault' }),
-        );
+        return await withEnv(env, () => call(fresh, 'observations', { agent_id: 'ac-001', reason: 'gateway fault' }));
       } finally {
         await fresh.close();
       }
@@ -833,7 +840,7 @@ describe('E2E: upstream failures reach the assistant as one sentence, never as a
     it('stops waiting at its deadline and says so', async () => {
       answer = () => undefined; // never answers
 
-      const result = await viaGateway({ UPSTREAM_TIMEOUT_MS: '300' });
+      const result = await viaGateway({ UPSTREAM_TIMEOUT_MS: '1000' });
 
       expect(result).toMatchObject({
         isError: true,

@@ -6,8 +6,8 @@ import { dirname, join } from 'node:path';
 import { build } from 'esbuild';
 import { buildAll, bundleOptions, FUNCTIONS, type FunctionName, ROOT } from '../infra/build.js';
 import { restApiEvent } from '../infra/local/events.js';
-import { runtimeClientModule } from '../infra/local/lambda/bundles.js';
 import type { LambdaFunctionSpec } from '../infra/local/lambda/functions.js';
+import { lambdaRuntime } from '../infra/local/lambda/runtimes.js';
 import { type LocalStack, startLocalStack } from '../infra/local/stack.js';
 import type { Config } from '../lib/config.js';
 import { GZIP_LEVEL } from '../lib/json-array-stream.js';
@@ -125,7 +125,7 @@ export async function benchContext(quick: boolean): Promise<BenchContext> {
     env,
     quiet: true,
   });
-  const runtimeClient = await runtimeClientModule();
+  const runtime = await lambdaRuntime(env);
   // The floor bundle runs with the observations function's settings and environment (it reads the same table).
   const sandboxOf: Record<string, FunctionName> = { 'bare-sdk': 'observations', [MCP_RUNTIME_SDK]: 'mcp' };
   const freshSandbox: BenchContext['freshSandbox'] = (name, overrides = {}) => {
@@ -134,7 +134,7 @@ export async function benchContext(quick: boolean): Promise<BenchContext> {
       spec: { ...stack.functions.specs[fn], ...overrides.spec },
       environment: { ...stack.functions.environment(fn), ...overrides.environment },
       bundleDir: dirname(bundleOf(name)),
-      runtimeClient,
+      runtime,
       userEnv: env,
     };
   };

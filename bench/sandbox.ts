@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { PRELUDE_CONTENT_TYPE, PRELUDE_DELIMITER_BYTES } from '../infra/local/lambda/awslambda.js';
 import type { LambdaFunctionSpec } from '../infra/local/lambda/functions.js';
+import type { LambdaRuntime } from '../infra/local/lambda/runtimes.js';
 import { FunctionPool, type InvocationOutcome } from '../infra/local/lambda/sandbox.js';
 
 /**
@@ -113,7 +114,7 @@ export interface FreshSandbox {
   spec: LambdaFunctionSpec;
   environment: Readonly<Record<string, string>>;
   bundleDir: string;
-  runtimeClient: string;
+  runtime: LambdaRuntime;
   userEnv: NodeJS.ProcessEnv;
 }
 
@@ -121,7 +122,7 @@ function poolOf(sandbox: FreshSandbox): FunctionPool {
   return new FunctionPool({
     spec: sandbox.spec,
     bundleDir: () => sandbox.bundleDir,
-    runtimeClient: sandbox.runtimeClient,
+    runtime: sandbox.runtime,
     environment: () => sandbox.environment,
     userEnv: sandbox.userEnv,
     log: () => undefined,

@@ -16,10 +16,11 @@ import { shiftFleet, staleFleetNote } from './fleet-time.js';
 import { DEFAULT_INTEGRATION_TIMEOUT_MS, type LocalRestApi, localRestApi } from './gateway.js';
 import { sendGatewayResponse, sendLocalFailure } from './http.js';
 import { LOCAL_DIR, type LocalIssuer, localBrokerSecret, localIssuer } from './issuer.js';
-import { type LocalBundles, prebuiltBundles, runtimeClientModule, watchedBundles } from './lambda/bundles.js';
+import { type LocalBundles, prebuiltBundles, watchedBundles } from './lambda/bundles.js';
 import { functionEnvironment, type LocalStackValues } from './lambda/environment.js';
 import { type LambdaFunctionSpec, readFunctionSpecs } from './lambda/functions.js';
 import { type LocalFunctions, startLocalFunctions } from './lambda/local-functions.js';
+import { type LambdaRuntime, lambdaRuntime, RuntimeChoiceError } from './lambda/runtimes.js';
 import { bind, portsInUseSentence, type StackPort } from './ports.js';
 import type { Route } from './routes.js';
 import { readFleetFile } from './seed-file.js';
@@ -309,6 +310,16 @@ function localValues(cfg: Config, dynamoEndpoint: string, brokerSecret: string):
   };
 }
 
+/** The runtime the instances run the bundles under (LAMBDA_RUNTIME); a choice that cannot be used stops the start with its sentence. */
+async function chosenRuntime(env: NodeJS.ProcessEnv): Promise<LambdaRuntime> {
+  try {
+    return await lambdaRuntime(env);
+  } catch (error) {
+    if (error instanceof RuntimeChoiceError) throw new StartError(error.message);
+    throw error;
+  }
+}
+
 /** The bundles the functions run: given ones as they are, else built now and rebuilt on change. */
 async function functionBundles(options: StackOptions, say: (line: string) => void): Promise<LocalBundles> {
   try {
@@ -426,11 +437,11 @@ export async function startLocalStack(options: StackOptions = {}): Promise<Local
   const environmentOf = (spec: LambdaFunctionSpec): Record<string, string> =>
     functionEnvironment(spec, Object.values(specs), localValues(cfg, functionsDynamoEndpoint, brokerSecret), env);
   try {
-    const [bundles, runtimeClient] = await Promise.all([functionBundles(options, say), runtimeClientModule()]);
+    const [bundles, runtime] = await Promise.all([functionBundles(options, say), chosenRuntime(env)]);
     functions = startLocalFunctions({
       specs,
       bundles,
-      runtimeClient,
+      runtime,
       environment: environmentOf,
       userEnv: env,
       ...(options.functionLog ? { log: options.functionLog } : {}),

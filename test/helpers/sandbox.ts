@@ -4,10 +4,11 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import type { FunctionName } from '../../infra/build.js';
 import { type LocalRestApiOptions, localRestApi } from '../../infra/local/gateway.js';
-import { prebuiltBundles, runtimeClientModule } from '../../infra/local/lambda/bundles.js';
+import { prebuiltBundles } from '../../infra/local/lambda/bundles.js';
 import { functionEnvironment, type LocalStackValues } from '../../infra/local/lambda/environment.js';
 import { type LambdaFunctionSpec, readFunctionSpecs } from '../../infra/local/lambda/functions.js';
 import { type LocalFunctions, startLocalFunctions } from '../../infra/local/lambda/local-functions.js';
+import { lambdaRuntime } from '../../infra/local/lambda/runtimes.js';
 import { parseConfig } from '../../lib/config.js';
 
 /**
@@ -54,7 +55,7 @@ export async function fixtureFunctions(
   const functions = startLocalFunctions({
     specs,
     bundles: prebuiltBundles(FIXTURE_FUNCTIONS),
-    runtimeClient: await runtimeClientModule(),
+    runtime: await lambdaRuntime({}),
     environment: (spec) => functionEnvironment(spec, Object.values(specs), VALUES, {}),
     userEnv: { PATH: process.env.PATH },
     log: (name, line) => logged.push({ name, line }),

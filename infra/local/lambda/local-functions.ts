@@ -2,6 +2,7 @@ import { join } from 'node:path';
 import type { FunctionName } from '../../build.js';
 import type { LocalBundles } from './bundles.js';
 import type { LambdaFunctionSpec } from './functions.js';
+import type { LambdaRuntime } from './runtimes.js';
 import { FunctionPool, type InvocationOutcome, type PoolStats } from './sandbox.js';
 
 /**
@@ -26,10 +27,8 @@ export interface LocalFunctions {
 export interface LocalFunctionsOptions {
   specs: Readonly<Record<FunctionName, LambdaFunctionSpec>>;
   bundles: LocalBundles;
-  /** The runtime client module instances start (infra/local/lambda/bundles.ts runtimeClientModule), or AWS's. */
-  runtimeClient: string;
-  /** The Node binary instances run on (this one unless told otherwise). */
-  node?: string;
+  /** The runtime instances run the bundles under (infra/local/lambda/runtimes.ts). */
+  runtime: LambdaRuntime;
   environment: (spec: LambdaFunctionSpec) => Record<string, string>;
   userEnv: NodeJS.ProcessEnv;
   /** A line a function wrote (its logs): on the stack's stdout and stderr unless told otherwise. */
@@ -52,8 +51,7 @@ export function startLocalFunctions(options: LocalFunctionsOptions): LocalFuncti
     pools[name] = new FunctionPool({
       spec,
       bundleDir: () => join(options.bundles.dir, name),
-      runtimeClient: options.runtimeClient,
-      ...(options.node ? { node: options.node } : {}),
+      runtime: options.runtime,
       environment: () => environments[name],
       userEnv: options.userEnv,
       log: (line, stream) => log(name, line, stream),

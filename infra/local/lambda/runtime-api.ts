@@ -55,7 +55,12 @@ export type RuntimeAnswer =
 interface Pending {
   invocation: RuntimeInvocation;
   answer: (answer: RuntimeAnswer) => void;
+  /** Settles once it is answered. */
+  answered: Promise<void>;
 }
+
+/** How long an answer may trail the runtime's next request for an event (they come on two connections). */
+const ANSWER_GRACE_MS = 1_000;
 
 export interface RuntimeApi {
   /** `host:port`, the runtime's AWS_LAMBDA_RUNTIME_API. */
@@ -176,12 +181,19 @@ export async function startRuntimeApi(): Promise<RuntimeApi> {
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const path = req.url ?? '';
     if (req.method === 'GET' && path === `${API}/invocation/next`) {
-      // The previous invocation is over (answered, or its stream cut); the runtime is free.
-      if (current)
-        answerCurrent({
-          kind: 'error',
-          error: { errorType: 'Runtime.NoResponse', errorMessage: 'the runtime asked for the next event without answering' },
-        });
+      // The previous invocation is over (answered, or its stream cut); the runtime is free. A runtime
+      // may ask on its loop's connection before its answer, sent on another, has arrived (AWS's
+      // client ends a stream that failed before its first byte that way): the answer gets a moment.
+      const unanswered = current;
+      if (unanswered) {
+        await Promise.race([unanswered.answered, new Promise((resolve) => setTimeout(resolve, ANSWER_GRACE_MS))]);
+        if (current === unanswered) {
+          answerCurrent({
+            kind: 'error',
+            error: { errorType: 'Runtime.NoResponse', errorMessage: 'the runtime asked for the next event without answering' },
+          });
+        }
+      }
       initialize.resolve();
       nextListener();
       if (queued) {
@@ -237,7 +249,17 @@ export async function startRuntimeApi(): Promise<RuntimeApi> {
     initialized,
     invoke(invocation) {
       return new Promise<RuntimeAnswer>((resolve) => {
-        const pending: Pending = { invocation, answer: resolve };
+        let answered!: () => void;
+        const pending: Pending = {
+          invocation,
+          answer: (a) => {
+            answered();
+            resolve(a);
+          },
+          answered: new Promise<void>((done) => {
+            answered = done;
+          }),
+        };
         if (waiting) {
           const res = waiting;
           waiting = undefined;

@@ -1,12 +1,12 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import type { Readable } from 'node:stream';
 import { runtimeEnvironment } from './environment.js';
 import type { LambdaFunctionSpec } from './functions.js';
 import { type FunctionError, type RuntimeApi, startRuntimeApi } from './runtime-api.js';
+import type { LambdaRuntime } from './runtimes.js';
 
 /**
  * A local function's execution environments, as Lambda keeps them: each instance a child process
@@ -71,10 +71,8 @@ export interface SandboxOptions {
   spec: LambdaFunctionSpec;
   /** The function's bundle folder (LAMBDA_TASK_ROOT, its working directory): `index.mjs` inside. */
   bundleDir: () => string;
-  /** The runtime client's module (infra/local/lambda/runtime-client.ts built), or AWS's `aws-lambda-ric` entry. */
-  runtimeClient: string;
-  /** The Node binary instances run on (this one unless told otherwise). */
-  node?: string;
+  /** The runtime instances run the bundle under (infra/local/lambda/runtimes.ts): ours, or AWS's. */
+  runtime: LambdaRuntime;
   /** The function's own variables (infra/local/lambda/environment.ts functionEnvironment), read as each instance starts. */
   environment: () => Readonly<Record<string, string>>;
   /** The environment `npm start` runs in, for what Lambda's runtime variables take from it (credentials, region, PATH). */
@@ -144,15 +142,11 @@ class Instance {
     const { spec } = options;
     const taskRoot = options.bundleDir();
     const logStream = `${new Date().toISOString().slice(0, 10).replaceAll('-', '/')}/[$LATEST]${randomBytes(16).toString('hex')}`;
-    this.child = spawn(options.node ?? process.execPath, [options.runtimeClient], {
+    this.child = spawn(options.runtime.node, options.runtime.args(spec.handler), {
       cwd: taskRoot,
       env: {
         ...options.environment(),
-        ...runtimeEnvironment(
-          spec,
-          { runtimeApi: api.address, taskRoot, runtimeDir: join(options.runtimeClient, '..'), logStream },
-          options.userEnv,
-        ),
+        ...runtimeEnvironment(spec, { runtimeApi: api.address, taskRoot, runtimeDir: options.runtime.dir, logStream }, options.userEnv),
       },
       stdio: ['ignore', 'pipe', 'pipe'],
     });

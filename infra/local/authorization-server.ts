@@ -178,7 +178,7 @@ export function localAuthorizationServer(options: AuthorizationServerOptions): L
     const state = params.get('state');
     const back = (error: string, description: string): void => {
       res.writeHead(303, {
-        Location: redirectWith(redirectUri!, { error, error_description: description, state, iss: config().jwtIssuer }),
+        Location: redirectWith(redirectUri ?? '', { error, error_description: description, state, iss: config().jwtIssuer }),
         'Cache-Control': 'no-store',
       });
       res.end();
@@ -358,7 +358,7 @@ export function localAuthorizationServer(options: AuthorizationServerOptions): L
           'This method is not served here.',
           Object.keys(routes)
             .filter((r) => r.endsWith(` ${path}`))
-            .map((r) => r.split(' ')[0]!),
+            .map((r) => r.slice(0, r.indexOf(' '))),
         );
       }
       if (path === ISSUER_PATHS.authorize && !fromThisMachine(req)) {

@@ -212,10 +212,14 @@ describe('E2E: the local issuer as an OAuth 2.1 authorization server', () => {
   });
 
   it.each([
-    ['a code used twice', async (c: Awaited<ReturnType<typeof signInFor>>) => {
+    [
+      'a code used twice',
+      async (c: Awaited<ReturnType<typeof signInFor>>) => {
         await c.redeem();
         return c.redeem();
-      }, 'invalid_grant'],
+      },
+      'invalid_grant',
+    ],
     ['a wrong code verifier', (c: Awaited<ReturnType<typeof signInFor>>) => c.redeem({ code_verifier: pkce().verifier }), 'invalid_grant'],
     [
       'another redirect URI',

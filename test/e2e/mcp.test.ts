@@ -1,6 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import type { APIGatewayProxyEvent } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { demoFleet } from '../../infra/local/demo.js';
 import type { Fleet } from '../../infra/local/fleet.js';
@@ -526,13 +527,13 @@ describe('E2E: the MCP door over plain HTTP', () => {
 
   it('answers a 401 of its own (no verified caller reached it) with the Bearer challenge that leads to the metadata', async () => {
     const { handler } = await import('../../functions/mcp/handler.js');
-    const event = eventFixture<Record<string, any>>('rest-api', 'list-agents', (e) => {
+    const event = eventFixture<APIGatewayProxyEvent>('rest-api', 'list-agents', (e) => {
       e.resource = '/api/mcp';
       e.path = '/api/mcp';
       e.httpMethod = 'POST';
       e.requestContext.resourcePath = '/api/mcp';
       e.requestContext.httpMethod = 'POST';
-      delete e.requestContext.authorizer;
+      delete (e.requestContext as { authorizer?: unknown }).authorizer;
       e.body = JSON.stringify(initialize);
     });
 

@@ -54,7 +54,8 @@ export default defineConfig({
           isolate: false,
         },
       },
-      { extends: true, test: { name: 'own-process', include: [...TESTS_WITH_ENV] } },
+      // The local build (test/helpers/local-build-setup.ts) serves the stacks these files start too.
+      { extends: true, test: { name: 'own-process', include: [...TESTS_WITH_ENV], globalSetup: ['test/helpers/local-build-setup.ts'] } },
       {
         extends: true,
         // Its global setup bundles `npm start` and the CLIs once for the files that start them as processes.

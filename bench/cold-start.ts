@@ -4,18 +4,19 @@ import { realisticAgents } from '../infra/local/generator.js';
 import { agentsPartition } from '../lib/store/keys.js';
 import type { BenchContext } from './context.js';
 import { brokerToken } from './observations.js';
-import { type FreshRun, freshInvocation } from './processes.js';
 import { BENCH_BUNDLES, type BenchBundle, MCP_RUNTIME_SDK } from './report.js';
+import { type FreshRun, invokeFresh } from './sandbox.js';
 import { interleaved, median, n } from './stats.js';
 
 /** The size of the tenant every cold start reads. */
 const COLD_AGENTS = 25;
 
 /**
- * Cold start: spawn to first answer (import, initialisation, one invocation against the engine) of
- * the inventory, observations and MCP bundles, of the MCP door with the AWS SDK from the runtime
- * (MCP_RUNTIME_SDK), and of the bare-SDK floor bundle, fresh processes, interleaved. The bundles'
- * sizes were taken when they were built.
+ * Cold start: spawn to first answer (Node, the runtime client and the bundle's import: Lambda's
+ * Init Duration; then one invocation against the engine) of the inventory, observations and MCP
+ * bundles, of the MCP door with the AWS SDK from the runtime (MCP_RUNTIME_SDK), and of the bare-SDK
+ * floor bundle, each in a fresh instance of the local sandbox, interleaved. The bundles' sizes were
+ * taken when they were built.
  */
 export async function coldStartFigure(ctx: BenchContext, observedAgentId: string): Promise<void> {
   await writeTenantAgents(
@@ -52,10 +53,7 @@ export async function coldStartFigure(ctx: BenchContext, observedAgentId: string
   const coldRuns = Object.fromEntries(BENCH_BUNDLES.map((name) => [name, [] as FreshRun[]])) as Record<BenchBundle, FreshRun[]>;
   await interleaved(
     Object.fromEntries(
-      BENCH_BUNDLES.map((name) => [
-        name,
-        async () => coldRuns[name].push(await freshInvocation(ctx.bundleOf(name), events[name], ctx.serviceEnv)),
-      ]),
+      BENCH_BUNDLES.map((name) => [name, async () => coldRuns[name].push(await invokeFresh(ctx.freshSandbox(name), events[name]))]),
     ),
     runs,
   );
@@ -67,7 +65,7 @@ export async function coldStartFigure(ctx: BenchContext, observedAgentId: string
     const unlisted = mcpDoors.includes(name) ? list.find((r) => listedTotal(r.body) !== COLD_AGENTS) : undefined;
     if (unlisted) throw new Error(`the ${name} cold start did not list the ${COLD_AGENTS} endpoints: ${unlisted.body?.slice(0, 500)}`);
     const ms = median(list.map((r) => r.wallMs));
-    ctx.results.coldStart.push({ name, ms, importMs: median(list.map((r) => r.importMs)), ratio: ms / floor });
+    ctx.results.coldStart.push({ name, ms, importMs: median(list.map((r) => r.initMs)), ratio: ms / floor });
   }
   ctx.say(`  ${ctx.results.coldStart.map((c) => `${c.name} ${n(c.ms)} ms (${c.ratio.toFixed(2)}x)`).join(', ')}`);
 }

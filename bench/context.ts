@@ -1,29 +1,31 @@
 import '../infra/local/node-version.js'; // first: the AWS SDK's Node-version notice off on Node 20 (docs/decisions.md, Node versions)
-import '../infra/local/streaming.js'; // the Lambda runtime stand-in, before the streaming inventory bundle loads
 import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import type { IncomingMessage } from 'node:http';
 import { cpus, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { build } from 'esbuild';
-import { buildAll, bundleOptions, FUNCTIONS, ROOT } from '../infra/build.js';
-import { ISSUER_PATHS } from '../infra/local/authorization-server.js';
+import { buildAll, bundleOptions, FUNCTIONS, type FunctionName, ROOT } from '../infra/build.js';
 import { restApiEvent } from '../infra/local/events.js';
-import { type LocalIssuer, localIssuer } from '../infra/local/issuer.js';
-import type { StreamingHandler } from '../infra/local/streaming.js';
-import { type Config, parseConfig } from '../lib/config.js';
+import type { LambdaFunctionSpec } from '../infra/local/lambda/functions.js';
+import { lambdaRuntime } from '../infra/local/lambda/runtimes.js';
+import { type LocalStack, startLocalStack } from '../infra/local/stack.js';
+import type { Config } from '../lib/config.js';
 import { GZIP_LEVEL } from '../lib/json-array-stream.js';
 import { ENDPOINT_VIEW } from '../lib/mcp/app/manifest.js';
 import { createDocumentClient } from '../lib/store/client.js';
 import { ensureTables } from '../lib/store/tables.js';
 import { bareClient } from './floors.js';
-import { startEngine, startStack, stopChildren } from './processes.js';
+import { startEngine, stopChildren } from './processes.js';
 import { BENCH_BUNDLES, type BenchResults, MCP_RUNTIME_SDK } from './report.js';
+import type { FreshSandbox } from './sandbox.js';
+import { at } from './stats.js';
 
 /**
- * What every figure of the bench shares: the deployed bundles (and the floors' and the runtime
- * stand-in's, built with the same options), the engine and the local stack each in a process of
- * their own, the tables, the issuer, and the results being written.
+ * What every figure of the bench shares: the deployed bundles (and the floors', built with the same
+ * options), the engine in a process of its own, the local stack of `npm start` running those
+ * bundles in its sandboxes (a process per function instance), the tables, the issuer, and the
+ * results being written.
  */
 export interface BenchContext {
   quick: boolean;
@@ -32,21 +34,22 @@ export interface BenchContext {
   results: BenchResults;
   bundleOf: (name: string) => string;
   engineEndpoint: string;
-  stack: { publicUrl: string; privateUrl: string };
-  issuer: LocalIssuer;
+  /** The local stack, in this process; its functions each in their sandboxes (the handler figures invoke them there). */
+  stack: LocalStack;
+  issuer: LocalStack['issuer'];
   db: ReturnType<typeof createDocumentClient>;
   floorClient: ReturnType<typeof bareClient>;
-  /** The functions' environment (as in a Lambda-like fresh process). */
-  serviceEnv: Record<string, string>;
+  /** A function's sandbox for fresh instances (bench/sandbox.ts invokeFresh): the stack's settings, `overrides` on top. */
+  freshSandbox: (
+    name: FunctionName | typeof MCP_RUNTIME_SDK | 'bare-sdk',
+    overrides?: { environment?: Record<string, string>; spec?: Partial<LambdaFunctionSpec> },
+  ) => FreshSandbox;
   dataTable: string;
   auditTable: string;
   issuerUrl: string;
   audience: string;
-  /** The service's configuration under the bench's environment. */
+  /** The service's configuration, as the stack runs it. */
   cfg: Config;
-  /** The handlers as deployed: the bundles, imported into this process. */
-  inventoryHandler: StreamingHandler;
-  observationsHandler: (event: unknown, context: unknown) => Promise<{ statusCode: number }>;
   /** A Node request as the local listener sees one, for the event builders. */
   fakeRequest: (url: string, headers: Record<string, string>, method?: string) => IncomingMessage;
   /** A request to a public door for `tenant`, as the gateway hands it over after its token authorizer. */
@@ -87,18 +90,16 @@ export async function benchContext(quick: boolean): Promise<BenchContext> {
   const dist = mkdtempSync(join(tmpdir(), 'bench-dist-'));
   const built = await buildAll(dist);
   const bareBundle = join(dist, 'bare-sdk', 'index.mjs');
-  await build({ ...bundleOptions(join(ROOT, 'bench', 'bare-sdk-handler.ts'), bareBundle), sourcemap: false });
-  const standIn = join(dist, 'stand-in', 'index.mjs');
-  await build({ ...bundleOptions(join(ROOT, 'infra', 'local', 'streaming.ts'), standIn), sourcemap: false });
+  await build(bundleOptions(join(ROOT, 'bench', 'bare-sdk-handler.ts'), bareBundle));
   // The MCP door as it would be with the AWS SDK left to the Lambda runtime: the one way to take its
   // bundle under 500 KiB without writing the protocol by hand. Built under node_modules, so Node
   // loads the SDK's own files from there (their CommonJS builds, as the runtime's copy is).
   mkdirSync(join(ROOT, 'node_modules', '.cache'), { recursive: true });
   const runtimeSdkDir = mkdtempSync(join(ROOT, 'node_modules', '.cache', 'bench-mcp-runtime-sdk-'));
   const runtimeSdkBundle = join(runtimeSdkDir, 'index.mjs');
-  await build({ ...bundleOptions(join(ROOT, FUNCTIONS.mcp), runtimeSdkBundle), sourcemap: false, external: ['@aws-sdk/*', '@smithy/*'] });
+  await build({ ...bundleOptions(join(ROOT, FUNCTIONS.mcp), runtimeSdkBundle), external: ['@aws-sdk/*', '@smithy/*'] });
   const extra: Record<string, string> = { 'bare-sdk': bareBundle, [MCP_RUNTIME_SDK]: runtimeSdkBundle };
-  const bundleOf = (name: string): string => extra[name] ?? built.find((b) => b.name === name)!.bundle;
+  const bundleOf = (name: string): string => extra[name] ?? at(built.filter((b) => b.name === name)).bundle;
   for (const name of BENCH_BUNDLES) results.bundles.push({ name, bytes: readFileSync(bundleOf(name)).length });
   const mcp = built.find((b) => b.name === 'mcp');
   if (mcp) {
@@ -108,33 +109,45 @@ export async function benchContext(quick: boolean): Promise<BenchContext> {
     ];
   }
 
-  say('starting the engine and the local stack, each in its own process');
+  say('starting the engine in its own process, and the local stack running the bundles in its sandboxes');
   const engine = await startEngine();
   const localDir = mkdtempSync(join(tmpdir(), 'bench-local-'));
   // The local engine holding a million agents pauses for its garbage collector far longer than
   // DynamoDB ever takes for a page: give each attempt room, as the bench measures the service, not
   // its timeouts against a slow local engine.
-  const stackEnv = {
-    DYNAMODB_ENDPOINT: engine.endpoint,
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
     DATA_TABLE,
     AUDIT_TABLE,
     JWT_ISSUER: ISSUER,
-    LOCAL_DIR: localDir,
     DYNAMODB_TIMEOUT_MS: '60000',
-  };
-  const stack = await startStack(stackEnv);
-  const issuer = await localIssuer(localDir);
-  const jwksUrl = `${stack.publicUrl.replace('localhost', '127.0.0.1')}${ISSUER_PATHS.jwks}`;
-  const serviceEnv = {
-    ...stackEnv,
-    JWKS_URL: jwksUrl,
     POWERTOOLS_LOG_LEVEL: 'SILENT',
     POWERTOOLS_METRICS_DISABLED: 'true',
-    BENCH_STAND_IN: standIn,
   };
-  Object.assign(process.env, serviceEnv);
-  // The service's configuration as the handlers read it: audiences, claims and the broker from here, not restated.
-  const cfg = parseConfig(process.env);
+  const stack = await startLocalStack({
+    port: 0,
+    privatePort: 0,
+    dynamoEndpoint: engine.endpoint,
+    seed: 'none',
+    localDir,
+    bundlesDir: dist,
+    env,
+    quiet: true,
+  });
+  const runtime = await lambdaRuntime(env);
+  // The floor bundle runs with the observations function's settings and environment (it reads the same table).
+  const sandboxOf: Record<string, FunctionName> = { 'bare-sdk': 'observations', [MCP_RUNTIME_SDK]: 'mcp' };
+  const freshSandbox: BenchContext['freshSandbox'] = (name, overrides = {}) => {
+    const fn = sandboxOf[name] ?? (name as FunctionName);
+    return {
+      spec: { ...stack.functions.specs[fn], ...overrides.spec },
+      environment: { ...stack.functions.environment(fn), ...overrides.environment },
+      bundleDir: dirname(bundleOf(name)),
+      runtime,
+      userEnv: env,
+    };
+  };
+  const cfg = stack.config;
   const db = createDocumentClient({ region: 'us-east-1', endpoint: engine.endpoint, maxAttempts: 5, timeoutMs: 60_000 });
   await ensureTables(db, { dataTable: DATA_TABLE, auditTable: AUDIT_TABLE });
 
@@ -162,22 +175,21 @@ export async function benchContext(quick: boolean): Promise<BenchContext> {
     bundleOf,
     engineEndpoint: engine.endpoint,
     stack,
-    issuer,
+    issuer: stack.issuer,
     db,
     floorClient: bareClient(engine.endpoint),
-    serviceEnv,
+    freshSandbox,
     dataTable: DATA_TABLE,
     auditTable: AUDIT_TABLE,
     issuerUrl: ISSUER,
     audience: cfg.jwtAudience,
     cfg,
-    inventoryHandler: (await import(bundleOf('inventory'))).handler as StreamingHandler,
-    observationsHandler: (await import(bundleOf('observations'))).handler,
     fakeRequest,
     publicDoorEvent,
     inventoryEvent: (tenant, { gzip = true } = {}) =>
       publicDoorEvent('/api/agents', tenant, { headers: gzip ? { 'Accept-Encoding': 'gzip' } : {} }),
     async cleanup() {
+      await stack.stop();
       await stopChildren();
       rmSync(dist, { recursive: true, force: true });
       rmSync(localDir, { recursive: true, force: true });

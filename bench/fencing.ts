@@ -1,15 +1,14 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { pathToFileURL } from 'node:url';
-import { collectStreaming, type StreamingHandler, streamingContext } from '../infra/local/streaming.js';
 import type { BenchContext } from './context.js';
+import { type Invoker, invokeWarm, stackFunction, warmSandbox } from './sandbox.js';
 import { interleaved, median } from './stats.js';
 
 /**
- * Tenant fencing by IAM: a second copy of the inventory bundle (its own configuration) with
+ * Tenant fencing by IAM: the inventory bundle in a sandbox of its own configured with
  * TENANT_FENCING=iam, against an STS stand-in on loopback that answers AssumeRole at once,
- * interleaved with the unfenced handler: on a tenant whose credentials are cached, and on tenants
- * read for the first time (one AssumeRole each).
+ * interleaved with the stack's unfenced inventory: on a tenant whose credentials are cached, and on
+ * tenants read for the first time (one AssumeRole each).
  */
 export async function fencingFigure(ctx: BenchContext, tenant: string, agents: number): Promise<void> {
   ctx.say('tenant fencing: fenced against unfenced inventory handler, cached credentials and first reads');
@@ -20,34 +19,37 @@ export async function fencingFigure(ctx: BenchContext, tenant: string, agents: n
     TENANT_AUDIT_ROLE_ARN: 'arn:aws:iam::123456789012:role/bench-tenant-audit',
     STS_ENDPOINT: sts.endpoint,
   };
-  Object.assign(process.env, fencedEnv);
-  const fenced = (await import(`${pathToFileURL(ctx.bundleOf('inventory')).href}?fenced`)).handler as StreamingHandler;
-  const list = (handler: StreamingHandler, t: string) =>
-    collectStreaming(handler, ctx.inventoryEvent(t), streamingContext('inventory', 60_000));
-  await list(fenced, tenant); // reads its configuration now, with fencing on
-  for (const key of Object.keys(fencedEnv)) delete process.env[key];
+  const fencedSandbox = warmSandbox(ctx.freshSandbox('inventory', { environment: fencedEnv }));
+  const unfenced = stackFunction(ctx.stack.functions, 'inventory');
+  const list = async (invoke: Invoker, t: string): Promise<void> => {
+    const answer = await invokeWarm(invoke, ctx.inventoryEvent(t));
+    if (answer.status !== 200 || answer.failedWith) throw new Error(`the inventory answered ${answer.status} ${answer.failedWith ?? ''}`);
+  };
+  const fenced = fencedSandbox.invoke;
+  await list(fenced, tenant); // starts its instance, with fencing on
   const runs = ctx.quick ? 9 : 21;
-  const warm = await interleaved({ off: () => list(ctx.inventoryHandler, tenant), fenced: () => list(fenced, tenant) }, runs);
+  const warm = await interleaved({ off: () => list(unfenced, tenant), fenced: () => list(fenced, tenant) }, runs);
   let fresh = 0;
   const callsBefore = sts.calls();
   const first = await interleaved(
-    { off: () => list(ctx.inventoryHandler, `bench-first-${fresh++}`), fenced: () => list(fenced, `bench-first-${fresh++}`) },
+    { off: () => list(unfenced, `bench-first-${fresh++}`), fenced: () => list(fenced, `bench-first-${fresh++}`) },
     runs,
   );
   ctx.results.fencing = {
     agents,
-    offMs: median(warm.off!),
-    fencedMs: median(warm.fenced!),
-    ratio: median(warm.fenced!) / median(warm.off!),
-    firstReadOffMs: median(first.off!),
-    firstReadFencedMs: median(first.fenced!),
-    firstReadRatio: median(first.fenced!) / median(first.off!),
+    offMs: median(warm.off),
+    fencedMs: median(warm.fenced),
+    ratio: median(warm.fenced) / median(warm.off),
+    firstReadOffMs: median(first.off),
+    firstReadFencedMs: median(first.fenced),
+    firstReadRatio: median(first.fenced) / median(first.off),
     stsCalls: sts.calls() - callsBefore,
   };
   const f = ctx.results.fencing;
   ctx.say(
     `  cached: ${f.offMs.toFixed(1)} ms off, ${f.fencedMs.toFixed(1)} ms fenced (${f.ratio.toFixed(2)}x); first read of a tenant: ${f.firstReadOffMs.toFixed(1)} ms off, ${f.firstReadFencedMs.toFixed(1)} ms fenced (${f.firstReadRatio.toFixed(2)}x, ${f.stsCalls} AssumeRole)`,
   );
+  await fencedSandbox.stop();
   await sts.close();
 }
 

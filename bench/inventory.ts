@@ -2,21 +2,18 @@ import { gunzipSync } from 'node:zlib';
 import { INVENTORY_HEAP_FLAGS } from '../infra/inventory-heap.js';
 import { writeTenantAgents } from '../infra/local/fleet.js';
 import { realisticAgents } from '../infra/local/generator.js';
-import { collectStreaming, invokeStreaming, StreamedInvocationError, streamingContext } from '../infra/local/streaming.js';
 import { GZIP_LEVEL, STREAMED_RESPONSE_LIMIT_BYTES, StreamedResponseTooLargeError } from '../lib/json-array-stream.js';
 import { agentsPartition } from '../lib/store/keys.js';
 import type { BenchContext } from './context.js';
 import { cpuFloor, httpGet, type WireRun, wireFloor } from './floors.js';
-import { type FreshRun, freshInvocation, INVENTORY_YOUNG_GENERATION } from './processes.js';
-import { interleaved, median, n } from './stats.js';
+import { type FreshRun, invokeFresh, invokeWarm, stackFunction } from './sandbox.js';
+import { at, interleaved, median, n } from './stats.js';
 
 /** Realistic tenants measured: the full run's sizes are those of large MSP and enterprise tenants. */
 export const inventorySizes = (quick: boolean): number[] => (quick ? [10_000, 30_000] : [100_000, 300_000, 1_000_000]);
 export const tenantOf = (agents: number): string => `bench-${agents}`;
 /** Pages of the wire floor kept for the CPU floor (a sample: the floor is stated per 1,000 agents). */
 const CPU_FLOOR_PAGES = 40;
-/** The fresh process's memory as the runner tells it (AWS_LAMBDA_FUNCTION_MEMORY_SIZE): the target, every tenant within 256 MB. */
-export const FRESH_MEMORY_MB = 256;
 
 function runsFor(quick: boolean, agents: number): number {
   if (quick) return 3;
@@ -35,37 +32,20 @@ export async function seedInventoryTenants(ctx: BenchContext): Promise<void> {
       8,
     );
     ctx.results.seeding.push({ agents, items: written.items, seconds: (performance.now() - started) / 1000 });
-    ctx.say(`seeded ${n(agents)} agents (${n(written.items)} items) in ${ctx.results.seeding.at(-1)!.seconds.toFixed(1)} s`);
+    ctx.say(`seeded ${n(agents)} agents (${n(written.items)} items) in ${at(ctx.results.seeding, -1).seconds.toFixed(1)} s`);
   }
-}
-
-/** The bytes a streamed inventory answer carries, counted as they come (a 200 MB answer is not held), and its failure after the prelude. */
-async function countStreamed(ctx: BenchContext, event: unknown): Promise<{ bytes: number; error?: unknown }> {
-  let bytes = 0;
-  try {
-    await invokeStreaming(ctx.inventoryHandler, event, streamingContext('inventory', 900_000), {
-      prelude: () => undefined,
-      chunk: (chunk, done) => {
-        bytes += chunk.length;
-        done();
-      },
-    });
-  } catch (error) {
-    if (!(error instanceof StreamedInvocationError) || !error.afterPrelude) throw error;
-    return { bytes, error: error.cause };
-  }
-  return { bytes };
 }
 
 /**
  * GET /api/agents, streamed, for each tenant size: the wire floor (the same Query pages as raw HTTP,
- * discarded) and the read floor (the same, each page also parsed), the handler (the deployed bundle through the runtime stand-in: first byte and end)
- * and the local stack over HTTP, interleaved; the CPU floor on a sample of the pages; one
- * invocation in a fresh Lambda-like process (peak RSS, CPU, first byte).
+ * discarded) and the read floor (the same, each page also parsed), the handler (the deployed bundle
+ * in its sandbox, invoked warm: first byte and end) and the local stack over HTTP (the same
+ * sandboxes behind its gateway), interleaved; the CPU floor on a sample of the pages; one
+ * invocation in a fresh instance (peak RSS, CPU, first byte); and the inventory sandboxes' peak
+ * resident memory once the stack has streamed the tenant.
  */
 export async function inventoryFigure(ctx: BenchContext): Promise<void> {
   ctx.results.freshHeapFlags = INVENTORY_HEAP_FLAGS.join(' ');
-  ctx.results.youngGeneration = INVENTORY_YOUNG_GENERATION.join(' ');
   for (const agents of inventorySizes(ctx.quick)) {
     const tenant = tenantOf(agents);
     const pk = agentsPartition(tenant);
@@ -89,12 +69,10 @@ export async function inventoryFigure(ctx: BenchContext): Promise<void> {
           read.push((await wireFloor(ctx.engineEndpoint, ctx.dataTable, pk, { parse: true })).ms);
         },
         handler: async () => {
-          const started = performance.now();
-          const answer = await collectStreaming(ctx.inventoryHandler, ctx.inventoryEvent(tenant), streamingContext('inventory', 900_000));
-          const ms = performance.now() - started;
-          if (answer.error) throw answer.error;
-          lastGzipBody = answer.body;
-          handler.push({ firstByteMs: answer.chunks[0]?.atMs ?? 0, ms, status: answer.statusCode, bytes: answer.body.length });
+          const answer = await invokeWarm(stackFunction(ctx.stack.functions, 'inventory'), ctx.inventoryEvent(tenant), true);
+          if (answer.failedWith) throw new Error(`the inventory failed mid-stream: ${answer.failedWith}`);
+          lastGzipBody = answer.kept ?? Buffer.alloc(0);
+          handler.push({ firstByteMs: answer.firstByteMs, ms: answer.ms, status: answer.status, bytes: answer.bytes });
         },
         http: async () => {
           const res = await httpGet(`${ctx.stack.publicUrl}/api/agents`, { Authorization: `Bearer ${token}`, 'Accept-Encoding': 'gzip' });
@@ -113,35 +91,40 @@ export async function inventoryFigure(ctx: BenchContext): Promise<void> {
     // (past 200 MB: a transfer broken at the limit), counted as it comes, not held.
     const jsonBytes = gunzipSync(lastGzipBody).length;
     lastGzipBody = Buffer.alloc(0);
-    const plain = await countStreamed(ctx, ctx.inventoryEvent(tenant, { gzip: false }));
+    const plain = await invokeWarm(stackFunction(ctx.stack.functions, 'inventory'), ctx.inventoryEvent(tenant, { gzip: false }));
     const plainOutcome =
-      plain.error === undefined
+      plain.failedWith === undefined
         ? 'complete'
-        : plain.error instanceof StreamedResponseTooLargeError
+        : plain.failedWith === StreamedResponseTooLargeError.name
           ? 'stopped before the 200 MB limit'
-          : `failed: ${String(plain.error)}`;
+          : `failed: ${plain.failedWith}`;
     const cpu = cpuFloor(kept, GZIP_LEVEL);
-    ctx.say('  fresh Lambda-like processes (peak RSS, CPU)');
+    // What the stack's inventory sandboxes held at their peak, this tenant streamed through them.
+    const stackPeakRssMiB = ctx.stack.functions.stats('inventory').peakRssBytes / 1_048_576;
+    ctx.say('  fresh instances (peak RSS, CPU)');
     const fresh: FreshRun[] = [];
     for (let i = 0; i < (ctx.quick || agents >= 1_000_000 ? 1 : 2); i++)
-      fresh.push(
-        await freshInvocation(ctx.bundleOf('inventory'), ctx.inventoryEvent(tenant), ctx.serviceEnv, FRESH_MEMORY_MB, INVENTORY_HEAP_FLAGS),
-      );
+      fresh.push(await invokeFresh(ctx.freshSandbox('inventory'), ctx.inventoryEvent(tenant)));
     const wireMs = median(w.map((r) => r.ms));
-    const pages = w[0]!.pages;
+    const pages = at(w).pages;
     const freshCpuMs = median(fresh.map((f) => f.cpuMs));
     ctx.results.inventory.push({
       agents,
       runs,
       pages,
-      wire: { ms: wireMs, firstPageMs: median(w.map((r) => r.firstPageMs)), pageMs: wireMs / pages, bytes: w[0]!.bytes },
+      wire: { ms: wireMs, firstPageMs: median(w.map((r) => r.firstPageMs)), pageMs: wireMs / pages, bytes: at(w).bytes },
       readFloorMs: median(measured(read)),
-      handler: { ms: median(h.map((r) => r.ms)), firstByteMs: median(h.map((r) => r.firstByteMs)), status: h[0]!.status },
-      http: { ms: median(ht.map((r) => r.ms)), firstByteMs: median(ht.map((r) => r.firstByteMs)), status: ht[0]!.status },
-      bytes: { json: jsonBytes, gzip: h[0]!.bytes, plainSent: plain.bytes, plainOutcome },
+      handler: { ms: median(h.map((r) => r.ms)), firstByteMs: median(h.map((r) => r.firstByteMs)), status: at(h).status },
+      http: {
+        ms: median(ht.map((r) => r.ms)),
+        firstByteMs: median(ht.map((r) => r.firstByteMs)),
+        status: at(ht).status,
+        sandboxPeakRssMiB: stackPeakRssMiB,
+      },
+      bytes: { json: jsonBytes, gzip: at(h).bytes, plainSent: plain.bytes, plainOutcome },
       cpuFloor: { sampleAgents: cpu.agents, perThousandAgentsMs: cpu.perThousandAgentsMs },
       fresh: {
-        status: fresh[0]!.status,
+        status: at(fresh).status,
         maxRssMiB: median(fresh.map((f) => f.maxRssMiB)),
         cpuMs: freshCpuMs,
         cpuPerThousandAgentsMs: (freshCpuMs * 1000) / agents,
@@ -149,11 +132,12 @@ export async function inventoryFigure(ctx: BenchContext): Promise<void> {
         invokeMs: median(fresh.map((f) => f.invokeMs)),
       },
     });
-    const r = ctx.results.inventory.at(-1)!;
+    const r = at(ctx.results.inventory, -1);
     ctx.say(
       `  ${n(pages)} pages; wire ${n(r.wire.ms)} ms (first page ${n(r.wire.firstPageMs)} ms); read floor ${n(r.readFloorMs ?? 0)} ms; handler ${n(r.handler.ms)} ms (first byte ${n(r.handler.firstByteMs)} ms); ` +
         `HTTP ${n(r.http.ms)} ms (first byte ${n(r.http.firstByteMs)} ms); gzip ${n(r.bytes.gzip)} B, JSON ${n(r.bytes.json)} B; ` +
-        `CPU ${r.fresh.cpuPerThousandAgentsMs.toFixed(1)} ms/1k agents (floor ${r.cpuFloor.perThousandAgentsMs.toFixed(1)}); fresh ${n(r.fresh.maxRssMiB)} MiB`,
+        `CPU ${r.fresh.cpuPerThousandAgentsMs.toFixed(1)} ms/1k agents (floor ${r.cpuFloor.perThousandAgentsMs.toFixed(1)}); fresh ${n(r.fresh.maxRssMiB)} MiB; ` +
+        `the stack's inventory sandboxes at most ${n(stackPeakRssMiB)} MiB`,
     );
   }
 }

@@ -2,13 +2,13 @@ import { randomUUID } from 'node:crypto';
 import { restApiEvent } from '../infra/local/events.js';
 import { writeTenantAgents } from '../infra/local/fleet.js';
 import { realisticAgents } from '../infra/local/generator.js';
-import { lambdaContext } from '../infra/local/lambda-context.js';
 import { brokerTokenFor } from '../infra/local/token-exchange.js';
 import { type AuditItem, auditRecord } from '../lib/store/audit.js';
 import { connectionKey, durableAgentKey, policyKey, sampleSortKey, samplesPartition } from '../lib/store/keys.js';
 import type { BenchContext } from './context.js';
 import { httpGet, sameRequestsFloor, windowFloor } from './floors.js';
-import { interleaved, median, n } from './stats.js';
+import { invokeWarm, stackFunction } from './sandbox.js';
+import { at, interleaved, median, n } from './stats.js';
 
 export const windows = (quick: boolean): number[] => (quick ? [60, 1_440] : [60, 1_440, 10_080]);
 export const OBSERVED_TENANT = 'bench-obs';
@@ -20,6 +20,7 @@ export const brokerToken = (ctx: BenchContext): Promise<string> =>
     {
       issuer: ctx.issuerUrl,
       tenantClaim: ctx.cfg.tenantClaim,
+      scopeClaim: ctx.cfg.scopeClaim,
       clientId: ctx.cfg.brokerClientId,
       audience: ctx.cfg.observationsAudience,
       lifetimeSeconds: 3_600,
@@ -29,9 +30,9 @@ export const brokerToken = (ctx: BenchContext): Promise<string> =>
 
 /** One endpoint with a week of 1-minute samples (and a few spare minutes), through the seed CLI's writer. */
 export async function seedObservedEndpoint(ctx: BenchContext): Promise<string> {
-  const [observed] = [...realisticAgents(OBSERVED_TENANT, 1, { now: ctx.now, samples: Math.max(...windows(ctx.quick)) + 60 })];
+  const observed = at([...realisticAgents(OBSERVED_TENANT, 1, { now: ctx.now, samples: Math.max(...windows(ctx.quick)) + 60 })]);
   await writeTenantAgents(ctx.db, { dataTable: ctx.dataTable }, OBSERVED_TENANT, [observed], 8);
-  return observed!.agent_id;
+  return observed.agent_id;
 }
 
 /** An audit item as the handler writes one for a dashboard read (lib/observations/audit-trail.ts). */
@@ -102,8 +103,11 @@ export async function observationsFigure(ctx: BenchContext, agentId: string): Pr
         // A refusal is no read: timing one would measure the wrong thing.
         handler: async () => {
           handlerStatus = (
-            await ctx.observationsHandler(restApiEvent(ctx.fakeRequest(path, headers), '/api/mcp/endpoint'), lambdaContext('observations'))
-          ).statusCode;
+            await invokeWarm(
+              stackFunction(ctx.stack.functions, 'observations'),
+              restApiEvent(ctx.fakeRequest(path, headers), '/api/mcp/endpoint'),
+            )
+          ).status;
           if (handlerStatus !== 200) throw new Error(`the observations handler answered ${handlerStatus}, not a dashboard`);
         },
         http: async () => {
@@ -114,10 +118,10 @@ export async function observationsFigure(ctx: BenchContext, agentId: string): Pr
       runs,
       2,
     );
-    const floorMs = median(times.floor!);
-    const requestsFloorMs = median(times.requestsFloor!);
-    const handlerMs = median(times.handler!);
-    const httpMs = median(times.http!);
+    const floorMs = median(times.floor);
+    const requestsFloorMs = median(times.requestsFloor);
+    const handlerMs = median(times.handler);
+    const httpMs = median(times.http);
     ctx.results.observations.push({
       minutes,
       samples,
@@ -130,7 +134,7 @@ export async function observationsFigure(ctx: BenchContext, agentId: string): Pr
       httpRatio: httpMs / floorMs,
       handlerStatus,
     });
-    const r = ctx.results.observations.at(-1)!;
+    const r = at(ctx.results.observations, -1);
     ctx.say(
       `  ${n(samples)} samples: floor ${r.floorMs.toFixed(1)} ms (same requests ${r.requestsFloorMs.toFixed(1)} ms), handler ${r.handlerMs.toFixed(1)} ms (${r.handlerRatio.toFixed(2)}x; ${r.requestsRatio.toFixed(2)}x the same requests; ${handlerStatus}), HTTP ${r.httpMs.toFixed(1)} ms (${r.httpRatio.toFixed(2)}x)`,
     );

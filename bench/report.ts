@@ -1,6 +1,6 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { n } from './stats.js';
+import { at, n } from './stats.js';
 
 export interface Target {
   what: string;
@@ -23,10 +23,13 @@ export interface BenchResults {
     wire: { ms: number; firstPageMs: number; pageMs: number; bytes: number };
     /** The read floor: the same pages, the next asked for before each is parsed as JSON (absent in runs before it was measured). */
     readFloorMs?: number;
-    /** The deployed bundle through the runtime stand-in, in this process. */
+    /** The deployed bundle in its sandbox (a warm instance), invoked as Lambda invokes it. */
     handler: { ms: number; firstByteMs: number; status: number };
-    /** The local stack over HTTP (its listener writes the stream as it comes). */
-    http: { ms: number; firstByteMs: number; status: number };
+    /**
+     * The local stack over HTTP (its gateway writes the stream as it comes), and the peak resident
+     * memory of its inventory sandboxes once it had streamed this tenant (absent in runs before it was measured).
+     */
+    http: { ms: number; firstByteMs: number; status: number; sandboxPeakRssMiB?: number };
     /** The answer's JSON and gzip sizes; what a client without gzip was sent, and how that ended. */
     bytes: { json: number; gzip: number; plainSent: number; plainOutcome: string };
     /** Parsing the pages, serializing and gzipping alone, over a sample of the pages. */
@@ -70,6 +73,7 @@ export interface BenchResults {
     | undefined;
   /** The deployed bundles, the bare-SDK floor, and MCP_RUNTIME_SDK (not deployed). */
   bundles: { name: string; bytes: number }[];
+  /** `importMs`: the instance's init (Node, the runtime client, the import), in runs before the sandbox the import alone. */
   coldStart: { name: string; ms: number; importMs: number; ratio: number }[];
   /** The MCP App views beside the MCP bundle (never imported by it), and the MCP zip that carries them (absent in runs before the views). */
   views?: { file: string; bytes: number; gzipBytes: number; mcpZipBytes: number }[] | undefined;
@@ -151,7 +155,7 @@ export function chartSvg(r: BenchResults): string {
   const py = (v: number): number => H - bottom - ((Math.log10(v) - yMin) / (yMax - yMin)) * (H - top - bottom);
   const series = [
     { name: 'wire floor: the Query pages as raw HTTP', key: 'wireMs', color: '#7f7f7f', dash: '6 4' },
-    { name: 'handler: last byte (bundle, stand-in runtime)', key: 'handlerMs', color: '#1f77b4', dash: '' },
+    { name: 'handler: last byte (bundle in its sandbox)', key: 'handlerMs', color: '#1f77b4', dash: '' },
     { name: 'over HTTP: last byte (local stack)', key: 'httpMs', color: '#ff7f0e', dash: '' },
     { name: 'over HTTP: first byte', key: 'firstByteMs', color: '#2ca02c', dash: '2 3' },
   ] as const;
@@ -224,7 +228,7 @@ export function performanceSection(r: BenchResults): string {
   lines.push(BEGIN);
   lines.push('');
   lines.push(
-    `\`npm run bench\` (not part of \`npm test\`; ${Math.round(r.durationSeconds / 60)} minutes here, most of it seeding and listing the 1,000,000-agent tenant; \`npm run bench -- --quick\` runs tenants of 10,000 and 30,000 in a few minutes into \`bench/results.quick.json\`) measures every figure against a floor doing the same work, timed in the same run on the same engine and data: medians of interleaved runs, since these machines are noisy. The engine (dynalite) and the local stack run in processes of their own, as DynamoDB and API Gateway do not share the function's CPU. Tenants are realistic (\`infra/local/generator.ts\`, the generator of \`npm run seed -- --generate\`: random UUID-like ids, varied hostnames, OS, versions and clients, millisecond timestamps, every connection state). One file per figure under \`bench/\`; raw figures: [bench/results.json](../bench/results.json).`,
+    `\`npm run bench\` (not part of \`npm test\`; ${Math.round(r.durationSeconds / 60)} minutes here, most of it seeding and listing the 1,000,000-agent tenant; \`npm run bench -- --quick\` runs tenants of 10,000 and 30,000 in a few minutes into \`bench/results.quick.json\`) measures every figure against a floor doing the same work, timed in the same run on the same engine and data: medians of interleaved runs, since these machines are noisy. The engine (dynalite) runs in a process of its own, and each function in the local stack's sandboxes (a process per instance, as \`npm start\` runs them), as DynamoDB and API Gateway do not share the function's CPU. Tenants are realistic (\`infra/local/generator.ts\`, the generator of \`npm run seed -- --generate\`: random UUID-like ids, varied hostnames, OS, versions and clients, millisecond timestamps, every connection state). One file per figure under \`bench/\`; raw figures: [bench/results.json](../bench/results.json).`,
   );
   lines.push('');
   lines.push(`Last full run: ${r.date.slice(0, 10)}, ${r.machine.cpus} cores (${r.machine.model}), Node ${r.machine.node}.`);
@@ -232,9 +236,9 @@ export function performanceSection(r: BenchResults): string {
   lines.push('![GET /api/agents: time against tenant size, service against the wire floor](../bench/results.svg)');
   lines.push('');
   lines.push(
-    "**Inventory** (`GET /api/agents`, streamed, `Accept-Encoding: gzip`). Wire floor: the tenant's `Query` pages fetched as raw HTTP one after another and discarded (no SDK, no item parse; the next page's key cut from the page's bytes). Read floor: the same, with each page also decoded and parsed as JSON after the next one was asked for, the least any reader of the items does; on these two cores that work alone slows the engine, which shares them. Handler: the deployed bundle called through the Lambda runtime stand-in (`infra/local/streaming.ts`), first and last byte" +
+    "**Inventory** (`GET /api/agents`, streamed, `Accept-Encoding: gzip`). Wire floor: the tenant's `Query` pages fetched as raw HTTP one after another and discarded (no SDK, no item parse; the next page's key cut from the page's bytes). Read floor: the same, with each page also decoded and parsed as JSON after the next one was asked for, the least any reader of the items does; on these two cores that work alone slows the engine, which shares them. Handler: the deployed bundle in its local sandbox, as `npm start` runs it (a process of its own under the runtime client, invoked through the Lambda Runtime API, a warm instance), first and last byte" +
       (r.youngGeneration ? `, in a process with the function's young generation (\`${r.youngGeneration}\`), as the local stack` : '') +
-      '. HTTP: the local stack, whose listener writes the stream to the socket as it comes (emulated authorizer included). CPU floor: parsing the pages, serializing their items and gzipping the text, nothing else (on a sample of the pages). Fresh process: one invocation of the bundle in a new `node` (a cold Lambda), bytes dropped as they come' +
+      '. HTTP: the local stack, whose gateway writes the stream to the socket as it comes (emulated authorizer included), the same sandboxes behind it. CPU floor: parsing the pages, serializing their items and gzipping the text, nothing else (on a sample of the pages). Fresh process: one invocation of the bundle in a new instance of the sandbox (a cold Lambda), bytes dropped as they come' +
       (r.freshHeapFlags
         ? `, with the V8 heap flags the deployed function has (\`${r.freshHeapFlags}\`, serverless.yml): what the process holds is a few pages at a time, and the flags keep V8 from letting their garbage pile up before it collects (docs/decisions.md, "The inventory's heap").`
         : r.freshHeapCapMb
@@ -252,9 +256,16 @@ export function performanceSection(r: BenchResults): string {
     );
   }
   lines.push('');
+  const held = r.inventory.filter((i) => i.http.sandboxPeakRssMiB !== undefined);
+  if (held.length > 0) {
+    lines.push(
+      `Through the local stack, the inventory's sandboxes (warm instances, each tenant streamed several times) held at most ${held.map((i) => `${n(i.http.sandboxPeakRssMiB ?? 0)} MiB once ${n(i.agents)} agents were streamed`).join(', ')}: within the function's heap flags and far within its memorySize.`,
+    );
+    lines.push('');
+  }
   const stopped = r.inventory.filter((i) => i.bytes.plainOutcome !== 'complete');
   lines.push(
-    `A client without gzip gets the same array as plain JSON, about ${(r.inventory.at(-1)!.bytes.json / r.inventory.at(-1)!.bytes.gzip).toFixed(1)} times larger${stopped.length > 0 ? `; at ${stopped.map((i) => n(i.agents)).join(' and ')} agents that passes the 200 MB a streamed answer may carry, and the transfer breaks before the byte that would cross it (${mb(stopped[0]!.bytes.plainSent)} sent; never a shorter valid array)` : ''}.`,
+    `A client without gzip gets the same array as plain JSON, about ${(at(r.inventory, -1).bytes.json / at(r.inventory, -1).bytes.gzip).toFixed(1)} times larger${stopped.length > 0 ? `; at ${stopped.map((i) => n(i.agents)).join(' and ')} agents that passes the 200 MB a streamed answer may carry, and the transfer breaks before the byte that would cross it (${mb(at(stopped).bytes.plainSent)} sent; never a shorter valid array)` : ''}.`,
   );
   lines.push('');
   lines.push(
@@ -284,10 +295,10 @@ export function performanceSection(r: BenchResults): string {
     lines.push('');
   }
   lines.push(
-    "**Bundles and cold start.** Cold start: from spawning `node` to the first answer (import, initialisation, one invocation against the engine), medians of interleaved fresh processes. Floor: a bundle of the bare SDK doing one `Query`, built with the same esbuild options. The MCP door's invocation is a `tools/call` of `list_endpoints` on a 25-agent tenant (the MCP server built, the tool's DynamoDB read, the answer), which does more than the floor's one `Query`. Beside it, not deployed: the same door built with the AWS SDK left out of the bundle, loaded from `node_modules` as Lambda's runtime loads its own copy (its CommonJS build).",
+    "**Bundles and cold start.** Cold start: from spawning a new instance of the local sandbox to its first answer (Node with the function's `NODE_OPTIONS`, source maps included, the runtime client and the import: its init, as Lambda's Init Duration; then one invocation against the engine), medians of interleaved fresh instances. Floor: a bundle of the bare SDK doing one `Query`, built with the same esbuild options (its source map too) and run in the same sandbox. The MCP door's invocation is a `tools/call` of `list_endpoints` on a 25-agent tenant (the MCP server built, the tool's DynamoDB read, the answer), which does more than the floor's one `Query`. Beside it, not deployed: the same door built with the AWS SDK left out of the bundle, loaded from `node_modules` as Lambda's runtime loads its own copy (its CommonJS build).",
   );
   lines.push('');
-  lines.push('| bundle | size | cold start | of which import | ratio |');
+  lines.push('| bundle | size | cold start | of which init | ratio |');
   lines.push('| --- | ---: | ---: | ---: | ---: |');
   for (const b of r.bundles) {
     const c = r.coldStart.find((cs) => cs.name === b.name);

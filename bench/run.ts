@@ -9,7 +9,6 @@
  * writes bench/results.quick.json and .svg only; the full run also writes docs/performance.md and the README's summary.
  * Exits 1 when a target is missed.
  */
-import { spawnSync } from 'node:child_process';
 import { ROOT } from '../infra/build.js';
 import { writeTenantAgents } from '../infra/local/fleet.js';
 import { realisticAgents } from '../infra/local/generator.js';
@@ -19,20 +18,11 @@ import { fencingFigure } from './fencing.js';
 import { gzipLevelsFigure } from './gzip-levels.js';
 import { inventoryFigure, seedInventoryTenants } from './inventory.js';
 import { observationsFigure, seedObservedEndpoint } from './observations.js';
-import { INVENTORY_YOUNG_GENERATION } from './processes.js';
 import { writeReport } from './report.js';
 import { scopedInventoryFigure } from './scoped-inventory.js';
 import { sizing, targets } from './targets.js';
 
 const quick = process.argv.includes('--quick');
-
-// The handlers measured in this process run with the inventory function's young generation, as deployed: start over with it.
-if (!INVENTORY_YOUNG_GENERATION.every((flag) => process.execArgv.includes(flag))) {
-  const again = spawnSync(process.execPath, [...INVENTORY_YOUNG_GENERATION, ...process.execArgv, ...process.argv.slice(1)], {
-    stdio: 'inherit',
-  });
-  process.exit(again.status ?? 2);
-}
 
 /** Shared between figures: the observed endpoint's id, once seeded. */
 const state = { observedAgentId: '' };

@@ -1,11 +1,9 @@
 import { gunzipSync } from 'node:zlib';
-import { INVENTORY_HEAP_FLAGS } from '../infra/inventory-heap.js';
-import { collectStreaming, streamingContext } from '../infra/local/streaming.js';
 import { readScopeClaim, scopeContextValue } from '../lib/auth/endpoint-scope.js';
 import type { BenchContext } from './context.js';
-import { FRESH_MEMORY_MB, inventorySizes, tenantOf } from './inventory.js';
-import { type FreshRun, freshInvocation } from './processes.js';
-import { interleaved, median, n } from './stats.js';
+import { inventorySizes, tenantOf } from './inventory.js';
+import { type FreshRun, invokeFresh, invokeWarm, stackFunction } from './sandbox.js';
+import { at, interleaved, median, n } from './stats.js';
 
 /** The scoped token's groups: one region of the generator's three (about 45% of a generated tenant). */
 export const BENCH_SCOPE = ['emea'] as const;
@@ -31,34 +29,34 @@ function agentsIn(gzipBody: Buffer): number {
 /**
  * GET /api/agents for a scoped token (the endpoint_groups claim) next to an unscoped one, on the
  * run's largest realistic tenant: the handler interleaved (same pages read, the scoped one keeps
- * about half), and one invocation each in a fresh Lambda-like process (peak RSS, CPU). The scope
+ * about half), and one invocation each in a fresh instance (peak RSS, CPU). The scope
  * filter sits in the page-by-page reader, so a scoped read must cost no more time nor memory.
  */
 export async function scopedInventoryFigure(ctx: BenchContext): Promise<void> {
-  const agents = inventorySizes(ctx.quick).at(-1)!;
+  const agents = at(inventorySizes(ctx.quick), -1);
   const tenant = tenantOf(agents);
   const unscopedEvent = ctx.inventoryEvent(tenant);
   const scoped = scopedEvent(ctx, tenant, [...BENCH_SCOPE]);
   // The last answer of each kind is kept, to count what it listed once the timing is done.
   const last: Record<'unscoped' | 'scoped', Buffer> = { unscoped: Buffer.alloc(0), scoped: Buffer.alloc(0) };
   const list = async (kind: 'unscoped' | 'scoped', event: unknown): Promise<void> => {
-    const answer = await collectStreaming(ctx.inventoryHandler, event, streamingContext('inventory', 900_000));
-    if (answer.error) throw answer.error;
-    last[kind] = answer.body;
+    const answer = await invokeWarm(stackFunction(ctx.stack.functions, 'inventory'), event, true);
+    if (answer.failedWith) throw new Error(`the inventory failed mid-stream: ${answer.failedWith}`);
+    last[kind] = answer.kept ?? Buffer.alloc(0);
   };
   const runs = ctx.quick ? 3 : 5;
   ctx.say(`scoped inventory, ${n(agents)} agents: unscoped and scoped (${BENCH_SCOPE.join(' ')}) handler, ${runs} interleaved runs`);
   const times = await interleaved({ unscoped: () => list('unscoped', unscopedEvent), scoped: () => list('scoped', scoped) }, runs);
   const listed = { unscoped: agentsIn(last.unscoped), scoped: agentsIn(last.scoped) };
   last.unscoped = last.scoped = Buffer.alloc(0);
-  ctx.say('  fresh Lambda-like processes (peak RSS, CPU)');
+  ctx.say('  fresh instances (peak RSS, CPU)');
   const fresh: Record<'unscoped' | 'scoped', FreshRun> = {
-    unscoped: await freshInvocation(ctx.bundleOf('inventory'), unscopedEvent, ctx.serviceEnv, FRESH_MEMORY_MB, INVENTORY_HEAP_FLAGS),
-    scoped: await freshInvocation(ctx.bundleOf('inventory'), scoped, ctx.serviceEnv, FRESH_MEMORY_MB, INVENTORY_HEAP_FLAGS),
+    unscoped: await invokeFresh(ctx.freshSandbox('inventory'), unscopedEvent),
+    scoped: await invokeFresh(ctx.freshSandbox('inventory'), scoped),
   };
   const figure = (kind: 'unscoped' | 'scoped') => ({
     listed: listed[kind],
-    ms: median(times[kind]!),
+    ms: median(times[kind]),
     status: fresh[kind].status,
     maxRssMiB: fresh[kind].maxRssMiB,
     cpuMs: fresh[kind].cpuMs,

@@ -51,6 +51,14 @@ export function targets(r: BenchResults): Target[] {
       met: cpu <= 1.5,
     });
   }
+  for (const i of r.inventory.filter((x) => x.http.sandboxPeakRssMiB !== undefined)) {
+    out.push({
+      what: `the stack's inventory sandboxes, peak RSS once ${n(i.agents)} agents were streamed`,
+      target: '<= 256 MB',
+      measured: `${n((i.http.sandboxPeakRssMiB ?? 0) * 1.048576)} MB`,
+      met: (i.http.sandboxPeakRssMiB ?? 0) * 1.048576 <= 256,
+    });
+  }
   const big = r.inventory.find((i) => i.agents === largest);
   if (big)
     out.push({

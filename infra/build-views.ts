@@ -4,7 +4,7 @@
  * (infra/build.ts); the bundle reads it when a client asks for it, never imports it. A module of
  * its own, without a command line, so `npm start` can build the views too.
  */
-import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build, type Plugin } from 'esbuild';
@@ -17,7 +17,6 @@ const VIEW_SOURCE = join(ROOT, 'lib', 'mcp', 'app');
  * (lib/mcp/views.ts reads them there): apart from dist/, which `npm run build` and `npm run
  * package` empty and fill again while tests may be reading.
  */
-export const LOCAL_VIEWS_DIR = join(ROOT, 'node_modules', '.cache', 'views');
 
 /** Each view's file, and its source in lib/mcp/app/: an entry module and an HTML template whose style and script are filled in. */
 const VIEWS = [{ file: ENDPOINT_VIEW.file, entry: 'view.ts', template: 'view.html' }];
@@ -87,18 +86,4 @@ export async function buildViews(outDir: string): Promise<string[]> {
       return file;
     }),
   );
-}
-
-/**
- * The views in `outDir` (default LOCAL_VIEWS_DIR), built again only when a file of their source
- * (lib/mcp/app/) or the lockfile is newer than one of them: `npm start` and the test run call it,
- * so the local MCP door serves the current view without a full build.
- */
-export async function ensureViews(outDir = LOCAL_VIEWS_DIR): Promise<void> {
-  // Run from a bundle away from the source tree (the tests' build of `npm start`): nothing to build from, and the test run built them.
-  if (!existsSync(VIEW_SOURCE)) return;
-  const modified = (file: string): number => (existsSync(file) ? statSync(file).mtimeMs : Number.NEGATIVE_INFINITY);
-  const oldestView = Math.min(...VIEWS.map((view) => modified(join(outDir, view.file))));
-  const sources = [...readdirSync(VIEW_SOURCE).map((file) => join(VIEW_SOURCE, file)), join(ROOT, 'package-lock.json')];
-  if (Math.max(...sources.map(modified)) > oldestView) await buildViews(outDir);
 }

@@ -42,7 +42,17 @@ import { ZipFile } from 'yazl';
 import { buildViews, writeFileAtomically } from './build-views.js';
 import { gatewayResponseResources } from './gateway-responses.js';
 
-export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+/**
+ * The project's folder: the nearest folder above this module that holds serverless.yml (this file
+ * sits in infra/, or, bundled into `npm start` for the tests, in a folder under node_modules/).
+ */
+export const ROOT = ((): string => {
+  const here = dirname(fileURLToPath(import.meta.url));
+  for (let dir = here; ; dir = dirname(dir)) {
+    if (existsSync(join(dir, 'serverless.yml')) && existsSync(join(dir, 'package.json'))) return dir;
+    if (dirname(dir) === dir) return resolve(here, '..');
+  }
+})();
 export const DIST = join(ROOT, 'dist');
 
 /** The deployed functions and their entry modules (each exports `handler`). */
@@ -142,6 +152,32 @@ function functionFiles(name: FunctionName, dist: string): { outDir: string; bund
 }
 
 /**
+ * The options of the one esbuild run that bundles every function into `dist` (each output where
+ * functionFiles puts it): `npm run build`'s, and the local stack's, which runs the same bundles
+ * (infra/local/lambda/bundles.ts, with esbuild's watch). `root` is where the entry modules are read
+ * (the project; a copy of it in the rebuild test), `names` the functions built (all by default).
+ */
+export function functionsBuildOptions(
+  dist: string,
+  root = ROOT,
+  names: readonly FunctionName[] = Object.keys(FUNCTIONS) as FunctionName[],
+): BuildOptions & { metafile: true; outdir: string } {
+  for (const name of names) {
+    if (!existsSync(join(root, FUNCTIONS[name]))) throw new Error(`Missing entry module for "${name}": ${FUNCTIONS[name]}`);
+  }
+  return {
+    ...BUNDLE_OPTIONS,
+    // Each output where functionFiles puts it: `out` is its path under outdir without the extension.
+    entryPoints: names.map((name) => ({
+      in: join(root, FUNCTIONS[name]),
+      out: relative(dist, functionFiles(name, dist).bundle).replace(/\.mjs$/, ''),
+    })),
+    outdir: dist,
+    outExtension: { '.js': '.mjs' },
+  };
+}
+
+/**
  * Bundles every function in one esbuild run (one output per entry, no code shared between them:
  * each bundle stands alone), so the packages they share are read and parsed once rather than once
  * per function (the four bundles take 3.6 to 3.9 s of CPU this way and 5.6 to 5.9 s one esbuild
@@ -150,20 +186,8 @@ function functionFiles(name: FunctionName, dist: string): { outDir: string; bund
  */
 async function buildFunctions(dist: string): Promise<BuiltFunction[]> {
   const names = Object.keys(FUNCTIONS) as FunctionName[];
-  for (const name of names) {
-    if (!existsSync(join(ROOT, FUNCTIONS[name]))) throw new Error(`Missing entry module for "${name}": ${FUNCTIONS[name]}`);
-    rmSync(functionFiles(name, dist).outDir, { recursive: true, force: true });
-  }
-  const { metafile } = await build({
-    ...BUNDLE_OPTIONS,
-    // Each output where functionFiles puts it: `out` is its path under outdir without the extension.
-    entryPoints: names.map((name) => ({
-      in: join(ROOT, FUNCTIONS[name]),
-      out: relative(dist, functionFiles(name, dist).bundle).replace(/\.mjs$/, ''),
-    })),
-    outdir: dist,
-    outExtension: { '.js': '.mjs' },
-  });
+  for (const name of names) rmSync(functionFiles(name, dist).outDir, { recursive: true, force: true });
+  const { metafile } = await build(functionsBuildOptions(dist));
   await buildViews(functionFiles('mcp', dist).outDir);
   return Promise.all(
     names.map(async (name) => {
@@ -320,7 +344,9 @@ async function main(argv: string[]): Promise<number> {
   return packaging ? packageWithOsls(argv.slice(1)) : 0;
 }
 
-if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+// Run as `tsx infra/build.ts`: by the script's own path, since bundled into `npm start` (the tests'
+// build of it) import.meta.url is the bundle's, which is also the process's script.
+if (process.argv[1] && resolve(process.argv[1]) === join(ROOT, 'infra', 'build.ts')) {
   main(process.argv.slice(2)).then(
     (code) => process.exit(code),
     (error: unknown) => {

@@ -33,75 +33,78 @@ function list(value: string): readonly string[] {
 const isExactOrigin = (value: string): boolean =>
   URL.canParse(value) && /^https?:$/.test(new URL(value).protocol) && new URL(value).origin === value;
 
-const EnvSchema = z.pipe(
-  z
-    .object({
-      PORT: z.pipe(
-        port,
-        z.transform((v) => v ?? 3000),
-      ),
-      PRIVATE_PORT: z.pipe(
-        port,
-        z.transform((v) => v ?? 3001),
-      ),
-      DYNAMODB_PORT: z.pipe(
-        port,
-        z.transform((v) => v ?? 8000),
-      ),
-      AWS_REGION: z._default(z.string().check(z.minLength(1)), 'us-east-1'),
-      DATA_TABLE: z._default(z.string().check(z.minLength(3)), 'endpoint-data'),
-      AUDIT_TABLE: z._default(z.string().check(z.minLength(3)), 'endpoint-audit'),
-      DYNAMODB_ENDPOINT: optionalTextThen(httpUrl),
-      DYNAMODB_TIMEOUT_MS: z._default(positiveInt, 3000),
-      DYNAMODB_MAX_ATTEMPTS: z._default(positiveInt.check(z.maximum(10)), 3),
-      TENANT_CLAIM: z._default(z.string().check(z.minLength(1)), 'tenant_id'),
-      ENDPOINT_SCOPE_CLAIM: z._default(z.string().check(z.minLength(1)), 'endpoint_groups'),
-      ONLINE_GRACE_SECONDS: z._default(positiveInt, 120),
-      OBSERVATION_TTL_SECONDS: z._default(positiveInt, 600),
-      SAMPLE_RETENTION_DAYS: z._default(positiveInt, 8),
-      JWT_ISSUER: optionalText,
-      JWT_AUDIENCE: z._default(z.string().check(z.minLength(1)), 'endpoint-read-service'),
-      JWKS_URL: optionalTextThen(httpUrl),
-      OBSERVATIONS_AUDIENCE: z._default(z.string().check(z.minLength(1)), 'endpoint-observations'),
-      MCP_AUDIENCE: optionalText,
-      PUBLIC_URL: optionalTextThen(httpUrl),
-      TICKET_SYSTEM: z._default(z.string().check(z.regex(/^[a-z][a-z0-9-]*$/)), 'servicenow'),
-      BROKER_CLAIM: z._default(
-        z.string().check(z.regex(/^[A-Za-z0-9_:-]+(\.[A-Za-z0-9_:-]+)*$/, 'must be a claim name or a dotted path such as act.sub')),
-        'act.sub',
-      ),
-      BROKER_ALLOW_LIST: z._default(z.string(), 'local-broker'),
-      BROKER_CLIENT_ID: z._default(z.string().check(z.minLength(1)), 'local-broker'),
-      BROKER_CLIENT_SECRET: optionalText,
-      BROKER_CLIENT_SECRET_ARN: optionalTextThen(
-        z.string().check(z.regex(/^arn:aws[a-z-]*:secretsmanager:/, 'must be a Secrets Manager secret ARN')),
-      ),
-      TOKEN_ENDPOINT: optionalTextThen(httpUrl),
-      OBSERVATIONS_URL: optionalTextThen(httpUrl),
-      MCP_ALLOWED_ORIGINS: z._default(
-        z.string().check(
-          z.refine((value) => list(value).every(isExactOrigin), {
-            error: 'must list exact browser origins such as https://app.example.com, comma-separated (* and null are refused)',
-          }),
-        ),
-        '',
-      ),
-      UPSTREAM_TIMEOUT_MS: z._default(positiveInt, 16_000),
-      TENANT_FENCING: z._default(z.enum(['off', 'iam'], { error: 'must be off or iam' }), 'off'),
-      TENANT_READ_ROLE_ARN: optionalTextThen(ROLE_ARN),
-      TENANT_AUDIT_ROLE_ARN: optionalTextThen(ROLE_ARN),
-      STS_ENDPOINT: optionalTextThen(httpUrl),
-    })
-    .check(
-      z.refine((env) => env.TENANT_FENCING !== 'iam' || env.TENANT_READ_ROLE_ARN !== undefined, {
-        path: ['TENANT_READ_ROLE_ARN'],
-        message: 'is required when TENANT_FENCING is iam',
-      }),
-      z.refine((env) => env.TENANT_FENCING !== 'iam' || env.TENANT_AUDIT_ROLE_ARN !== undefined, {
-        path: ['TENANT_AUDIT_ROLE_ARN'],
-        message: 'is required when TENANT_FENCING is iam',
+const EnvVariables = z.object({
+  PORT: z.pipe(
+    port,
+    z.transform((v) => v ?? 3000),
+  ),
+  PRIVATE_PORT: z.pipe(
+    port,
+    z.transform((v) => v ?? 3001),
+  ),
+  DYNAMODB_PORT: z.pipe(
+    port,
+    z.transform((v) => v ?? 8000),
+  ),
+  AWS_REGION: z._default(z.string().check(z.minLength(1)), 'us-east-1'),
+  DATA_TABLE: z._default(z.string().check(z.minLength(3)), 'endpoint-data'),
+  AUDIT_TABLE: z._default(z.string().check(z.minLength(3)), 'endpoint-audit'),
+  DYNAMODB_ENDPOINT: optionalTextThen(httpUrl),
+  DYNAMODB_TIMEOUT_MS: z._default(positiveInt, 3000),
+  DYNAMODB_MAX_ATTEMPTS: z._default(positiveInt.check(z.maximum(10)), 3),
+  TENANT_CLAIM: z._default(z.string().check(z.minLength(1)), 'tenant_id'),
+  ENDPOINT_SCOPE_CLAIM: z._default(z.string().check(z.minLength(1)), 'endpoint_groups'),
+  ONLINE_GRACE_SECONDS: z._default(positiveInt, 120),
+  OBSERVATION_TTL_SECONDS: z._default(positiveInt, 600),
+  SAMPLE_RETENTION_DAYS: z._default(positiveInt, 8),
+  JWT_ISSUER: optionalText,
+  JWT_AUDIENCE: z._default(z.string().check(z.minLength(1)), 'endpoint-read-service'),
+  JWKS_URL: optionalTextThen(httpUrl),
+  OBSERVATIONS_AUDIENCE: z._default(z.string().check(z.minLength(1)), 'endpoint-observations'),
+  MCP_AUDIENCE: optionalText,
+  PUBLIC_URL: optionalTextThen(httpUrl),
+  TICKET_SYSTEM: z._default(z.string().check(z.regex(/^[a-z][a-z0-9-]*$/)), 'servicenow'),
+  BROKER_CLAIM: z._default(
+    z.string().check(z.regex(/^[A-Za-z0-9_:-]+(\.[A-Za-z0-9_:-]+)*$/, 'must be a claim name or a dotted path such as act.sub')),
+    'act.sub',
+  ),
+  BROKER_ALLOW_LIST: z._default(z.string(), 'local-broker'),
+  BROKER_CLIENT_ID: z._default(z.string().check(z.minLength(1)), 'local-broker'),
+  BROKER_CLIENT_SECRET: optionalText,
+  BROKER_CLIENT_SECRET_ARN: optionalTextThen(
+    z.string().check(z.regex(/^arn:aws[a-z-]*:secretsmanager:/, 'must be a Secrets Manager secret ARN')),
+  ),
+  TOKEN_ENDPOINT: optionalTextThen(httpUrl),
+  OBSERVATIONS_URL: optionalTextThen(httpUrl),
+  MCP_ALLOWED_ORIGINS: z._default(
+    z.string().check(
+      z.refine((value) => list(value).every(isExactOrigin), {
+        error: 'must list exact browser origins such as https://app.example.com, comma-separated (* and null are refused)',
       }),
     ),
+    '',
+  ),
+  UPSTREAM_TIMEOUT_MS: z._default(positiveInt, 16_000),
+  TENANT_FENCING: z._default(z.enum(['off', 'iam'], { error: 'must be off or iam' }), 'off'),
+  TENANT_READ_ROLE_ARN: optionalTextThen(ROLE_ARN),
+  TENANT_AUDIT_ROLE_ARN: optionalTextThen(ROLE_ARN),
+  STS_ENDPOINT: optionalTextThen(httpUrl),
+});
+
+/** Every variable the configuration reads (the local stack passes the ones a user sets on to its functions). */
+export const CONFIG_VARIABLES: readonly string[] = Object.freeze(Object.keys(EnvVariables.shape));
+
+const EnvSchema = z.pipe(
+  EnvVariables.check(
+    z.refine((env) => env.TENANT_FENCING !== 'iam' || env.TENANT_READ_ROLE_ARN !== undefined, {
+      path: ['TENANT_READ_ROLE_ARN'],
+      message: 'is required when TENANT_FENCING is iam',
+    }),
+    z.refine((env) => env.TENANT_FENCING !== 'iam' || env.TENANT_AUDIT_ROLE_ARN !== undefined, {
+      path: ['TENANT_AUDIT_ROLE_ARN'],
+      message: 'is required when TENANT_FENCING is iam',
+    }),
+  ),
   z.transform((env) => {
     const issuer = env.JWT_ISSUER ?? `http://localhost:${env.PORT}`;
     const issuerBase = issuer.replace(/\/$/, '');
@@ -193,15 +196,15 @@ export function parseConfig(env: NodeJS.ProcessEnv): Config {
   return parsed.data;
 }
 
-let cached: Config | undefined;
+/**
+ * The service configuration, parsed from the environment once, when this module loads (Lambda's
+ * init): a bad variable fails the function's init with ConfigError's one sentence, as Lambda
+ * reports an init error, before any event is taken. `npm start` imports this module first to
+ * refuse a bad variable the same way (infra/local/start.ts).
+ */
+const loaded = parseConfig(process.env);
 
-/** The service configuration, read from process.env once and frozen. */
+/** The service configuration this function started with (frozen). */
 export function config(): Config {
-  cached ??= parseConfig(process.env);
-  return cached;
-}
-
-/** Forgets the cached configuration; only the local stack and tests call it after changing process.env. */
-export function resetConfig(): void {
-  cached = undefined;
+  return loaded;
 }

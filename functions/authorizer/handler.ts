@@ -1,7 +1,8 @@
 import middy from '@middy/core';
 import type { APIGatewayAuthorizerResult, APIGatewayRequestAuthorizerEvent } from 'aws-lambda';
 import { authorizeRequest, UNAUTHORIZED } from '../../lib/auth/authorizer.js';
-import { type DeadlineContext, invocationDeadline } from '../../lib/middleware/deadline.js';
+import type { DeadlineContext } from '../../lib/deadline.js';
+import { invocationDeadline } from '../../lib/middleware/deadline.js';
 import { HANDLER_OPTIONS } from '../../lib/middleware/failures.js';
 import { authorizerObservability } from '../../lib/middleware/observability.js';
 

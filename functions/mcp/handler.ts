@@ -1,8 +1,9 @@
 import middy from '@middy/core';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
+import { type DeadlineContext, deadlineOf } from '../../lib/deadline.js';
 import { mcpCors } from '../../lib/mcp/cors.js';
 import { serveMcpDoor, upstreamDeadline } from '../../lib/mcp/door.js';
-import { type DeadlineContext, deadlineOf, invocationDeadline } from '../../lib/middleware/deadline.js';
+import { invocationDeadline } from '../../lib/middleware/deadline.js';
 import { failureHandling, HANDLER_OPTIONS } from '../../lib/middleware/failures.js';
 import { observability } from '../../lib/middleware/observability.js';
 

@@ -27,7 +27,7 @@ const getEndpointObservations = async (_event: APIGatewayProxyEvent, context: Ob
     now: new Date(),
     signal: context.deadline,
   });
-  recordItemsReturned('getEndpointObservations', dashboard.history?.length ?? 0);
+  recordItemsReturned(dashboard.history?.length ?? 0);
   logger.info('dashboard read', {
     status: dashboard.status,
     historyLength: dashboard.history?.length ?? null,

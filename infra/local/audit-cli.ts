@@ -7,10 +7,7 @@
  */
 import './node-version.js'; // first: the AWS SDK's Node-version notice off on Node 20 (docs/decisions.md, Node versions)
 import { parseArgs } from 'node:util';
-import { config } from '../../lib/config.js';
-import { listAuditItems } from '../../lib/store/audit.js';
-import { dynamo } from '../../lib/store/client.js';
-import { cliStoreEndpoint } from './engine.js';
+import { loadOrRefuse } from './cli.js';
 
 const usage = 'usage: npm run audit -- --tenant T   (or --no-tenant)';
 
@@ -24,9 +21,12 @@ try {
   process.exit(2);
 }
 
-const endpoint = cliStoreEndpoint();
+const [{ config }, { listAuditItems }, { cliStore }] = await loadOrRefuse('audit', () =>
+  Promise.all([import('../../lib/config.js'), import('../../lib/store/audit.js'), import('./engine.js')]),
+);
+const { endpoint, db } = cliStore(config());
 try {
-  const items = await listAuditItems(dynamo(), config().auditTable, tenant);
+  const items = await listAuditItems(db, config().auditTable, tenant);
   for (const item of items) process.stdout.write(`${JSON.stringify(item)}\n`);
   // Silence would leave a newcomer guessing whether it looked at all; stderr keeps `| jq` clean.
   if (items.length === 0) {

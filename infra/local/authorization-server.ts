@@ -6,7 +6,7 @@ import MemoryAdapter from 'oidc-provider/lib/adapters/memory_adapter.js';
 import { doorResource } from '../../lib/auth/doors.js';
 import { isGroupName, MAX_GROUP_NAME_CHARACTERS } from '../../lib/auth/endpoint-scope.js';
 import { TOKEN_EXCHANGE_GRANT } from '../../lib/auth/token-exchange.js';
-import { type Config, config } from '../../lib/config.js';
+import type { Config } from '../../lib/config.js';
 import { BadRequestError, ForbiddenError } from '../../lib/errors.js';
 import { isAllowedOrigin, isOwnOrigin } from '../../lib/mcp/cors.js';
 import { clientIdDocuments, DOCUMENT_REFUSED, isDocumentUrl } from './client-id-documents.js';
@@ -36,6 +36,8 @@ export interface AuthorizationServerOptions {
   issuer: LocalIssuer;
   /** The MCP broker's client secret (the one confidential client, for the token exchange). */
   brokerSecret: string;
+  /** The stack's configuration once it listens (its issuer, public URL, audiences, claims). */
+  config: Config;
   /** The tenants the sign-in page offers (default the demo tenants). */
   tenants?: () => readonly string[];
 }
@@ -150,7 +152,7 @@ function sendPage(res: ServerResponse, status: number, html: string): void {
 const single = (value: unknown): string | undefined => (Array.isArray(value) ? value[0] : typeof value === 'string' ? value : undefined);
 
 export async function localAuthorizationServer(options: AuthorizationServerOptions): Promise<LocalAuthorizationServer> {
-  const cfg = config();
+  const cfg = options.config;
   const tenants = options.tenants ?? (() => DEMO_TENANTS);
   const resources = resourceServers(cfg);
   const documents = clientIdDocuments();

@@ -1,39 +1,59 @@
+import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { APIGatewayProxyEvent } from 'aws-lambda';
 import { LRUCache } from 'lru-cache';
 import { DOORS, type Door } from '../../lib/auth/doors.js';
-import { config } from '../../lib/config.js';
+import type { Config } from '../../lib/config.js';
 import { type GatewayResponseType, renderGatewayResponse } from '../gateway-responses.js';
 import { localMethodArn, requestAuthorizerEvent, restApiEvent } from './events.js';
-import { BodyTooLargeError, invokeIntegration, readBoundedBody, sendGatewayResponse, sendLocalFailure } from './http.js';
-import { lambdaContext } from './lambda-context.js';
+import { BodyTooLargeError, readBoundedBody, sendGatewayResponse, sendLocalFailure } from './http.js';
+import { IntegrationFailure, sendFunctionAnswer } from './lambda/answer.js';
+import { MAX_BUFFERED_RESPONSE_BYTES } from './lambda/runtime-api.js';
+import type { InvocationOutcome } from './lambda/sandbox.js';
 import type { ApiRoutes } from './router.js';
-import { HANDLER_MODULES, type LambdaHandler, ROUTES, type Route, type RouteFunction } from './routes.js';
-import { INVENTORY_TIMEOUT_MS, streamingContext } from './streaming.js';
+import { ROUTES, type Route, type RouteFunction } from './routes.js';
 
 /**
  * The local stand-in for API Gateway's REST APIs: serves the routes (infra/local/routes.ts) the
- * listener's router (infra/local/router.ts) matched, with the deployed
- * handler modules with payload 1.0 events; in front of a guarded route, the token authorizer
- * function invoked as API Gateway invokes it (the same module that is deployed), its answers cached
- * per door and token for the door's TTL, its policy applied to the method; and API Gateway's own
- * refusals as the gateway responses of infra/gateway-responses.ts.
+ * listener's router (infra/local/router.ts) matched with the deployed functions, each invoked in its sandbox (infra/local/lambda/) with a payload 1.0 event; in front of
+ * a guarded route, the token authorizer function invoked as API Gateway invokes it, its answers
+ * cached per door and token for the door's TTL, its policy applied to the method; and API
+ * Gateway's own answers as the gateway responses of infra/gateway-responses.ts: a function that
+ * failed (an error, a crash, its timeout, its memory) INTEGRATION_FAILURE (502); one that did not
+ * answer within the integration's timeout INTEGRATION_TIMEOUT (504); a throttled invocation 500,
+ * as AWS documents for an invocation Lambda refuses (docs/decisions.md).
  */
+
+/** API Gateway's default (and, buffered, its most) integration timeout of a REST API: 29 seconds. */
+export const DEFAULT_INTEGRATION_TIMEOUT_MS = 29_000;
 
 /** API Gateway's REST payload quota: a larger request is refused before anything runs. */
 const MAX_PAYLOAD_BYTES = 10 * 1024 * 1024;
 /** Authorizer answers kept at most (expired ones leave first): one per distinct token within the TTL. */
 const MAX_CACHED_ANSWERS = 10_000;
 
+/** What the gateway invokes: the deployed functions, each in its sandboxes (infra/local/lambda/local-functions.ts). */
+export interface GatewayFunctions {
+  invoke(name: RouteFunction | 'authorizer', event: unknown, requestId: string): Promise<InvocationOutcome>;
+}
+
 export interface LocalRestApiOptions {
   api: Route['api'];
   routes?: readonly Route[];
-  /** The function behind a route, or the authorizer; the deployed modules unless a test says otherwise. */
-  handlerOf?: (name: RouteFunction | 'authorizer') => Promise<LambdaHandler>;
+  functions: GatewayFunctions;
+  /** The service configuration the gateway responses are written with (public URL, admitted origins), known once the stack listens. */
+  cfg: () => Pick<Config, 'publicUrl' | 'mcpAllowedOrigins'>;
   /** While true, every route answers 503 (the local stack is creating its tables and seeding). */
   isStarting?: () => boolean;
   /** The clock of the authorizer cache, in epoch milliseconds. */
   now?: () => number;
+  /**
+   * How long API Gateway waits for a route's answer (a stream: for its end) before it answers 504:
+   * 29 seconds unless told otherwise (the stack gives a STREAM route its `timeoutInMillis`).
+   */
+  integrationTimeoutMs?: (route: Route) => number;
+  /** A function started an instance for this request (a cold start), with its init time (Lambda's Init Duration). */
+  onColdStart?: (requestId: string, name: RouteFunction | 'authorizer', initDurationMs: number) => void;
 }
 
 /**
@@ -43,8 +63,18 @@ export interface LocalRestApiOptions {
  */
 export type LocalRestApi = ApiRoutes;
 
-async function loadHandler(name: RouteFunction | 'authorizer'): Promise<LambdaHandler> {
-  return (await HANDLER_MODULES[name]()).handler as LambdaHandler;
+/** A buffered answer's JSON (an authorizer's); a streamed one is read whole first. */
+async function answerJson(outcome: Extract<InvocationOutcome, { type: 'buffered' | 'stream' }>): Promise<unknown> {
+  let payload: Buffer;
+  if (outcome.type === 'stream') {
+    payload = await readBoundedBody(outcome.body, MAX_BUFFERED_RESPONSE_BYTES);
+    if (await outcome.ended) return undefined;
+  } else payload = outcome.payload;
+  try {
+    return JSON.parse(payload.toString('utf8'));
+  } catch {
+    return undefined;
+  }
 }
 
 interface AuthorizerAnswer {
@@ -106,14 +136,32 @@ type Verdict =
 
 export function localRestApi(options: LocalRestApiOptions): LocalRestApi {
   const routes = (options.routes ?? ROUTES).filter((route) => route.api === options.api);
-  const handlerOf = options.handlerOf ?? loadHandler;
+  const { functions } = options;
   const isStarting = options.isStarting ?? (() => false);
   const now = options.now ?? Date.now;
   // Each answer for its door's TTL, on the emulation's clock.
   const cache = new LRUCache<string, AuthorizerAnswer>({ max: MAX_CACHED_ANSWERS, perf: { now }, ttlResolution: 0 });
 
+  /** Invokes a function for the API request `requestId`; `invocationId` is the invocation's own (the authorizer's differs). */
+  const invoke = async (
+    name: RouteFunction | 'authorizer',
+    event: unknown,
+    requestId: string,
+    invocationId = requestId,
+  ): Promise<InvocationOutcome> => {
+    const outcome = await functions.invoke(name, event, invocationId);
+    if (outcome.initDurationMs !== undefined) options.onColdStart?.(requestId, name, outcome.initDurationMs);
+    return outcome;
+  };
+
   /** The authorizer's verdict on a request at a door, as API Gateway reaches it. */
-  const authorize = async (req: IncomingMessage, event: APIGatewayProxyEvent, route: Route, door: Door): Promise<Verdict> => {
+  const authorize = async (
+    req: IncomingMessage,
+    event: APIGatewayProxyEvent,
+    route: Route,
+    door: Door,
+    requestId: string,
+  ): Promise<Verdict> => {
     let cacheKey: string | undefined;
     if (door.identitySource) {
       const identity = identityValue(req, door.identitySource);
@@ -123,14 +171,15 @@ export function localRestApi(options: LocalRestApiOptions): LocalRestApi {
     }
     let answer = cacheKey ? cache.get(cacheKey) : undefined;
     if (!answer) {
-      let result: unknown;
       const started = now();
-      try {
-        const authorizer = await handlerOf('authorizer');
-        result = await authorizer(requestAuthorizerEvent(event), lambdaContext('authorizer'));
-      } catch (error) {
-        return { allowed: false, type: (error as Error | undefined)?.message === 'Unauthorized' ? 'UNAUTHORIZED' : 'AUTHORIZER_FAILURE' };
+      // The authorizer's invocation has a request id of its own, as on AWS.
+      const outcome = await invoke('authorizer', requestAuthorizerEvent(event), requestId, randomUUID());
+      if (outcome.type === 'throttled') return { allowed: false, type: 'AUTHORIZER_FAILURE' };
+      if (outcome.type === 'failed') {
+        // A Lambda authorizer refuses a token by failing with the exact message `Unauthorized`.
+        return { allowed: false, type: outcome.error.errorMessage === 'Unauthorized' ? 'UNAUTHORIZED' : 'AUTHORIZER_FAILURE' };
       }
+      const result = await answerJson(outcome);
       if (!isAuthorizerAnswer(result)) return { allowed: false, type: 'AUTHORIZER_CONFIGURATION_ERROR' };
       answer = { ...result, context: { ...result.context, integrationLatency: now() - started } };
       if (cacheKey) cache.set(cacheKey, answer, { ttl: door.cacheTtlSeconds * 1000 });
@@ -145,14 +194,15 @@ export function localRestApi(options: LocalRestApiOptions): LocalRestApi {
 
   const replier =
     (req: IncomingMessage, res: ServerResponse, requestId: string) =>
-    (type: GatewayResponseType, authorizer?: Record<string, string>): void =>
+    (type: GatewayResponseType, authorizer?: Record<string, string>, status?: number): void =>
       sendGatewayResponse(
         res,
         renderGatewayResponse(type, {
           requestId,
-          cfg: config(),
+          cfg: options.cfg(),
           origins: headerValuesOf(req, 'origin'),
           ...(authorizer ? { authorizer } : {}),
+          ...(status ? { status } : {}),
         }),
       );
 
@@ -179,22 +229,41 @@ export function localRestApi(options: LocalRestApiOptions): LocalRestApi {
       // One event per request: the authorizer's is made from it, and its context is added once allowed.
       const event = restApiEvent(req, route.resource, { api: options.api, requestId, body });
       if (route.authorizer) {
-        const verdict = await authorize(req, event, route, DOORS[route.authorizer]);
+        const verdict = await authorize(req, event, route, DOORS[route.authorizer], requestId);
         if (!verdict.allowed) return reply(verdict.type, verdict.context);
         event.requestContext.authorizer = verdict.context;
       }
+      // API Gateway waits this long for the function's answer (a stream: for its end), then answers 504.
+      const timeoutMs = options.integrationTimeoutMs?.(route) ?? DEFAULT_INTEGRATION_TIMEOUT_MS;
+      let timer: NodeJS.Timeout | undefined;
+      const timedOut = new Promise<'timeout'>((resolve) => {
+        timer = setTimeout(() => resolve('timeout'), timeoutMs);
+      });
       try {
-        const handler = await handlerOf(route.function);
-        // A streamed answer has the function's whole timeout (serverless.yml), not the 29 s of a buffered one.
-        const context =
-          route.transferMode === 'STREAM'
-            ? streamingContext(route.function, INVENTORY_TIMEOUT_MS, requestId)
-            : lambdaContext(route.function, requestId);
-        await invokeIntegration(res, { transferMode: route.transferMode, handler, event, context });
-      } catch {
-        // The function crashed or answered something that is no proxy result.
+        const invocation = invoke(route.function, event, requestId);
+        const outcome = await Promise.race([invocation, timedOut]);
+        if (outcome === 'timeout') {
+          // The function runs on to its own end (or timeout); its answer, when it comes, is dropped.
+          void invocation.then((late) => late.type === 'stream' && late.abort());
+          return reply('INTEGRATION_TIMEOUT');
+        }
+        // Lambda refused the invocation (its reserved concurrency is in use): API Gateway answers 500.
+        if (outcome.type === 'throttled') return reply('DEFAULT_5XX', undefined, 500);
+        if (outcome.type === 'failed') return reply('INTEGRATION_FAILURE');
+        const answered = sendFunctionAnswer(res, route.transferMode, outcome);
+        if ((await Promise.race([answered, timedOut])) === 'timeout') {
+          if (outcome.type === 'stream') outcome.abort();
+          if (res.headersSent) res.destroy();
+          else reply('INTEGRATION_TIMEOUT');
+          await answered.catch(() => undefined);
+        }
+      } catch (error) {
+        if (!(error instanceof IntegrationFailure)) throw error;
+        // The function's answer is no HTTP response API Gateway can send.
         if (res.headersSent) res.destroy();
         else reply('INTEGRATION_FAILURE');
+      } finally {
+        clearTimeout(timer);
       }
     },
   };

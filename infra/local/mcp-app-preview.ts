@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { config } from '../../lib/config.js';
+import type { Config } from '../../lib/config.js';
 import type { LocalIssuer } from './issuer.js';
 import { LOOPBACK_NAMES } from './own-address.js';
 import type { LocalRoute } from './router.js';
@@ -106,6 +106,7 @@ async function page(
   params: URLSearchParams,
   issuer: LocalIssuer,
   publicUrl: string,
+  cfg: Config,
 ): Promise<void> {
   const agentId = oneParam(params, 'agent_id')?.trim() || 'ac-002';
   // list_endpoints' filters, as given (the tool checks them).
@@ -124,7 +125,6 @@ async function page(
   if (width === 'bad') return refuse(res, 400, 'width must be a whole number of pixels from 280 to 2000.');
   if (minutes === 'bad') return refuse(res, 400, 'minutes must be a whole number from 5 to 10080.');
   if (limit === 'bad') return refuse(res, 400, 'limit must be a whole number from 1 to 500.');
-  const cfg = config();
   const token = await issuer.sign({
     issuer: cfg.jwtIssuer,
     audience: cfg.mcpAudience,
@@ -200,7 +200,7 @@ ${tool === 'observations' ? field('minutes', 'minutes', minutes === undefined ? 
 }
 
 /** The preview host's routes, for the public listener's table: its page per tool, its script, and a 404 for any other preview. */
-export function mcpAppPreviewRoutes(options: { issuer: LocalIssuer; publicUrl: () => string }): LocalRoute[] {
+export function mcpAppPreviewRoutes(options: { issuer: LocalIssuer; publicUrl: () => string; config: Config }): LocalRoute[] {
   const methods = ['GET', 'HEAD'];
   /** A handler that answers this machine only. */
   const local =
@@ -223,7 +223,7 @@ export function mcpAppPreviewRoutes(options: { issuer: LocalIssuer; publicUrl: (
         res.end();
         return;
       }
-      await page(res, tool, url.searchParams, options.issuer, publicUrl);
+      await page(res, tool, url.searchParams, options.issuer, publicUrl, options.config);
     }),
   });
   return [

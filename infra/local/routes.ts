@@ -1,8 +1,7 @@
-import type { Context } from 'aws-lambda';
 import type { DoorName } from '../../lib/auth/doors.js';
 
 /**
- * The REST APIs' routes, for both listeners: method and resource to the deployed handler module,
+ * The REST APIs' routes, for both listeners: method and resource to the deployed function,
  * the door whose token authorizer guards it (or none), and how its answer is sent. Each listener's
  * router (infra/local/router.ts) matches them, exactly as API Gateway matches a REST resource
  * without path parameters. It mirrors the template's REST APIs (serverless.yml's `http` events for the public one,
@@ -43,14 +42,3 @@ export const ROUTES: readonly Route[] = Object.freeze([
   ...metadata('/.well-known/oauth-protected-resource/api/agents'),
   { api: 'private', method: 'GET', resource: '/api/mcp/endpoint', function: 'observations', authorizer: null, transferMode: 'BUFFERED' },
 ] satisfies Route[]);
-
-/** A Lambda handler as the local gateway calls it (the deployed module's `handler`). */
-export type LambdaHandler = (event: unknown, context: Context) => Promise<unknown>;
-
-/** The deployed handler modules, imported when first needed (a test may set the environment first). */
-export const HANDLER_MODULES: Readonly<Record<RouteFunction | 'authorizer', () => Promise<{ handler: unknown }>>> = Object.freeze({
-  inventory: () => import('../../functions/inventory/handler.js'),
-  mcp: () => import('../../functions/mcp/handler.js'),
-  observations: () => import('../../functions/observations/handler.js'),
-  authorizer: () => import('../../functions/authorizer/handler.js'),
-});

@@ -10,13 +10,7 @@
  */
 import './node-version.js'; // first: the AWS SDK's Node-version notice off on Node 20 (docs/decisions.md, Node versions)
 import { parseArgs } from 'node:util';
-import { config } from '../../lib/config.js';
-import { dynamo, isAwsEndpoint } from '../../lib/store/client.js';
-import { ensureTables } from '../../lib/store/tables.js';
-import { cliStoreEndpoint } from './engine.js';
-import { fleetItemCount, writeFleet, writeTenantAgents } from './fleet.js';
-import { realisticAgents } from './generator.js';
-import { readFleetFile } from './seed-file.js';
+import { loadOrRefuse } from './cli.js';
 
 const usage = ['usage: npm run seed -- --file FLEET.json', '       npm run seed -- --generate --tenant T --agents N [--samples M]'].join(
   '\n',
@@ -55,6 +49,26 @@ function progress(total: number): { update(written: number): void; done(written:
   };
 }
 
+const [
+  { config },
+  { isAwsEndpoint },
+  { ensureTables },
+  { cliStore },
+  { fleetItemCount, writeFleet, writeTenantAgents },
+  { realisticAgents },
+  { readFleetFile },
+] = await loadOrRefuse('seed', () =>
+  Promise.all([
+    import('../../lib/config.js'),
+    import('../../lib/store/client.js'),
+    import('../../lib/store/tables.js'),
+    import('./engine.js'),
+    import('./fleet.js'),
+    import('./generator.js'),
+    import('./seed-file.js'),
+  ]),
+);
+
 try {
   const { values } = parseArgs({
     options: {
@@ -66,15 +80,16 @@ try {
     },
     strict: true,
   });
-  const local = !isAwsEndpoint(cliStoreEndpoint());
   const cfg = config();
+  const { endpoint, db } = cliStore(cfg);
+  const local = !isAwsEndpoint(endpoint);
   let summary: { tenants: number; agents: number; samples: number };
   if (values.file && !values.generate) {
     const fleet = await readFleetFile(values.file);
-    if (local) await ensureTables(dynamo(), cfg);
+    if (local) await ensureTables(db, cfg);
     const bar = progress(fleetItemCount(fleet));
     let written = 0;
-    summary = await writeFleet(dynamo(), cfg, fleet, cfg.sampleRetentionDays, {
+    summary = await writeFleet(db, cfg, fleet, cfg.sampleRetentionDays, {
       onProgress: (n) => {
         written = n;
         bar.update(n);
@@ -85,14 +100,14 @@ try {
     if (!values.tenant) throw new Error('--generate needs --tenant');
     const agents = wholeNumber(values.agents, '--agents');
     const samples = wholeNumber(values.samples, '--samples', 0);
-    if (local) await ensureTables(dynamo(), cfg);
+    if (local) await ensureTables(db, cfg);
     // The same agents without samples, to count the records before writing (a fast pass).
     let records = 0;
     for (const a of realisticAgents(values.tenant, agents, { now: new Date() }))
       records += (a.durable === false ? 0 : 1) + (a.connection ? 1 : 0);
     const bar = progress(records + agents * samples);
     const written = await writeTenantAgents(
-      dynamo(),
+      db,
       cfg,
       values.tenant,
       realisticAgents(values.tenant, agents, { now: new Date(), samples }),
@@ -107,7 +122,7 @@ try {
     throw new Error('give either --file or --generate');
   }
   process.stdout.write(
-    `seeded ${summary.tenants} tenant(s), ${summary.agents} agent(s), ${summary.samples} sample(s) into ${cfg.dataTable} at ${cfg.dynamoEndpoint}\n`,
+    `seeded ${summary.tenants} tenant(s), ${summary.agents} agent(s), ${summary.samples} sample(s) into ${cfg.dataTable} at ${endpoint}\n`,
   );
 } catch (error) {
   const e = error as Error;

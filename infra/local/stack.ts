@@ -1,10 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { config, resetConfig } from '../../lib/config.js';
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { type Config, ConfigError, parseConfig } from '../../lib/config.js';
 import { HttpError } from '../../lib/errors.js';
-import { dynamo, setDynamo } from '../../lib/store/client.js';
+import { createDocumentClient } from '../../lib/store/client.js';
 import { ensureTables } from '../../lib/store/tables.js';
+import { DIST, type FunctionName } from '../build.js';
 import { renderGatewayResponse } from '../gateway-responses.js';
 import { ISSUER_PATHS, localAuthorizationServer } from './authorization-server.js';
 import { DEMO_TENANTS, demoFleet } from './demo.js';
@@ -12,13 +14,19 @@ import { type DemoPulse, startDemoPulse } from './demo-pulse.js';
 import { type EmbeddedEngine, startEmbeddedEngine } from './engine.js';
 import { loadFleet, writeFleet } from './fleet.js';
 import { shiftFleet, staleFleetNote } from './fleet-time.js';
-import { type LocalRestApi, localRestApi } from './gateway.js';
+import { DEFAULT_INTEGRATION_TIMEOUT_MS, type LocalRestApi, localRestApi } from './gateway.js';
 import { sendGatewayResponse, sendLocalFailure } from './http.js';
 import { LOCAL_DIR, type LocalIssuer, localBrokerSecret, localIssuer } from './issuer.js';
+import { type LocalBundles, prebuiltBundles, watchedBundles } from './lambda/bundles.js';
+import { functionEnvironment, type LocalStackValues } from './lambda/environment.js';
+import { type LambdaFunctionSpec, readFunctionSpecs } from './lambda/functions.js';
+import { type LocalFunctions, startLocalFunctions } from './lambda/local-functions.js';
+import { type LambdaRuntime, lambdaRuntime, RuntimeChoiceError } from './lambda/runtimes.js';
 import { mcpAppPreviewRoutes } from './mcp-app-preview.js';
 import { isForOwnHost, isLoopbackAddress, ownHosts } from './own-address.js';
 import { bind, portsInUseSentence, type StackPort } from './ports.js';
 import { type ListenerRouter, listenerRouter } from './router.js';
+import type { Route } from './routes.js';
 import { readFleetFile } from './seed-file.js';
 
 export interface StackOptions {
@@ -48,6 +56,23 @@ export interface StackOptions {
   demoPulseMs?: number;
   /** How often to try again to create the tables and seed when the store was down at start. */
   retryMs?: number;
+  /**
+   * The environment the stack and its functions take the service's variables from (README,
+   * Configuration): `npm start`'s own unless told otherwise. Never written to.
+   */
+  env?: NodeJS.ProcessEnv;
+  /**
+   * Bundles already built (`<dir>/<function>/index.mjs`: a test run's, or `npm run build`'s dist/
+   * with LAMBDA_BUNDLES), run as they are. Without it the stack builds them into dist/ with `npm run
+   * build`'s options and rebuilds a function when its sources change (esbuild's watch).
+   */
+  bundlesDir?: string | undefined;
+  /** Where the stack builds the bundles and which sources it watches (default dist/ and the project; all the functions). */
+  build?: { dir: string; root?: string; functions?: FunctionName[] };
+  /** A line a function wrote on stdout or stderr (default: the same stream of this process). */
+  functionLog?: (name: FunctionName, line: string, stream: 'stdout' | 'stderr') => void;
+  /** How long a warm function instance waits for an event before it is stopped (default 10 minutes). */
+  idleMs?: number;
 }
 
 /**
@@ -67,10 +92,24 @@ export interface LocalStack {
   issuer: LocalIssuer;
   /** The local broker's client secret at the issuer (the MCP door exchanges tokens with it). */
   brokerSecret: string;
+  /** The service configuration the stack runs with: its tables, issuer, audiences (each function's own variables are in `functions`). */
+  readonly config: Config;
+  /** The stack's own DynamoDB client, on its engine (the seed, the CLIs' and the tests' reads). */
+  dynamo: DynamoDBDocumentClient;
+  /** The deployed functions, each in its sandboxes: their environments and instances. */
+  functions: LocalFunctions;
   /** Whether the tables could be created and seeded (false when the engine was down at start). */
   ready: boolean;
   /** The tenants the seed holds, in its order: the demo's, a fleet file's, none for SEED=none. */
   tenants: readonly string[];
+  /**
+   * Changes variables of the environment the stack was started with (`undefined` unsets one), as
+   * a restart with them would, without one: the gateway's configuration, and every function whose
+   * environment they change gets new instances (as a deployment gives it), which refuse a bad
+   * variable at their init. DYNAMODB_ENDPOINT points the functions at another engine. Returns the
+   * values it replaced, to put them back.
+   */
+  updateEnvironment(changes: Readonly<Record<string, string | undefined>>): Record<string, string | undefined>;
   stop(): Promise<void>;
 }
 
@@ -98,22 +137,28 @@ interface Bound {
 
 /**
  * A listener's request handler: one request id per request, one short access line when the answer
- * is out (method, path, status, time, request id), a 403 for a request that names another host
- * (nothing behind it runs), and, for anything the gateway did not foresee, a text/plain answer
- * rather than a crash.
+ * is out (method, path, status, time, request id, and a function's cold start as Lambda reports
+ * it), a 403 for a request that names another host (nothing behind it runs), and, for anything the
+ * gateway did not foresee, a text/plain answer rather than a crash.
  */
 function listener(
   bound: () => Bound | undefined,
   accessLog: ((line: string) => void) | undefined,
+  coldStarts: Map<string, string[]>,
+  cfg: () => Pick<Config, 'publicUrl' | 'mcpAllowedOrigins'>,
 ): (req: IncomingMessage, res: ServerResponse) => void {
   return (req, res) => {
     const started = performance.now();
     const requestId = randomUUID();
-    if (accessLog) {
-      res.once('close', () =>
-        accessLog(`${req.method} ${printablePath(req)} ${res.statusCode} ${Math.round(performance.now() - started)} ms ${requestId}`),
+    res.once('close', () => {
+      // A cold start of the request's function (or its authorizer) is shown as Lambda's REPORT line shows it.
+      const notes = coldStarts.get(requestId);
+      coldStarts.delete(requestId);
+      const cold = notes ? ` (${notes.join(', ')})` : '';
+      accessLog?.(
+        `${req.method} ${printablePath(req)} ${res.statusCode} ${Math.round(performance.now() - started)} ms ${requestId}${cold}`,
       );
-    }
+    });
     const serving = bound();
     if (!serving) {
       sendLocalFailure(res, 503, 'The service is starting; try again in a moment.', requestId, { 'Retry-After': '1' });
@@ -132,7 +177,7 @@ function listener(
     serving.router.handle(req, res, requestId).catch((error: unknown) => {
       if (res.headersSent) res.destroy();
       else if (error instanceof HttpError) sendLocalFailure(res, error.statusCode, error.message, requestId, error.headers);
-      else sendGatewayResponse(res, renderGatewayResponse('DEFAULT_5XX', { requestId, status: 500, cfg: config() }));
+      else sendGatewayResponse(res, renderGatewayResponse('DEFAULT_5XX', { requestId, status: 500, cfg: cfg() }));
     });
   };
 }
@@ -172,15 +217,13 @@ async function bindAll(
   await Promise.all([closeServer(ports.public), closeServer(ports.private), engine?.close()]);
   const taken = failures.filter((f) => f.error.code === 'EADDRINUSE').map((f) => f.at);
   if (taken.length > 0) throw new StartError(await portsInUseSentence(taken));
-  const unknownHost = failures.find((f) => f.error.code === 'EADDRNOTAVAIL' || f.error.code === 'ENOTFOUND');
-  if (unknownHost)
-    throw new StartError(`HOST=${options.host} is not an address of this machine; leave HOST unset for 127.0.0.1 (this machine only).`);
   const denied = failures.find((f) => f.error.code === 'EACCES');
   if (denied)
     throw new StartError(
       `port ${denied.at.port} (${denied.at.variable}, ${denied.at.role}) may not be used by this user; choose a port above 1023.`,
     );
-  throw failures[0]?.error;
+  const [first] = failures;
+  throw first?.error;
 }
 
 /** `1 tenant`, `2 tenants`. */
@@ -199,22 +242,23 @@ function prepareStore(options: {
   demoPulseMs: number | undefined;
   retryMs: number;
   dynamoEndpoint: string;
+  cfg: Config;
+  db: DynamoDBDocumentClient;
 }): { ready: Promise<boolean>; stop(): Promise<void> } {
-  const { say, seed, fleetFile, seedLive, retryMs, dynamoEndpoint } = options;
+  const { say, seed, fleetFile, seedLive, retryMs, dynamoEndpoint, cfg, db } = options;
   let pulse: DemoPulse | undefined;
   let retry: NodeJS.Timeout | undefined;
   let stopped = false;
   const once = async (): Promise<void> => {
-    const cfg = config();
-    const { created } = await ensureTables(dynamo(), cfg);
+    const { created } = await ensureTables(db, cfg);
     if (created.length > 0) say(`created tables: ${created.join(', ')}`);
     if (seed === 'none') return;
     const seededAt = new Date();
     // A fleet file was validated when it was read; the demo is validated as it is written.
     const fleet = fleetFile && seedLive ? shiftFleet(fleetFile, seededAt) : fleetFile;
     const loaded = fleet
-      ? await writeFleet(dynamo(), cfg, fleet, cfg.sampleRetentionDays)
-      : await loadFleet(dynamo(), cfg, demoFleet(seededAt), cfg.sampleRetentionDays);
+      ? await writeFleet(db, cfg, fleet, cfg.sampleRetentionDays)
+      : await loadFleet(db, cfg, demoFleet(seededAt), cfg.sampleRetentionDays);
     say(
       `seeded ${seed}: ${count(loaded.tenants, 'tenant')}, ${count(loaded.agents, 'agent')}, ${count(loaded.samples, 'sample')}${fleet && seedLive ? ' (times moved to now, kept reporting)' : ''}`,
     );
@@ -224,7 +268,7 @@ function prepareStore(options: {
       pulse = startDemoPulse({
         start: seededAt,
         intervalMs: options.demoPulseMs ?? 60_000,
-        write: (live) => loadFleet(dynamo(), config(), live, config().sampleRetentionDays),
+        write: (live) => loadFleet(db, cfg, live, cfg.sampleRetentionDays),
         warn: say,
         ...(fleet && seedLive ? { fleet } : {}),
       });
@@ -261,17 +305,81 @@ function prepareStore(options: {
   };
 }
 
+/** Loopback addresses are spelled out where the stack calls itself (localhost may resolve to ::1 first). */
+function loopbackUrl(port: number, path: string): string {
+  return `http://127.0.0.1:${port}${path}`;
+}
+
+/**
+ * The stack's configuration: the service's variables as given, with what only the stack knows
+ * where they leave it open (the engine, the ports, the issuer and its endpoints, the broker's secret).
+ */
+function stackConfig(
+  env: NodeJS.ProcessEnv,
+  known: { dynamoEndpoint: string; publicPort: number; privatePort: number; brokerSecret: string },
+): Config {
+  return parseConfig({
+    ...env,
+    DYNAMODB_ENDPOINT: known.dynamoEndpoint,
+    PORT: String(known.publicPort),
+    PRIVATE_PORT: String(known.privatePort),
+    JWT_ISSUER: env.JWT_ISSUER?.trim() || `http://localhost:${known.publicPort}`,
+    JWKS_URL: env.JWKS_URL?.trim() || loopbackUrl(known.publicPort, ISSUER_PATHS.jwks),
+    TOKEN_ENDPOINT: env.TOKEN_ENDPOINT?.trim() || loopbackUrl(known.publicPort, ISSUER_PATHS.token),
+    BROKER_CLIENT_SECRET: known.brokerSecret,
+  });
+}
+
+/** What the functions' environments take from the stack (infra/local/lambda/environment.ts). */
+function localValues(cfg: Config, dynamoEndpoint: string, brokerSecret: string): LocalStackValues {
+  return {
+    publicUrl: cfg.publicUrl,
+    issuer: cfg.jwtIssuer,
+    jwksUrl: cfg.jwksUrl,
+    tokenEndpoint: cfg.tokenEndpoint,
+    observationsUrl: cfg.observationsUrl,
+    dynamoEndpoint,
+    brokerSecret,
+    jwtAudience: cfg.jwtAudience,
+    mcpAudience: cfg.mcpAudience,
+    brokerClientId: cfg.brokerClientId,
+    brokerAllowList: cfg.brokerAllowList,
+  };
+}
+
+/** The runtime the instances run the bundles under (LAMBDA_RUNTIME); a choice that cannot be used stops the start with its sentence. */
+async function chosenRuntime(env: NodeJS.ProcessEnv): Promise<LambdaRuntime> {
+  try {
+    return await lambdaRuntime(env);
+  } catch (error) {
+    if (error instanceof RuntimeChoiceError) throw new StartError(error.message);
+    throw error;
+  }
+}
+
+/** The bundles the functions run: given ones as they are, else built now and rebuilt on change. */
+async function functionBundles(options: StackOptions, say: (line: string) => void): Promise<LocalBundles> {
+  try {
+    if (options.bundlesDir) return prebuiltBundles(options.bundlesDir);
+    return await watchedBundles({ dir: DIST, ...options.build, say });
+  } catch (error) {
+    throw new StartError(`${(error as Error).message}.`);
+  }
+}
+
 /**
  * Starts the local stack of DESIGN §7: the engine, tables and seed, the issuer (JWKS, metadata,
  * token exchange), the public listener (the public REST API: GET /api/agents, /api/mcp and the
  * RFC 9728 documents, behind the token authorizer) and the private loopback listener (GET
- * /api/mcp/endpoint), both routed by one table (infra/local/routes.ts). A dependency that is down
+ * /api/mcp/endpoint), each routed by one table (infra/local/router.ts), and behind them the
+ * deployed functions, each in sandboxes of its own (infra/local/lambda/). A dependency that is down
  * does not stop the listeners: requests then fail with 503 as they would on AWS.
  */
 export async function startLocalStack(options: StackOptions = {}): Promise<LocalStack> {
   const say = options.quiet ? () => undefined : (options.say ?? ((line: string) => process.stdout.write(`${line}\n`)));
+  const env: NodeJS.ProcessEnv = { ...(options.env ?? process.env) };
   const seed = options.seed ?? 'demo';
-  const issuerUrl = process.env.JWT_ISSUER?.trim();
+  const issuerUrl = env.JWT_ISSUER?.trim();
   if (issuerUrl && !/^https?:$/.test(URL.canParse(issuerUrl) ? new URL(issuerUrl).protocol : '')) {
     throw new StartError(
       `JWT_ISSUER must be an http or https URL (the local authorization server issues its tokens under it), not ${JSON.stringify(issuerUrl.slice(0, 100))}.`,
@@ -282,28 +390,67 @@ export async function startLocalStack(options: StackOptions = {}): Promise<Local
   const localDir = options.localDir ?? LOCAL_DIR;
   const issuer = await localIssuer(localDir);
   // The broker's secret: one given in the environment wins (the issuer then registers that one).
-  const brokerSecret = process.env.BROKER_CLIENT_SECRET?.trim() || (await localBrokerSecret(localDir));
+  const brokerSecret = env.BROKER_CLIENT_SECRET?.trim() || (await localBrokerSecret(localDir));
+  // The configuration with the ports asked for; once they are bound (port 0: any free one), with those.
+  let known = {
+    dynamoEndpoint: options.dynamoEndpoint ?? `http://127.0.0.1:${options.dynamoPort ?? 8000}`,
+    publicPort: options.port ?? 3000,
+    privatePort: options.privatePort ?? 3001,
+    brokerSecret,
+  };
+  let cfg = stackConfig(env, known);
+  let functions: LocalFunctions | undefined;
+  const running = (): LocalFunctions => {
+    if (!functions) throw new Error('the functions are not started yet');
+    return functions;
+  };
 
-  let publicUrl = '';
-  // Until the first attempt to create the tables and seed is over, the API answers 503.
+  // Until the functions are built and the first attempt to create the tables and seed is over, the API answers 503.
   let starting = true;
-  const isStarting = (): boolean => starting;
-  const publicApi: LocalRestApi = localRestApi({ api: 'public', isStarting });
-  const privateApi: LocalRestApi = localRestApi({ api: 'private', isStarting });
+  const coldStarts = new Map<string, string[]>();
+  const gatewayOptions = {
+    functions: { invoke: (name: FunctionName, event: unknown, requestId: string) => running().invoke(name, event, requestId) },
+    cfg: () => cfg,
+    // A streamed route waits as long as its `timeoutInMillis` says (serverless.yml); a buffered one API Gateway's 29 s.
+    integrationTimeoutMs: (route: Route) =>
+      (route.transferMode === 'STREAM' ? running().specs[route.function].integrationTimeoutMs : undefined) ??
+      DEFAULT_INTEGRATION_TIMEOUT_MS,
+    isStarting: () => starting,
+    onColdStart: (requestId: string, name: string, initDurationMs: number) =>
+      coldStarts.set(requestId, [
+        ...(coldStarts.get(requestId) ?? []),
+        `${name} cold start, Init Duration ${Math.round(initDurationMs)} ms`,
+      ]),
+  };
+  const publicApi: LocalRestApi = localRestApi({ api: 'public', ...gatewayOptions });
+  const privateApi: LocalRestApi = localRestApi({ api: 'private', ...gatewayOptions });
   const accessLog = options.quiet ? undefined : say;
   // Routes and names are known once the ports are bound.
   let publicListener: Bound | undefined;
   let privateListener: Bound | undefined;
-  const publicServer = createServer(listener(() => publicListener, accessLog));
-  const privateServer = createServer(listener(() => privateListener, accessLog));
+  const publicServer = createServer(
+    listener(
+      () => publicListener,
+      accessLog,
+      coldStarts,
+      () => cfg,
+    ),
+  );
+  const privateServer = createServer(
+    listener(
+      () => privateListener,
+      accessLog,
+      coldStarts,
+      () => cfg,
+    ),
+  );
   const host = options.host ?? '127.0.0.1';
 
-  const externalEndpoint = options.dynamoEndpoint;
   const bound = await bindAll(
     {
       public: publicServer,
       private: privateServer,
-      ...(externalEndpoint
+      ...(options.dynamoEndpoint
         ? {}
         : {
             engine: { port: options.dynamoPort ?? 8000, start: (port: number) => startEmbeddedEngine({ port, dataDir: options.dataDir }) },
@@ -311,34 +458,50 @@ export async function startLocalStack(options: StackOptions = {}): Promise<Local
     },
     { port: options.port ?? 3000, host, privatePort: options.privatePort ?? 3001 },
   );
-  const engine = bound.engine;
-  const dynamoEndpoint = externalEndpoint ?? engine?.endpoint;
-  if (!dynamoEndpoint) throw new Error('neither an external DynamoDB endpoint nor the embedded engine');
-  publicUrl = `http://localhost:${bound.publicPort}`;
+  const { engine } = bound;
+  const dynamoEndpoint = engine?.endpoint ?? known.dynamoEndpoint;
+  known = { dynamoEndpoint, publicPort: bound.publicPort, privatePort: bound.privatePort, brokerSecret };
+  cfg = stackConfig(env, known);
+  const db = createDocumentClient({
+    region: cfg.region,
+    endpoint: dynamoEndpoint,
+    maxAttempts: cfg.dynamoMaxAttempts,
+    timeoutMs: cfg.dynamoTimeoutMs,
+  });
 
-  // The handlers read their configuration from the environment, as on AWS. Loopback addresses
-  // are spelled out where the stack itself calls a listener (localhost may resolve to ::1 first).
-  process.env.DYNAMODB_ENDPOINT = dynamoEndpoint;
-  process.env.PORT = String(bound.publicPort);
-  process.env.PRIVATE_PORT = String(bound.privatePort);
-  if (!process.env.JWT_ISSUER) process.env.JWT_ISSUER = publicUrl;
-  if (!process.env.JWKS_URL) process.env.JWKS_URL = `http://127.0.0.1:${bound.publicPort}${ISSUER_PATHS.jwks}`;
-  if (!process.env.TOKEN_ENDPOINT) process.env.TOKEN_ENDPOINT = `http://127.0.0.1:${bound.publicPort}${ISSUER_PATHS.token}`;
-  process.env.BROKER_CLIENT_SECRET = brokerSecret;
-  resetConfig();
-  setDynamo(undefined);
-
-  // The public listener: the REST API and the local authorization server in one table
-  // (infra/local/router.ts), answering its loopback names, and HOST and PUBLIC_URL's when set.
-  const authorizationServer = await localAuthorizationServer({ issuer, brokerSecret });
-  const optedIn = [new URL(config().publicUrl).host, ...(isLoopbackAddress(host) || host === '0.0.0.0' || host === '::' ? [] : [host])];
-  // The MCP App preview host (infra/local/mcp-app-preview.ts): local only, this machine only.
-  const preview = mcpAppPreviewRoutes({ issuer, publicUrl: () => publicUrl });
+  // The public listener: the REST API, the local authorization server and the MCP App preview host
+  // in one table (infra/local/router.ts), answering its loopback names, and HOST and PUBLIC_URL's when set.
+  const publicUrl = `http://localhost:${bound.publicPort}`;
+  const authorizationServer = await localAuthorizationServer({ issuer, brokerSecret, config: cfg });
+  const preview = mcpAppPreviewRoutes({ issuer, publicUrl: () => publicUrl, config: cfg });
+  const optedIn = [new URL(cfg.publicUrl).host, ...(isLoopbackAddress(host) || host === '0.0.0.0' || host === '::' ? [] : [host])];
   publicListener = {
     hosts: ownHosts(bound.publicPort, optedIn),
     router: listenerRouter(publicApi, [...authorizationServer.routes, ...preview]),
   };
   privateListener = { hosts: ownHosts(bound.privatePort), router: listenerRouter(privateApi) };
+
+  const specs = readFunctionSpecs({ DataTable: cfg.dataTable, AuditTable: cfg.auditTable });
+  let functionsDynamoEndpoint = dynamoEndpoint;
+  const environmentOf = (spec: LambdaFunctionSpec): Record<string, string> =>
+    functionEnvironment(spec, Object.values(specs), localValues(cfg, functionsDynamoEndpoint, brokerSecret), env);
+  try {
+    const [bundles, runtime] = await Promise.all([functionBundles(options, say), chosenRuntime(env)]);
+    functions = startLocalFunctions({
+      specs,
+      bundles,
+      runtime,
+      environment: environmentOf,
+      userEnv: env,
+      ...(options.functionLog ? { log: options.functionLog } : {}),
+      say,
+      ...(options.idleMs !== undefined ? { idleMs: options.idleMs } : {}),
+    });
+  } catch (error) {
+    await Promise.all([closeServer(publicServer), closeServer(privateServer)]);
+    await engine?.close();
+    throw error;
+  }
 
   const store = prepareStore({
     say,
@@ -348,6 +511,8 @@ export async function startLocalStack(options: StackOptions = {}): Promise<Local
     demoPulseMs: options.demoPulseMs,
     retryMs: options.retryMs ?? 5_000,
     dynamoEndpoint,
+    cfg,
+    db,
   });
   const ready = await store.ready;
   starting = false;
@@ -359,12 +524,36 @@ export async function startLocalStack(options: StackOptions = {}): Promise<Local
     dynamoEndpoint,
     issuer,
     brokerSecret,
+    get config() {
+      return cfg;
+    },
+    dynamo: db,
+    functions,
     ready,
     tenants: seed === 'none' ? [] : fleetFile ? fleetFile.tenants.map((t) => t.tenant_id) : DEMO_TENANTS,
+    updateEnvironment(changes) {
+      const previous: Record<string, string | undefined> = {};
+      for (const [name, value] of Object.entries(changes)) {
+        previous[name] = env[name];
+        if (value === undefined) delete env[name];
+        else env[name] = value;
+      }
+      if ('DYNAMODB_ENDPOINT' in changes) functionsDynamoEndpoint = changes.DYNAMODB_ENDPOINT ?? dynamoEndpoint;
+      try {
+        cfg = stackConfig(env, known);
+      } catch (error) {
+        // A bad variable is the functions' to refuse, at their next init, as a deployment with it would be.
+        if (!(error instanceof ConfigError)) throw error;
+      }
+      for (const spec of Object.values(specs)) running().setEnvironment(spec.name, environmentOf(spec));
+      return previous;
+    },
     async stop() {
       await store.stop();
       await Promise.all([closeServer(publicServer), closeServer(privateServer)]);
+      await running().stop();
       await engine?.close();
+      db.destroy();
     },
   };
 }

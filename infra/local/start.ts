@@ -11,9 +11,13 @@ import './node-version.js'; // first: the AWS SDK's Node-version notice off on N
  * started it goes away (npm does not pass SIGHUP on). A bad variable, a port in use or a bad fleet
  * file stops the start with one sentence and exit code 2.
  */
-import { ConfigError, config, parseConfig } from '../../lib/config.js';
+import { loadOrRefuse } from './cli.js';
 import { isLoopbackAddress } from './own-address.js';
 import type { LocalStack } from './stack.js';
+
+// The service's configuration is parsed when its module loads, as in a function's init: a bad
+// variable is refused here, with its one sentence, before anything of the stack loads.
+const { ConfigError, parseConfig } = await loadOrRefuse('npm start', () => import('../../lib/config.js'));
 
 /** The configuration's own defaults, against which the printed commands say what differs. */
 const defaults = parseConfig({});
@@ -32,9 +36,7 @@ function prefix(vars: Record<string, string | number | undefined>): string {
 // EMF metric lines and the handlers' INFO records are for CloudWatch: here the terminal shows the
 // banner and one access line per request, with warnings and errors, unless asked for more (README,
 // Configuration). On AWS nothing sets these variables: metrics on, logs at INFO.
-process.env.POWERTOOLS_METRICS_DISABLED ??= 'true';
-process.env.POWERTOOLS_LOG_LEVEL ??= 'WARN';
-const env = { ...process.env };
+const env: NodeJS.ProcessEnv = { POWERTOOLS_METRICS_DISABLED: 'true', POWERTOOLS_LOG_LEVEL: 'WARN', ...process.env };
 let stack: LocalStack | undefined;
 let stopping = false;
 
@@ -62,13 +64,7 @@ const say = (line: string): void => {
   else held.push(line);
 };
 
-let checked: ReturnType<typeof parseConfig>;
-try {
-  checked = parseConfig(env);
-} catch (error) {
-  if (error instanceof ConfigError) fail(error.message);
-  throw error;
-}
+const checked = parseConfig(env);
 const seedLive = env.SEED_LIVE?.trim() ?? '';
 // The public listener's address: this machine only unless HOST opts in to another (the banner then says so).
 const host = env.HOST?.trim() || '127.0.0.1';
@@ -76,17 +72,15 @@ if (!['', 'true', 'false'].includes(seedLive)) fail(`SEED_LIVE must be true or f
 
 // The stack (handlers, SDKs, engine) loads once the variables are known to be good: a bad one is
 // refused without loading any of it.
-const [{ startLocalStack, StartError }, { FleetFileError, userPath }, { previewUrl }, { ensureViews }] = await Promise.all([
+const [{ startLocalStack, StartError }, { FleetFileError, userPath }, { previewUrl }] = await Promise.all([
   import('./stack.js'),
   import('./seed-file.js'),
   import('./mcp-app-preview.js'),
-  import('../build-views.js'),
 ]);
-// The MCP door's App views for the in-process functions (infra/build-views.ts), built when their source changed.
-await ensureViews();
 
 try {
   stack = await startLocalStack({
+    env,
     port: checked.port,
     host,
     privatePort: checked.privatePort,
@@ -94,6 +88,8 @@ try {
     dynamoEndpoint: env.DYNAMODB_ENDPOINT || undefined,
     dataDir: env.DATA_DIR ? userPath(env.DATA_DIR) : undefined,
     seed: env.SEED || 'demo',
+    // Bundles already built (`npm run build`'s dist/), run as they are; by default the stack builds and watches.
+    bundlesDir: env.LAMBDA_BUNDLES ? userPath(env.LAMBDA_BUNDLES) : undefined,
     say,
     seedLive: seedLive === 'true',
   });
@@ -103,7 +99,7 @@ try {
   throw error;
 }
 if (stopping) process.exit(0);
-const cfg = config();
+const cfg = stack.config;
 const publicPort = Number(new URL(stack.publicUrl).port);
 // What `npm run token` and `npm run audit` need to reach this stack, when it is not on the defaults.
 const tokenEnv = prefix({ PORT: publicPort === defaults.port ? undefined : publicPort, JWT_ISSUER: env.JWT_ISSUER || undefined });

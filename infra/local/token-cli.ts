@@ -14,9 +14,11 @@
 import './node-version.js'; // first: the AWS SDK's Node-version notice off on Node 20 (docs/decisions.md, Node versions)
 import { parseArgs } from 'node:util';
 import { isGroupName, MAX_GROUP_NAME_CHARACTERS } from '../../lib/auth/endpoint-scope.js';
-import { config } from '../../lib/config.js';
+import { loadOrRefuse } from './cli.js';
 import { localIssuer } from './issuer.js';
 import { brokerTokenFor, EXCHANGED_TOKEN_SECONDS } from './token-exchange.js';
+
+const { config } = await loadOrRefuse('token', () => import('../../lib/config.js'));
 
 const usage = 'usage: npm run token -- --tenant T [--sub S] [--groups G1,G2] [--expires-in SECONDS] [--audience A | --mcp | --as-broker]';
 

@@ -1,5 +1,4 @@
 import { randomUUID } from 'node:crypto';
-import { config } from '../../lib/config.js';
 import type { LocalIssuer } from './issuer.js';
 
 /**
@@ -52,8 +51,8 @@ export interface BrokerTokenFor {
   /** The issuer's `iss`, tenant and scope claims and the broker's client id and target audience, as configured. */
   issuer: string;
   tenantClaim: string;
-  /** Default: the configured ENDPOINT_SCOPE_CLAIM. */
-  scopeClaim?: string;
+  /** The configured ENDPOINT_SCOPE_CLAIM. */
+  scopeClaim: string;
   clientId: string;
   audience: string;
   /** Default EXCHANGED_TOKEN_SECONDS. */
@@ -71,7 +70,7 @@ export function brokerTokenFor(
   broker: BrokerTokenFor,
   user: { subject: string; tenant?: string | undefined; groups?: unknown },
 ): Promise<string> {
-  const scopeClaim = broker.scopeClaim ?? config().scopeClaim;
+  const { scopeClaim } = broker;
   return issueExchangedToken(
     issuer,
     {

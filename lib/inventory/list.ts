@@ -72,8 +72,8 @@ export async function listInventoryResponse(
     if (tally.unreadable > 0) {
       log.warn('left out stored agent records that cannot be read', { unreadableRecords: tally.unreadable, keys: tally.unreadableKeys });
     }
-    recordUnreadableRecords('listEndpointInventory', tally.unreadable);
-    recordItemsReturned('listEndpointInventory', tally.agents);
+    recordUnreadableRecords(tally.unreadable);
+    recordItemsReturned(tally.agents);
     log.info('inventory listed', {
       agents: tally.agents,
       scope: scope.kind,
@@ -153,6 +153,6 @@ export async function forEachInventoryAgent(
   }
   if (unreadable > 0)
     logger.warn('left out stored agent records that cannot be read', { unreadableRecords: unreadable, keys: unreadableKeys });
-  recordUnreadableRecords('listEndpointInventory', unreadable);
+  recordUnreadableRecords(unreadable);
   return { agents, unreadable, complete };
 }

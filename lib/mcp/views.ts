@@ -21,17 +21,14 @@ let html: Promise<string> | undefined;
 
 /**
  * Registers the view as a `ui://` resource of type `text/html;profile=mcp-app` on a fresh server.
- * Its HTML is read beside the running module (the bundle's folder, the Lambda task root), else,
- * for code run from the source tree (the local stack's in-process functions, tests), from the copy
- * `npm start` and the test run build (infra/build-views.ts, ensureViews).
+ * Its HTML is read beside the running module: the bundle's folder, the Lambda task root (locally
+ * too: each function runs its bundle in a sandbox whose task root is its folder).
  */
 export function registerViews(server: McpServer): void {
   const { uri, name, description, file } = ENDPOINT_VIEW;
   server.registerResource(name, uri, { description, mimeType: RESOURCE_MIME_TYPE, _meta: VIEW_META }, async () => {
     try {
-      html ??= readFile(new URL(file, import.meta.url), 'utf8').catch(() =>
-        readFile(new URL(`../../node_modules/.cache/views/${file}`, import.meta.url), 'utf8'),
-      );
+      html ??= readFile(new URL(file, import.meta.url), 'utf8');
       return { contents: [{ uri, mimeType: RESOURCE_MIME_TYPE, text: await html, _meta: VIEW_META }] };
     } catch (error) {
       html = undefined;

@@ -1,25 +1,7 @@
 import type { MiddlewareObj, Request } from '@middy/core';
-import type { Context } from 'aws-lambda';
+import { type DeadlineContext, deadlineOf } from '../deadline.js';
 
-/** Left to an invocation after its deadline: room to answer, and to write a refusal's audit item. */
-const DEADLINE_MARGIN_MS = 1_000;
-
-/** A Lambda context that carries the invocation's deadline, set by `invocationDeadline()`. */
-export interface DeadlineContext extends Context {
-  deadline?: AbortSignal;
-}
-
-/**
- * The one deadline of an invocation: the Lambda's remaining time less a margin. Every I/O of the
- * request (the JWKS fetch, each DynamoDB call with its retries, the audit write, the MCP door's
- * upstream calls) stops with it, so the client always gets the service's own text/plain 504 (or
- * 503), never API Gateway's bare 502 after Lambda cut the run.
- */
-export function deadlineOf(context: Pick<Context, 'getRemainingTimeInMillis'>, marginMs = DEADLINE_MARGIN_MS): AbortSignal {
-  return AbortSignal.timeout(Math.max(0, context.getRemainingTimeInMillis() - marginMs));
-}
-
-/** Sets `context.deadline` first thing, for the middlewares and the handler to pass on. */
+/** Sets `context.deadline` (lib/deadline.ts) first thing, for the middlewares and the handler to pass on. */
 export function invocationDeadline(): MiddlewareObj<unknown, unknown, Error, DeadlineContext> {
   const setDeadline = (request: Request<unknown, unknown, Error, DeadlineContext>): void => {
     request.context.deadline = deadlineOf(request.context);

@@ -4,7 +4,6 @@ import type { Context } from 'aws-lambda';
 import { GatewayTimeoutError, HttpError } from '../errors.js';
 import { FAILURE_HEADERS, failureBody } from '../http.js';
 import { logger } from '../observability/logger.js';
-import { openInvocationScope } from '../observability/metrics.js';
 
 export const FALLBACK_MESSAGE = 'The request could not be completed because of an internal error.';
 
@@ -60,12 +59,9 @@ export function failureHandling(): MiddlewareObj[] {
 
 /**
  * middy options for every handler: when the Lambda is about to run out of time, answer 504 with a
- * sentence (a plain middy timeout would become a 500) a moment before AWS cuts the invocation; and
- * each invocation opens its own metrics scope before any of its work, so what it records lands in
- * its own EMF line (see openInvocationScope).
+ * sentence (a plain middy timeout would become a 500) a moment before AWS cuts the invocation.
  */
 export const HANDLER_OPTIONS = Object.freeze({
-  requestStart: openInvocationScope,
   timeoutEarlyInMillis: 500,
   timeoutEarlyResponse: (): never => {
     throw new GatewayTimeoutError('The request ran out of time; try again.');

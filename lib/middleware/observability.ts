@@ -1,15 +1,10 @@
 import { finished, Readable } from 'node:stream';
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
+import { MetricUnit } from '@aws-lambda-powertools/metrics';
+import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
 import type { MiddlewareObj, Request } from '@middy/core';
 import { logger } from '../observability/logger.js';
-import {
-  beginRequestMetrics,
-  endRequestMetrics,
-  flushRequestMetrics,
-  type InvocationMetrics,
-  type Operation,
-  recordAuthorizerFailure,
-} from '../observability/metrics.js';
+import { METRIC, metrics, type Operation, recordAnswer, recordAuthorizerFailure } from '../observability/metrics.js';
 
 export interface ObservabilityOptions {
   /** The contract operation this handler serves; the `operation` metric dimension. */
@@ -21,48 +16,55 @@ interface ObservedResponse {
   body?: unknown;
 }
 
-/** Each request's metrics and start time: on the request, as concurrent local requests share one handler. */
-const inFlight = new WeakMap<Request, { invocation: InvocationMetrics; startedAt: number }>();
+/** Where requestMetrics keeps a request's start, beside Powertools' own values on `request.internal`. */
+const STARTED_AT = 'requestMetricsStartedAt';
+
+/**
+ * Powertools' logMetrics, which flushes the function's metrics as one EMF line when the handler
+ * has answered. The operation is the function's one default dimension, set once as its handler is
+ * made (logMetrics' own option would set it again at every invocation, with a warning each time).
+ */
+function operationMetrics(operation: Operation): MiddlewareObj {
+  metrics.setDefaultDimensions({ operation });
+  return logMetrics(metrics);
+}
 
 /**
  * Request metrics for one operation: a `Requests` count in `before`; `Latency`, and a failure
- * class from the status the client finally gets, in `after` and `onError`; then one EMF line.
- * Each request records into its own buffer (see beginRequestMetrics), so two requests in flight in
- * one process (the local stack's MCP door and the observations request it makes) never share a line.
- * It must sit before `failureHandling()` in the chain, because middy runs `onError` in reverse
- * order of `use`: by the time this `onError` runs, the error has already become its response.
+ * class from the status the client finally gets, in `after` and `onError` (lib/observability/metrics.ts
+ * recordAnswer). It must sit after operationMetrics and before `failureHandling()` in the chain:
+ * middy runs `after` and `onError` in reverse order of `use`, so by then the error has become its
+ * response, and the flush comes after.
+ *
+ * A streamed body is read after the handler answered (middy pipes it then, after every `after`):
+ * its latency and class are known when the body ends, and flushed then as one more line, since
+ * logMetrics flushed before the first byte. A stream cut after its 200 counts as a 5xx: the
+ * client saw a broken transfer; a client that went away is no failure of the service's.
  */
-export function requestMetrics(options: ObservabilityOptions): MiddlewareObj {
+export function requestMetrics(): MiddlewareObj {
+  const internal = (request: Request): Record<string, unknown> => request.internal as Record<string, unknown>;
   const startRequestMetrics = (request: Request): void => {
-    inFlight.set(request, { invocation: beginRequestMetrics(options.operation), startedAt: performance.now() });
+    internal(request)[STARTED_AT] = performance.now();
+    metrics.addMetric(METRIC.requests, MetricUnit.Count, 1);
   };
+  const latency = (request: Request): number => performance.now() - Number(internal(request)[STARTED_AT]);
 
-  const finishRequestMetrics = (request: Request, streamFailed = false): void => {
-    const started = inFlight.get(request);
-    if (!started) return; // ended already (an error in `after` runs onError too), or never begun
-    inFlight.delete(request);
+  const finishRequestMetrics = (request: Request): void => {
     const response = request.response as ObservedResponse | undefined;
-    // An error nobody mapped (no failure middleware) would reach Lambda as a crash: count it as 5xx.
-    // So is a stream cut after its 200: the client saw a broken transfer.
-    const statusCode = streamFailed ? 500 : typeof response?.statusCode === 'number' ? response.statusCode : request.error ? 500 : 200;
-    try {
-      endRequestMetrics(started.invocation, statusCode, performance.now() - started.startedAt);
-    } finally {
-      flushRequestMetrics(started.invocation);
+    const body = response?.body;
+    if (body instanceof Readable) {
+      finished(body, (error) => {
+        const failed = Boolean(error) && (error as NodeJS.ErrnoException).code !== 'ERR_STREAM_PREMATURE_CLOSE';
+        recordAnswer(failed ? 500 : (response?.statusCode ?? 200), latency(request));
+        metrics.publishStoredMetrics();
+      });
+      return;
     }
+    // An error nobody mapped (no failure middleware) would reach Lambda as a crash: count it as 5xx.
+    recordAnswer(typeof response?.statusCode === 'number' ? response.statusCode : request.error ? 500 : 200, latency(request));
   };
 
-  /** A streamed body is read after `after` runs (middy pipes it then): its request ends when the body does. */
-  const finishWhenAnswered = (request: Request): void => {
-    const body = (request.response as ObservedResponse | undefined)?.body;
-    // A client that went away is no failure of the service's.
-    const failed = (error: NodeJS.ErrnoException | null | undefined): boolean =>
-      error != null && error.code !== 'ERR_STREAM_PREMATURE_CLOSE';
-    if (body instanceof Readable) finished(body, (error) => finishRequestMetrics(request, failed(error)));
-    else finishRequestMetrics(request);
-  };
-
-  return { before: startRequestMetrics, after: finishWhenAnswered, onError: (request) => finishRequestMetrics(request) };
+  return { before: startRequestMetrics, after: finishRequestMetrics, onError: finishRequestMetrics };
 }
 
 /**
@@ -90,7 +92,7 @@ export function correlationIds(): MiddlewareObj {
  * middy(handler).use(observability({ operation: 'listEndpointInventory' })).use(failureHandling())
  */
 export function observability(options: ObservabilityOptions): MiddlewareObj[] {
-  return [injectLambdaContext(logger, { resetKeys: true }), correlationIds(), requestMetrics(options)];
+  return [injectLambdaContext(logger, { resetKeys: true }), correlationIds(), operationMetrics(options.operation), requestMetrics()];
 }
 
 /**
@@ -99,27 +101,19 @@ export function observability(options: ObservabilityOptions): MiddlewareObj[] {
  * EMF line. An authorizer answers no HTTP status, so requestMetrics' classes do not apply.
  */
 export function authorizerMetrics(options: { refusalMessage: string }): MiddlewareObj {
-  const started = new WeakMap<Request, InvocationMetrics>();
-  const startAuthorizerMetrics = (request: Request): void => {
-    started.set(request, beginRequestMetrics('authorizer'));
+  const countRequest = (): void => {
+    metrics.addMetric(METRIC.requests, MetricUnit.Count, 1);
   };
-  const finishAuthorizerMetrics = (request: Request): void => {
-    const invocation = started.get(request);
-    if (!invocation) return;
-    started.delete(request);
-    try {
-      if (request.error && request.error.message !== options.refusalMessage) recordAuthorizerFailure(invocation);
-    } finally {
-      flushRequestMetrics(invocation);
-    }
+  const countFailure = (request: Request): void => {
+    if (request.error && request.error.message !== options.refusalMessage) recordAuthorizerFailure();
   };
-  return { before: startAuthorizerMetrics, after: finishAuthorizerMetrics, onError: finishAuthorizerMetrics };
+  return { before: countRequest, onError: countFailure };
 }
 
 /**
  * Everything the token authorizer needs for CloudWatch, as one `use`: structured logs with the
- * Lambda context and correlation ids, and authorizerMetrics.
+ * Lambda context and correlation ids, and authorizerMetrics flushed by logMetrics.
  */
 export function authorizerObservability(options: { refusalMessage: string }): MiddlewareObj[] {
-  return [injectLambdaContext(logger, { resetKeys: true }), correlationIds(), authorizerMetrics(options)];
+  return [injectLambdaContext(logger, { resetKeys: true }), correlationIds(), operationMetrics('authorizer'), authorizerMetrics(options)];
 }

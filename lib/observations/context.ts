@@ -1,6 +1,6 @@
 import type { EndpointScope } from '../auth/endpoint-scope.js';
 import type { ObservationsQuery } from '../contract/schemas.js';
-import type { DeadlineContext } from '../middleware/deadline.js';
+import type { DeadlineContext } from '../deadline.js';
 import type { Attribution } from './request.js';
 
 /** Who asked, as far as the request got: known after the bearer token verified. */

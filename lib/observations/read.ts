@@ -78,7 +78,7 @@ export async function readEndpointObservations({
       keys: records.unreadableKeys,
     });
   }
-  recordUnreadableRecords('getEndpointObservations', records.unreadable);
+  recordUnreadableRecords(records.unreadable);
 
   const windowSamples = window.samples;
   let unreadableSamples = window.unreadable;

@@ -51,26 +51,19 @@ export function createDocumentClient(options: ClientOptions): DynamoDBDocumentCl
 /** The name under which the SDK registers its logger middleware. */
 export const SDK_LOGGER_MIDDLEWARE = 'loggerMiddleware';
 
-let client: DynamoDBDocumentClient | undefined;
-
 /**
- * The service's client, created on first use from the configuration and reused across
+ * The service's client, made once when this module loads from the configuration and reused across
  * invocations. Timeouts and retries are bounded so a slow or absent engine becomes a 504/503 well
  * inside the Lambda timeout.
  */
-export function dynamo(): DynamoDBDocumentClient {
-  if (client) return client;
-  const cfg = config();
-  client = createDocumentClient({
-    region: cfg.region,
-    endpoint: cfg.dynamoEndpoint,
-    maxAttempts: cfg.dynamoMaxAttempts,
-    timeoutMs: cfg.dynamoTimeoutMs,
-  });
-  return client;
-}
+const client = createDocumentClient({
+  region: config().region,
+  endpoint: config().dynamoEndpoint,
+  maxAttempts: config().dynamoMaxAttempts,
+  timeoutMs: config().dynamoTimeoutMs,
+});
 
-/** Replaces the client (tests inject faults or instrumented clients); `undefined` resets it. */
-export function setDynamo(next: DynamoDBDocumentClient | undefined): void {
-  client = next;
+/** The service's DynamoDB client (see above). */
+export function dynamo(): DynamoDBDocumentClient {
+  return client;
 }

@@ -1,7 +1,6 @@
 import { request } from 'node:http';
 import { decodeJwt } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { config } from '../../lib/config.js';
 import { startTestStack, type TestStack } from '../helpers/stack.js';
 
 /**
@@ -175,8 +174,8 @@ describe('E2E: the protected resource metadata of both doors', () => {
 
     expect(res.status).toBe(200);
     expect(document).toMatchObject({
-      resource: door === 'mcp' ? config().mcpAudience : `${stack.publicUrl}/api/agents`,
-      authorization_servers: [config().jwtIssuer],
+      resource: door === 'mcp' ? stack.config.mcpAudience : `${stack.publicUrl}/api/agents`,
+      authorization_servers: [stack.config.jwtIssuer],
     });
   });
 });

@@ -3,14 +3,14 @@ import { gunzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { writeTenantAgents } from '../../infra/local/fleet.js';
 import { realisticAgents } from '../../infra/local/generator.js';
-import { startLocalStack } from '../../infra/local/stack.js';
 import { AgentInventory } from '../../lib/contract/schemas.js';
 import { agentSortKey } from '../../lib/store/keys.js';
 import { expectResponseMatchesContract } from '../helpers/contract.js';
 import { startTestEngine, type TestEngine } from '../helpers/engine.js';
 import { countingProxy } from '../helpers/faults.js';
 import { localDirWithKey } from '../helpers/local-dir.js';
-import { type TestStack, withTokens } from '../helpers/stack.js';
+import { openPaced } from '../helpers/paced-client.js';
+import { startOnFreePorts, type TestStack, withTokens } from '../helpers/stack.js';
 import { listTenantAgentRecords } from '../helpers/store.js';
 
 /**
@@ -51,20 +51,19 @@ describe('E2E: GET /api/agents streamed through the local listener', () => {
         return failFrom;
       },
     });
-    Object.assign(process.env, {
-      DATA_TABLE: engine.tables.dataTable,
-      AUDIT_TABLE: engine.tables.auditTable,
-      DYNAMODB_MAX_ATTEMPTS: '2',
-      DYNAMODB_TIMEOUT_MS: '15000',
-    }); // faults here are resets, never waits: a slow engine page is no fault
     stack = withTokens(
-      await startLocalStack({
-        port: 0,
-        privatePort: 0,
+      await startOnFreePorts({
         dynamoEndpoint: proxy.endpoint,
         seed: 'none',
         localDir: await localDirWithKey('stream-'),
-        quiet: true,
+        env: {
+          ...process.env,
+          DATA_TABLE: engine.tables.dataTable,
+          AUDIT_TABLE: engine.tables.auditTable,
+          // Faults here are resets, never waits: a slow engine page is no fault.
+          DYNAMODB_MAX_ATTEMPTS: '2',
+          DYNAMODB_TIMEOUT_MS: '15000',
+        },
       }),
     );
   }, 120_000);
@@ -101,6 +100,9 @@ describe('E2E: GET /api/agents streamed through the local listener', () => {
       req.end();
     });
   }
+
+  const openAgents = (headers: Record<string, string>) =>
+    openPaced(`${stack.publicUrl.replace('localhost', '127.0.0.1')}/api/agents`, headers);
 
   const byKey = (ids: string[]): string[] =>
     [...ids].sort((a, b) => Buffer.compare(Buffer.from(agentSortKey(a, 'D')), Buffer.from(agentSortKey(b, 'D'))));
@@ -195,5 +197,25 @@ describe('E2E: GET /api/agents streamed through the local listener', () => {
     expect(res.status).toBe(200);
     expect(quietFor).toBeGreaterThanOrEqual(2_000); // the reads stopped
     expect(read).toBeLessThan(fullRead); // before the end of the tenant
+  });
+  it('serves a second request while the first holds its instance, from a second instance of the inventory', async () => {
+    // Plain JSON (10 MB), its client reading nothing yet: the first instance streams it into the sockets.
+    const headers = { Authorization: `Bearer ${await token()}` };
+    const busy = () => stack.functions.stats('inventory').instances.filter((i) => i.state === 'busy');
+    const first = await openAgents(headers);
+    const holding = busy();
+    const coldStarts = stack.functions.stats('inventory').coldStarts;
+
+    const second = await fetchAgents(headers);
+    const firstBody = await first.read();
+
+    expect(holding).toHaveLength(1);
+    expect(second.status).toBe(200);
+    expect(second.ending).toBe('complete');
+    expect(JSON.parse(second.body.toString('utf8'))).toHaveLength(AGENTS);
+    // One event at a time per instance: with the first one busy, the second request had one started for it.
+    expect(stack.functions.stats('inventory').coldStarts).toBe(coldStarts + 1);
+    expect(stack.functions.stats('inventory').instances.length).toBeGreaterThanOrEqual(2);
+    expect(JSON.parse(firstBody.toString('utf8'))).toHaveLength(AGENTS);
   });
 });

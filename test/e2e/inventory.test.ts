@@ -1,7 +1,6 @@
 import { decodeJwt, generateKeyPair, SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Fleet } from '../../infra/local/fleet.js';
-import { config } from '../../lib/config.js';
 import { AgentInventory } from '../../lib/contract/schemas.js';
 import { get, startTestStack, type TestStack } from '../helpers/stack.js';
 
@@ -125,8 +124,8 @@ describe('E2E: GET /api/agents over HTTP through the token authorizer', () => {
   });
 
   it('accepts a token whose audience is in an aud array, and one with the right client_id instead of aud', async () => {
-    const inArray = await get(url, { Authorization: `Bearer ${await stack.token({ audience: ['other', config().jwtAudience] })}` });
-    const clientIdToken = await stack.token({ audience: undefined, extra: { client_id: config().jwtAudience } });
+    const inArray = await get(url, { Authorization: `Bearer ${await stack.token({ audience: ['other', stack.config.jwtAudience] })}` });
+    const clientIdToken = await stack.token({ audience: undefined, extra: { client_id: stack.config.jwtAudience } });
     const otherClient = await stack.token({ audience: undefined, extra: { client_id: 'another-app' } });
 
     expect(decodeJwt(clientIdToken)).not.toHaveProperty('aud');
@@ -173,7 +172,7 @@ describe('E2E: GET /api/agents over HTTP through the token authorizer', () => {
 
   it('returns 401 for a token signed by a key the issuer does not publish, even with its kid', async () => {
     const { privateKey } = await generateKeyPair('RS256');
-    const cfg = config();
+    const cfg = stack.config;
     const token = await new SignJWT({ tenant_id: 'acme' })
       .setProtectedHeader({ alg: 'RS256', kid: stack.issuer.kid })
       .setIssuer(cfg.jwtIssuer)
@@ -188,7 +187,7 @@ describe('E2E: GET /api/agents over HTTP through the token authorizer', () => {
 
   it('returns 401 for an unsigned token (alg: none)', async () => {
     const enc = (o: object): string => Buffer.from(JSON.stringify(o)).toString('base64url');
-    const cfg = config();
+    const cfg = stack.config;
     const token = `${enc({ alg: 'none', kid: stack.issuer.kid })}.${enc({ iss: cfg.jwtIssuer, aud: cfg.jwtAudience, tenant_id: 'acme', exp: Math.floor(now / 1000) + 600 })}.`;
 
     const res = await get(url, { Authorization: `Bearer ${token}` });
@@ -198,12 +197,12 @@ describe('E2E: GET /api/agents over HTTP through the token authorizer', () => {
   });
 
   it('returns 401 for a token from another issuer or not yet valid', async () => {
-    const otherIssuer = await stack.issuer.sign({ issuer: 'https://evil.example.com', audience: config().jwtAudience, tenant: 'acme' });
+    const otherIssuer = await stack.issuer.sign({ issuer: 'https://evil.example.com', audience: stack.config.jwtAudience, tenant: 'acme' });
     const notYet = await stack.token({ extra: { nbf: Math.floor(now / 1000) + 3600 } });
 
     expectUnauthorized(
       await get(url, { Authorization: `Bearer ${otherIssuer}` }),
-      `The bearer token's "iss" claim is not the issuer this service accepts, "${config().jwtIssuer}"; make local tokens with the PORT (and JWT_ISSUER) that npm start runs with.`,
+      `The bearer token's "iss" claim is not the issuer this service accepts, "${stack.config.jwtIssuer}"; make local tokens with the PORT (and JWT_ISSUER) that npm start runs with.`,
     );
     expectUnauthorized(await get(url, { Authorization: `Bearer ${notYet}` }), 'The bearer token\'s "nbf" claim is not acceptable.');
   });

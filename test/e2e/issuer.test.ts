@@ -2,7 +2,6 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { doorResource } from '../../lib/auth/doors.js';
-import { config } from '../../lib/config.js';
 import { browserStandIn, claimsOf, pkce, signInAsBrowser } from '../helpers/sign-in.js';
 import { startTestStack, type TestStack } from '../helpers/stack.js';
 
@@ -56,7 +55,7 @@ function authorizationUrl(clientId: string, challenge: string, params: Record<st
     code_challenge: challenge,
     code_challenge_method: 'S256',
     state: 'xyz',
-    resource: config().mcpAudience,
+    resource: stack.config.mcpAudience,
     ...params,
   };
   for (const [name, value] of Object.entries(all)) target.searchParams.set(name, value);
@@ -79,7 +78,7 @@ async function token(
 async function signInFor(
   clientId: string,
   who: { tenant: string; user: string; groups?: string } = { tenant: 'acme', user: 'alice' },
-  resource = config().mcpAudience,
+  resource = stack.config.mcpAudience,
 ) {
   const { verifier, challenge } = pkce();
   const back = await signInAsBrowser(authorizationUrl(clientId, challenge, { resource }), who);
@@ -118,7 +117,7 @@ describe('E2E: the local issuer as an OAuth 2.1 authorization server', () => {
     const metadata = (await res.json()) as Record<string, string[]>;
     expect(res.status).toBe(200);
     expect(metadata).toMatchObject({
-      issuer: config().jwtIssuer,
+      issuer: stack.config.jwtIssuer,
       authorization_endpoint: url('/oauth2/authorize'),
       token_endpoint: url('/oauth2/token'),
       registration_endpoint: url('/oauth2/register'),
@@ -183,7 +182,7 @@ describe('E2E: the local issuer as an OAuth 2.1 authorization server', () => {
     expect(`${back.origin}${back.pathname}`).toBe(REDIRECT);
     expect(back.searchParams.get('code')).toMatch(/^[A-Za-z0-9_-]{43,}$/);
     expect(back.searchParams.get('state')).toBe('xyz');
-    expect(back.searchParams.get('iss')).toBe(config().jwtIssuer);
+    expect(back.searchParams.get('iss')).toBe(stack.config.jwtIssuer);
   });
 
   it('issues, for the code and its PKCE verifier, an access token for exactly the resource asked, with the tenant and user chosen, and a refresh token', async () => {
@@ -195,8 +194,8 @@ describe('E2E: the local issuer as an OAuth 2.1 authorization server', () => {
     expect(status).toBe(200);
     expect(body).toMatchObject({ token_type: 'Bearer', expires_in: 3600, refresh_token: expect.any(String) });
     expect(claimsOf(body.access_token as string)).toMatchObject({
-      iss: config().jwtIssuer,
-      aud: config().mcpAudience,
+      iss: stack.config.jwtIssuer,
+      aud: stack.config.mcpAudience,
       sub: 'bob',
       tenant_id: 'globex',
       client_id: clientId,
@@ -205,7 +204,7 @@ describe('E2E: the local issuer as an OAuth 2.1 authorization server', () => {
 
   it('issues a token for the inventory when that is the resource asked (RFC 8707), and it opens the inventory only', async () => {
     const clientId = await publicClient();
-    const { redeem } = await signInFor(clientId, { tenant: 'acme', user: 'carol' }, doorResource(config(), 'inventory'));
+    const { redeem } = await signInFor(clientId, { tenant: 'acme', user: 'carol' }, doorResource(stack.config, 'inventory'));
 
     const { body } = await redeem();
     const agents = await fetch(url('/api/agents'), { headers: { Authorization: `Bearer ${body.access_token as string}` } });
@@ -215,7 +214,7 @@ describe('E2E: the local issuer as an OAuth 2.1 authorization server', () => {
       body: '{}',
     });
 
-    expect(claimsOf(body.access_token as string)).toMatchObject({ aud: config().jwtAudience });
+    expect(claimsOf(body.access_token as string)).toMatchObject({ aud: stack.config.jwtAudience });
     expect(agents.status).toBe(200);
     expect(mcp.status).toBe(401);
   });
@@ -237,7 +236,7 @@ describe('E2E: the local issuer as an OAuth 2.1 authorization server', () => {
     ],
     [
       'another resource than the one signed in for',
-      (c: Awaited<ReturnType<typeof signInFor>>) => c.redeem({ resource: doorResource(config(), 'inventory') }),
+      (c: Awaited<ReturnType<typeof signInFor>>) => c.redeem({ resource: doorResource(stack.config, 'inventory') }),
       'invalid_target',
     ],
   ])('refuses %s', async (_what, send, error) => {
@@ -262,7 +261,7 @@ describe('E2E: the local issuer as an OAuth 2.1 authorization server', () => {
       sub: 'dora',
       tenant_id: 'acme',
       endpoint_groups: ['emea', 'servers'],
-      aud: config().mcpAudience,
+      aud: stack.config.mcpAudience,
     });
     expect(replayed).toMatchObject({ status: 400, body: { error: 'invalid_grant' } });
   });
@@ -392,7 +391,7 @@ describe('E2E: the token exchange at the local issuer', () => {
       },
       body: new URLSearchParams(form),
     });
-  const grant = async (subjectToken: string, audience = config().observationsAudience): Promise<Record<string, string>> => ({
+  const grant = async (subjectToken: string, audience = stack.config.observationsAudience): Promise<Record<string, string>> => ({
     grant_type: 'urn:ietf:params:oauth:grant-type:token-exchange',
     subject_token: subjectToken,
     subject_token_type: 'urn:ietf:params:oauth:token-type:access_token',
@@ -413,9 +412,9 @@ describe('E2E: the token exchange at the local issuer', () => {
     expect(claimsOf(body.access_token)).toMatchObject({
       sub: 'carol',
       tenant_id: 'acme',
-      aud: config().observationsAudience,
+      aud: stack.config.observationsAudience,
       act: { sub: 'local-broker' },
-      iss: config().jwtIssuer,
+      iss: stack.config.jwtIssuer,
     });
   });
 
@@ -434,7 +433,7 @@ describe('E2E: the token exchange at the local issuer', () => {
     ['a wrong client secret', async () => exchange(await grant(await stack.mcpToken()), 'wrong'), 401, 'invalid_client'],
     [
       'an audience the broker may not ask for',
-      async () => exchange(await grant(await stack.mcpToken(), config().jwtAudience)),
+      async () => exchange(await grant(await stack.mcpToken(), stack.config.jwtAudience)),
       400,
       'invalid_target',
     ],

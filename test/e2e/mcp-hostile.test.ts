@@ -1,14 +1,11 @@
-import { QueryCommand } from '@aws-sdk/client-dynamodb';
-import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Fleet, FleetAgent } from '../../infra/local/fleet.js';
-import { config } from '../../lib/config.js';
 import { EndpointList } from '../../lib/contract/mcp-tools.js';
 import { LAMBDA_RESPONSE_LIMIT_BYTES } from '../../lib/http.js';
 import { MAX_REPORTED_CHARACTERS, MAX_TOOL_CALLS_PER_REQUEST, RESULT_BUDGET_BYTES } from '../../lib/mcp/limits.js';
 import { listAuditItems } from '../../lib/store/audit.js';
-import { dynamo } from '../../lib/store/client.js';
+import { countingProxy } from '../helpers/faults.js';
 import { startTestStack, type TestStack } from '../helpers/stack.js';
 
 /**
@@ -173,7 +170,7 @@ describe('E2E: one HTTP request has a bounded cost', () => {
     params: { name: 'observations', arguments: { agent_id: agentId, reason, minutes: 10080, limit: 500 } },
   });
   const audited = async (reason: string): Promise<number> =>
-    (await listAuditItems(dynamo(), config().auditTable, TENANT)).filter((i) => i.reason === reason).length;
+    (await listAuditItems(stack.dynamo, stack.config.auditTable, TENANT)).filter((i) => i.reason === reason).length;
 
   it(`refuses a batch of 20 tools/call whole, before any read: no audit item (the cap is ${MAX_TOOL_CALLS_PER_REQUEST})`, async () => {
     const token = await stack.mcpToken({ tenant: TENANT, subject: 'batcher' });
@@ -208,21 +205,12 @@ describe('E2E: one HTTP request has a bounded cost', () => {
 
   it("serves the largest batch allowed (4 week-long observations of the costliest endpoint) within Lambda's limit, two upstream reads at a time, with one token exchange", async () => {
     const token = await stack.mcpToken({ tenant: TENANT, subject: 'heavy-user' });
-    let active = 0;
-    let mostActive = 0;
-    let exchanges = 0;
-    const realFetch = globalThis.fetch;
-    const spy = vi.spyOn(globalThis, 'fetch').mockImplementation(async (input, init) => {
-      const target = String(input instanceof Request ? input.url : input);
-      if (target.startsWith(config().tokenEndpoint)) exchanges += 1;
-      if (!target.startsWith(config().observationsUrl)) return realFetch(input, init);
-      active += 1;
-      mostActive = Math.max(mostActive, active);
-      try {
-        return await realFetch(input, init);
-      } finally {
-        active -= 1;
-      }
+    // The MCP function reaches the private listener and the token endpoint through proxies that count what passes.
+    const upstream = await countingProxy(stack.privateUrl);
+    const issuer = await countingProxy(new URL(stack.config.tokenEndpoint).origin);
+    const previous = stack.updateEnvironment({
+      OBSERVATIONS_URL: `${upstream.endpoint}/api/mcp/endpoint`,
+      TOKEN_ENDPOINT: `${issuer.endpoint}${new URL(stack.config.tokenEndpoint).pathname}`,
     });
     let res: Response;
     let body: string;
@@ -233,8 +221,11 @@ describe('E2E: one HTTP request has a bounded cost', () => {
       );
       body = await res.text();
     } finally {
-      spy.mockRestore();
+      stack.updateEnvironment(previous);
+      await Promise.all([upstream.close(), issuer.close()]);
     }
+    const mostActive = upstream.mostInFlight();
+    const exchanges = issuer.received();
     const answers = JSON.parse(body) as Array<{ result: ToolResult }>;
 
     expect(res.status).toBe(200);
@@ -251,22 +242,22 @@ describe('E2E: one HTTP request has a bounded cost', () => {
   });
 
   it('stops reading the inventory once list_endpoints has its endpoints, and reads it all only when it must', async () => {
-    const queries = (): { count: () => number; restore: () => void } => {
-      const send = vi.spyOn(DynamoDBDocumentClient.prototype, 'send');
-      return {
-        count: () => send.mock.calls.filter(([command]) => command instanceof QueryCommand).length,
-        restore: () => send.mockRestore(),
-      };
-    };
-
-    const few = queries();
-    const first = await call('list_endpoints', { limit: 1 });
-    const pagesForOne = few.count();
-    few.restore();
-    const all = queries();
-    const nothing = await call('list_endpoints', { hostname: 'matches-no-endpoint' });
-    const pagesForAll = all.count();
-    all.restore();
+    // The MCP function reads the store through a proxy that counts its Query calls.
+    const store = await countingProxy(stack.dynamoEndpoint);
+    const previous = stack.updateEnvironment({ DYNAMODB_ENDPOINT: store.endpoint });
+    let first: ToolResult;
+    let nothing: ToolResult;
+    let pagesForOne: number;
+    let pagesForAll: number;
+    try {
+      first = await call('list_endpoints', { limit: 1 });
+      pagesForOne = store.queries();
+      nothing = await call('list_endpoints', { hostname: 'matches-no-endpoint' });
+      pagesForAll = store.queries() - pagesForOne;
+    } finally {
+      stack.updateEnvironment(previous);
+      await store.close();
+    }
 
     expect(EndpointList.parse(first.structuredContent)).toMatchObject({ truncated: true, matching: null });
     expect(EndpointList.parse(nothing.structuredContent)).toMatchObject({ matching: 0, total: PADDING_AGENTS + 5 });

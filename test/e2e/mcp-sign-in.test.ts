@@ -6,9 +6,7 @@ import type { Readable } from 'node:stream';
 import { Client, StreamableHTTPClientTransport, UnauthorizedError } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { config } from '../../lib/config.js';
 import { listAuditItems } from '../../lib/store/audit.js';
-import { dynamo } from '../../lib/store/client.js';
 import { smallFleet } from '../fixtures/small-fleet.js';
 import { claimsOf, InMemoryOAuthProvider, signInAsBrowser } from '../helpers/sign-in.js';
 import { startTestStack, type TestStack } from '../helpers/stack.js';
@@ -54,7 +52,7 @@ describe.each(ERAS)('E2E: the SDK client (%s) signs in through the local issuer 
     await expect(connect()).rejects.toBeInstanceOf(UnauthorizedError);
     const authorizationUrl = provider.authorizationUrl!;
     expect(authorizationUrl.origin + authorizationUrl.pathname).toBe(`${stack.publicUrl}/oauth2/authorize`);
-    expect(authorizationUrl.searchParams.get('resource')).toBe(config().mcpAudience);
+    expect(authorizationUrl.searchParams.get('resource')).toBe(stack.config.mcpAudience);
     expect(authorizationUrl.searchParams.get('code_challenge_method')).toBe('S256');
     expect(provider.client?.client_id).toMatch(/^local-/); // registered itself (RFC 7591)
 
@@ -77,11 +75,11 @@ describe.each(ERAS)('E2E: the SDK client (%s) signs in through the local issuer 
       expect(dashboard.isError).toBeFalsy();
       expect(dashboard.structuredContent).toMatchObject({ endpoint: { id: 'ac-002' } });
       expect(claimsOf(provider.saved!.access_token)).toMatchObject({
-        aud: config().mcpAudience,
+        aud: stack.config.mcpAudience,
         sub: `sdk-${revision}`,
         tenant_id: 'acme',
       });
-      const audited = (await listAuditItems(dynamo(), config().auditTable, 'acme')).filter((i) => i.subject === `sdk-${revision}`);
+      const audited = (await listAuditItems(stack.dynamo, stack.config.auditTable, 'acme')).filter((i) => i.subject === `sdk-${revision}`);
       expect(audited).toEqual([expect.objectContaining({ broker: 'local-broker', agent_id: 'ac-002', outcome: 'allowed' })]);
     } finally {
       await client.close();
@@ -156,7 +154,7 @@ describe('E2E: mcp-remote (pinned) signs in through the local issuer, headless',
     const connected = client.connect(transport);
     try {
       const authorizationUrl = await output.next(/Please authorize this client by visiting:\s*\n(\S+)/, 30_000);
-      expect(new URL(authorizationUrl).searchParams.get('resource')).toBe(config().mcpAudience);
+      expect(new URL(authorizationUrl).searchParams.get('resource')).toBe(stack.config.mcpAudience);
 
       const back = await signInAsBrowser(authorizationUrl, { tenant: 'globex', user: 'remote-user' });
       expect(back.hostname).toBe('127.0.0.1'); // mcp-remote's own callback listener
@@ -173,7 +171,7 @@ describe('E2E: mcp-remote (pinned) signs in through the local issuer, headless',
       expect(tools.map((t) => t.name).sort()).toEqual(['list_endpoints', 'observations']);
       expect(result.isError).toBeFalsy();
       expect(result.structuredContent).toMatchObject({ endpoint: { id: 'gx-002' } });
-      const audited = (await listAuditItems(dynamo(), config().auditTable, 'globex')).filter((i) => i.subject === 'remote-user');
+      const audited = (await listAuditItems(stack.dynamo, stack.config.auditTable, 'globex')).filter((i) => i.subject === 'remote-user');
       expect(audited).toEqual([expect.objectContaining({ ticket_number: 'CHG0099', outcome: 'allowed' })]);
     } finally {
       await client.close().catch(() => undefined);

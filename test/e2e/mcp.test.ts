@@ -1,18 +1,16 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { Metrics } from '@aws-lambda-powertools/metrics';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import type { APIGatewayProxyEvent } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { demoFleet } from '../../infra/local/demo.js';
 import type { Fleet } from '../../infra/local/fleet.js';
 import { BROKER_REFUSALS } from '../../lib/auth/broker.js';
-import { config, resetConfig } from '../../lib/config.js';
+import { config } from '../../lib/config.js';
 import { EndpointList } from '../../lib/contract/mcp-tools.js';
 import { EndpointDashboard } from '../../lib/contract/schemas.js';
-import { logger } from '../../lib/observability/logger.js';
 import { METRIC } from '../../lib/observability/metrics.js';
 import { listAuditItems } from '../../lib/store/audit.js';
-import { dynamo, setDynamo } from '../../lib/store/client.js';
 import { eventFixture, testContext } from '../helpers/events.js';
 import { closedPortEndpoint } from '../helpers/faults.js';
 import { get, startTestStack, type TestStack } from '../helpers/stack.js';
@@ -177,7 +175,7 @@ describe.each(ERAS)('E2E: MCP tools over HTTP with %s', (_era, options, revision
     const result = await call(client, 'observations', { agent_id: 'ac-002', reason, ticket: { number: 'INC0042', system: 'servicenow' } });
 
     expect(result.isError).toBeFalsy();
-    const items = (await listAuditItems(dynamo(), config().auditTable, 'acme')).filter((i) => i.reason === reason);
+    const items = (await listAuditItems(stack.dynamo, stack.config.auditTable, 'acme')).filter((i) => i.reason === reason);
     expect(items).toEqual([
       expect.objectContaining({
         tenant_id: 'acme',
@@ -378,7 +376,7 @@ describe('E2E: MCP tools with a scoped user token (the exchange copies the endpo
         { type: 'text', text: 'No endpoint with agent_id "ac-001" is visible to you; list_endpoints shows the endpoints you can read.' },
       ],
     });
-    const items = (await listAuditItems(dynamo(), config().auditTable, 'acme')).filter((i) => i.reason === reason);
+    const items = (await listAuditItems(stack.dynamo, stack.config.auditTable, 'acme')).filter((i) => i.reason === reason);
     expect(items.map((i) => [i.agent_id, i.subject, i.scope, i.status_code]).sort()).toEqual([
       ['ac-001', subject, ['americas'], 404],
       ['ac-030', subject, ['americas'], 200],
@@ -446,14 +444,12 @@ describe('E2E: the MCP door over plain HTTP', () => {
   it('refuses a request from a browser origin it was not told to serve (403), and admits a listed one', async () => {
     const token = await stack.mcpToken();
     const foreign = await post(initialize, { Authorization: `Bearer ${token}`, Origin: 'http://evil.example' });
-    process.env.MCP_ALLOWED_ORIGINS = 'http://localhost:6274';
-    resetConfig();
+    const previous = stack.updateEnvironment({ MCP_ALLOWED_ORIGINS: 'http://localhost:6274' });
     try {
       const listed = await post(initialize, { Authorization: `Bearer ${token}`, Origin: 'http://localhost:6274' });
       expect(listed.status).toBe(200);
     } finally {
-      delete process.env.MCP_ALLOWED_ORIGINS;
-      resetConfig();
+      stack.updateEnvironment(previous);
     }
     expect(foreign.status).toBe(403);
     expect(await foreign.text()).toMatch(/^Requests from this Origin are not allowed/);
@@ -467,13 +463,12 @@ describe('E2E: the MCP door over plain HTTP', () => {
         headers: { Origin: origin, 'Access-Control-Request-Method': 'POST', 'Access-Control-Request-Headers': requestHeaders },
       });
 
+    let previous: Record<string, string | undefined>;
     beforeAll(() => {
-      process.env.MCP_ALLOWED_ORIGINS = `${ADMITTED}, https://app.example`;
-      resetConfig();
+      previous = stack.updateEnvironment({ MCP_ALLOWED_ORIGINS: `${ADMITTED}, https://app.example` });
     });
     afterAll(() => {
-      delete process.env.MCP_ALLOWED_ORIGINS;
-      resetConfig();
+      stack.updateEnvironment(previous);
     });
 
     it('answers the preflight of an admitted origin, without a token, with the methods and the MCP request headers', async () => {
@@ -530,14 +525,13 @@ describe('E2E: the MCP door over plain HTTP', () => {
 
   it('answers a 401 of its own (no verified caller reached it) with the Bearer challenge that leads to the metadata', async () => {
     const { handler } = await import('../../functions/mcp/handler.js');
-    // biome-ignore lint/suspicious/noExplicitAny: an API Gateway event fixture edited in place before it is sent.
-    const event = eventFixture<Record<string, any>>('rest-api', 'list-agents', (e) => {
+    const event = eventFixture<APIGatewayProxyEvent>('rest-api', 'list-agents', (e) => {
       e.resource = '/api/mcp';
       e.path = '/api/mcp';
       e.httpMethod = 'POST';
       e.requestContext.resourcePath = '/api/mcp';
       e.requestContext.httpMethod = 'POST';
-      delete e.requestContext.authorizer;
+      delete (e.requestContext as { authorizer?: unknown }).authorizer;
       e.body = JSON.stringify(initialize);
     });
 
@@ -546,6 +540,7 @@ describe('E2E: the MCP door over plain HTTP', () => {
     delete event.multiValueHeaders.Authorization;
     const missing = (await handler(event as never, testContext('mcp'))) as { statusCode: number; headers: Record<string, string> };
 
+    // The handler called in-process (no gateway can hand it an event without a caller) reads this process's configuration.
     const metadata = `${config().publicUrl}/.well-known/oauth-protected-resource/api/mcp`;
     expect(presented.statusCode).toBe(401);
     expect(presented.headers['WWW-Authenticate']).toBe(
@@ -563,12 +558,12 @@ describe('E2E: the MCP door over plain HTTP', () => {
       expect(res.status).toBe(200);
       expect(res.headers.get('access-control-allow-origin')).toBeNull();
       expect(await res.json()).toEqual({
-        resource: config().mcpAudience,
-        authorization_servers: [config().jwtIssuer],
+        resource: stack.config.mcpAudience,
+        authorization_servers: [stack.config.jwtIssuer],
         bearer_methods_supported: ['header'],
         resource_name: 'Endpoint read service (MCP)',
       });
-      expect(config().mcpAudience).toBe(`${stack.publicUrl}/api/mcp`);
+      expect(stack.config.mcpAudience).toBe(`${stack.publicUrl}/api/mcp`);
     },
   );
 
@@ -615,7 +610,7 @@ describe('E2E: the MCP door over plain HTTP', () => {
     const observe = (bearer: string) =>
       get(`${stack.privateUrl}/api/mcp/endpoint?agent_id=ac-001`, { Authorization: `Bearer ${bearer}`, 'X-Service-Reason': 'door check' });
 
-    expect(new Set([config().jwtAudience, config().mcpAudience, config().observationsAudience]).size).toBe(3);
+    expect(new Set([stack.config.jwtAudience, stack.config.mcpAudience, stack.config.observationsAudience]).size).toBe(3);
     expect([(await agents(inventoryToken)).status, (await agents(mcpToken)).status, (await agents(exchanged)).status]).toEqual([
       200, 401, 401,
     ]);
@@ -641,46 +636,57 @@ describe('E2E: the MCP door over plain HTTP', () => {
 
 describe('E2E: upstream failures reach the assistant as one sentence, never as an empty success', () => {
   let client: Client;
+  let quiet: Record<string, string | undefined>;
 
   beforeAll(async () => {
+    // The functions' EMF lines and error logs on for the group, which counts them (misconfigurationsDuring).
+    quiet = stack.updateEnvironment({ POWERTOOLS_METRICS_DISABLED: 'false', POWERTOOLS_LOG_LEVEL: 'ERROR' });
     client = await connect(await stack.mcpToken({ tenant: 'acme', subject: 'dave' }));
   });
   afterAll(async () => {
     await client?.close();
+    stack.updateEnvironment(quiet);
   });
 
-  /** How often `fn` made the MCP door log and count a broker misconfiguration (the alarm's metric). */
-  async function misconfigurationsDuring<T>(fn: () => Promise<T>): Promise<{ result: T; counted: number; logged: number }> {
-    const counted = vi.spyOn(Metrics.prototype, 'addMetric');
-    const logged = vi.spyOn(logger, 'error');
-    try {
-      const result = await fn();
-      return {
-        result,
-        counted: counted.mock.calls.filter(([name]) => name === METRIC.brokerMisconfigurations).length,
-        logged: logged.mock.calls.filter(([message]) => message === 'broker misconfiguration').length,
-      };
-    } finally {
-      counted.mockRestore();
-      logged.mockRestore();
-    }
-  }
-
-  /** Runs `fn` with the service's environment changed, then puts it back. */
+  /** Runs `fn` with the stack's environment changed (its functions restarted with it), then puts it back. */
   async function withEnv<T>(env: Record<string, string>, fn: () => Promise<T>): Promise<T> {
-    const saved = Object.fromEntries(Object.keys(env).map((key) => [key, process.env[key]]));
-    Object.assign(process.env, env);
-    resetConfig();
-    setDynamo(undefined);
+    const previous = stack.updateEnvironment(env);
     try {
       return await fn();
     } finally {
-      for (const key of Object.keys(env)) {
-        if (saved[key] === undefined) delete process.env[key];
-        else process.env[key] = saved[key];
-      }
-      resetConfig();
-      setDynamo(undefined);
+      stack.updateEnvironment(previous);
+    }
+  }
+
+  /**
+   * How often `fn` made the MCP door log and count a broker misconfiguration (the alarm's metric),
+   * read from the lines the functions write (their EMF metric lines and error logs are on in this group).
+   */
+  async function misconfigurationsDuring<T>(fn: () => Promise<T>): Promise<{ result: T; counted: number; logged: number }> {
+    const lines: string[] = [];
+    const capture = (chunk: string | Uint8Array): boolean => {
+      lines.push(typeof chunk === 'string' ? chunk : Buffer.from(chunk).toString('utf8'));
+      return true;
+    };
+    const written = [
+      vi.spyOn(process.stdout, 'write').mockImplementation(capture),
+      vi.spyOn(process.stderr, 'write').mockImplementation(capture),
+    ];
+    try {
+      const result = await fn();
+      const records = lines
+        .join('')
+        .split('\n')
+        .filter((line) => line.startsWith('{'))
+        .map((line) => JSON.parse(line) as Record<string, unknown>);
+      const counts = records.filter((r) => '_aws' in r).map((r) => [r[METRIC.brokerMisconfigurations] ?? []].flat().length);
+      return {
+        result,
+        counted: counts.reduce((sum, n) => sum + n, 0),
+        logged: records.filter((r) => r.message === 'broker misconfiguration').length,
+      };
+    } finally {
+      for (const spy of written) spy.mockRestore();
     }
   }
 
@@ -736,23 +742,26 @@ describe('E2E: upstream failures reach the assistant as one sentence, never as a
   describe('from a fake gateway in front of the private operation (faults no real service gives on demand)', () => {
     let gateway: Server;
     let answer: (res: import('node:http').ServerResponse) => void = () => undefined;
+    let direct: Record<string, string | undefined>;
 
     beforeAll(async () => {
       gateway = createServer((_req, res) => answer(res));
       await new Promise<void>((resolve) => gateway.listen(0, '127.0.0.1', resolve));
+      // The MCP function reaches the fake gateway for the whole group (one new instance for it).
+      direct = stack.updateEnvironment({
+        OBSERVATIONS_URL: `http://127.0.0.1:${(gateway.address() as AddressInfo).port}/api/mcp/endpoint`,
+      });
     });
     afterAll(async () => {
+      stack.updateEnvironment(direct);
       gateway.closeAllConnections();
       await new Promise((resolve) => gateway.close(resolve));
     });
 
     const viaGateway = async (env: Record<string, string> = {}): Promise<ToolResult> => {
-      const url = `http://127.0.0.1:${(gateway.address() as AddressInfo).port}/api/mcp/endpoint`;
       const fresh = await connect(await stack.mcpToken({ tenant: 'acme', subject: `gw-${Math.random()}` }));
       try {
-        return await withEnv({ OBSERVATIONS_URL: url, ...env }, () =>
-          call(fresh, 'observations', { agent_id: 'ac-001', reason: 'gateway fault' }),
-        );
+        return await withEnv(env, () => call(fresh, 'observations', { agent_id: 'ac-001', reason: 'gateway fault' }));
       } finally {
         await fresh.close();
       }
@@ -830,7 +839,7 @@ describe('E2E: upstream failures reach the assistant as one sentence, never as a
     it('stops waiting at its deadline and says so', async () => {
       answer = () => undefined; // never answers
 
-      const result = await viaGateway({ UPSTREAM_TIMEOUT_MS: '300' });
+      const result = await viaGateway({ UPSTREAM_TIMEOUT_MS: '1000' });
 
       expect(result).toMatchObject({
         isError: true,

@@ -4,11 +4,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sampleSeries } from '../../infra/local/demo.js';
 import type { Fleet } from '../../infra/local/fleet.js';
 import { BROKER_REFUSALS } from '../../lib/auth/broker.js';
-import { config, resetConfig } from '../../lib/config.js';
 import { encodedReasonHeaders } from '../../lib/contract/attribution.js';
 import { EndpointDashboard } from '../../lib/contract/schemas.js';
 import { listAuditItems } from '../../lib/store/audit.js';
-import { dynamo } from '../../lib/store/client.js';
 import { ensureTables } from '../../lib/store/tables.js';
 import { expectResponseMatchesContract } from '../helpers/contract.js';
 import { get, startTestStack, type TestStack } from '../helpers/stack.js';
@@ -349,20 +347,20 @@ describe('E2E: GET /api/mcp/endpoint on the private loopback listener', () => {
         403,
         BROKER_REFUSALS.passthrough,
       );
-      const acme = (await listAuditItems(dynamo(), config().auditTable, 'acme')).filter((i) => i.subject === inventorySubject);
-      const globex = (await listAuditItems(dynamo(), config().auditTable, 'globex')).filter((i) => i.subject === mcpSubject);
+      const acme = (await listAuditItems(stack.dynamo, stack.config.auditTable, 'acme')).filter((i) => i.subject === inventorySubject);
+      const globex = (await listAuditItems(stack.dynamo, stack.config.auditTable, 'globex')).filter((i) => i.subject === mcpSubject);
       expect(acme).toEqual([expect.objectContaining({ tenant_id: 'acme', outcome: 'denied', status_code: 403 })]);
       expect(globex).toEqual([expect.objectContaining({ tenant_id: 'globex', broker: null, outcome: 'denied', status_code: 403 })]);
     });
 
     it("refuses with 403 a user's own token passed through (the right audience, but no broker as actor), and audits it", async () => {
       const subject = `passthrough-${now}`;
-      const userToken = await stack.token({ subject, audience: config().observationsAudience });
+      const userToken = await stack.token({ subject, audience: stack.config.observationsAudience });
 
       const res = await observe('agent_id=healthy', {}, userToken);
 
       expectFailure(res, 403, BROKER_REFUSALS.missing);
-      const items = (await listAuditItems(dynamo(), config().auditTable, 'acme')).filter((i) => i.subject === subject);
+      const items = (await listAuditItems(stack.dynamo, stack.config.auditTable, 'acme')).filter((i) => i.subject === subject);
       expect(items).toEqual([expect.objectContaining({ broker: null, outcome: 'denied', status_code: 403, agent_id: null })]);
     });
 
@@ -379,21 +377,19 @@ describe('E2E: GET /api/mcp/endpoint on the private loopback listener', () => {
       const res = await observe('agent_id=healthy', {}, await stack.brokerToken({ subject, client: 'some-other-client' }));
 
       expectFailure(res, 403, BROKER_REFUSALS.notAllowed);
-      const items = (await listAuditItems(dynamo(), config().auditTable, 'acme')).filter((i) => i.subject === subject);
+      const items = (await listAuditItems(stack.dynamo, stack.config.auditTable, 'acme')).filter((i) => i.subject === subject);
       expect(items).toEqual([expect.objectContaining({ broker: 'some-other-client', outcome: 'denied', status_code: 403 })]);
     });
 
     it('reads the broker from the claim BROKER_CLAIM names (azp for an on-behalf-of issuer)', async () => {
-      process.env.BROKER_CLAIM = 'azp';
-      resetConfig();
+      const previous = stack.updateEnvironment({ BROKER_CLAIM: 'azp' });
       try {
-        const onBehalfOf = await stack.token({ audience: config().observationsAudience, extra: { azp: 'local-broker' } });
+        const onBehalfOf = await stack.token({ audience: stack.config.observationsAudience, extra: { azp: 'local-broker' } });
         expect((await observe('agent_id=healthy', {}, onBehalfOf)).status).toBe(200);
         // The actor claim no longer counts once the deployment names azp.
         expectFailure(await observe('agent_id=healthy', {}, token), 403, BROKER_REFUSALS.missing);
       } finally {
-        delete process.env.BROKER_CLAIM;
-        resetConfig();
+        stack.updateEnvironment(previous);
       }
     });
 
@@ -421,7 +417,7 @@ describe('E2E: GET /api/mcp/endpoint on the private loopback listener', () => {
 
   describe('endpoint scope (the endpoint_groups claim the exchange copied)', () => {
     const auditOf = async (tenant: string, subject: string) =>
-      (await listAuditItems(dynamo(), config().auditTable, tenant)).filter((i) => i.subject === subject);
+      (await listAuditItems(stack.dynamo, stack.config.auditTable, tenant)).filter((i) => i.subject === subject);
 
     it("reads an endpoint in one of the token's groups, answers one outside them with the unknown endpoint's 404, and audits both with the scope", async () => {
       const subject = `scoped-${now}`;
@@ -498,7 +494,7 @@ describe('E2E: GET /api/mcp/endpoint on the private loopback listener', () => {
         ids.push(res.headers.get('x-audit-id') as string);
       }
 
-      const items = (await listAuditItems(dynamo(), config().auditTable, 'acme')).filter((i) => i.subject === subject);
+      const items = (await listAuditItems(stack.dynamo, stack.config.auditTable, 'acme')).filter((i) => i.subject === subject);
 
       expect(items.map((i) => i.audit_id).sort()).toEqual([...ids].sort());
       expect(new Set(ids).size).toBe(3);
@@ -525,7 +521,7 @@ describe('E2E: GET /api/mcp/endpoint on the private loopback listener', () => {
       const literal = await observe('agent_id=healthy', { 'X-Service-Reason': '100% literal, no encoding header' }, bearer);
 
       expect([encoded.status, literal.status]).toEqual([200, 200]);
-      const items = (await listAuditItems(dynamo(), config().auditTable, 'acme')).filter((i) => i.subject === subject);
+      const items = (await listAuditItems(stack.dynamo, stack.config.auditTable, 'acme')).filter((i) => i.subject === subject);
       expect(items.map((i) => i.reason).sort()).toEqual(['100% literal, no encoding header', meant].sort());
     });
 
@@ -534,7 +530,7 @@ describe('E2E: GET /api/mcp/endpoint on the private loopback listener', () => {
       const res = await observe('agent_id=nope', {}, await stack.brokerToken({ tenant: 'acme', subject }));
       const quoted = /\(request id: ([0-9a-f-]{36})\)/.exec(res.body)?.[1];
 
-      const items = (await listAuditItems(dynamo(), config().auditTable, 'acme')).filter((i) => i.subject === subject);
+      const items = (await listAuditItems(stack.dynamo, stack.config.auditTable, 'acme')).filter((i) => i.subject === subject);
 
       expect(quoted).toBeDefined();
       expect(items).toEqual([expect.objectContaining({ request_id: quoted, audit_id: quoted, status_code: 404 })]);
@@ -548,7 +544,7 @@ describe('E2E: GET /api/mcp/endpoint on the private loopback listener', () => {
       await observe('agent_id=healthy&limit=0', {}, bearer);
       await observe('agent_id=healthy', {}, await stack.brokerToken({ tenant: 'acme', subject, expiresInSeconds: -5 }));
 
-      const items = (await listAuditItems(dynamo(), config().auditTable, 'acme')).filter((i) => i.subject === subject);
+      const items = (await listAuditItems(stack.dynamo, stack.config.auditTable, 'acme')).filter((i) => i.subject === subject);
 
       expect(items.map((i) => [i.outcome, i.status_code]).sort()).toEqual([
         ['denied', 400],
@@ -557,8 +553,8 @@ describe('E2E: GET /api/mcp/endpoint on the private loopback listener', () => {
     });
 
     it('returns 503 with Retry-After and no data when the audit write fails (audit table gone)', async () => {
-      const cfg = config();
-      await dynamo().send(new DeleteTableCommand({ TableName: cfg.auditTable }) as never);
+      const cfg = stack.config;
+      await stack.dynamo.send(new DeleteTableCommand({ TableName: cfg.auditTable }) as never);
       try {
         const res = await observe('agent_id=healthy');
 
@@ -570,7 +566,7 @@ describe('E2E: GET /api/mcp/endpoint on the private loopback listener', () => {
         // A refusal stays what it is: retrying would not help the client (docs/decisions.md).
         expectFailure(await observe('agent_id=nope'), 404, 'No endpoint with that agent_id is visible to you.');
       } finally {
-        await ensureTables(dynamo(), cfg);
+        await ensureTables(stack.dynamo, cfg);
       }
     });
   });

@@ -14,9 +14,12 @@ import { freePort, freshStartEnv, killStarted, npmStart, tokenFor, waitFor } fro
 
 afterAll(killStarted);
 
-/** One access line of npm start's terminal (method, path, status, time, request id); each part a pattern. */
-const accessLine = (method: string, path: string, status: string, requestId = '[0-9a-f-]{36}'): RegExp =>
-  new RegExp(`^${method} ${path} ${status} \\d+ ms ${requestId}$`, 'm');
+/**
+ * One access line of npm start's terminal (method, path, status, time, request id; a request that
+ * started a function instance also names its cold start, as Lambda's REPORT line does); each part a pattern.
+ */
+const accessLine = (method: string, path: string, status: string, requestId = '[0-9a-f-]{36}', coldStart = '(?: \\(.+\\))?'): RegExp =>
+  new RegExp(`^${method} ${path} ${status} \\d+ ms ${requestId}${coldStart}$`, 'm');
 
 describe.concurrent('E2E: npm start refuses a bad start with one sentence', () => {
   it.for([
@@ -165,7 +168,11 @@ describe.concurrent('E2E: the terminal of npm start', () => {
       expect(output).toContain(`npm run -s token -- --tenant contoso)" http://localhost:${port}/api/agents`);
       expect(output.indexOf('created tables')).toBeGreaterThan(output.indexOf('Stop with Ctrl-C'));
       expect(requestId).toBeDefined(); // else the line below would take any request id
-      expect(output).toMatch(accessLine('GET', '/api/agents', '401', requestId!));
+      // The first request started the authorizer's first instance: its init time is on the line.
+      expect(output).toMatch(accessLine('GET', '/api/agents', '401', requestId!, ' \\(authorizer cold start, Init Duration \\d+ ms\\)'));
+      expect(output).toMatch(
+        accessLine('GET', '/api/agents', '200', '[0-9a-f-]{36}', ' \\(inventory cold start, Init Duration \\d+ ms\\)'),
+      );
       // After the banner: the store's two lines, then access lines only.
       const afterBanner = output.slice(output.indexOf('Stop with Ctrl-C')).split('\n').slice(1).filter(Boolean);
       expect(

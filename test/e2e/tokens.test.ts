@@ -1,7 +1,6 @@
 import { createServer, request, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { resetConfig } from '../../lib/config.js';
 import { get, startTestStack, type TestStack } from '../helpers/stack.js';
 
 /**
@@ -76,16 +75,14 @@ describe('E2E: the issuer key set is down (an issuer stand-in: faults a real one
   let issuer: Server;
   let answer: (res: ServerResponse) => void = () => undefined;
   let fakeJwks: string;
-  let realJwks: string | undefined;
+  let previous: Record<string, string | undefined> | undefined;
 
   beforeAll(async () => {
     issuer = createServer((_req, res) => answer(res));
     await new Promise<void>((resolve) => issuer.listen(0, '127.0.0.1', resolve));
-    realJwks = process.env.JWKS_URL;
   });
   afterAll(async () => {
-    process.env.JWKS_URL = realJwks;
-    resetConfig();
+    if (previous) stack.updateEnvironment(previous);
     issuer.closeAllConnections();
     await new Promise((resolve) => issuer.close(resolve));
   });
@@ -93,8 +90,9 @@ describe('E2E: the issuer key set is down (an issuer stand-in: faults a real one
   /** Each case gets a URL of its own, so no key set is cached from an earlier one. */
   const useFakeJwks = (name: string): void => {
     fakeJwks = `http://127.0.0.1:${(issuer.address() as AddressInfo).port}/${name}/jwks.json`;
-    process.env.JWKS_URL = fakeJwks;
-    resetConfig();
+    // The functions' configuration changes as a deployment would change it: new instances.
+    const replaced = stack.updateEnvironment({ JWKS_URL: fakeJwks });
+    previous ??= replaced;
   };
 
   const mcp = (token: string) =>

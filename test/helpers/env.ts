@@ -1,15 +1,24 @@
-import { resetConfig } from '../../lib/config.js';
-import { setDynamo } from '../../lib/store/client.js';
+import { vi } from 'vitest';
 import type { TestEngine } from './engine.js';
 
-/** Points the service's configuration and DynamoDB client at a test engine and its tables. */
-export function useEngine(engine: TestEngine, extra: Record<string, string> = {}): void {
-  Object.assign(process.env, {
+/**
+ * The service's modules read their configuration, and make their clients, when they load (as a
+ * Lambda function does at init). A test that needs other variables sets them here and then imports
+ * the handler or use case it calls (`await import(…)`): the variables are stubbed (vitest's
+ * stubEnv) and the module registry is reset, so the modules load again with them, as a new
+ * instance with a changed configuration would.
+ */
+export function useEnvironment(env: Record<string, string | undefined>): void {
+  for (const [name, value] of Object.entries(env)) vi.stubEnv(name, value);
+  vi.resetModules();
+}
+
+/** useEnvironment with a test engine's endpoint and tables, and `extra` variables. */
+export function useEngine(engine: Pick<TestEngine, 'endpoint' | 'tables'>, extra: Record<string, string | undefined> = {}): void {
+  useEnvironment({
     DYNAMODB_ENDPOINT: engine.endpoint,
     DATA_TABLE: engine.tables.dataTable,
     AUDIT_TABLE: engine.tables.auditTable,
     ...extra,
   });
-  resetConfig();
-  setDynamo(undefined);
 }

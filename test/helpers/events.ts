@@ -1,7 +1,7 @@
+import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { APIGatewayProxyEvent, Context } from 'aws-lambda';
-import { lambdaContext } from '../../infra/local/lambda-context.js';
 
 const FIXTURES = join(import.meta.dirname, '..', 'fixtures', 'events');
 
@@ -12,8 +12,23 @@ export function eventFixture<T>(source: string, name: string, change: (event: T)
   return event;
 }
 
-export function testContext(functionName = 'test'): Context {
-  return lambdaContext(functionName);
+/** A Lambda context as the runtime passes it to a handler called in-process: 29 seconds left, as behind API Gateway. */
+export function testContext(functionName = 'test', remainingMs = 29_000): Context {
+  const deadline = Date.now() + remainingMs;
+  return {
+    callbackWaitsForEmptyEventLoop: false,
+    functionName,
+    functionVersion: '$LATEST',
+    invokedFunctionArn: `arn:aws:lambda:us-east-1:000000000000:function:${functionName}`,
+    memoryLimitInMB: '512',
+    awsRequestId: randomUUID(),
+    logGroupName: `/aws/lambda/${functionName}`,
+    logStreamName: 'local',
+    getRemainingTimeInMillis: () => Math.max(0, deadline - Date.now()),
+    done: () => undefined,
+    fail: () => undefined,
+    succeed: () => undefined,
+  };
 }
 
 /** Sets a request header in both maps of a payload-1.0 event, as API Gateway fills them. */

@@ -191,3 +191,40 @@ export async function countingProxy(
   });
   return { ...(await listenOnLoopback(server)), received: () => received, mostInFlight: () => mostInFlight, queries: () => queries };
 }
+
+/** One request a recording proxy passed on: its DynamoDB operation and its JSON body. */
+export interface RecordedRequest {
+  operation: string;
+  input: Record<string, unknown>;
+}
+
+/**
+ * A proxy in front of a real engine that forwards every request and records it (its operation and
+ * its body), so a test sees what the service asked of DynamoDB: an observation, not a fake.
+ */
+export async function recordingProxy(target: string): Promise<{ endpoint: string; requests: RecordedRequest[]; close(): Promise<void> }> {
+  const upstream = new URL(target);
+  const requests: RecordedRequest[] = [];
+  const server = createHttpServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () => {
+      const body = Buffer.concat(chunks);
+      const operation =
+        String(req.headers['x-amz-target'] ?? '')
+          .split('.')
+          .pop() ?? '';
+      requests.push({ operation, input: JSON.parse(body.toString('utf8') || '{}') as Record<string, unknown> });
+      const onward = request(
+        { host: upstream.hostname, port: upstream.port, method: req.method, path: req.url, headers: req.headers },
+        (answer) => {
+          res.writeHead(answer.statusCode ?? 502, answer.headers);
+          answer.pipe(res);
+        },
+      );
+      onward.on('error', () => res.destroy());
+      onward.end(body);
+    });
+  });
+  return { ...(await listenOnLoopback(server)), requests };
+}

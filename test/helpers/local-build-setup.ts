@@ -2,14 +2,17 @@ import { mkdirSync, mkdtempSync } from 'node:fs';
 import { join } from 'node:path';
 import { build } from 'esbuild';
 import type { TestProject } from 'vitest/node';
-import { NODE_BUNDLE, ROOT } from '../../infra/build.js';
-import { ensureViews } from '../../infra/build-views.js';
+import { functionsBuildOptions, NODE_BUNDLE, ROOT } from '../../infra/build.js';
+import { buildViews } from '../../infra/build-views.js';
+import { runtimeClientModule } from '../../infra/local/lambda/bundles.js';
 import { removedAtEnd } from './scratch-setup.js';
 
 declare module 'vitest' {
   export interface ProvidedContext {
     /** The folder holding `npm start`'s and the CLIs' entry points compiled once for this run (see below). */
     localBuildDir: string;
+    /** The functions' bundles built once for this run, as `npm run build` builds them (`<dir>/<function>/index.mjs`). */
+    functionBundlesDir: string;
   }
 }
 
@@ -29,10 +32,22 @@ const LOCAL_ENTRIES = ['start', 'token-cli', 'seed-cli', 'audit-cli'] as const;
  * Node-version test runs the audit CLI through the tsx binary. The folder sits under node_modules
  * so that what stays outside the bundles resolves to the project's packages (dynalite, which
  * infra/local/engine.ts loads with its own `require`); it is removed after the run, Ctrl-C included.
+ *
+ * The functions' bundles are built here too, once, with `npm run build`'s options (infra/build.ts
+ * functionsBuildOptions), and every stack of the run (in-process, or `npm start` with
+ * LAMBDA_BUNDLES) runs them in its sandboxes, as `npm start` runs the ones it builds itself; so is
+ * the runtime client the sandboxes start.
  */
-export default async function setup(project: TestProject): Promise<() => void> {
-  // The MCP App views the stacks' MCP door reads (infra/build-views.ts), as `npm start` makes them.
-  await ensureViews();
+/** Set once the run's build exists: another project's copy of this setup hands the same folders over. */
+const BUILT = 'ENDPOINT_READ_TEST_LOCAL_BUILD';
+
+export default async function setup(project: TestProject): Promise<(() => void) | undefined> {
+  const built = process.env[BUILT];
+  if (built) {
+    project.provide('localBuildDir', built);
+    project.provide('functionBundlesDir', join(built, 'functions'));
+    return undefined;
+  }
   const cache = join(ROOT, 'node_modules', '.cache');
   mkdirSync(cache, { recursive: true });
   const outdir = mkdtempSync(join(cache, 'local-build-'));
@@ -42,17 +57,25 @@ export default async function setup(project: TestProject): Promise<() => void> {
       // their CommonJS builds: the audit CLI 0.84x the CPU in 15 runs each, `npm start` 0.90x in 12).
       ...NODE_BUNDLE,
       entryPoints: LOCAL_ENTRIES.map((name) => join(ROOT, 'infra', 'local', `${name}.ts`)),
+      // esbuild finds its own binary from where its package is: left to the project's copy.
+      external: ['esbuild'],
       outdir,
       outExtension: { '.js': '.mjs' },
-      // esbuild's API cannot be bundled (it finds its binary from its own package); `npm start` loads it to build the views.
-      external: ['esbuild'],
       logLevel: 'warning',
     });
-  await compile();
-  // In watch mode, each rerun compiles again, so a change under infra/local/ is what the processes run.
+  const functionsDir = join(outdir, 'functions');
+  // The functions' bundles, and the MCP App view beside the MCP bundle, as `npm run build` makes them.
+  const compileFunctions = async () => {
+    await build(functionsBuildOptions(functionsDir));
+    await buildViews(join(functionsDir, 'mcp'));
+  };
+  await Promise.all([compile(), compileFunctions(), runtimeClientModule()]);
+  // In watch mode, each rerun compiles again, so a change under infra/local/, lib/ or functions/ is what the processes run.
   project.onTestsRerun(async () => {
-    await compile();
+    await Promise.all([compile(), compileFunctions(), runtimeClientModule()]);
   });
   project.provide('localBuildDir', outdir);
+  project.provide('functionBundlesDir', functionsDir);
+  process.env[BUILT] = outdir;
   return removedAtEnd(outdir);
 }

@@ -45,7 +45,8 @@ export function killStarted(): void {
 export function npmStart(env: Record<string, string | undefined>, viaNpm = false): NpmStart {
   const options = {
     cwd: ROOT,
-    env: { ...process.env, POWERTOOLS_LOG_LEVEL: 'SILENT', ...env },
+    // The run's function bundles (test/helpers/local-build-setup.ts), rather than a build of its own in dist/.
+    env: { ...process.env, POWERTOOLS_LOG_LEVEL: 'SILENT', LAMBDA_BUNDLES: inject('functionBundlesDir'), ...env },
     stdio: ['ignore', 'pipe', 'pipe'] as ['ignore', 'pipe', 'pipe'],
   };
   const child = viaNpm ? spawn('npm', ['run', '-s', 'start'], options) : spawn(process.execPath, [compiled('start.ts')], options);

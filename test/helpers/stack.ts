@@ -1,9 +1,9 @@
 import { writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
+import { inject } from 'vitest';
 import type { Fleet } from '../../infra/local/fleet.js';
-import { type LocalStack, startLocalStack } from '../../infra/local/stack.js';
+import { type LocalStack, type StackOptions, startLocalStack } from '../../infra/local/stack.js';
 import { brokerTokenFor } from '../../infra/local/token-exchange.js';
-import { config } from '../../lib/config.js';
 import { expectResponseMatchesContract } from './contract.js';
 import { uniqueTables } from './engine.js';
 import { localDirWithKey } from './local-dir.js';
@@ -31,33 +31,42 @@ export interface TestStack extends LocalStack {
   brokerToken(options?: Omit<TokenOptions, 'audience' | 'extra'> & { client?: string; groups?: unknown }): Promise<string>;
 }
 
+/** DATA_TABLE and AUDIT_TABLE naming tables of a stack's own. */
+function tableVariables(): { DATA_TABLE: string; AUDIT_TABLE: string } {
+  const { dataTable, auditTable } = uniqueTables();
+  return { DATA_TABLE: dataTable, AUDIT_TABLE: auditTable };
+}
+
 /**
  * The local stack of `npm start`, on free ports, seeded from `fleet` through a fleet file (SEED=FILE),
- * with its issuer key in a temporary folder. It uses TEST_DYNAMODB_ENDPOINT when set (DynamoDB Local)
- * and the embedded dynalite engine otherwise.
+ * with its issuer key in a temporary folder, configured by this process's environment with tables of
+ * its own and `env` on top. It uses TEST_DYNAMODB_ENDPOINT when set (DynamoDB Local) and the
+ * embedded dynalite engine otherwise.
  */
-export async function startTestStack(fleet: Fleet | 'none', env: Record<string, string> = {}): Promise<TestStack> {
+export async function startTestStack(
+  fleet: Fleet | 'none',
+  env: Record<string, string> = {},
+  options: Pick<StackOptions, 'quiet' | 'say'> = {},
+): Promise<TestStack> {
   const localDir = await localDirWithKey('endpoint-stack-');
   const dir = dirname(localDir);
-  const tables = uniqueTables();
-  Object.assign(process.env, { DATA_TABLE: tables.dataTable, AUDIT_TABLE: tables.auditTable, ...env });
   let seed = 'none';
   if (fleet !== 'none') {
     seed = join(dir, 'fleet.json');
     await writeFile(seed, JSON.stringify(fleet));
   }
-  const stack = await startOnFreePorts({ seed, localDir });
+  const stack = await startOnFreePorts({ seed, localDir, env: { ...process.env, ...tableVariables(), ...env }, ...options });
   if (!stack.ready) throw new Error('the test stack could not create or seed its tables');
   return withTokens(stack);
 }
 
 /**
- * A stack with TestStack's token helpers, signed by its issuer for the configuration in force
- * (the stack's own once it started), the tenant `acme` and the subject `user-1` unless told otherwise.
+ * A stack with TestStack's token helpers, signed by its issuer for its configuration, the tenant
+ * `acme` and the subject `user-1` unless told otherwise.
  */
 export function withTokens(stack: LocalStack): TestStack {
   const token = (options: TokenOptions = {}): Promise<string> => {
-    const cfg = config();
+    const cfg = stack.config;
     return stack.issuer.sign({
       issuer: cfg.jwtIssuer,
       // `audience: undefined` leaves `aud` out of the token (a token that names its client_id instead).
@@ -70,17 +79,18 @@ export function withTokens(stack: LocalStack): TestStack {
       ...(options.extra ? { extra: options.extra } : {}),
     });
   };
-  return {
-    ...stack,
+  // Onto the stack itself: its `config` stays the one in force after updateEnvironment.
+  return Object.assign(stack, {
     token,
-    mcpToken: (options = {}) => token({ ...options, audience: config().mcpAudience }),
-    brokerToken(options = {}) {
-      const cfg = config();
+    mcpToken: (options: Omit<TokenOptions, 'audience'> = {}) => token({ ...options, audience: stack.config.mcpAudience }),
+    brokerToken(options: Parameters<TestStack['brokerToken']>[0] = {}) {
+      const cfg = stack.config;
       return brokerTokenFor(
         stack.issuer,
         {
           issuer: cfg.jwtIssuer,
           tenantClaim: cfg.tenantClaim,
+          scopeClaim: cfg.scopeClaim,
           clientId: options.client ?? cfg.brokerClientId,
           audience: cfg.observationsAudience,
           ...(options.expiresInSeconds !== undefined ? { lifetimeSeconds: options.expiresInSeconds } : {}),
@@ -88,7 +98,7 @@ export function withTokens(stack: LocalStack): TestStack {
         { subject: options.subject ?? 'user-1', tenant: 'tenant' in options ? options.tenant : 'acme', groups: options.groups },
       );
     },
-  };
+  });
 }
 
 /** Operations of openapi.json by path; `/api/mcp` is the MCP door, checked by the SDK client instead. */
@@ -112,39 +122,33 @@ export async function get(url: string, headers: Record<string, string> = {}): Pr
 /**
  * `npm start`'s stack with time shrunk, for tests of what stays true while it runs: a grace and a
  * TTL of 3 s and a pulse every half second stand for 120 s, 600 s and a minute (six beats within a
- * grace leave room for a slow machine's writes). Sets its tables and times in process.env; `stop`
- * puts the environment back.
+ * grace leave room for a slow machine's writes). Its tables and times go to the stack and its
+ * functions as `npm start`'s environment would give them.
  */
 export async function startShrunkTimeStack(seed: string, options: { seedLive?: boolean } = {}): Promise<TestStack> {
-  const saved = { ...process.env };
-  Object.assign(process.env, uniqueTables(), { ONLINE_GRACE_SECONDS: '3', OBSERVATION_TTL_SECONDS: '3' });
   const stack = await startOnFreePorts({
     seed,
     ...(options.seedLive ? { seedLive: true } : {}),
     localDir: await localDirWithKey('shrunk-'),
     demoPulseMs: 500,
+    env: { ...process.env, ...tableVariables(), ONLINE_GRACE_SECONDS: '3', OBSERVATION_TTL_SECONDS: '3' },
   });
-  const stop = stack.stop.bind(stack);
-  return withTokens(
-    Object.assign(stack, {
-      async stop() {
-        await stop();
-        process.env = saved;
-      },
-    }),
-  );
+  return withTokens(stack);
 }
 
-/** startLocalStack on free ports, quiet, on TEST_DYNAMODB_ENDPOINT when set (DynamoDB Local), else its embedded engine. */
-function startOnFreePorts(
-  options: Omit<Parameters<typeof startLocalStack>[0], 'port' | 'privatePort' | 'dynamoPort' | 'dynamoEndpoint' | 'quiet'>,
-): Promise<LocalStack> {
+/**
+ * startLocalStack on free ports, quiet, running the run's function bundles
+ * (test/helpers/local-build-setup.ts), on TEST_DYNAMODB_ENDPOINT when set (DynamoDB Local), else
+ * its embedded engine.
+ */
+export function startOnFreePorts(options: NonNullable<Parameters<typeof startLocalStack>[0]>): Promise<LocalStack> {
   return startLocalStack({
     port: 0,
     privatePort: 0,
     dynamoPort: 0,
     dynamoEndpoint: process.env.TEST_DYNAMODB_ENDPOINT,
     quiet: true,
+    bundlesDir: inject('functionBundlesDir'),
     ...options,
   });
 }

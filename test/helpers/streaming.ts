@@ -1,10 +1,18 @@
-// First: installs the stand-in for the Lambda runtime's `awslambda` global, which a streaming
-// handler (middy `streamifyResponse: true`) needs when its module loads. Import this helper before
-// any streaming handler module.
+import { Writable } from 'node:stream';
 import { gunzipSync } from 'node:zlib';
 import type { Context } from 'aws-lambda';
-import { collectStreaming, type StreamingHandler } from '../../infra/local/streaming.js';
+import { PRELUDE_CONTENT_TYPE, PRELUDE_DELIMITER_BYTES, type PreludeHooks } from '../../infra/local/lambda/awslambda.js';
 import { testContext } from './events.js';
+
+/**
+ * A streaming handler invoked in-process, as middy's and Powertools' own tests invoke theirs: with a
+ * response stream of the test's that has the runtime's two hooks (`setContentType`,
+ * `_onBeforeFirstWrite`, which `awslambda.HttpResponseStream.from` uses), collecting what the
+ * handler writes. The `awslambda` global is the one the local runtime client installs
+ * (infra/local/lambda/awslambda.ts), put in place before any test file loads a handler
+ * (test/helpers/shared-worker-setup.ts). Through the real runtime client and gateway instead:
+ * test/integration/sandbox.test.ts.
+ */
 
 /** What a client of a streamed answer gets: status, headers, the body as text (gunzipped when gzip). */
 export interface StreamedAnswer {
@@ -18,23 +26,67 @@ export interface StreamedAnswer {
   error?: unknown;
 }
 
+/** A response stream collecting every byte written, the prelude included. */
+class CollectingStream extends Writable implements PreludeHooks {
+  contentType = 'application/octet-stream';
+  _onBeforeFirstWrite: PreludeHooks['_onBeforeFirstWrite'];
+  readonly chunks: Buffer[] = [];
+  private started = false;
+
+  setContentType(type: string): void {
+    this.contentType = type;
+  }
+
+  private preludeFirst(): void {
+    if (this.started) return;
+    this.started = true;
+    this._onBeforeFirstWrite?.((chunk) => this.chunks.push(Buffer.from(chunk)));
+  }
+
+  override _write(chunk: Buffer, _encoding: BufferEncoding, done: () => void): void {
+    this.preludeFirst();
+    this.chunks.push(chunk);
+    done();
+  }
+
+  override _final(done: () => void): void {
+    this.preludeFirst();
+    done();
+  }
+}
+
 /**
- * Invokes a streaming handler through the runtime stand-in (infra/local/streaming.ts) and returns
- * what the client gets. The body is decoded only for a complete answer; a cut one is left raw.
+ * Invokes a streaming handler and returns what the client gets: the prelude's status and headers,
+ * the body after its 8 NUL bytes, decoded only for a complete answer (a cut one is left raw), and
+ * the error when the handler failed after its prelude. A failure before it rejects.
  */
 export async function invokeStreamed(
   handler: unknown,
   event: unknown,
   context: Context = testContext('inventory'),
 ): Promise<StreamedAnswer> {
-  const answer = await collectStreaming(handler as StreamingHandler, event, context);
-  const gzip = answer.headers['Content-Encoding'] === 'gzip';
-  const body = answer.error === undefined ? (gzip ? gunzipSync(answer.body) : answer.body).toString('utf8') : '';
-  return {
-    statusCode: answer.statusCode,
-    headers: answer.headers,
-    raw: answer.body,
-    body,
-    ...(answer.error === undefined ? {} : { error: answer.error }),
-  };
+  const stream = new CollectingStream();
+  let error: unknown;
+  let wrote = false;
+  try {
+    await (handler as (event: unknown, stream: Writable, context: Context) => Promise<unknown>)(event, stream, context);
+  } catch (failure) {
+    wrote = stream.chunks.length > 0;
+    if (!wrote) throw failure;
+    error = failure;
+  }
+  const all = Buffer.concat(stream.chunks);
+  let statusCode = 200;
+  let headers: Record<string, string> = {};
+  let raw = all;
+  if (stream.contentType === PRELUDE_CONTENT_TYPE) {
+    const end = all.indexOf(Buffer.alloc(PRELUDE_DELIMITER_BYTES));
+    const prelude = JSON.parse(all.subarray(0, end).toString('utf8')) as { statusCode?: number; headers?: Record<string, unknown> };
+    statusCode = prelude.statusCode ?? 200;
+    headers = Object.fromEntries(Object.entries(prelude.headers ?? {}).map(([k, v]) => [k, String(v)]));
+    raw = all.subarray(end + PRELUDE_DELIMITER_BYTES);
+  }
+  const gzip = headers['Content-Encoding'] === 'gzip';
+  const body = error === undefined ? (gzip ? gunzipSync(raw) : raw).toString('utf8') : '';
+  return { statusCode, headers, raw, body, ...(error === undefined ? {} : { error }) };
 }

@@ -1,9 +1,8 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { resetConfig } from '../../lib/config.js';
-import { BrokerSecretError, brokerClientSecret, forgetBrokerSecret, setSecretsClient } from '../../lib/mcp/broker-secret.js';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { useEnvironment } from '../helpers/env.js';
 
 /**
  * The broker's client secret on AWS comes from Secrets Manager (BROKER_CLIENT_SECRET_ARN). No
@@ -45,19 +44,17 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  setSecretsClient(undefined);
   await new Promise<void>((resolve) => server.close(() => resolve()));
 });
 
-const saved = { secret: process.env.BROKER_CLIENT_SECRET, arn: process.env.BROKER_CLIENT_SECRET_ARN };
+/** The module as the MCP function loads it with these variables, its Secrets Manager client the stand-in's (injected, Powertools' way). */
+let secrets: typeof import('../../lib/mcp/broker-secret.js');
 
-beforeEach(() => {
-  delete process.env.BROKER_CLIENT_SECRET;
-  process.env.BROKER_CLIENT_SECRET_ARN = ARN;
-  resetConfig();
-  requests = [];
+async function load(env: Record<string, string | undefined>): Promise<void> {
+  useEnvironment(env);
+  secrets = await import('../../lib/mcp/broker-secret.js');
   const { port } = server.address() as AddressInfo;
-  setSecretsClient(
+  secrets.setSecretsClient(
     new SecretsManagerClient({
       region: 'eu-west-1',
       endpoint: `http://127.0.0.1:${port}`,
@@ -65,27 +62,21 @@ beforeEach(() => {
       maxAttempts: 1,
     }),
   );
+}
+
+beforeEach(async () => {
+  requests = [];
+  await load({ BROKER_CLIENT_SECRET: undefined, BROKER_CLIENT_SECRET_ARN: ARN });
 });
 
-afterEach(() => {
-  for (const [name, value] of [
-    ['BROKER_CLIENT_SECRET', saved.secret],
-    ['BROKER_CLIENT_SECRET_ARN', saved.arn],
-  ] as const) {
-    if (value === undefined) delete process.env[name];
-    else process.env[name] = value;
-  }
-  resetConfig();
-});
-
-const read = (now?: number): Promise<string> => brokerClientSecret(new AbortController().signal, now);
-const failure = async (): Promise<BrokerSecretError> => {
+const read = (now?: number): Promise<string> => secrets.brokerClientSecret(new AbortController().signal, now);
+const failure = async (): Promise<InstanceType<typeof secrets.BrokerSecretError>> => {
   const error = await read().then(
     () => undefined,
     (e: unknown) => e,
   );
-  expect(error).toBeInstanceOf(BrokerSecretError);
-  return error as BrokerSecretError;
+  expect(error).toBeInstanceOf(secrets.BrokerSecretError);
+  return error as InstanceType<typeof secrets.BrokerSecretError>;
 };
 
 describe('Function: brokerClientSecret, from a stand-in Secrets Manager', () => {
@@ -132,7 +123,7 @@ describe('Function: brokerClientSecret, from a stand-in Secrets Manager', () => 
     expect(await read()).toBe('before-rotation');
 
     answer = { status: 200, secret: 'after-rotation' };
-    forgetBrokerSecret();
+    secrets.forgetBrokerSecret();
     expect(await read()).toBe('after-rotation');
     expect(requests).toHaveLength(2);
   });
@@ -168,16 +159,14 @@ describe('Function: brokerClientSecret, from a stand-in Secrets Manager', () => 
   });
 
   it('prefers BROKER_CLIENT_SECRET when it is set (the local stack) and does not call Secrets Manager', async () => {
-    process.env.BROKER_CLIENT_SECRET = 'local-secret';
-    resetConfig();
+    await load({ BROKER_CLIENT_SECRET: 'local-secret' });
 
     expect(await read()).toBe('local-secret');
     expect(requests).toEqual([]);
   });
 
   it('calls neither variable set a misconfiguration', async () => {
-    delete process.env.BROKER_CLIENT_SECRET_ARN;
-    resetConfig();
+    await load({ BROKER_CLIENT_SECRET_ARN: undefined });
 
     const error = await failure();
     expect(error.kind).toBe('misconfigured');

@@ -5,7 +5,6 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadFleet } from '../../infra/local/fleet.js';
 import { type LocalIssuer, localIssuer } from '../../infra/local/issuer.js';
 import { brokerTokenFor } from '../../infra/local/token-exchange.js';
-import { config } from '../../lib/config.js';
 import { listAuditItems } from '../../lib/store/audit.js';
 import { startTestEngine, type TestEngine } from '../helpers/engine.js';
 import { useEngine } from '../helpers/env.js';
@@ -65,18 +64,23 @@ beforeAll(async () => {
   });
   await new Promise<void>((resolve) => jwks.listen(0, '127.0.0.1', resolve));
   jwksUrl = `http://127.0.0.1:${(jwks.address() as AddressInfo).port}/jwks.json`;
-  useEngine(engine, { JWT_ISSUER: ISSUER, JWKS_URL: jwksUrl });
+  await loadHandlers({});
   await loadFleet(
     engine.db,
     engine.tables,
     { tenants: [{ tenant_id: 'acme', agents: [{ agent_id: 'a-1', hostname: 'h-1', os: 'linux', arch: 'x86_64', version: '1' }] }] },
     8,
   );
-  // A streaming handler, called through the stand-in for the Lambda runtime's response stream (the helper installs it).
+});
+
+/** Loads both handlers as instances started with the test engine, the test issuer and `env` would. */
+async function loadHandlers(env: Record<string, string>): Promise<void> {
+  useEngine(engine, { JWT_ISSUER: ISSUER, JWKS_URL: jwksUrl, ...env });
+  // The streaming handler writes to a response stream of the test's (test/helpers/streaming.ts).
   const streaming = (await import('../../functions/inventory/handler.js')).handler;
   inventory = (event, context) => invokeStreamed(streaming, event, context);
   observations = (await import('../../functions/observations/handler.js')).handler as never;
-});
+}
 afterAll(async () => {
   jwks?.closeAllConnections();
   await new Promise((resolve) => jwks?.close(resolve));
@@ -86,7 +90,13 @@ afterAll(async () => {
 const brokerToken = () =>
   brokerTokenFor(
     issuer,
-    { issuer: ISSUER, tenantClaim: 'tenant_id', clientId: 'local-broker', audience: config().observationsAudience },
+    {
+      issuer: ISSUER,
+      tenantClaim: 'tenant_id',
+      scopeClaim: 'endpoint_groups',
+      clientId: 'local-broker',
+      audience: 'endpoint-observations',
+    },
     { subject: 'alice', tenant: 'acme' },
   );
 
@@ -98,13 +108,13 @@ async function observationsEvent(): Promise<APIGatewayProxyEvent> {
   });
 }
 
-/** Runs `fn` with the service pointed elsewhere (another engine, another key set), then back. */
+/** Runs `fn` with the handlers pointed elsewhere (another engine, another key set), then loads them back. */
 async function pointedAt<T>(env: Record<string, string>, fn: () => Promise<T>): Promise<T> {
-  useEngine(engine, { JWT_ISSUER: ISSUER, JWKS_URL: jwksUrl, ...env });
+  await loadHandlers(env);
   try {
     return await fn();
   } finally {
-    useEngine(engine, { JWT_ISSUER: ISSUER, JWKS_URL: jwksUrl, DYNAMODB_ENDPOINT: engine.endpoint });
+    await loadHandlers({ DYNAMODB_ENDPOINT: engine.endpoint });
   }
 }
 

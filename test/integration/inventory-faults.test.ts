@@ -1,21 +1,20 @@
 import { gunzipSync } from 'node:zlib';
 import type { APIGatewayProxyEvent } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { handler } from '../../functions/inventory/handler.js';
 import { writeTenantAgents } from '../../infra/local/fleet.js';
 import { realisticAgents } from '../../infra/local/generator.js';
-import { resetConfig } from '../../lib/config.js';
-import { setDynamo } from '../../lib/store/client.js';
 import { startTestEngine, type TestEngine } from '../helpers/engine.js';
-import { useEngine } from '../helpers/env.js';
+import { useEngine, useEnvironment } from '../helpers/env.js';
 import { eventFixture, setHeader, testContext } from '../helpers/events.js';
 import { answeringEndpoint, closedPortEndpoint, countingProxy, resettingEndpoint, silentEndpoint } from '../helpers/faults.js';
-import { invokeStreamed, type StreamedAnswer } from '../helpers/streaming.js'; // first: the runtime stand-in the streaming handler needs when it loads
+import { invokeStreamed, type StreamedAnswer } from '../helpers/streaming.js';
 
-function pointAt(endpoint: string): void {
-  Object.assign(process.env, { DYNAMODB_ENDPOINT: endpoint, DYNAMODB_TIMEOUT_MS: '300', DYNAMODB_MAX_ATTEMPTS: '2' });
-  resetConfig();
-  setDynamo(undefined);
+/** The handler as an instance started on the store at `endpoint` loads it (test/helpers/env.ts). */
+let handler: typeof import('../../functions/inventory/handler.js').handler;
+
+async function pointAt(endpoint: string): Promise<void> {
+  useEnvironment({ DYNAMODB_ENDPOINT: endpoint, DYNAMODB_TIMEOUT_MS: '300', DYNAMODB_MAX_ATTEMPTS: '2' });
+  ({ handler } = await import('../../functions/inventory/handler.js'));
 }
 
 /** `scope`: the authorizer's scope of a token with the scope claim; none: an unscoped token, whose listing also reads the tenant's policy. */
@@ -39,7 +38,7 @@ describe('Handler: inventory when DynamoDB fails (real network faults)', () => {
   });
 
   it('returns 503 with Retry-After, never 200 [], when DynamoDB refuses connections', async () => {
-    pointAt(await closedPortEndpoint());
+    await pointAt(await closedPortEndpoint());
 
     const response = await list();
 
@@ -52,7 +51,7 @@ describe('Handler: inventory when DynamoDB fails (real network faults)', () => {
   it('returns 504 when DynamoDB accepts the connection but never answers', async () => {
     const silent = await silentEndpoint();
     cleanups.push(silent.close);
-    pointAt(silent.endpoint);
+    await pointAt(silent.endpoint);
 
     const response = await list();
 
@@ -65,7 +64,7 @@ describe('Handler: inventory when DynamoDB fails (real network faults)', () => {
   it('returns 503 with Retry-After, not a 504 "timed out", when DynamoDB resets the connection (real socket reset)', async () => {
     const resetting = await resettingEndpoint();
     cleanups.push(resetting.close);
-    pointAt(resetting.endpoint);
+    await pointAt(resetting.endpoint);
     const started = performance.now();
 
     const response = await listAll();
@@ -85,7 +84,7 @@ describe('Handler: inventory when DynamoDB fails (real network faults)', () => {
       body: '<html><head><title>503 Service Temporarily Unavailable</title></head><body><h1>503 Service Temporarily Unavailable</h1></body></html>',
     }));
     cleanups.push(balancer.close);
-    pointAt(balancer.endpoint);
+    await pointAt(balancer.endpoint);
 
     const response = await listAll();
 
@@ -105,7 +104,7 @@ describe('Handler: inventory when DynamoDB fails (real network faults)', () => {
   ])('returns 502, never 200 [], when the store answers %s (fault injector: a server answering 200 with it)', async (_what, body) => {
     const injector = await answeringEndpoint(body);
     cleanups.push(injector.close);
-    pointAt(injector.endpoint);
+    await pointAt(injector.endpoint);
 
     const response = await list();
 
@@ -131,6 +130,7 @@ describe('Handler: inventory when DynamoDB fails (real network faults)', () => {
       const proxy = await countingProxy(engine.endpoint, { failFrom: query });
       cleanups.push(proxy.close);
       useEngine({ ...engine, endpoint: proxy.endpoint }, { DYNAMODB_TIMEOUT_MS: '2000', DYNAMODB_MAX_ATTEMPTS: '2' });
+      ({ handler } = await import('../../functions/inventory/handler.js'));
     }
 
     it.each([

@@ -2,21 +2,23 @@ import { gunzipSync } from 'node:zlib';
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import type { APIGatewayProxyEvent } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { handler } from '../../functions/inventory/handler.js';
 import { type FleetAgent, loadFleet } from '../../infra/local/fleet.js';
 import { authorizerContextOf } from '../../lib/auth/caller.js';
-import { config } from '../../lib/config.js';
 import { AgentInventory } from '../../lib/contract/schemas.js';
-import { logger } from '../../lib/observability/logger.js';
 import { agentSortKey, connectionKey, durableAgentKey } from '../../lib/store/keys.js';
 import { expectResponseMatchesContract } from '../helpers/contract.js';
 import { startTestEngine, type TestEngine } from '../helpers/engine.js';
 import { useEngine } from '../helpers/env.js';
 import { eventFixture, setHeader, testContext } from '../helpers/events.js';
 import { listTenantAgentRecords } from '../helpers/store.js';
-import { invokeStreamed, type StreamedAnswer } from '../helpers/streaming.js'; // first: the runtime stand-in the streaming handler needs when it loads
+import { invokeStreamed, type StreamedAnswer } from '../helpers/streaming.js';
 
 type Event = APIGatewayProxyEvent;
+
+// The handler and what the tests watch of it, loaded once the engine's variables are set (useEngine).
+let handler: typeof import('../../functions/inventory/handler.js').handler;
+let logger: typeof import('../../lib/observability/logger.js').logger;
+let config: typeof import('../../lib/config.js').config;
 
 const recent = (): string => new Date(Date.now() - 5_000).toISOString();
 
@@ -55,6 +57,9 @@ describe('Handler: inventory against a real DynamoDB API', () => {
   beforeAll(async () => {
     engine = await startTestEngine();
     useEngine(engine);
+    ({ handler } = await import('../../functions/inventory/handler.js'));
+    ({ logger } = await import('../../lib/observability/logger.js'));
+    ({ config } = await import('../../lib/config.js'));
     await loadFleet(
       engine.db,
       engine.tables,

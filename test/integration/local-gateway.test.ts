@@ -1,81 +1,49 @@
-import { randomUUID } from 'node:crypto';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import type { APIGatewayProxyEvent } from 'aws-lambda';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { GATEWAY_RESPONSES, gatewayResponse } from '../../infra/gateway-responses.js';
-import { localRestApi } from '../../infra/local/gateway.js';
-import { listenerRouter } from '../../infra/local/router.js';
-import type { LambdaHandler, Route } from '../../infra/local/routes.js';
-import { config } from '../../lib/config.js';
+import type { Route } from '../../infra/local/routes.js';
+import { parseConfig } from '../../lib/config.js';
+import { type FixtureFunctions, type FixtureGateway, fixtureFunctions, fixtureGateway } from '../helpers/sandbox.js';
 
 /**
- * The local REST API emulation over real HTTP, with stand-in functions behind its routes (a
- * function that crashes, an authorizer that answers nonsense: faults the deployed modules do not
- * produce on demand). What is checked is what API Gateway itself would answer: the gateway
- * responses of infra/gateway-responses.ts, the authorizer invoked and its answer cached as the
- * door says, its policy applied to the method asked.
+ * The local REST API emulation over real HTTP, with fixture functions behind its routes
+ * (test/fixtures/functions/: a function that crashes, an authorizer that answers nonsense, each
+ * chosen by the request: faults the deployed functions do not produce on demand), run in the local
+ * sandboxes as the deployed ones are. What is checked is what API Gateway itself would answer: the
+ * gateway responses of infra/gateway-responses.ts, the authorizer invoked and its answer cached as
+ * the door says, its policy applied to the method asked.
  */
 
-// The stand-in functions answer buffered, so every route here is BUFFERED (the streamed inventory
-// through this gateway: test/e2e/inventory-streaming.test.ts).
+// The fixture behind these routes answers buffered (the streamed inventory through the gateway:
+// test/integration/sandbox.test.ts and test/e2e/inventory-streaming.test.ts).
 const ROUTES: Route[] = [
-  { api: 'public', method: 'GET', resource: '/api/agents', function: 'inventory', authorizer: 'inventory', transferMode: 'BUFFERED' },
+  { api: 'public', method: 'GET', resource: '/api/agents', function: 'mcp', authorizer: 'inventory', transferMode: 'BUFFERED' },
   { api: 'public', method: 'POST', resource: '/api/mcp', function: 'mcp', authorizer: 'mcp', transferMode: 'BUFFERED' },
   { api: 'public', method: 'GET', resource: '/open', function: 'observations', authorizer: null, transferMode: 'BUFFERED' },
 ];
 
-const allowAll: LambdaHandler = async (event) => {
-  const arn = (event as { methodArn: string }).methodArn;
-  return {
-    principalId: 'user-1',
-    policyDocument: { Version: '2012-10-17', Statement: [{ Action: 'execute-api:Invoke', Effect: 'Allow', Resource: [arn] }] },
-    context: { tenant: 'acme', sub: 'user-1', exp: 4_102_444_800, fresh: true },
-  };
-};
-const echo: LambdaHandler = async (event) => ({
-  statusCode: 200,
-  headers: { 'Content-Type': 'application/json' },
-  body: JSON.stringify((event as APIGatewayProxyEvent).requestContext.authorizer),
-});
-
-let functions: Record<string, LambdaHandler>;
-let authorizerCalls = 0;
+const cfg = parseConfig({});
+let functions: FixtureFunctions;
+let gateway: FixtureGateway;
 let clock = 1_000_000;
-let server: Server;
-let base: string;
+let invokedBefore = 0;
+/** How often the authorizer was invoked since the test began. */
+const authorizerCalls = (): number => functions.stats('authorizer').invocations - invokedBefore;
 
 beforeAll(async () => {
-  const api = localRestApi({
-    api: 'public',
-    routes: ROUTES,
-    handlerOf: async (name) => {
-      const fn = functions[name]!;
-      if (name !== 'authorizer') return fn;
-      return async (event, context) => {
-        authorizerCalls += 1;
-        return fn(event, context);
-      };
-    },
-    now: () => clock,
-  });
-  const router = listenerRouter(api);
-  server = createServer((req, res) => void router.handle(req, res, randomUUID()));
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  functions = await fixtureFunctions();
+  gateway = await fixtureGateway(functions, { api: 'public', routes: ROUTES, now: () => clock });
 });
 afterAll(async () => {
-  server.closeAllConnections();
-  await new Promise((resolve) => server.close(resolve));
+  await gateway?.close();
+  await functions?.stop();
 });
 beforeEach(() => {
-  functions = { authorizer: allowAll, inventory: echo, mcp: echo, observations: echo };
-  authorizerCalls = 0;
+  invokedBefore = functions.stats('authorizer').invocations;
   clock += 1_000_000;
 });
 
 const call = async (path: string, init: RequestInit = {}) => {
-  const response = await fetch(`${base}${path}`, init);
+  const response = await fetch(`${gateway.base}${path}`, init);
   return { status: response.status, headers: response.headers, body: await response.text() };
 };
 const withToken = (token: string, init: RequestInit = {}): RequestInit => ({
@@ -96,64 +64,41 @@ function expectGatewayResponse(res: { status: number; headers: Headers; body: st
 }
 
 describe('Local gateway: API Gateway’s own answers', () => {
-  it('answers a function that crashes with INTEGRATION_FAILURE (a crashing stand-in)', async () => {
-    functions.observations = async () => {
-      throw new Error('boom');
-    };
-
-    expectGatewayResponse(await call('/open'), 'INTEGRATION_FAILURE');
+  it('answers a function that throws with INTEGRATION_FAILURE (a fixture function)', async () => {
+    expectGatewayResponse(await call('/open?do=throw'), 'INTEGRATION_FAILURE');
   });
 
-  it('answers a function whose answer is no proxy result with INTEGRATION_FAILURE (a stand-in)', async () => {
-    functions.observations = async () => ({ status: 200, body: 'no statusCode' });
-
-    expectGatewayResponse(await call('/open'), 'INTEGRATION_FAILURE');
+  it('answers a function whose answer is no proxy result with INTEGRATION_FAILURE (a fixture function)', async () => {
+    expectGatewayResponse(await call('/open?do=no-proxy-result'), 'INTEGRATION_FAILURE');
   });
 
-  it('answers an authorizer that returns no policy with AUTHORIZER_CONFIGURATION_ERROR, a 503 (a stand-in)', async () => {
-    functions.authorizer = async () => ({ principalId: 'x' });
-
-    expectGatewayResponse(await call('/api/agents', withToken('t')), 'AUTHORIZER_CONFIGURATION_ERROR');
+  it('answers an authorizer that returns no policy with AUTHORIZER_CONFIGURATION_ERROR, a 503 (a fixture authorizer)', async () => {
+    expectGatewayResponse(await call('/api/agents', withToken('no-policy')), 'AUTHORIZER_CONFIGURATION_ERROR');
   });
 
   it('answers an authorizer that fails with AUTHORIZER_FAILURE, a 503, and one that says Unauthorized with the MCP door’s 401', async () => {
-    functions.authorizer = async () => {
-      throw new Error('the key set is down');
-    };
-    expectGatewayResponse(await call('/api/agents', withToken('t')), 'AUTHORIZER_FAILURE');
+    expectGatewayResponse(await call('/api/agents', withToken('crash')), 'AUTHORIZER_FAILURE');
 
-    functions.authorizer = async () => {
-      throw new Error('Unauthorized');
-    };
-    const refused = await call('/api/mcp', withToken('t', { method: 'POST' }));
+    const refused = await call('/api/mcp', withToken('unauthorized', { method: 'POST' }));
     expectGatewayResponse(refused, 'UNAUTHORIZED');
     expect(refused.headers.get('www-authenticate')).toBe(
-      `Bearer resource_metadata="${config().publicUrl}/.well-known/oauth-protected-resource/api/mcp"`,
+      `Bearer resource_metadata="${cfg.publicUrl}/.well-known/oauth-protected-resource/api/mcp"`,
     );
   });
 
   it('answers an Allow that does not name the method asked with ACCESS_DENIED: the inventory door’s 401, with the authorizer’s sentence', async () => {
-    functions.authorizer = async () => ({
-      principalId: 'x',
-      policyDocument: {
-        Version: '2012-10-17',
-        Statement: [{ Action: 'execute-api:Invoke', Effect: 'Allow', Resource: 'arn:aws:execute-api:*:*:*/*/POST/api/mcp' }],
-      },
-      context: { refusal: 'Not for this door.' },
-    });
-
-    const res = await call('/api/agents', withToken('t'));
+    const res = await call('/api/agents', withToken('wrong-method'));
 
     expect(res.status).toBe(401);
     expect(res.headers.get('www-authenticate')).toBe(
-      `Bearer resource_metadata="${config().publicUrl}/.well-known/oauth-protected-resource/api/agents"`,
+      `Bearer resource_metadata="${cfg.publicUrl}/.well-known/oauth-protected-resource/api/agents"`,
     );
     expect(res.body).toMatch(/^Not for this door\. \(request id: [0-9a-f-]{36}\)\n$/);
   });
 
   it('refuses a request without the identity source at the MCP door itself, never invoking the authorizer', async () => {
     expectGatewayResponse(await call('/api/mcp', { method: 'POST' }), 'UNAUTHORIZED');
-    expect(authorizerCalls).toBe(0);
+    expect(authorizerCalls()).toBe(0);
   });
 
   it('refuses a payload over API Gateway’s 10 MB with REQUEST_TOO_LARGE', async () => {
@@ -175,10 +120,6 @@ describe('Local gateway: API Gateway’s own answers', () => {
 describe('Local gateway: the token authorizer in front of a door', () => {
   it('caches the MCP door’s answer per token for the door’s TTL, then asks again', async () => {
     // The authorizer names in its context the token it judged: a cached answer shows whose it is.
-    functions.authorizer = async (event, context) => {
-      const allowed = (await allowAll(event, context)) as { context: Record<string, unknown> };
-      return { ...allowed, context: { ...allowed.context, judged: (event as { headers: Record<string, string> }).headers.Authorization } };
-    };
     const post = async (token: string): Promise<{ status: number; judged: unknown }> => {
       const res = await call('/api/mcp', withToken(token, { method: 'POST', body: '{}' }));
       return { status: res.status, judged: (JSON.parse(res.body) as { judged?: unknown }).judged };
@@ -187,28 +128,19 @@ describe('Local gateway: the token authorizer in front of a door', () => {
     expect(await post('token-a')).toEqual({ status: 200, judged: 'Bearer token-a' });
     expect(await post('token-a')).toEqual({ status: 200, judged: 'Bearer token-a' });
     expect(await post('token-b')).toEqual({ status: 200, judged: 'Bearer token-b' });
-    expect(authorizerCalls).toBe(2);
+    expect(authorizerCalls()).toBe(2);
 
     clock += 300_001; // past the TTL
     expect(await post('token-a')).toEqual({ status: 200, judged: 'Bearer token-a' });
-    expect(authorizerCalls).toBe(3);
+    expect(authorizerCalls()).toBe(3);
   });
 
   it('asks the inventory door’s authorizer at every request, a missing token included', async () => {
-    functions.authorizer = async (event) => ({
-      principalId: 'anonymous',
-      policyDocument: {
-        Version: '2012-10-17',
-        Statement: [{ Action: 'execute-api:Invoke', Effect: 'Deny', Resource: [(event as { methodArn: string }).methodArn] }],
-      },
-      context: { refusal: 'A bearer token is required.' },
-    });
-
     const res = await call('/api/agents');
-    await call('/api/agents', withToken('t'));
-    await call('/api/agents', withToken('t'));
+    await call('/api/agents', withToken('deny'));
+    await call('/api/agents', withToken('deny'));
 
-    expect(authorizerCalls).toBe(3);
+    expect(authorizerCalls()).toBe(3);
     expect(res.status).toBe(401);
     expect(res.body).toMatch(/^A bearer token is required\. \(request id: /);
   });
@@ -218,6 +150,7 @@ describe('Local gateway: the token authorizer in front of a door', () => {
 
     expect(res.status).toBe(200);
     expect(JSON.parse(res.body)).toMatchObject({ principalId: 'user-1', tenant: 'acme', sub: 'user-1', exp: '4102444800', fresh: 'true' });
+    expect(JSON.parse(res.body).judged).toBe('Bearer t');
   });
 });
 

@@ -1,35 +1,26 @@
-import { type DynamoDBDocumentClient, PutCommand } from '@aws-sdk/lib-dynamodb';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { PutCommand } from '@aws-sdk/lib-dynamodb';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { sampleSeries } from '../../infra/local/demo.js';
 import { loadFleet } from '../../infra/local/fleet.js';
 import { UNSCOPED } from '../../lib/auth/endpoint-scope.js';
 import { EndpointDashboard } from '../../lib/contract/schemas.js';
-import { readEndpointObservations } from '../../lib/observations/read.js';
-import { setDynamo } from '../../lib/store/client.js';
 import { policyKey, sampleKey } from '../../lib/store/keys.js';
-import { documentClient, startTestEngine, type TestEngine } from '../helpers/engine.js';
-import { useEngine } from '../helpers/env.js';
-import { answeringEndpoint } from '../helpers/faults.js';
+import { startTestEngine, type TestEngine } from '../helpers/engine.js';
+import { useEngine, useEnvironment } from '../helpers/env.js';
+import { answeringEndpoint, type RecordedRequest, recordingProxy } from '../helpers/faults.js';
 
 const minute = Math.floor(Date.now() / 60_000) * 60_000;
 const agent = (id: string, extra: object = {}) => ({ agent_id: id, hostname: id, os: 'linux', arch: 'x86_64', version: '1', ...extra });
 
-/** A real client to the real engine that records every command it sends (observation, not a fake). */
-function recordingClient(endpoint: string, log: { name: string; input: Record<string, unknown> }[]): DynamoDBDocumentClient {
-  const client = documentClient(endpoint);
-  client.middlewareStack.add(
-    (next, context) => async (args) => {
-      log.push({ name: String(context.commandName), input: args.input as Record<string, unknown> });
-      return next(args);
-    },
-    { step: 'initialize', name: 'recordCommands' },
-  );
-  return client;
-}
+/** The use case as a function instance loads it, with the variables set just before (test/helpers/env.ts). */
+const loadRead = async () => (await import('../../lib/observations/read.js')).readEndpointObservations;
 
 describe('Function: readEndpointObservations against a real DynamoDB API', () => {
   let engine: TestEngine;
-  const log: { name: string; input: Record<string, unknown> }[] = [];
+  let proxy: Awaited<ReturnType<typeof recordingProxy>>;
+  let readEndpointObservations: Awaited<ReturnType<typeof loadRead>>;
+  /** What the use case asked the engine, through a proxy that records it. */
+  let log: RecordedRequest[] = [];
   const read = (agentId: string, minutes = 60) =>
     readEndpointObservations({
       tenantId: 'acme',
@@ -41,7 +32,9 @@ describe('Function: readEndpointObservations against a real DynamoDB API', () =>
 
   beforeAll(async () => {
     engine = await startTestEngine();
-    useEngine(engine);
+    proxy = await recordingProxy(engine.endpoint);
+    useEngine({ ...engine, endpoint: proxy.endpoint });
+    readEndpointObservations = await loadRead();
     await loadFleet(
       engine.db,
       engine.tables,
@@ -81,25 +74,25 @@ describe('Function: readEndpointObservations against a real DynamoDB API', () =>
       memory: 99,
       disk: 99,
     });
-    setDynamo(recordingClient(engine.endpoint, log));
   });
   afterAll(async () => {
+    await proxy.close();
     await engine.close();
+  });
+  beforeEach(() => {
+    proxy.requests.length = 0;
+    log = proxy.requests;
   });
 
   it('reads policy and agent in one BatchGetItem and the window with one Query, and no newest-sample Query when the window has samples', async () => {
-    log.length = 0;
-
     const dashboard = EndpointDashboard.parse(await read('busy', 300));
 
-    expect(log.map((c) => c.name).sort()).toEqual(['BatchGetItemCommand', 'QueryCommand']);
+    expect(log.map((c) => c.operation).sort()).toEqual(['BatchGetItem', 'Query']);
     expect(log.some((c) => c.input.Limit === 1)).toBe(false);
     expect(dashboard.history).toHaveLength(100);
   });
 
   it('adds a one-item Query for the newest sample only when the window is empty', async () => {
-    log.length = 0;
-
     const dashboard = EndpointDashboard.parse(await read('old'));
 
     const newest = log.filter((c) => c.input.Limit === 1);
@@ -178,7 +171,8 @@ describe('Function: readEndpointObservations when the store answers what DynamoD
   it('answers 502, never 404 or an empty dashboard, for a Query answer without Items (fault injector: a server answering {})', async () => {
     const injector = await answeringEndpoint('{}');
     try {
-      setDynamo(documentClient(injector.endpoint, { maxAttempts: 1 }));
+      useEnvironment({ DYNAMODB_ENDPOINT: injector.endpoint, DYNAMODB_MAX_ATTEMPTS: '1' });
+      const readEndpointObservations = await loadRead();
 
       const read = readEndpointObservations({
         tenantId: 'acme',
@@ -193,7 +187,6 @@ describe('Function: readEndpointObservations when the store answers what DynamoD
         message: 'The observations store gave an answer that cannot be read; try again later.',
       });
     } finally {
-      setDynamo(undefined);
       await injector.close();
     }
   });

@@ -1,9 +1,7 @@
 import type { APIGatewayProxyEvent, Context } from 'aws-lambda';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { loadFleet } from '../../infra/local/fleet.js';
-import { config } from '../../lib/config.js';
 import { type AuditItem, listAuditItems, putAuditItem } from '../../lib/store/audit.js';
-import { resetTenantClients, tenantAuditDynamo, tenantDynamo } from '../../lib/store/tenant-client.js';
 import { tenantAuditSessionPolicy, tenantSessionName, tenantSessionPolicy } from '../../lib/store/tenant-fence.js';
 import { startTestEngine, type TestEngine } from '../helpers/engine.js';
 import { useEngine } from '../helpers/env.js';
@@ -20,6 +18,11 @@ import { type StsStandIn, startStsStandIn } from '../helpers/sts.js';
 
 let engine: TestEngine;
 let sts: StsStandIn;
+// The service's modules as an instance started with each test's variables loads them (test/helpers/env.ts).
+let clients: typeof import('../../lib/store/tenant-client.js');
+let config: typeof import('../../lib/config.js').config;
+const tenantDynamo = (tenant: string) => clients.tenantDynamo(tenant);
+const tenantAuditDynamo = (tenant: string | null) => clients.tenantAuditDynamo(tenant);
 let inventory: (
   event: APIGatewayProxyEvent,
   context: Context,
@@ -42,24 +45,25 @@ beforeAll(async () => {
     },
     8,
   );
-  // A streaming handler, called through the stand-in for the Lambda runtime's response stream (the helper installs it).
-  const streaming = (await import('../../functions/inventory/handler.js')).handler;
-  inventory = (event, context) => invokeStreamed(streaming, event, context);
 });
 afterAll(async () => {
-  resetTenantClients();
   await sts?.close();
   await engine?.close();
 });
-beforeEach(() => {
+
+/** Loads the inventory handler and the tenant clients as an instance started with `env` would. */
+async function load(env: Record<string, string>): Promise<void> {
+  useEngine(engine, env);
+  // The streaming handler writes to a response stream of the test's (test/helpers/streaming.ts).
+  const streaming = (await import('../../functions/inventory/handler.js')).handler;
+  inventory = (event, context) => invokeStreamed(streaming, event, context);
+  clients = await import('../../lib/store/tenant-client.js');
+  ({ config } = await import('../../lib/config.js'));
+}
+
+beforeEach(async () => {
   sts.reset();
-  useEngine(engine, {
-    TENANT_FENCING: 'iam',
-    TENANT_READ_ROLE_ARN: READ_ROLE,
-    TENANT_AUDIT_ROLE_ARN: AUDIT_ROLE,
-    STS_ENDPOINT: sts.endpoint,
-  });
-  resetTenantClients();
+  await load({ TENANT_FENCING: 'iam', TENANT_READ_ROLE_ARN: READ_ROLE, TENANT_AUDIT_ROLE_ARN: AUDIT_ROLE, STS_ENDPOINT: sts.endpoint });
 });
 
 const listFor = (tenant: string) =>
@@ -125,7 +129,7 @@ describe('Tenant fencing by IAM: reads (an STS stand-in, the real local engine)'
     await listFor('a*b');
     expect(sts.calls.map((c) => c.RoleSessionName)).toEqual([tenantSessionName('acme'), tenantSessionName('a*b')]);
 
-    resetTenantClients();
+    clients.resetTenantClients();
     sts.calls = [];
     sts.expiresInMs = 4 * 60_000; // inside the five minutes before expiry: renewed at the next read
     await listFor('acme');
@@ -147,7 +151,7 @@ describe('Tenant fencing by IAM: reads (an STS stand-in, the real local engine)'
   });
 
   it('reads with the service client and asks STS nothing when fencing is off', async () => {
-    useEngine(engine, { TENANT_FENCING: 'off' });
+    await load({ TENANT_FENCING: 'off' });
 
     const res = await listFor('acme');
 

@@ -7,7 +7,7 @@ import type { APIGatewayAuthorizerResult, APIGatewayRequestAuthorizerEvent, Cont
 import { decodeJwt } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type LocalIssuer, localIssuer } from '../../infra/local/issuer.js';
-import { resetConfig } from '../../lib/config.js';
+import { useEnvironment } from '../helpers/env.js';
 import { eventFixture, testContext } from '../helpers/events.js';
 
 /**
@@ -35,16 +35,20 @@ beforeAll(async () => {
   jwksServer = createServer((_req, res) => answer(res));
   await new Promise<void>((resolve) => jwksServer.listen(0, '127.0.0.1', resolve));
   jwksBase = `http://127.0.0.1:${(jwksServer.address() as AddressInfo).port}`;
-  Object.assign(process.env, {
+  await loadAuthorizer('keys');
+});
+
+/** Loads the authorizer as an instance started with the issuer's key set at `<jwksBase>/<path>/jwks.json` would. */
+async function loadAuthorizer(path: string): Promise<void> {
+  useEnvironment({
     JWT_ISSUER: ISSUER,
     JWT_AUDIENCE: INVENTORY_AUDIENCE,
     MCP_AUDIENCE,
-    JWKS_URL: `${jwksBase}/keys/jwks.json`,
+    JWKS_URL: `${jwksBase}/${path}/jwks.json`,
     TENANT_CLAIM: 'tenant_id',
   });
-  resetConfig();
   ({ handler } = (await import('../../functions/authorizer/handler.js')) as unknown as { handler: typeof handler });
-});
+}
 afterAll(async () => {
   jwksServer.closeAllConnections();
   await new Promise((resolve) => jwksServer.close(resolve));
@@ -179,8 +183,7 @@ describe('Handler: authorizer (the public REST API token authorizer)', () => {
   describe('fails, never refuses, when it cannot judge (AUTHORIZER_FAILURE, a 503)', () => {
     it('when the issuer key set answers 503 (a JWKS stand-in)', async () => {
       answer = (res) => res.writeHead(503).end('down');
-      process.env.JWKS_URL = `${jwksBase}/down/jwks.json`;
-      resetConfig();
+      await loadAuthorizer('down');
       try {
         const failure = authorize(event('GET', '/api/agents', `Bearer ${await sign(INVENTORY_AUDIENCE)}`));
 
@@ -189,8 +192,7 @@ describe('Handler: authorizer (the public REST API token authorizer)', () => {
         await expect(authorize(event('POST', '/api/mcp', `Bearer ${await sign(MCP_AUDIENCE)}`))).rejects.not.toThrow(/^Unauthorized$/);
       } finally {
         answer = (res) => res.writeHead(200, { 'Content-Type': 'application/json' }).end(JSON.stringify(issuer.jwks));
-        process.env.JWKS_URL = `${jwksBase}/keys/jwks.json`;
-        resetConfig();
+        await loadAuthorizer('keys');
       }
     });
 
@@ -202,8 +204,7 @@ describe('Handler: authorizer (the public REST API token authorizer)', () => {
   });
 
   it('keeps allowing tokens through an issuer outage with the keys it fetched before', async () => {
-    process.env.JWKS_URL = `${jwksBase}/outage/jwks.json`;
-    resetConfig();
+    await loadAuthorizer('outage');
     try {
       await authorize(event('GET', '/api/agents', `Bearer ${await sign(INVENTORY_AUDIENCE)}`));
       answer = (res) => res.socket?.destroy();
@@ -213,8 +214,7 @@ describe('Handler: authorizer (the public REST API token authorizer)', () => {
       expect(result.policyDocument.Statement[0]).toMatchObject({ Effect: 'Allow' });
     } finally {
       answer = (res) => res.writeHead(200, { 'Content-Type': 'application/json' }).end(JSON.stringify(issuer.jwks));
-      process.env.JWKS_URL = `${jwksBase}/keys/jwks.json`;
-      resetConfig();
+      await loadAuthorizer('keys');
     }
   });
 });

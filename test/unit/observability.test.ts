@@ -1,3 +1,4 @@
+import { Readable } from 'node:stream';
 import type { Context } from 'aws-lambda';
 import { afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 
@@ -96,11 +97,10 @@ function handlerThat(
   return middy(HANDLER_OPTIONS).use(observability({ operation })).use(failureHandling()).handler(body);
 }
 
-/** A promise and the function that resolves it: lets two requests take turns. */
-function gate(): { opened: Promise<void>; open: () => void } {
-  let open!: () => void;
-  const opened = new Promise<void>((resolve) => (open = resolve));
-  return { opened, open };
+/** A body that fails after its first chunk: a stream cut after the status went out. */
+async function* failingBody(): AsyncGenerator<string> {
+  yield '[1,';
+  throw new Error('the store failed');
 }
 
 describe('Middleware: observability', () => {
@@ -150,7 +150,7 @@ describe('Middleware: observability', () => {
 
   it('puts what the use case records (items returned, audit writes) into the same line', async () => {
     const handler = handlerThat(async () => {
-      metricsModule.recordItemsReturned('listEndpointInventory', 7);
+      metricsModule.recordItemsReturned(7);
       metricsModule.recordAuditWrite('ok');
       metricsModule.recordAuditWrite('failed');
       metricsModule.recordAuditWrite('ok');
@@ -166,11 +166,11 @@ describe('Middleware: observability', () => {
 
   it('puts the counts of unreadable stored records and samples into the same line, 0 included (alarms need data points)', async () => {
     const handler = handlerThat(async () => {
-      metricsModule.recordUnreadableRecords('listEndpointInventory', 3);
+      metricsModule.recordUnreadableRecords(3);
       return { statusCode: 200, body: '[]' };
     });
     const clean = handlerThat(async () => {
-      metricsModule.recordUnreadableRecords('listEndpointInventory', 0);
+      metricsModule.recordUnreadableRecords(0);
       metricsModule.recordUnreadableSamples(2);
       return { statusCode: 200, body: '[]' };
     });
@@ -183,70 +183,32 @@ describe('Middleware: observability', () => {
     expect(emfLines()[1]).toMatchObject({ UnreadableRecords: 0, UnreadableSamples: 2 });
   });
 
-  it('keeps the metrics of two requests in flight at once in one process apart, each in its own line', async () => {
-    // The local stack's case: the MCP door's request is in flight while the observations request it made runs.
-    const mcpRecorded = gate();
-    const observationsRecorded = gate();
-    const mcp = handlerThat(async () => {
-      metricsModule.recordToolCall('observations', false);
-      mcpRecorded.open();
-      await observationsRecorded.opened;
-      metricsModule.recordItemsReturned('mcp', 3);
-      return { statusCode: 200, body: '{}' };
-    }, 'mcp');
-    const observations = handlerThat(async () => {
-      await mcpRecorded.opened;
-      metricsModule.recordAuditWrite('ok');
-      observationsRecorded.open();
-      return { statusCode: 200, body: '{}' };
-    }, 'getEndpointObservations');
+  it.each([
+    ['ends', () => Readable.from(['[1,', '2]']), 200],
+    ['is cut after its 200', () => Readable.from(failingBody()), 500],
+  ] as const)(
+    'counts a streamed answer whose body %s when the body is over, in a second line of its own (the first went out before the body)',
+    async (_what, body, status) => {
+      const handler = handlerThat(async () => ({ statusCode: 200, body: body() }));
 
-    await Promise.all([mcp(event, context('req-mcp')), observations(event, context('req-observations'))]);
+      const response = (await handler(event, context('req-stream'))) as { body: Readable };
+      await new Promise<void>((resolve) => {
+        response.body.on('error', () => resolve());
+        response.body.on('end', () => resolve());
+        response.body.resume();
+      });
+      await new Promise((resolve) => setImmediate(resolve));
 
-    const byOperation = Object.fromEntries(emfLines().map((blob) => [blob.operation, blob]));
-    expect(emfLines()).toHaveLength(2);
-    expect(byOperation.mcp).toMatchObject({ Requests: 1, ToolCalls: 1, ItemsReturned: 3, tool: 'observations' });
-    expect(byOperation.mcp).not.toHaveProperty('AuditWrites');
-    expect(byOperation.getEndpointObservations).toMatchObject({ Requests: 1, AuditWrites: 1 });
-    expect(byOperation.getEndpointObservations).not.toHaveProperty('ToolCalls');
-    expect(stderr.join('') + stdout.join('')).not.toContain('has already been added');
-  });
-
-  it('keeps the metrics of a request apart from those of a request it calls in-process', async () => {
-    const inner = handlerThat(async () => {
-      metricsModule.recordAuditWrite('ok');
-      return { statusCode: 200, body: '{}' };
-    }, 'getEndpointObservations');
-    const outer = handlerThat(async () => {
-      metricsModule.recordToolCall('observations', false);
-      await inner(event, context('req-inner'));
-      metricsModule.recordItemsReturned('mcp', 2);
-      return { statusCode: 200, body: '{}' };
-    }, 'mcp');
-
-    await outer(event, context('req-outer'));
-    await handlerThat(async () => ({ statusCode: 200, body: '[]' }))(event, context('req-next'));
-
-    const [innerLine, outerLine, nextLine] = emfLines();
-    expect(emfLines()).toHaveLength(3);
-    expect(innerLine).toMatchObject({ operation: 'getEndpointObservations', Requests: 1, AuditWrites: 1 });
-    expect(outerLine).toMatchObject({ operation: 'mcp', Requests: 1, ToolCalls: 1, ItemsReturned: 2 });
-    expect(outerLine).not.toHaveProperty('AuditWrites');
-    expect(nextLine!._aws.CloudWatchMetrics[0]!.Metrics.map((m) => m.Name).sort()).toEqual(['Latency', 'Requests']);
-    expect(stderr.join('') + stdout.join('')).not.toContain('has already been added');
-  });
-
-  it("publishes what is recorded outside any request at once, never in the next request's line", async () => {
-    metricsModule.recordKeySetFailure();
-    await handlerThat(async () => ({ statusCode: 200, body: '[]' }))(event, context('req-after'));
-
-    const [alone, request] = emfLines();
-    expect(emfLines()).toHaveLength(2);
-    expect(alone).toMatchObject({ KeySetFailures: 1 });
-    expect(alone).not.toHaveProperty('Requests');
-    expect(request).toMatchObject({ operation: 'listEndpointInventory', Requests: 1 });
-    expect(request).not.toHaveProperty('KeySetFailures');
-  });
+      const [first, second] = emfLines();
+      expect(emfLines()).toHaveLength(2);
+      expect(first).toMatchObject({ operation: 'listEndpointInventory', Requests: 1 });
+      expect(first).not.toHaveProperty('Latency');
+      expect(second).toMatchObject({ operation: 'listEndpointInventory', statusCode: String(status) });
+      expect(typeof second!.Latency).toBe('number');
+      if (status === 500) expect(second).toMatchObject({ Failures5xx: 1 });
+      else expect(second).not.toHaveProperty('Failures5xx');
+    },
+  );
 
   it('logs with the Lambda request id as correlation id and the API request id, then forgets both', async () => {
     const handler = handlerThat(async () => {

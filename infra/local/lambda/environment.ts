@@ -1,0 +1,174 @@
+import { CONFIG_VARIABLES } from '../../../lib/config.js';
+import { LAMBDA_NODE_MAJOR, SDK_NODE_VERSION_WARNING_SWITCH } from '../node-version.js';
+import type { LambdaFunctionSpec } from './functions.js';
+
+/**
+ * The environment of one local function sandbox: exactly what serverless.yml gives that function
+ * (provider-level variables, then its own), resolved for the local stack, and nothing another
+ * function is given. docs/local-stack.md lists the rules; in short, for each variable serverless.yml
+ * gives the function:
+ *   1. the value set in `npm start`'s environment, when set (the user's configuration);
+ *   2. else the stack's own value where the deployed one names AWS or a stage parameter the issuer
+ *      must agree with (localReplacements: the public URL, the issuer, its endpoints and audiences,
+ *      the broker's client id, the private API's URL, tenant fencing off, the secret's ARN left out
+ *      for the secret itself);
+ *   3. else serverless.yml's value (a literal, a `params.default`, a table name);
+ *   4. else nothing, and lib/config.ts's default applies (as it would for a stage that leaves it out).
+ * Then the service's tuning variables serverless.yml gives no function (ONLINE_GRACE_SECONDS,
+ * DYNAMODB_TIMEOUT_MS, POWERTOOLS_*…), when set in `npm start`'s environment, go to every function,
+ * and the few LOCAL_ADDITIONS every local function needs. What Lambda's runtime sets itself
+ * (AWS_LAMBDA_FUNCTION_NAME, _HANDLER, AWS_LAMBDA_RUNTIME_API…) is added by the sandbox
+ * (runtimeEnvironment).
+ */
+
+/** What only the local stack knows, where AWS would give an address or a resource of its own. */
+export interface LocalStackValues {
+  /** The public listener, as clients reach it. */
+  publicUrl: string;
+  /** The local issuer (`iss` of its tokens). */
+  issuer: string;
+  /** Its JWKS and token endpoint, by loopback address (the stack calls itself). */
+  jwksUrl: string;
+  tokenEndpoint: string;
+  /** The private listener's GET /api/mcp/endpoint (on AWS, the private API through its VPC endpoint). */
+  observationsUrl: string;
+  /** The DynamoDB API the functions use (the embedded engine, or the one given). */
+  dynamoEndpoint: string;
+  /** The broker's client secret at the local issuer (on AWS, read from Secrets Manager by its ARN). */
+  brokerSecret: string;
+  /**
+   * The audiences and the broker the local issuer signs and registers (the stack's configuration):
+   * stage parameters without a default in serverless.yml, so the functions agree with the issuer.
+   */
+  jwtAudience: string;
+  mcpAudience: string;
+  brokerClientId: string;
+  brokerAllowList: readonly string[];
+}
+
+/**
+ * Variables whose deployed value names AWS, with what stands for it locally (`undefined`: left out).
+ * Each applies only to a function serverless.yml gives it to.
+ */
+export function localReplacements(values: LocalStackValues): Readonly<Record<string, string | undefined>> {
+  return {
+    PUBLIC_URL: values.publicUrl,
+    JWT_ISSUER: values.issuer,
+    JWKS_URL: values.jwksUrl,
+    TOKEN_ENDPOINT: values.tokenEndpoint,
+    OBSERVATIONS_URL: values.observationsUrl,
+    JWT_AUDIENCE: values.jwtAudience,
+    MCP_AUDIENCE: values.mcpAudience,
+    BROKER_CLIENT_ID: values.brokerClientId,
+    BROKER_ALLOW_LIST: values.brokerAllowList.join(','),
+    // No STS here to assume the fenced roles (a test that has one sets TENANT_FENCING=iam and STS_ENDPOINT).
+    TENANT_FENCING: 'off',
+    // No Secrets Manager here: the secret itself is given instead (LOCAL_ADDITIONS).
+    BROKER_CLIENT_SECRET_ARN: undefined,
+  };
+}
+
+/**
+ * The variables the local stack adds that serverless.yml does not give, and to which functions:
+ * the one list of local-only variables (docs/local-stack.md; the sandbox test checks no other
+ * variable appears).
+ */
+export function localAdditions(
+  spec: LambdaFunctionSpec,
+  values: LocalStackValues,
+  userEnv: NodeJS.ProcessEnv = {},
+): Record<string, string> {
+  return {
+    // On AWS the SDK finds DynamoDB's regional endpoint itself.
+    DYNAMODB_ENDPOINT: values.dynamoEndpoint,
+    // In place of BROKER_CLIENT_SECRET_ARN, for the function that has it (the MCP door): the one given, else the issuer's.
+    ...('BROKER_CLIENT_SECRET_ARN' in spec.environment
+      ? { BROKER_CLIENT_SECRET: userEnv.BROKER_CLIENT_SECRET?.trim() || values.brokerSecret }
+      : {}),
+    // Lambda runs Node 22, where the SDK has no Node-version notice to print (infra/local/node-version.ts).
+    ...(Number.parseInt(process.versions.node, 10) < LAMBDA_NODE_MAJOR ? { [SDK_NODE_VERSION_WARNING_SWITCH]: 'true' } : {}),
+  };
+}
+
+/** Variables of the stack itself, never a function's: its ports and the engine it starts. */
+const STACK_ONLY = new Set(['PORT', 'PRIVATE_PORT', 'DYNAMODB_PORT', 'DYNAMODB_ENDPOINT']);
+
+/**
+ * The service's variables that serverless.yml gives no function: their deployed value is
+ * lib/config.ts's default, and a value set in `npm start`'s environment goes to every function.
+ * Powertools' own switches (POWERTOOLS_*) likewise.
+ */
+function tuningVariables(userEnv: NodeJS.ProcessEnv, givenByServerless: ReadonlySet<string>): Record<string, string> {
+  const tuning: Record<string, string> = {};
+  for (const [name, value] of Object.entries(userEnv)) {
+    if (value === undefined || givenByServerless.has(name) || STACK_ONLY.has(name)) continue;
+    if ((CONFIG_VARIABLES as readonly string[]).includes(name) || name.startsWith('POWERTOOLS_')) tuning[name] = value;
+  }
+  return tuning;
+}
+
+/**
+ * A function's environment for its sandbox (the rules above), without the runtime's own variables.
+ * `allSpecs` tells which variables serverless.yml gives some function (those never go to others).
+ */
+export function functionEnvironment(
+  spec: LambdaFunctionSpec,
+  allSpecs: readonly LambdaFunctionSpec[],
+  values: LocalStackValues,
+  userEnv: NodeJS.ProcessEnv,
+): Record<string, string> {
+  const replacements = localReplacements(values);
+  const env: Record<string, string> = {};
+  for (const [name, deployed] of Object.entries(spec.environment)) {
+    const value = userEnv[name] ?? (name in replacements ? replacements[name] : deployed);
+    if (value !== undefined) env[name] = value;
+  }
+  const givenByServerless = new Set(allSpecs.flatMap((s) => Object.keys(s.environment)));
+  return { ...env, ...tuningVariables(userEnv, givenByServerless), ...localAdditions(spec, values, userEnv) };
+}
+
+/** Credentials the functions sign with: the ones in `npm start`'s environment, else dummies (local engines take any). */
+function credentials(userEnv: NodeJS.ProcessEnv): Record<string, string> {
+  if (userEnv.AWS_ACCESS_KEY_ID && userEnv.AWS_SECRET_ACCESS_KEY) {
+    return {
+      AWS_ACCESS_KEY_ID: userEnv.AWS_ACCESS_KEY_ID,
+      AWS_SECRET_ACCESS_KEY: userEnv.AWS_SECRET_ACCESS_KEY,
+      ...(userEnv.AWS_SESSION_TOKEN ? { AWS_SESSION_TOKEN: userEnv.AWS_SESSION_TOKEN } : {}),
+    };
+  }
+  return { AWS_ACCESS_KEY_ID: 'local', AWS_SECRET_ACCESS_KEY: 'local', AWS_SESSION_TOKEN: 'local' };
+}
+
+/**
+ * What Lambda's runtime sets in every execution environment of a function (Lambda's "defined
+ * runtime environment variables"), for one local instance: its Runtime API, the bundle folder as
+ * task root, name, memory, region, log group and stream, and the execution role's credentials
+ * (here the environment's, or dummies). A value of the function's own environment is not replaced,
+ * except the reserved names Lambda sets itself.
+ */
+export function runtimeEnvironment(
+  spec: LambdaFunctionSpec,
+  instance: { runtimeApi: string; taskRoot: string; runtimeDir: string; logStream: string },
+  userEnv: NodeJS.ProcessEnv,
+): Record<string, string> {
+  const region = userEnv.AWS_REGION || spec.region;
+  return {
+    _HANDLER: spec.handler,
+    AWS_LAMBDA_RUNTIME_API: instance.runtimeApi,
+    LAMBDA_TASK_ROOT: instance.taskRoot,
+    LAMBDA_RUNTIME_DIR: instance.runtimeDir,
+    AWS_EXECUTION_ENV: 'AWS_Lambda_nodejs22.x',
+    AWS_LAMBDA_INITIALIZATION_TYPE: 'on-demand',
+    AWS_LAMBDA_FUNCTION_NAME: spec.functionName,
+    AWS_LAMBDA_FUNCTION_MEMORY_SIZE: String(spec.memorySizeMb),
+    AWS_LAMBDA_FUNCTION_VERSION: '$LATEST',
+    AWS_LAMBDA_LOG_GROUP_NAME: `/aws/lambda/${spec.functionName}`,
+    AWS_LAMBDA_LOG_STREAM_NAME: instance.logStream,
+    AWS_REGION: region,
+    AWS_DEFAULT_REGION: region,
+    ...credentials(userEnv),
+    LANG: 'en_US.UTF-8',
+    TZ: 'UTC',
+    PATH: userEnv.PATH ?? '/usr/local/bin:/usr/bin:/bin',
+  };
+}

@@ -1,0 +1,83 @@
+import { join } from 'node:path';
+import type { FunctionName } from '../../build.js';
+import type { LocalBundles } from './bundles.js';
+import type { LambdaFunctionSpec } from './functions.js';
+import type { LambdaRuntime } from './runtimes.js';
+import { FunctionPool, type InvocationOutcome, type PoolStats } from './sandbox.js';
+
+/**
+ * The deployed functions of the local stack, each in its own sandboxes (infra/local/lambda/sandbox.ts),
+ * running its bundle from `bundles`; a rebuilt bundle retires the instances running the old one.
+ */
+export interface LocalFunctions {
+  readonly specs: Readonly<Record<FunctionName, LambdaFunctionSpec>>;
+  /** Invokes a function with one event, as Lambda's Invoke (or InvokeWithResponseStream) does. */
+  invoke(name: FunctionName, event: unknown, requestId: string): Promise<InvocationOutcome>;
+  /** The variables each instance of the function starts with, besides Lambda's runtime ones. */
+  environment(name: FunctionName): Readonly<Record<string, string>>;
+  /**
+   * Gives a function new variables as Lambda's UpdateFunctionConfiguration does: when they differ,
+   * its instances are replaced, so the next event starts one with the new environment.
+   */
+  setEnvironment(name: FunctionName, environment: Readonly<Record<string, string>>): void;
+  stats(name: FunctionName): PoolStats;
+  stop(): Promise<void>;
+}
+
+export interface LocalFunctionsOptions {
+  specs: Readonly<Record<FunctionName, LambdaFunctionSpec>>;
+  bundles: LocalBundles;
+  /** The runtime instances run the bundles under (infra/local/lambda/runtimes.ts). */
+  runtime: LambdaRuntime;
+  environment: (spec: LambdaFunctionSpec) => Record<string, string>;
+  userEnv: NodeJS.ProcessEnv;
+  /** A line a function wrote (its logs): on the stack's stdout and stderr unless told otherwise. */
+  log?: (name: FunctionName, line: string, stream: 'stdout' | 'stderr') => void;
+  say: (line: string) => void;
+  /** How long a warm instance waits for an event before it is stopped (default 10 minutes). */
+  idleMs?: number;
+}
+
+const writeLine = (_name: FunctionName, line: string, stream: 'stdout' | 'stderr'): void => {
+  process[stream].write(`${line}\n`);
+};
+
+export function startLocalFunctions(options: LocalFunctionsOptions): LocalFunctions {
+  const log = options.log ?? writeLine;
+  const pools = {} as Record<FunctionName, FunctionPool>;
+  const environments = {} as Record<FunctionName, Record<string, string>>;
+  for (const [name, spec] of Object.entries(options.specs) as Array<[FunctionName, LambdaFunctionSpec]>) {
+    environments[name] = Object.freeze(options.environment(spec));
+    pools[name] = new FunctionPool({
+      spec,
+      bundleDir: () => join(options.bundles.dir, name),
+      runtime: options.runtime,
+      environment: () => environments[name],
+      userEnv: options.userEnv,
+      log: (line, stream) => log(name, line, stream),
+      say: options.say,
+      idleMs: options.idleMs ?? 600_000,
+    });
+  }
+  options.bundles.onChange((changed) => {
+    for (const name of changed) pools[name]?.retire();
+  });
+  return {
+    specs: options.specs,
+    invoke: (name, event, requestId) => pools[name].invoke(event, requestId),
+    environment: (name) => environments[name],
+    setEnvironment(name, environment) {
+      const current = environments[name];
+      const same =
+        Object.keys(current).length === Object.keys(environment).length && Object.entries(environment).every(([k, v]) => current[k] === v);
+      if (same) return;
+      environments[name] = Object.freeze({ ...environment });
+      pools[name].retire();
+    },
+    stats: (name) => pools[name].stats(),
+    async stop() {
+      await Promise.all(Object.values(pools).map((pool) => pool.stop()));
+      await options.bundles.stop();
+    },
+  };
+}

@@ -1,0 +1,167 @@
+import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ROOT } from '../../infra/build.js';
+import { readFunctionSpecs } from '../../infra/local/lambda/functions.js';
+import type { LocalStack } from '../../infra/local/stack.js';
+import { localDirWithKey } from '../helpers/local-dir.js';
+import { startOnFreePorts, startTestStack, type TestStack } from '../helpers/stack.js';
+
+/**
+ * The deployed functions in their sandboxes on the local stack: each instance a process of its
+ * own with exactly the environment serverless.yml gives its function, and `npm start`'s rebuild:
+ * an edited source file served by the next instance, without a restart.
+ */
+
+/** A process's environment as the kernel holds it (/proc/<pid>/environ): what it was started with. */
+function environmentOf(pid: number): Record<string, string> {
+  const entries = readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0').filter(Boolean);
+  return Object.fromEntries(entries.map((entry) => [entry.slice(0, entry.indexOf('=')), entry.slice(entry.indexOf('=') + 1)]));
+}
+
+/** The variables Lambda's runtime sets in every execution environment (AWS's "defined runtime environment variables"). */
+const LAMBDA_RUNTIME_VARIABLES = [
+  '_HANDLER',
+  'AWS_ACCESS_KEY_ID',
+  'AWS_DEFAULT_REGION',
+  'AWS_EXECUTION_ENV',
+  'AWS_LAMBDA_FUNCTION_MEMORY_SIZE',
+  'AWS_LAMBDA_FUNCTION_NAME',
+  'AWS_LAMBDA_FUNCTION_VERSION',
+  'AWS_LAMBDA_INITIALIZATION_TYPE',
+  'AWS_LAMBDA_LOG_GROUP_NAME',
+  'AWS_LAMBDA_LOG_STREAM_NAME',
+  'AWS_LAMBDA_RUNTIME_API',
+  'AWS_REGION',
+  'AWS_SECRET_ACCESS_KEY',
+  'AWS_SESSION_TOKEN',
+  'LAMBDA_RUNTIME_DIR',
+  'LAMBDA_TASK_ROOT',
+  'LANG',
+  'PATH',
+  'TZ',
+];
+
+/** The local stack's own additions (docs/local-stack.md), and the Powertools switches the test run sets. */
+const LOCAL_ONLY = [
+  'DYNAMODB_ENDPOINT',
+  'AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED',
+  'POWERTOOLS_DEV',
+  'POWERTOOLS_METRICS_DISABLED',
+];
+
+describe('E2E: each function in a sandbox of its own, with its own environment', () => {
+  let stack: TestStack;
+  const specs = readFunctionSpecs();
+  /** What the stack says (access lines, and its lines about the functions). */
+  const said: string[] = [];
+
+  beforeAll(async () => {
+    stack = await startTestStack(
+      { tenants: [{ tenant_id: 'acme', agents: [{ agent_id: 'a-1', hostname: 'h', os: 'linux', arch: 'x86_64', version: '1' }] }] },
+      {},
+      { quiet: false, say: (line) => said.push(line) },
+    );
+  });
+  afterAll(async () => {
+    await stack?.stop();
+  });
+
+  const instancePid = (name: 'inventory' | 'mcp'): number => {
+    const [instance] = stack.functions.stats(name).instances;
+    if (!instance) throw new Error(`no instance of ${name} runs`);
+    return instance.pid;
+  };
+
+  it('starts the inventory with its own variables and memory, none of the MCP function’s, and nothing else but Lambda’s and the few local ones', async () => {
+    const res = await fetch(`${stack.publicUrl}/api/agents`, { headers: { Authorization: `Bearer ${await stack.token()}` } });
+    await res.arrayBuffer();
+    await fetch(`${stack.publicUrl}/.well-known/oauth-protected-resource/api/mcp`).then((r) => r.arrayBuffer());
+
+    const inventory = environmentOf(instancePid('inventory'));
+    const mcp = environmentOf(instancePid('mcp'));
+    const providerAndOwn = Object.keys(specs.inventory.environment);
+    const mcpOwn = Object.keys(specs.mcp.environment).filter((name) => !providerAndOwn.includes(name));
+
+    expect(res.status).toBe(200);
+    expect(mcpOwn).toEqual(
+      expect.arrayContaining(['MCP_AUDIENCE', 'TOKEN_ENDPOINT', 'BROKER_CLIENT_ID', 'OBSERVATIONS_URL', 'UPSTREAM_TIMEOUT_MS']),
+    );
+    for (const name of [...mcpOwn, 'BROKER_CLIENT_SECRET']) expect(inventory, name).not.toHaveProperty(name);
+    for (const name of Object.keys(inventory))
+      expect([...providerAndOwn, ...LAMBDA_RUNTIME_VARIABLES, ...LOCAL_ONLY], name).toContain(name);
+    expect(inventory).toMatchObject({
+      NODE_OPTIONS: '--enable-source-maps --max-old-space-size=128 --max-semi-space-size=32',
+      AWS_LAMBDA_FUNCTION_MEMORY_SIZE: '1769',
+      AWS_LAMBDA_FUNCTION_NAME: 'endpoint-read-service-local-inventory',
+      DATA_TABLE: stack.config.dataTable,
+      TENANT_FENCING: 'off',
+    });
+    // The MCP door's own: its secret in place of the ARN only AWS can read.
+    expect(mcp).toMatchObject({ MCP_AUDIENCE: stack.config.mcpAudience, BROKER_CLIENT_SECRET: stack.brokerSecret });
+    expect(mcp).not.toHaveProperty('BROKER_CLIENT_SECRET_ARN');
+    expect(mcp.NODE_OPTIONS).toBe('--enable-source-maps');
+  });
+  it('answers a function whose variable is bad with the text/plain 502 and says why in one sentence, and goes on serving the others', async () => {
+    const metadata = `${stack.publicUrl}/.well-known/oauth-protected-resource/api/mcp`;
+    // UPSTREAM_TIMEOUT_MS is the MCP function's own: its next instance cannot start.
+    const previous = stack.updateEnvironment({ UPSTREAM_TIMEOUT_MS: 'soon' });
+    let failed: Response;
+    let inventory: Response;
+    try {
+      failed = await fetch(metadata);
+      inventory = await fetch(`${stack.publicUrl}/api/agents`, { headers: { Authorization: `Bearer ${await stack.token()}` } });
+    } finally {
+      stack.updateEnvironment(previous);
+    }
+    const next = await fetch(metadata);
+
+    expect(failed.status).toBe(502);
+    expect(failed.headers.get('content-type')).toBe('text/plain; charset=utf-8');
+    expect(await failed.text()).toMatch(/^The service failed to answer; try again later\. \(request id: [0-9a-f-]{36}\)\n$/);
+    expect(said).toContainEqual(
+      'mcp: init failed (ConfigError: Invalid configuration: UPSTREAM_TIMEOUT_MS: Invalid input: expected number, received NaN); the next request starts a new instance.',
+    );
+    expect(inventory.status).toBe(200);
+    expect(next.status).toBe(200);
+  });
+});
+
+describe('E2E: npm start rebuilds a function whose source changed', () => {
+  let stack: LocalStack;
+  let sources: string;
+  const metadataUrl = (): string => `${stack.publicUrl}/.well-known/oauth-protected-resource/api/mcp`;
+
+  beforeAll(async () => {
+    // A copy of the sources to edit, under node_modules so that their imports find the project's packages.
+    sources = mkdtempSync(join(ROOT, 'node_modules', '.cache', 'rebuild-'));
+    for (const folder of ['functions', 'lib']) cpSync(join(ROOT, folder), join(sources, folder), { recursive: true });
+    stack = await startOnFreePorts({
+      seed: 'none',
+      localDir: await localDirWithKey('rebuild-'),
+      bundlesDir: undefined,
+      // The MCP function only (the one this test calls), built from the copy and watched.
+      build: { dir: join(sources, 'dist'), root: sources, functions: ['mcp'] },
+    });
+  });
+  afterAll(async () => {
+    await stack?.stop();
+    rmSync(sources, { recursive: true, force: true });
+  });
+
+  it('serves an edited lib/ file from the next instance, without a restart, once esbuild rebuilt the bundle', async () => {
+    const before = (await (await fetch(metadataUrl())).json()) as { resource_name: string };
+    const file = join(sources, 'lib', 'mcp', 'resource-metadata.ts');
+
+    writeFileSync(file, readFileSync(file, 'utf8').replace("'Endpoint read service (MCP)'", "'Endpoint read service (MCP, edited)'"));
+    let after = before;
+    for (let waited = 0; waited < 30_000 && after.resource_name === before.resource_name; waited += 200) {
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      after = (await (await fetch(metadataUrl())).json()) as { resource_name: string };
+    }
+
+    expect(before.resource_name).toBe('Endpoint read service (MCP)');
+    expect(after.resource_name).toBe('Endpoint read service (MCP, edited)');
+    expect(stack.functions.stats('mcp').coldStarts).toBe(2);
+  });
+});

@@ -1,0 +1,90 @@
+import { randomUUID } from 'node:crypto';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import type { FunctionName } from '../../infra/build.js';
+import { type LocalRestApiOptions, localRestApi } from '../../infra/local/gateway.js';
+import { prebuiltBundles } from '../../infra/local/lambda/bundles.js';
+import { functionEnvironment, type LocalStackValues } from '../../infra/local/lambda/environment.js';
+import { type LambdaFunctionSpec, readFunctionSpecs } from '../../infra/local/lambda/functions.js';
+import { type LocalFunctions, startLocalFunctions } from '../../infra/local/lambda/local-functions.js';
+import { lambdaRuntime } from '../../infra/local/lambda/runtimes.js';
+import { listenerRouter } from '../../infra/local/router.js';
+import { parseConfig } from '../../lib/config.js';
+
+/**
+ * The local gateway and sandboxes with the fixture functions of test/fixtures/functions/ in place
+ * of the deployed ones (functions that crash, hang, allocate or stream on demand: faults the real
+ * functions give only by accident), each run exactly as the stack runs a deployed bundle: its own
+ * process, its runtime client, serverless.yml's settings for its name unless a test overrides them.
+ */
+
+export const FIXTURE_FUNCTIONS = join(import.meta.dirname, '..', 'fixtures', 'functions');
+
+/** What the fixtures' environments say where the stack would give its own addresses (nothing calls them). */
+const VALUES: LocalStackValues = {
+  publicUrl: 'http://localhost:1',
+  issuer: 'http://localhost:1',
+  jwksUrl: 'http://127.0.0.1:1/.well-known/jwks.json',
+  tokenEndpoint: 'http://127.0.0.1:1/oauth2/token',
+  observationsUrl: 'http://127.0.0.1:2/api/mcp/endpoint',
+  dynamoEndpoint: 'http://127.0.0.1:3',
+  brokerSecret: 'fixture-secret',
+  jwtAudience: 'endpoint-read-service',
+  mcpAudience: 'http://localhost:1/api/mcp',
+  brokerClientId: 'local-broker',
+  brokerAllowList: ['local-broker'],
+};
+
+export interface FixtureFunctions extends LocalFunctions {
+  /** Lines the stack said about the functions (crashes, timeouts, memory, init failures, throttles). */
+  said: string[];
+  /** Lines the functions wrote, with the function's name. */
+  logged: Array<{ name: FunctionName; line: string }>;
+}
+
+/** The fixture functions in sandboxes, with serverless.yml's settings changed where `overrides` says. */
+export async function fixtureFunctions(
+  overrides: Partial<Record<FunctionName, Partial<LambdaFunctionSpec>>> = {},
+): Promise<FixtureFunctions> {
+  const read = readFunctionSpecs({ DataTable: 'fixture-data', AuditTable: 'fixture-audit' });
+  const specs = Object.fromEntries(
+    (Object.keys(read) as FunctionName[]).map((name) => [name, { ...read[name], ...overrides[name] }]),
+  ) as Record<FunctionName, LambdaFunctionSpec>;
+  const said: string[] = [];
+  const logged: FixtureFunctions['logged'] = [];
+  const functions = startLocalFunctions({
+    specs,
+    bundles: prebuiltBundles(FIXTURE_FUNCTIONS),
+    runtime: await lambdaRuntime({}),
+    environment: (spec) => functionEnvironment(spec, Object.values(specs), VALUES, {}),
+    userEnv: { PATH: process.env.PATH },
+    log: (name, line) => logged.push({ name, line }),
+    say: (line) => said.push(line),
+  });
+  return Object.assign(functions, { said, logged });
+}
+
+export interface FixtureGateway {
+  base: string;
+  close(): Promise<void>;
+}
+
+/** One of the local REST APIs over real HTTP on a loopback port, routed as a listener routes it, in front of `functions`. */
+export async function fixtureGateway(
+  functions: LocalFunctions,
+  options: Omit<LocalRestApiOptions, 'functions' | 'cfg'> & { cfg?: LocalRestApiOptions['cfg'] },
+): Promise<FixtureGateway> {
+  const cfg = parseConfig({});
+  const router = listenerRouter(localRestApi({ cfg: () => cfg, ...options, functions }));
+  const server: Server = createServer((req, res) => void router.handle(req, res, randomUUID()));
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    base: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}

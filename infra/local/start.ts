@@ -12,7 +12,6 @@ import './node-version.js'; // first: the AWS SDK's Node-version notice off on N
  * file stops the start with one sentence and exit code 2.
  */
 import { loadOrRefuse } from './cli.js';
-import { isLoopbackAddress } from './own-address.js';
 import type { LocalStack } from './stack.js';
 
 // The service's configuration is parsed when its module loads, as in a function's init: a bad
@@ -72,10 +71,11 @@ if (!['', 'true', 'false'].includes(seedLive)) fail(`SEED_LIVE must be true or f
 
 // The stack (handlers, SDKs, engine) loads once the variables are known to be good: a bad one is
 // refused without loading any of it.
-const [{ startLocalStack, StartError }, { FleetFileError, userPath }, { previewUrl }] = await Promise.all([
+const [{ startLocalStack, StartError }, { FleetFileError, userPath }, { previewUrl }, { isLoopbackAddress }] = await Promise.all([
   import('./stack.js'),
   import('./seed-file.js'),
   import('./mcp-app-preview.js'),
+  import('./own-address.js'),
 ]);
 
 try {

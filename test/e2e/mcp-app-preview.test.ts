@@ -1,7 +1,6 @@
 import { request } from 'node:http';
 import { decodeJwt } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { config } from '../../lib/config.js';
 import { startTestStack, type TestStack } from '../helpers/stack.js';
 
 /**
@@ -53,8 +52,8 @@ describe('E2E: the MCP App preview host (npm start only)', () => {
       width: null,
     });
     expect(decodeJwt(settings.token)).toMatchObject({
-      aud: config().mcpAudience,
-      iss: config().jwtIssuer,
+      aud: stack.config.mcpAudience,
+      iss: stack.config.jwtIssuer,
       tenant_id: 'acme',
       sub: 'preview-user@acme',
     });

@@ -1,7 +1,6 @@
 import { auth, extractWWWAuthenticateParams } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type DoorName, doorAudience, doorResource } from '../../lib/auth/doors.js';
-import { config } from '../../lib/config.js';
 import { smallFleet } from '../fixtures/small-fleet.js';
 import { claimsOf, InMemoryOAuthProvider, signInAsBrowser } from '../helpers/sign-in.js';
 import { startTestStack, type TestStack } from '../helpers/stack.js';
@@ -61,16 +60,16 @@ describe.each(['inventory', 'mcp'] as const)('E2E: the %s door, from its 401 to 
 
     expect(refused.status).toBe(401);
     expect(document).toEqual(
-      expect.objectContaining({ resource: doorResource(config(), door), authorization_servers: [config().jwtIssuer] }),
+      expect.objectContaining({ resource: doorResource(stack.config, door), authorization_servers: [stack.config.jwtIssuer] }),
     );
     expect(first).toBe('REDIRECT');
     expect(provider.client?.client_id).toMatch(/^local-/);
     expect(`${asked.origin}${asked.pathname}`).toBe(`${stack.publicUrl}/oauth2/authorize`);
     expect(asked.searchParams.get('code_challenge_method')).toBe('S256');
-    expect(asked.searchParams.get('resource')).toBe(doorResource(config(), door));
+    expect(asked.searchParams.get('resource')).toBe(doorResource(stack.config, door));
     expect(second).toBe('AUTHORIZED');
     expect(claimsOf(provider.saved!.access_token)).toMatchObject({
-      aud: doorAudience(config(), door),
+      aud: doorAudience(stack.config, door),
       sub: `discovery-${door}`,
       tenant_id: 'acme',
     });

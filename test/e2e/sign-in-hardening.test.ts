@@ -1,7 +1,6 @@
 import { createServer, request, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { config } from '../../lib/config.js';
 import { browserStandIn, pkce } from '../helpers/sign-in.js';
 import { startTestStack, type TestStack } from '../helpers/stack.js';
 
@@ -328,6 +327,6 @@ describe('E2E: registration', () => {
     });
 
     expect(res.status).toBe(400);
-    expect(config().brokerClientId).toBe('local-broker');
+    expect(stack.config.brokerClientId).toBe('local-broker');
   });
 });

@@ -82,7 +82,8 @@ async function listenOnLoopback(server: Server | HttpServer): Promise<{ endpoint
 /** Passes one request on to the engine at `upstream` and its answer back, as it comes. */
 function forward(upstream: URL, req: IncomingMessage, res: ServerResponse): void {
   const onward = request(
-    { host: upstream.hostname, port: upstream.port, method: req.method, path: req.url, headers: req.headers },
+    // The upstream's own name in Host, as a reverse proxy sends it: the local stack answers only its own names.
+    { host: upstream.hostname, port: upstream.port, method: req.method, path: req.url, headers: { ...req.headers, host: upstream.host } },
     (answer) => {
       res.writeHead(answer.statusCode ?? 502, answer.headers);
       answer.pipe(res);
@@ -216,7 +217,14 @@ export async function recordingProxy(target: string): Promise<{ endpoint: string
           .pop() ?? '';
       requests.push({ operation, input: JSON.parse(body.toString('utf8') || '{}') as Record<string, unknown> });
       const onward = request(
-        { host: upstream.hostname, port: upstream.port, method: req.method, path: req.url, headers: req.headers },
+        // The upstream's own name in Host, as a reverse proxy sends it: the local stack answers only its own names.
+        {
+          host: upstream.hostname,
+          port: upstream.port,
+          method: req.method,
+          path: req.url,
+          headers: { ...req.headers, host: upstream.host },
+        },
         (answer) => {
           res.writeHead(answer.statusCode ?? 502, answer.headers);
           answer.pipe(res);

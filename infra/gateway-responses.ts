@@ -159,6 +159,8 @@ export function renderGatewayResponse(
     status?: number;
     origins?: readonly string[];
     cfg: Pick<Config, 'publicUrl' | 'mcpAllowedOrigins'>;
+    /** Local stack only: a sentence added to the response's own, saying what AWS's gateway response cannot (why a token was refused). */
+    localNote?: string;
   },
 ): RenderedGatewayResponse {
   const definition = gatewayResponse(type);
@@ -167,7 +169,12 @@ export function renderGatewayResponse(
   return {
     status: definition.status ?? values.status ?? (type === 'DEFAULT_4XX' ? 400 : 500),
     headers: gatewayResponseHeaders(definition, values.cfg, admittedOrigin(values.origins ?? [], values.cfg)),
-    body: substitute(gatewayResponseBodyTemplate(definition), variables),
+    body: substitute(
+      values.localNote
+        ? failureBody(`${definition.sentence} ${values.localNote}`, '$context.requestId')
+        : gatewayResponseBodyTemplate(definition),
+      variables,
+    ),
   };
 }
 

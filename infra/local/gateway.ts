@@ -52,6 +52,12 @@ export interface LocalRestApiOptions {
    * 29 seconds unless told otherwise (the stack gives a STREAM route its `timeoutInMillis`).
    */
   integrationTimeoutMs?: (route: Route) => number;
+  /**
+   * Why the token authorizer refused a token with `Unauthorized` (the MCP door's refusal), in one
+   * sentence: API Gateway's UNAUTHORIZED response cannot carry the authorizer's reason, so on AWS
+   * that 401 says only that a valid token is required; locally the stack can say why.
+   */
+  explainRefusal?: (authorization: string, door: Door) => Promise<string | undefined>;
   /** A function started an instance for this request (a cold start), with its init time (Lambda's Init Duration). */
   onColdStart?: (requestId: string, name: RouteFunction | 'authorizer', initDurationMs: number) => void;
 }
@@ -132,7 +138,7 @@ function headerValuesOf(req: IncomingMessage, header: string): string[] {
 
 type Verdict =
   | { allowed: true; context: Record<string, string> }
-  | { allowed: false; type: GatewayResponseType; context?: Record<string, string> };
+  | { allowed: false; type: GatewayResponseType; context?: Record<string, string>; because?: string | undefined };
 
 export function localRestApi(options: LocalRestApiOptions): LocalRestApi {
   const routes = (options.routes ?? ROUTES).filter((route) => route.api === options.api);
@@ -177,7 +183,13 @@ export function localRestApi(options: LocalRestApiOptions): LocalRestApi {
       if (outcome.type === 'throttled') return { allowed: false, type: 'AUTHORIZER_FAILURE' };
       if (outcome.type === 'failed') {
         // A Lambda authorizer refuses a token by failing with the exact message `Unauthorized`.
-        return { allowed: false, type: outcome.error.errorMessage === 'Unauthorized' ? 'UNAUTHORIZED' : 'AUTHORIZER_FAILURE' };
+        if (outcome.error.errorMessage !== 'Unauthorized') return { allowed: false, type: 'AUTHORIZER_FAILURE' };
+        const sent = identityValue(req, 'Authorization');
+        return {
+          allowed: false,
+          type: 'UNAUTHORIZED',
+          because: sent === undefined ? undefined : await options.explainRefusal?.(sent, door),
+        };
       }
       const result = await answerJson(outcome);
       if (!isAuthorizerAnswer(result)) return { allowed: false, type: 'AUTHORIZER_CONFIGURATION_ERROR' };
@@ -194,7 +206,7 @@ export function localRestApi(options: LocalRestApiOptions): LocalRestApi {
 
   const replier =
     (req: IncomingMessage, res: ServerResponse, requestId: string) =>
-    (type: GatewayResponseType, authorizer?: Record<string, string>, status?: number): void =>
+    (type: GatewayResponseType, authorizer?: Record<string, string>, status?: number, localNote?: string): void =>
       sendGatewayResponse(
         res,
         renderGatewayResponse(type, {
@@ -203,6 +215,7 @@ export function localRestApi(options: LocalRestApiOptions): LocalRestApi {
           origins: headerValuesOf(req, 'origin'),
           ...(authorizer ? { authorizer } : {}),
           ...(status ? { status } : {}),
+          ...(localNote ? { localNote } : {}),
         }),
       );
 
@@ -230,7 +243,7 @@ export function localRestApi(options: LocalRestApiOptions): LocalRestApi {
       const event = restApiEvent(req, route.resource, { api: options.api, requestId, body });
       if (route.authorizer) {
         const verdict = await authorize(req, event, route, DOORS[route.authorizer], requestId);
-        if (!verdict.allowed) return reply(verdict.type, verdict.context);
+        if (!verdict.allowed) return reply(verdict.type, verdict.context, undefined, verdict.because);
         event.requestContext.authorizer = verdict.context;
       }
       // API Gateway waits this long for the function's answer (a stream: for its end), then answers 504.

@@ -2,8 +2,10 @@ import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { type Door, doorAudience } from '../../lib/auth/doors.js';
+import { bearerToken, remoteKeys, verifyBearerToken } from '../../lib/auth/verify.js';
 import { type Config, ConfigError, parseConfig } from '../../lib/config.js';
-import { HttpError } from '../../lib/errors.js';
+import { HttpError, UnauthorizedError } from '../../lib/errors.js';
 import { createDocumentClient } from '../../lib/store/client.js';
 import { ensureTables } from '../../lib/store/tables.js';
 import { DIST, type FunctionName } from '../build.js';
@@ -409,6 +411,19 @@ export async function startLocalStack(options: StackOptions = {}): Promise<Local
   let starting = true;
   const coldStarts = new Map<string, string[]>();
   const gatewayOptions = {
+    // The MCP door's 401 cannot say why on AWS (docs/mcp.md); locally the stack checks the token as the authorizer did and says.
+    explainRefusal: async (authorization: string, door: Door): Promise<string | undefined> => {
+      try {
+        await verifyBearerToken(bearerToken(authorization), {
+          issuer: cfg.jwtIssuer,
+          audience: doorAudience(cfg, door.name),
+          keys: remoteKeys(cfg.jwksUrl),
+        });
+        return undefined;
+      } catch (error) {
+        return error instanceof UnauthorizedError ? `Here, locally: ${error.message}` : undefined;
+      }
+    },
     functions: { invoke: (name: FunctionName, event: unknown, requestId: string) => running().invoke(name, event, requestId) },
     cfg: () => cfg,
     // A streamed route waits as long as its `timeoutInMillis` says (serverless.yml); a buffered one API Gateway's 29 s.

@@ -84,6 +84,8 @@ function expectFailure(res: Answer, status: number, sentence: RegExp): void {
 }
 
 const GATEWAY_401_AT_MCP = /A valid bearer token issued for this MCP server is required; none was sent, or the one sent was refused\./;
+/** The MCP door's 401 with the reason the local stack adds (on AWS the gateway response cannot say why). */
+const mcp401Because = (reason: RegExp): RegExp => new RegExp(`${GATEWAY_401_AT_MCP.source} Here, locally: ${reason.source}`);
 
 describe('E2E: each door refuses the tokens of the other', () => {
   it("refuses an MCP token at GET /api/agents, with the inventory's challenge and sentence", async () => {
@@ -96,8 +98,29 @@ describe('E2E: each door refuses the tokens of the other', () => {
   it("refuses an inventory token at POST /api/mcp, with the MCP door's challenge", async () => {
     const res = await mcp(await stack.token());
 
-    expectFailure(res, 401, GATEWAY_401_AT_MCP);
+    expectFailure(res, 401, mcp401Because(/The bearer token is not for this service \(audience\)\./));
     expect(res.headers.get('www-authenticate')).toBe(`Bearer resource_metadata="${metadata.mcp}"`);
+  });
+
+  it('says at the MCP door, as the inventory does, that a token of another issuer was refused and how to make a local one', async () => {
+    const foreign = await stack.issuer.sign({
+      issuer: 'http://localhost:1',
+      audience: stack.config.mcpAudience,
+      tenant: 'acme',
+      tenantClaim: stack.config.tenantClaim,
+    });
+
+    const res = await mcp(foreign);
+
+    expectFailure(
+      res,
+      401,
+      mcp401Because(
+        new RegExp(
+          `The bearer token's "iss" claim is not the issuer this service accepts, "${stack.config.jwtIssuer}"; make local tokens with the PORT \\(and JWT_ISSUER\\) that npm start runs with\\.`,
+        ),
+      ),
+    );
   });
 
   it('never lets an answer the MCP door cached for a token open the inventory door', async () => {
@@ -152,7 +175,7 @@ describe("E2E: every refusal of the local gateway, in the contract's words", () 
     ['no token at the inventory', () => agents(), 401, /A bearer token is required\./, 'inventory'],
     ['a malformed token at the inventory', () => agents('not.a.jwt'), 401, /The bearer token is malformed\./, 'inventory'],
     ['no token at the MCP door', () => mcp(), 401, GATEWAY_401_AT_MCP, 'mcp'],
-    ['a malformed token at the MCP door', () => mcp('not.a.jwt'), 401, GATEWAY_401_AT_MCP, 'mcp'],
+    ['a malformed token at the MCP door', () => mcp('not.a.jwt'), 401, mcp401Because(/The bearer token is malformed\./), 'mcp'],
     ['an unknown path', () => send('/api/nothing'), 404, /No such route\./, undefined],
     ['a method the path does not have', () => send('/api/agents', { method: 'PUT' }), 404, /No such route\./, undefined],
     ['an unknown path at the private listener', () => send('/api/agents', {}, stack.privateUrl), 404, /No such route\./, undefined],

@@ -592,7 +592,7 @@ describe('E2E: the MCP door over plain HTTP', () => {
       `Bearer resource_metadata="${stack.publicUrl}/.well-known/oauth-protected-resource/api/mcp"`,
     );
     expect(await res.text()).toMatch(
-      /^A valid bearer token issued for this MCP server is required; none was sent, or the one sent was refused\. \(request id: /,
+      /^A valid bearer token issued for this MCP server is required; none was sent, or the one sent was refused\. Here, locally: The bearer token has expired\. \(request id: /,
     );
   });
 

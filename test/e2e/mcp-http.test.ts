@@ -1,0 +1,256 @@
+import type { Client } from '@modelcontextprotocol/client';
+import type { APIGatewayProxyEvent } from 'aws-lambda';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { config } from '../../lib/config.js';
+import { eventFixture, testContext } from '../helpers/events.js';
+import { connectTo, type ERAS, recentDemoFleet } from '../helpers/mcp-client.js';
+import { get, startTestStack, type TestStack } from '../helpers/stack.js';
+
+/**
+ * The MCP door over plain HTTP, as curl or a browser meets it: JSON answers without a session, its
+ * refusals (methods, tokens, tenant, protocol rules), its RFC 9728 documents, and CORS for
+ * browser-based clients.
+ */
+
+let stack: TestStack;
+
+beforeAll(async () => {
+  stack = await startTestStack(recentDemoFleet(new Date()));
+});
+afterAll(async () => {
+  await stack?.stop();
+});
+
+const _connect = (token: string, options?: (typeof ERAS)[number][1]): Promise<Client> => connectTo(stack.publicUrl, token, options);
+
+describe('E2E: the MCP door over plain HTTP', () => {
+  const post = (body: unknown, headers: Record<string, string> = {}): Promise<Response> =>
+    fetch(`${stack.publicUrl}/api/mcp`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream', ...headers },
+      body: typeof body === 'string' ? body : JSON.stringify(body),
+    });
+  const initialize = {
+    jsonrpc: '2.0',
+    id: 1,
+    method: 'initialize',
+    params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'curl', version: '1' } },
+  };
+
+  it('answers initialize with JSON and never hands out a session id', async () => {
+    const res = await post(initialize, { Authorization: `Bearer ${await stack.mcpToken()}` });
+
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toMatch(/^application\/json/);
+    expect(res.headers.get('mcp-session-id')).toBeNull();
+    expect(await res.json()).toMatchObject({
+      jsonrpc: '2.0',
+      id: 1,
+      result: { serverInfo: { name: 'endpoint-read-service' }, capabilities: { tools: { listChanged: false } } },
+    });
+  });
+
+  it.each(['GET', 'DELETE'])('answers %s /api/mcp with 405 and Allow: POST (no stream, no session)', async (method) => {
+    const res = await fetch(`${stack.publicUrl}/api/mcp`, {
+      method,
+      headers: { Authorization: `Bearer ${await stack.mcpToken()}`, Accept: 'text/event-stream' },
+    });
+
+    expect(res.status).toBe(405);
+    expect(res.headers.get('allow')).toBe('POST');
+    expect(res.headers.get('content-type')).toBe('text/plain; charset=utf-8');
+    expect(await res.text()).toMatch(/^This MCP server is stateless: it answers POST only/);
+  });
+
+  it('refuses a request from a browser origin it was not told to serve (403), and admits a listed one', async () => {
+    const token = await stack.mcpToken();
+    const foreign = await post(initialize, { Authorization: `Bearer ${token}`, Origin: 'http://evil.example' });
+    const previous = stack.updateEnvironment({ MCP_ALLOWED_ORIGINS: 'http://localhost:6274' });
+    try {
+      const listed = await post(initialize, { Authorization: `Bearer ${token}`, Origin: 'http://localhost:6274' });
+      expect(listed.status).toBe(200);
+    } finally {
+      stack.updateEnvironment(previous);
+    }
+    expect(foreign.status).toBe(403);
+    expect(await foreign.text()).toMatch(/^Requests from this Origin are not allowed/);
+  });
+
+  describe('CORS for browser-based clients', () => {
+    const ADMITTED = 'http://localhost:6274';
+    const preflight = (origin: string, requestHeaders = 'authorization, content-type, mcp-protocol-version'): Promise<Response> =>
+      fetch(`${stack.publicUrl}/api/mcp`, {
+        method: 'OPTIONS',
+        headers: { Origin: origin, 'Access-Control-Request-Method': 'POST', 'Access-Control-Request-Headers': requestHeaders },
+      });
+
+    let previous: Record<string, string | undefined>;
+    beforeAll(() => {
+      previous = stack.updateEnvironment({ MCP_ALLOWED_ORIGINS: `${ADMITTED}, https://app.example` });
+    });
+    afterAll(() => {
+      stack.updateEnvironment(previous);
+    });
+
+    it('answers the preflight of an admitted origin, without a token, with the methods and the MCP request headers', async () => {
+      const res = await preflight(ADMITTED);
+
+      expect(res.status).toBe(204);
+      expect(res.headers.get('access-control-allow-origin')).toBe(ADMITTED);
+      expect(res.headers.get('access-control-allow-methods')).toBe('POST');
+      expect(res.headers.get('access-control-allow-headers')).toBe(
+        'Authorization, Content-Type, Accept, Mcp-Protocol-Version, Mcp-Method, Mcp-Name',
+      );
+      expect(res.headers.get('access-control-max-age')).toBe('600');
+      expect(res.headers.get('vary')).toBe('Origin');
+    });
+
+    it('gives another origin no Access-Control-Allow-Origin (403), so the browser refuses to send', async () => {
+      const res = await preflight('http://evil.example');
+
+      expect(res.status).toBe(403);
+      expect(res.headers.get('access-control-allow-origin')).toBeNull();
+      expect(res.headers.get('vary')).toBe('Origin');
+      expect(await res.text()).toMatch(/^Requests from this Origin are not allowed; set MCP_ALLOWED_ORIGINS to admit it\. \(request id: /);
+    });
+
+    it('makes the answers of an admitted origin readable, the challenge and protocol headers exposed, failures included', async () => {
+      const ok = await post(initialize, { Authorization: `Bearer ${await stack.mcpToken()}`, Origin: ADMITTED });
+      const refused = await fetch(`${stack.publicUrl}/api/mcp`, {
+        method: 'GET',
+        headers: { Authorization: `Bearer ${await stack.mcpToken()}`, Origin: ADMITTED },
+      });
+
+      for (const res of [ok, refused]) {
+        expect(res.headers.get('access-control-allow-origin')).toBe(ADMITTED);
+        expect(res.headers.get('access-control-expose-headers')).toBe('WWW-Authenticate, Mcp-Protocol-Version');
+        expect(res.headers.get('vary')).toBe('Origin');
+      }
+      expect([ok.status, refused.status]).toEqual([200, 405]);
+    });
+
+    it('lets an admitted origin, and no other, read the protected resource metadata, protocol header included', async () => {
+      const ask = (origin: string) =>
+        fetch(`${stack.publicUrl}/.well-known/oauth-protected-resource/api/mcp`, {
+          method: 'OPTIONS',
+          headers: { Origin: origin, 'Access-Control-Request-Method': 'GET', 'Access-Control-Request-Headers': 'mcp-protocol-version' },
+        });
+      const [admitted, other] = await Promise.all([ask(ADMITTED), ask('http://anywhere.example')]);
+
+      expect(admitted.status).toBe(204);
+      expect(admitted.headers.get('access-control-allow-origin')).toBe(ADMITTED);
+      expect(admitted.headers.get('access-control-allow-headers')).toContain('Mcp-Protocol-Version');
+      expect(other.headers.get('access-control-allow-origin')).toBeNull();
+    });
+  });
+
+  it('answers a 401 of its own (no verified caller reached it) with the Bearer challenge that leads to the metadata', async () => {
+    const { handler } = await import('../../functions/mcp/handler.js');
+    const event = eventFixture<APIGatewayProxyEvent>('rest-api', 'list-agents', (e) => {
+      e.resource = '/api/mcp';
+      e.path = '/api/mcp';
+      e.httpMethod = 'POST';
+      e.requestContext.resourcePath = '/api/mcp';
+      e.requestContext.httpMethod = 'POST';
+      delete (e.requestContext as { authorizer?: unknown }).authorizer;
+      e.body = JSON.stringify(initialize);
+    });
+
+    const presented = (await handler(event as never, testContext('mcp'))) as { statusCode: number; headers: Record<string, string> };
+    delete event.headers.Authorization;
+    delete event.multiValueHeaders.Authorization;
+    const missing = (await handler(event as never, testContext('mcp'))) as { statusCode: number; headers: Record<string, string> };
+
+    // The handler called in-process (no gateway can hand it an event without a caller) reads this process's configuration.
+    const metadata = `${config().publicUrl}/.well-known/oauth-protected-resource/api/mcp`;
+    expect(presented.statusCode).toBe(401);
+    expect(presented.headers['WWW-Authenticate']).toBe(
+      `Bearer resource_metadata="${metadata}", error="invalid_token", error_description="A bearer token checked by the token authorizer is required."`,
+    );
+    expect(missing.statusCode).toBe(401);
+    expect(missing.headers['WWW-Authenticate']).toBe(`Bearer resource_metadata="${metadata}"`);
+  });
+
+  it.each(['/.well-known/oauth-protected-resource/api/mcp', '/.well-known/oauth-protected-resource'])(
+    'serves the protected resource metadata at %s without a token, naming the issuer and the resource as tokens carry it',
+    async (path) => {
+      const res = await fetch(`${stack.publicUrl}${path}`);
+
+      expect(res.status).toBe(200);
+      expect(res.headers.get('access-control-allow-origin')).toBeNull();
+      expect(await res.json()).toEqual({
+        resource: stack.config.mcpAudience,
+        authorization_servers: [stack.config.jwtIssuer],
+        bearer_methods_supported: ['header'],
+        resource_name: 'Endpoint read service (MCP)',
+      });
+      expect(stack.config.mcpAudience).toBe(`${stack.publicUrl}/api/mcp`);
+    },
+  );
+
+  it('answers malformed JSON with a JSON-RPC parse error', async () => {
+    const res = await post('{"jsonrpc": "2.0", "id": 1, "method": ', { Authorization: `Bearer ${await stack.mcpToken()}` });
+
+    expect(res.status).toBe(400);
+    expect(await res.json()).toMatchObject({ jsonrpc: '2.0', error: { code: -32700 } });
+  });
+
+  it('refuses a subscription stream it cannot serve with a JSON-RPC error', async () => {
+    const res = await post(
+      { jsonrpc: '2.0', id: 7, method: 'subscriptions/listen', params: {} },
+      { Authorization: `Bearer ${await stack.mcpToken()}` },
+    );
+
+    expect(res.status).toBe(200);
+    expect(await res.json()).toMatchObject({ id: 7, error: { code: -32601 } });
+  });
+
+  it("refuses an expired MCP token with the gateway's 401, whose challenge names the MCP door's metadata", async () => {
+    const res = await post(initialize, { Authorization: `Bearer ${await stack.mcpToken({ expiresInSeconds: -30 })}` });
+
+    expect(res.status).toBe(401);
+    expect(res.headers.get('www-authenticate')).toBe(
+      `Bearer resource_metadata="${stack.publicUrl}/.well-known/oauth-protected-resource/api/mcp"`,
+    );
+    expect(await res.text()).toMatch(
+      /^A valid bearer token issued for this MCP server is required; none was sent, or the one sent was refused\. Here, locally: The bearer token has expired\. \(request id: /,
+    );
+  });
+
+  it('refuses a token without a tenant with 403', async () => {
+    const res = await post(initialize, { Authorization: `Bearer ${await stack.mcpToken({ tenant: undefined })}` });
+
+    expect(res.status).toBe(403);
+  });
+
+  it('accepts no token at a door it was not made for: inventory, MCP and observations audiences all differ', async () => {
+    const inventoryToken = await stack.token();
+    const mcpToken = await stack.mcpToken();
+    const exchanged = await stack.brokerToken();
+    const agents = (bearer: string) => get(`${stack.publicUrl}/api/agents`, { Authorization: `Bearer ${bearer}` });
+    const observe = (bearer: string) =>
+      get(`${stack.privateUrl}/api/mcp/endpoint?agent_id=ac-001`, { Authorization: `Bearer ${bearer}`, 'X-Service-Reason': 'door check' });
+
+    expect(new Set([stack.config.jwtAudience, stack.config.mcpAudience, stack.config.observationsAudience]).size).toBe(3);
+    expect([(await agents(inventoryToken)).status, (await agents(mcpToken)).status, (await agents(exchanged)).status]).toEqual([
+      200, 401, 401,
+    ]);
+    expect([
+      (await post(initialize, { Authorization: `Bearer ${inventoryToken}` })).status,
+      (await post(initialize, { Authorization: `Bearer ${exchanged}` })).status,
+      (await post(initialize, { Authorization: `Bearer ${mcpToken}` })).status,
+    ]).toEqual([401, 401, 200]);
+    // At the private operation, a user's token passed through is refused and audited (403), not merely unauthenticated.
+    expect([(await observe(inventoryToken)).status, (await observe(mcpToken)).status, (await observe(exchanged)).status]).toEqual([
+      403, 403, 200,
+    ]);
+  });
+
+  it('keeps the private path a 404 at the public host', async () => {
+    const res = await fetch(`${stack.publicUrl}/api/mcp/endpoint?agent_id=ac-001`, {
+      headers: { Authorization: `Bearer ${await stack.brokerToken()}`, 'X-Service-Reason': 'door check' },
+    });
+
+    expect(res.status).toBe(404);
+  });
+});

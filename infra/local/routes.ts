@@ -5,7 +5,7 @@ import type { DoorName } from '../../lib/auth/doors.js';
  * the door whose token authorizer guards it (or none), and how its answer is sent. Each listener's
  * router (infra/local/router.ts) matches them, exactly as API Gateway matches a REST resource
  * without path parameters. It mirrors the template's REST APIs (serverless.yml's `http` events for the public one,
- * infra/private-api.yml for the private one); test/infra/template.test.ts proves they agree.
+ * infra/private-api.yml for the private one); test/infra/template-public-api.test.ts proves they agree.
  */
 
 /** The deployed functions the routes reach (infra/build.ts FUNCTIONS has their entry modules). */

@@ -4,7 +4,7 @@ import type { Config } from '../config.js';
  * The two public doors of the REST API and what each one's token authorizer must know: the
  * resource it guards, the audience of its tokens, where its RFC 9728 document is, and how its
  * refusals reach the client. The template (serverless.yml) and the local gateway follow this
- * table; test/infra/template.test.ts proves that they agree.
+ * table; test/infra/template-public-api.test.ts proves that they agree.
  *
  * Why the doors refuse differently: API Gateway's gateway responses are one per type for the whole
  * API, and their headers are static (or copied from the request), so a 401's `WWW-Authenticate`

@@ -11,6 +11,13 @@ import { ensureTables } from '../../lib/store/tables.js';
 import { expectResponseMatchesContract } from '../helpers/contract.js';
 import { get, startTestStack, type TestStack } from '../helpers/stack.js';
 
+/**
+ * The private observations operation end to end, its whole contract on one stack: success, the
+ * 400s of its query and attribution headers, the 401/403/404s, the endpoint scope, the audit.
+ * Longer than one concern's file on purpose: each group needs the same seeded fleet and broker, and
+ * a file per group would start a stack (engine, issuer, sandboxes) per group for the same answers.
+ */
+
 const now = Date.now();
 const minute = Math.floor(now / 60_000) * 60_000;
 const ago = (seconds: number): string => new Date(now - seconds * 1000).toISOString();

@@ -65,7 +65,7 @@ export interface BenchContext {
 
 const DATA_TABLE = 'bench-data';
 const AUDIT_TABLE = 'bench-audit';
-const ISSUER = 'https://issuer.bench.example';
+const ISSUER = 'http://issuer.bench.localhost';
 
 export async function benchContext(quick: boolean): Promise<BenchContext> {
   const say = (line: string): void => void process.stderr.write(`${line}\n`);

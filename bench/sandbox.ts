@@ -55,17 +55,21 @@ export async function answerOf(outcome: InvocationOutcome, started: number, keep
     bytes += chunk.length;
     if (keep) chunks.push(chunk);
   };
-  for await (const chunk of outcome.body as AsyncIterable<Buffer>) {
-    if (prelude === undefined) {
-      take(chunk);
-      continue;
+  try {
+    for await (const chunk of outcome.body as AsyncIterable<Buffer>) {
+      if (prelude === undefined) {
+        take(chunk);
+        continue;
+      }
+      prelude = Buffer.concat([prelude, chunk]);
+      const end = prelude.indexOf(Buffer.alloc(PRELUDE_DELIMITER_BYTES));
+      if (end < 0) continue;
+      status = (JSON.parse(prelude.subarray(0, end).toString('utf8')) as { statusCode?: number }).statusCode ?? 200;
+      take(prelude.subarray(end + PRELUDE_DELIMITER_BYTES));
+      prelude = undefined;
     }
-    prelude = Buffer.concat([prelude, chunk]);
-    const end = prelude.indexOf(Buffer.alloc(PRELUDE_DELIMITER_BYTES));
-    if (end < 0) continue;
-    status = (JSON.parse(prelude.subarray(0, end).toString('utf8')) as { statusCode?: number }).statusCode ?? 200;
-    take(prelude.subarray(end + PRELUDE_DELIMITER_BYTES));
-    prelude = undefined;
+  } catch {
+    // The stream was cut (the instance stopped or died mid-answer): `ended` says why, as for the gateway.
   }
   const failed = await outcome.ended;
   const ms = performance.now() - started;

@@ -211,6 +211,20 @@ describe('Local sandbox: a streamed answer', () => {
     expect([next.status, next.ending, next.body.length]).toEqual([200, 'complete', 1000]);
   });
 
+  it('ends a stream whose piped body fails with the error trailers naming the function’s error, as Lambda’s runtime does, not a cut connection', async () => {
+    const outcome = await functions.invoke(
+      'inventory',
+      { queryStringParameters: { bytes: '4000000', do: 'pipeline-fails-mid-stream' } },
+      crypto.randomUUID(),
+    );
+    if (outcome.type !== 'stream') throw new Error(`expected a stream, got ${outcome.type}`);
+    let bytes = 0;
+    for await (const chunk of outcome.body as AsyncIterable<Buffer>) bytes += chunk.length;
+
+    expect(bytes).toBeLessThan(4_000_000);
+    expect(await outcome.ended).toEqual({ errorType: 'RangeError', errorMessage: 'the source failed mid-stream' });
+  });
+
   it('keeps the function writing for as long as a client reading 4 MB/s takes, less only what the kernel’s sockets hold', async () => {
     const size = 16 * 1024 * 1024;
     const answered = (): number => functions.stats('inventory').durationsMs.length;

@@ -86,14 +86,16 @@ function postError(path: string, error: unknown, fallbackType?: string): Promise
 class ResponseStream extends Writable implements PreludeHooks {
   _onBeforeFirstWrite: PreludeHooks['_onBeforeFirstWrite'];
   private started = false;
-  private readonly req;
+  // An ES private field, not a property named `req`: stream.pipeline, on a failure, aborts a
+  // destination's `req` when it is an HTTP request, which would cut the POST before its trailers.
+  readonly #post;
   /** Settles when the Runtime API answered the POST (after its last byte), or the connection failed. */
   readonly answered: Promise<void>;
 
   constructor(requestId: string, highWaterMark: number) {
     super({ highWaterMark });
     const [host, port] = RUNTIME_API.split(':');
-    this.req = request({
+    this.#post = request({
       host,
       port: Number(port),
       method: 'POST',
@@ -108,12 +110,12 @@ class ResponseStream extends Writable implements PreludeHooks {
       },
     });
     this.answered = new Promise((resolve, reject) => {
-      this.req.on('response', (res: IncomingMessage) => {
+      this.#post.on('response', (res: IncomingMessage) => {
         res.resume();
         res.on('end', () => resolve());
         res.on('error', reject);
       });
-      this.req.on('error', (error) => {
+      this.#post.on('error', (error) => {
         reject(error);
         this.destroy(error);
       });
@@ -124,34 +126,34 @@ class ResponseStream extends Writable implements PreludeHooks {
 
   setContentType(type: string): void {
     if (this.started) throw new Error('Cannot set content-type, too late.');
-    this.req.setHeader('Content-Type', type);
+    this.#post.setHeader('Content-Type', type);
   }
 
   private preludeFirst(): void {
     if (this.started) return;
     this.started = true;
-    this._onBeforeFirstWrite?.((chunk) => this.req.write(chunk));
+    this._onBeforeFirstWrite?.((chunk) => this.#post.write(chunk));
   }
 
   override _write(chunk: Buffer, _encoding: BufferEncoding, done: (error?: Error | null) => void): void {
     this.preludeFirst();
-    this.req.write(chunk, (error) => done(error ?? null));
+    this.#post.write(chunk, (error) => done(error ?? null));
   }
 
   override _final(done: (error?: Error | null) => void): void {
     this.preludeFirst();
-    this.req.end(() => done());
+    this.#post.end(() => done());
   }
 
   /** Ends the POST with the error trailers, as Lambda's runtime does for a failed streaming invocation. */
   fail(error: unknown): Promise<void> {
     const payload = errorPayload(error);
-    if (this.req.destroyed || this.req.writableEnded) return Promise.resolve();
-    this.req.addTrailers({
+    if (this.#post.destroyed || this.#post.writableEnded) return Promise.resolve();
+    this.#post.addTrailers({
       [ERROR_TYPE_HEADER]: payload.errorType,
       [ERROR_BODY_TRAILER]: Buffer.from(JSON.stringify(payload)).toString('base64'),
     });
-    return new Promise((resolve) => this.req.end(() => resolve()));
+    return new Promise((resolve) => this.#post.end(() => resolve()));
   }
 }
 

@@ -86,16 +86,14 @@ function postError(path: string, error: unknown, fallbackType?: string): Promise
 class ResponseStream extends Writable implements PreludeHooks {
   _onBeforeFirstWrite: PreludeHooks['_onBeforeFirstWrite'];
   private started = false;
-  // An ES private field, not a property named `req`: stream.pipeline, on a failure, aborts a
-  // destination's `req` when it is an HTTP request, which would cut the POST before its trailers.
-  readonly #post;
+  private readonly req;
   /** Settles when the Runtime API answered the POST (after its last byte), or the connection failed. */
   readonly answered: Promise<void>;
 
   constructor(requestId: string, highWaterMark: number) {
     super({ highWaterMark });
     const [host, port] = RUNTIME_API.split(':');
-    this.#post = request({
+    this.req = request({
       host,
       port: Number(port),
       method: 'POST',
@@ -110,12 +108,12 @@ class ResponseStream extends Writable implements PreludeHooks {
       },
     });
     this.answered = new Promise((resolve, reject) => {
-      this.#post.on('response', (res: IncomingMessage) => {
+      this.req.on('response', (res: IncomingMessage) => {
         res.resume();
         res.on('end', () => resolve());
         res.on('error', reject);
       });
-      this.#post.on('error', (error) => {
+      this.req.on('error', (error) => {
         reject(error);
         this.destroy(error);
       });
@@ -126,34 +124,34 @@ class ResponseStream extends Writable implements PreludeHooks {
 
   setContentType(type: string): void {
     if (this.started) throw new Error('Cannot set content-type, too late.');
-    this.#post.setHeader('Content-Type', type);
+    this.req.setHeader('Content-Type', type);
   }
 
   private preludeFirst(): void {
     if (this.started) return;
     this.started = true;
-    this._onBeforeFirstWrite?.((chunk) => this.#post.write(chunk));
+    this._onBeforeFirstWrite?.((chunk) => this.req.write(chunk));
   }
 
   override _write(chunk: Buffer, _encoding: BufferEncoding, done: (error?: Error | null) => void): void {
     this.preludeFirst();
-    this.#post.write(chunk, (error) => done(error ?? null));
+    this.req.write(chunk, (error) => done(error ?? null));
   }
 
   override _final(done: (error?: Error | null) => void): void {
     this.preludeFirst();
-    this.#post.end(() => done());
+    this.req.end(() => done());
   }
 
   /** Ends the POST with the error trailers, as Lambda's runtime does for a failed streaming invocation. */
   fail(error: unknown): Promise<void> {
     const payload = errorPayload(error);
-    if (this.#post.destroyed || this.#post.writableEnded) return Promise.resolve();
-    this.#post.addTrailers({
+    if (this.req.destroyed || this.req.writableEnded) return Promise.resolve();
+    this.req.addTrailers({
       [ERROR_TYPE_HEADER]: payload.errorType,
       [ERROR_BODY_TRAILER]: Buffer.from(JSON.stringify(payload)).toString('base64'),
     });
-    return new Promise((resolve) => this.#post.end(() => resolve()));
+    return new Promise((resolve) => this.req.end(() => resolve()));
   }
 }
 

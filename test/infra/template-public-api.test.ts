@@ -88,7 +88,7 @@ describe('Template: the public REST API (inventory and the MCP door)', () => {
       Type: 'AWS_PROXY',
       IntegrationHttpMethod: 'POST',
       ResponseTransferMode: 'STREAM',
-      TimeoutInMillis: 180000,
+      TimeoutInMillis: 240000,
     });
     // The gateway never cuts a stream the function would still finish.
     expect(integration.TimeoutInMillis).toBeGreaterThanOrEqual(resource('InventoryLambdaFunction').Properties.Timeout * 1000);

@@ -2,7 +2,7 @@ import './local/node-version.js'; // first: the AWS SDK's Node-version notice of
 import { createHash, randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import { FUNCTIONS, type FunctionName, ROOT } from './build.js';
-import { functionEnvironment, type LocalStackValues } from './local/lambda/environment.js';
+import { functionEnvironment, UNREACHABLE_STACK_VALUES } from './local/lambda/environment.js';
 import { type LambdaFunctionSpec, readFunctionSpecs } from './local/lambda/functions.js';
 import { type LambdaRuntime, lambdaRuntime } from './local/lambda/runtimes.js';
 import { FunctionPool, type InvocationOutcome } from './local/lambda/sandbox.js';
@@ -20,20 +20,6 @@ import { FunctionPool, type InvocationOutcome } from './local/lambda/sandbox.js'
  */
 
 const FIXTURES = join(ROOT, 'test', 'fixtures', 'functions');
-const VALUES: LocalStackValues = {
-  publicUrl: 'http://localhost:1',
-  issuer: 'http://localhost:1',
-  jwksUrl: 'http://127.0.0.1:1/.well-known/jwks.json',
-  tokenEndpoint: 'http://127.0.0.1:1/oauth2/token',
-  observationsUrl: 'http://127.0.0.1:2/api/mcp/endpoint',
-  dynamoEndpoint: 'http://127.0.0.1:3',
-  brokerSecret: 'conformance',
-  jwtAudience: 'endpoint-read-service',
-  mcpAudience: 'http://localhost:1/api/mcp',
-  brokerClientId: 'local-broker',
-  brokerAllowList: ['local-broker'],
-};
-
 interface Case {
   what: string;
   function: FunctionName;
@@ -85,7 +71,7 @@ async function run(
     spec,
     bundleDir: () => join(FIXTURES, spec.name),
     runtime,
-    environment: () => ({ ...functionEnvironment(spec, specs, VALUES, {}), ...c.environment }),
+    environment: () => ({ ...functionEnvironment(spec, specs, UNREACHABLE_STACK_VALUES, {}), ...c.environment }),
     userEnv: { PATH: process.env.PATH },
     log: () => undefined,
     say: () => undefined,

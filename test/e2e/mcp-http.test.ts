@@ -1,9 +1,8 @@
-import type { Client } from '@modelcontextprotocol/client';
 import type { APIGatewayProxyEvent } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { config } from '../../lib/config.js';
 import { eventFixture, testContext } from '../helpers/events.js';
-import { connectTo, type ERAS, recentDemoFleet } from '../helpers/mcp-client.js';
+import { recentDemoFleet } from '../helpers/mcp-client.js';
 import { get, startTestStack, type TestStack } from '../helpers/stack.js';
 
 /**
@@ -20,8 +19,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await stack?.stop();
 });
-
-const _connect = (token: string, options?: (typeof ERAS)[number][1]): Promise<Client> => connectTo(stack.publicUrl, token, options);
 
 describe('E2E: the MCP door over plain HTTP', () => {
   const post = (body: unknown, headers: Record<string, string> = {}): Promise<Response> =>

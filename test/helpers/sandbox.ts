@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import type { FunctionName } from '../../infra/build.js';
 import { type LocalRestApiOptions, localRestApi } from '../../infra/local/gateway.js';
 import { prebuiltBundles } from '../../infra/local/lambda/bundles.js';
-import { functionEnvironment, type LocalStackValues } from '../../infra/local/lambda/environment.js';
+import { functionEnvironment, UNREACHABLE_STACK_VALUES } from '../../infra/local/lambda/environment.js';
 import { type LambdaFunctionSpec, readFunctionSpecs } from '../../infra/local/lambda/functions.js';
 import { type LocalFunctions, startLocalFunctions } from '../../infra/local/lambda/local-functions.js';
 import { lambdaRuntime } from '../../infra/local/lambda/runtimes.js';
@@ -20,21 +20,6 @@ import { parseConfig } from '../../lib/config.js';
  */
 
 export const FIXTURE_FUNCTIONS = join(import.meta.dirname, '..', 'fixtures', 'functions');
-
-/** What the fixtures' environments say where the stack would give its own addresses (nothing calls them). */
-const VALUES: LocalStackValues = {
-  publicUrl: 'http://localhost:1',
-  issuer: 'http://localhost:1',
-  jwksUrl: 'http://127.0.0.1:1/.well-known/jwks.json',
-  tokenEndpoint: 'http://127.0.0.1:1/oauth2/token',
-  observationsUrl: 'http://127.0.0.1:2/api/mcp/endpoint',
-  dynamoEndpoint: 'http://127.0.0.1:3',
-  brokerSecret: 'fixture-secret',
-  jwtAudience: 'endpoint-read-service',
-  mcpAudience: 'http://localhost:1/api/mcp',
-  brokerClientId: 'local-broker',
-  brokerAllowList: ['local-broker'],
-};
 
 export interface FixtureFunctions extends LocalFunctions {
   /** Lines the stack said about the functions (crashes, timeouts, memory, init failures, throttles). */
@@ -57,7 +42,7 @@ export async function fixtureFunctions(
     specs,
     bundles: prebuiltBundles(FIXTURE_FUNCTIONS),
     runtime: await lambdaRuntime({}),
-    environment: (spec) => functionEnvironment(spec, Object.values(specs), VALUES, {}),
+    environment: (spec) => functionEnvironment(spec, Object.values(specs), UNREACHABLE_STACK_VALUES, {}),
     userEnv: { PATH: process.env.PATH },
     log: (name, line) => logged.push({ name, line }),
     say: (line) => said.push(line),

@@ -47,6 +47,25 @@ export interface LocalStackValues {
 }
 
 /**
+ * Values for a function's environment where no stack listens (the fixture functions, and the
+ * runtime comparison of `npm run test:ric`): addresses nothing calls, the audiences and broker the
+ * local stack would give.
+ */
+export const UNREACHABLE_STACK_VALUES: Readonly<LocalStackValues> = Object.freeze({
+  publicUrl: 'http://localhost:1',
+  issuer: 'http://localhost:1',
+  jwksUrl: 'http://127.0.0.1:1/.well-known/jwks.json',
+  tokenEndpoint: 'http://127.0.0.1:1/oauth2/token',
+  observationsUrl: 'http://127.0.0.1:2/api/mcp/endpoint',
+  dynamoEndpoint: 'http://127.0.0.1:3',
+  brokerSecret: 'fixture-secret',
+  jwtAudience: 'endpoint-read-service',
+  mcpAudience: 'http://localhost:1/api/mcp',
+  brokerClientId: 'local-broker',
+  brokerAllowList: ['local-broker'],
+});
+
+/**
  * Variables whose deployed value names AWS, with what stands for it locally (`undefined`: left out).
  * Each applies only to a function serverless.yml gives it to.
  */

@@ -1,14 +1,13 @@
 import { randomBytes } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import Provider, { type Configuration, errors, interactionPolicy, type KoaContextWithOIDC } from 'oidc-provider';
-// oidc-provider's own in-memory store (development only, forgotten at a restart, as this server is meant to be).
-import MemoryAdapter from 'oidc-provider/lib/adapters/memory_adapter.js';
 import { doorResource } from '../../lib/auth/doors.js';
 import { isGroupName, MAX_GROUP_NAME_CHARACTERS } from '../../lib/auth/endpoint-scope.js';
 import { TOKEN_EXCHANGE_GRANT } from '../../lib/auth/token-exchange.js';
 import type { Config } from '../../lib/config.js';
 import { BadRequestError, ForbiddenError } from '../../lib/errors.js';
 import { isAllowedOrigin, isOwnOrigin } from '../../lib/mcp/cors.js';
+import { authorizationStore, type StoreLimits } from './authorization-store.js';
 import { clientIdDocuments, DOCUMENT_REFUSED, isDocumentUrl } from './client-id-documents.js';
 import { DEMO_TENANTS } from './demo.js';
 import { targetOf } from './events.js';
@@ -40,6 +39,8 @@ export interface AuthorizationServerOptions {
   config: Config;
   /** The tenants the sign-in page offers (default the demo tenants). */
   tenants?: () => readonly string[];
+  /** How much of each kind its store keeps (infra/local/authorization-store.ts; default STORE_LIMITS). */
+  storeLimits?: StoreLimits;
 }
 
 export interface LocalAuthorizationServer {
@@ -151,11 +152,47 @@ function sendPage(res: ServerResponse, status: number, html: string): void {
 /** The one value of a parameter oidc-provider parsed (a string, or the first of several). */
 const single = (value: unknown): string | undefined => (Array.isArray(value) ? value[0] : typeof value === 'string' ? value : undefined);
 
+/**
+ * An authorization request that fails is shown on a page, never sent to the redirect URI (RFC 9700
+ * §4.11.2), except the user's own cancel: oidc-provider redirects (or posts, in form_post mode) any
+ * error once client and redirect URI are known. What decides is how the request ended, as
+ * oidc-provider reports it (its `authorization.error` and `server_error` events for this request),
+ * never what the redirect's URL says: a registered redirect URI may itself carry `code` or `error`.
+ * A completed sign-in (a code) and a cancelled one (the `access_denied` the sign-in page stored as
+ * the interaction's result) go back to the client.
+ */
+function showInvalidAuthorizationsOnAPage(provider: Provider): void {
+  const failed = new WeakMap<object, { error: string; description: string | undefined }>();
+  const record = (ctx: KoaContextWithOIDC, error: Error & { error?: unknown; error_description?: unknown; expose?: unknown }): void => {
+    if (ctx.oidc?.route !== 'authorization' && ctx.oidc?.route !== 'resume') return;
+    const code = typeof error.error === 'string' ? error.error : 'server_error';
+    const cancelled =
+      ctx.oidc?.route === 'resume' && code === 'access_denied' && ctx.oidc.entities.Interaction?.result?.error === 'access_denied';
+    if (cancelled) return;
+    const description = typeof error.error_description === 'string' && error.expose !== false ? error.error_description : undefined;
+    failed.set(ctx, { error: code, description });
+  };
+  provider.on('authorization.error', record);
+  provider.on('server_error', record);
+  provider.use(async (ctx, next) => {
+    await next();
+    const failure = failed.get(ctx);
+    if (!failure) return;
+    // Whatever oidc-provider made of it (a redirect, a form that posts itself, a page), the failure's page.
+    ctx.remove('Location');
+    if (ctx.status < 400) ctx.status = 400;
+    ctx.set(PAGE_HEADERS);
+    ctx.body = errorPage(`${failure.description ?? 'The authorization request could not be served'} (${failure.error}).`);
+  });
+}
+
 export async function localAuthorizationServer(options: AuthorizationServerOptions): Promise<LocalAuthorizationServer> {
   const cfg = options.config;
   const tenants = options.tenants ?? (() => DEMO_TENANTS);
   const resources = resourceServers(cfg);
-  const documents = clientIdDocuments();
+  const store = authorizationStore(options.storeLimits);
+  // oidc-provider's own client store, where a client ID metadata document's client is put for the token endpoint to find.
+  const clientStore = store('Client');
 
   // The sign-in is asked every time (tenant, user and groups are chosen per client), never taken from an earlier one.
   const policy = interactionPolicy.base();
@@ -168,8 +205,8 @@ export async function localAuthorizationServer(options: AuthorizationServerOptio
     );
 
   const configuration: Configuration = {
-    // A subclass of oidc-provider's memory store, so it does not warn that the store is in memory: here that is the point.
-    adapter: class LocalStore extends MemoryAdapter {},
+    // In memory, a store per model (infra/local/authorization-store.ts): forgotten at a restart, as this server is meant to be.
+    adapter: store,
     clients: [
       {
         client_id: cfg.brokerClientId,
@@ -305,24 +342,21 @@ export async function localAuthorizationServer(options: AuthorizationServerOptio
       if (ctx.response.get('Access-Control-Allow-Origin')) ctx.set('Access-Control-Allow-Origin', origin);
     } else for (const name of Object.keys(ctx.response.headers)) if (name.startsWith('access-control-')) ctx.remove(name);
   });
-  // An invalid authorization request is shown on a page, never sent to the redirect URI (RFC 9700 §4.11.2): oidc-provider
-  // redirects once client and redirect URI are known. The user's own cancel is the one error that goes back.
-  provider.use(async (ctx: KoaContextWithOIDC, next) => {
-    await next();
-    const location = ctx.status === 303 || ctx.status === 302 ? ctx.response.get('Location') : '';
-    if (!location || (ctx.oidc?.route !== 'authorization' && ctx.oidc?.route !== 'resume')) return;
-    const back = new URL(location, 'http://local');
-    const response = new URLSearchParams([...back.searchParams, ...new URLSearchParams(back.hash.slice(1))]);
-    const error = response.get('error');
-    if (error === null || response.has('code') || error === 'access_denied') return;
-    ctx.remove('Location');
-    ctx.status = 400;
-    ctx.set(PAGE_HEADERS);
-    ctx.body = errorPage(`${response.get('error_description') ?? 'The authorization request is invalid'} (${error}).`);
-  });
+  showInvalidAuthorizationsOnAPage(provider);
 
-  // oidc-provider's own client store, where a client ID metadata document's client is put for the token endpoint to find.
-  const clientStore = new MemoryAdapter('Client');
+  // A document's client goes into the client store, where oidc-provider checks it as it checks a registration.
+  const documents = clientIdDocuments({
+    accept: async (url, metadata) => {
+      try {
+        await clientStore.upsert(url, metadata, REFRESH_TOKEN_SECONDS);
+        await provider.Client.find(url);
+        return true;
+      } catch {
+        await clientStore.destroy(url);
+        return false;
+      }
+    },
+  });
   const callback = provider.callback();
   const serve = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     await callback(req, res);
@@ -337,18 +371,8 @@ export async function localAuthorizationServer(options: AuthorizationServerOptio
       req.url = `${target.pathname}${target.search}`;
     }
     const [url, ...more] = target.searchParams.getAll('client_id');
-    if (url !== undefined && more.length === 0 && isDocumentUrl(url)) {
-      const outcome = await documents.load(url);
-      if (!outcome.ok) return sendPage(res, 400, errorPage(DOCUMENT_REFUSED));
-      try {
-        await clientStore.upsert(url, outcome.metadata, REFRESH_TOKEN_SECONDS);
-        await provider.Client.find(url);
-      } catch {
-        await clientStore.destroy(url);
-        documents.refuse(url);
-        return sendPage(res, 400, errorPage(DOCUMENT_REFUSED));
-      }
-    }
+    if (url !== undefined && more.length === 0 && isDocumentUrl(url) && !(await documents.load(url)).ok)
+      return sendPage(res, 400, errorPage(DOCUMENT_REFUSED));
     await serve(req, res);
   };
 
@@ -421,7 +445,14 @@ export async function localAuthorizationServer(options: AuthorizationServerOptio
     for (const resource of Array.isArray(asked) ? asked : [asked ?? cfg.mcpAudience]) grant.addResourceScope(String(resource), DOOR_SCOPE);
     const oidcScopes = (single(details.params.scope) ?? '').split(' ').filter((scope) => PROVIDER_SCOPES.has(scope));
     if (oidcScopes.length > 0) grant.addOIDCScope(oidcScopes.join(' '));
-    const grantId = await grant.save();
+    let grantId: string;
+    try {
+      grantId = await grant.save();
+    } catch (error) {
+      // The store's cap for this client (infra/local/authorization-store.ts), said in its sentence.
+      if (!(error instanceof errors.TemporarilyUnavailable)) throw error;
+      return sendPage(res, 400, errorPage(error.error_description ?? 'The sign-in could not be kept; try again later.'));
+    }
     await provider.interactionFinished(req, res, { login: { accountId }, consent: { grantId } }, { mergeWithLastSubmission: false });
   };
 

@@ -1,26 +1,41 @@
+import { BlockList, isIP } from 'node:net';
 import { LRUCache } from 'lru-cache';
 import { readBoundedBody } from './http.js';
 import { LOOPBACK_NAMES } from './own-address.js';
 
 /**
- * Client ID metadata documents: a client named by an `https` URL (or, for development, an `http`
- * URL on a loopback name) whose JSON describes it. oidc-provider fetches these for https only, at
- * every client lookup, the token endpoint's included; so the local server fetches them itself, and
- * only in the browser's authorization step (GET /oauth2/authorize), then hands the client to
- * oidc-provider's own client store, where the token endpoint finds it without fetching anything.
- * A fetch is bounded (size, time, no redirects), its outcome kept a while (a failure too, so a
- * page cannot scan ports through it), and a failure names no upstream detail.
+ * Client ID metadata documents: a client named by an `https` URL on a public name (or, for
+ * development, an `http` URL on a loopback name) whose JSON describes it. oidc-provider fetches
+ * these for https only, at every client lookup, the token endpoint's included; so the local server
+ * fetches them itself, and only in the browser's authorization step (GET /oauth2/authorize), then
+ * hands the client to oidc-provider's own client store, where the token endpoint finds it without
+ * fetching anything.
+ *
+ * The URL is anyone's choice (a web page can send the browser to any authorization request), so
+ * the fetch must not become a way to probe this machine or its network:
+ * - `https` only for a name that is no loopback or private address literal (what is on this
+ *   machine is reached by the development `http` on a loopback name, and nothing on a private
+ *   network at all); a name is not resolved here, so one that resolves to such an address is not
+ *   caught;
+ * - bounded (16 KiB, 3 s, no redirect), one fetch per origin at a time, and a failure kept for a
+ *   minute for its whole origin (another path on it is not fetched again);
+ * - every failure, whatever it was (refused name, closed port, silent listener, bad answer, a
+ *   failure kept from before), is answered after the same fixed time from the request's start,
+ *   and in the same sentence, so neither the answer nor its time tells anything of a port.
+ * A document that was used is kept five minutes.
  */
 
 const DOCUMENT_MAX_BYTES = 16_384;
-const FETCH_TIMEOUT_MS = 3_000;
+/** How long every failure takes to be answered, and the most a fetch (answer and body) may take. */
+export const FAILURE_ANSWER_MS = 3_000;
 const KEEP_MS = 5 * 60_000;
 const KEEP_FAILURE_MS = 60_000;
 const MAX_DOCUMENTS = 500;
+const MAX_FAILED_ORIGINS = 10_000;
 
 /** The one sentence of every failure: what a document must be, nothing of what the URL answered. */
 export const DOCUMENT_REFUSED =
-  'The client ID metadata document at this client_id could not be used: it must answer 200 with JSON of at most 16 KiB within 3 s, without a redirect, naming its own URL as client_id and describing a public client.';
+  'The client ID metadata document at this client_id could not be used: it must be at an https URL on a public name (or http on localhost, 127.0.0.1 or [::1]) and answer 200 with JSON of at most 16 KiB within 3 s, without a redirect, naming its own URL as client_id and describing a public client.';
 
 /** The client metadata a document may give (the rest is ignored), as oidc-provider's client store takes it. */
 const KEPT_FIELDS = [
@@ -34,9 +49,28 @@ const KEPT_FIELDS = [
   'software_version',
 ];
 
+/** Address literals an https document may not name: this machine, private networks, link-local, and the unspecified address. */
+const NOT_PUBLIC = new BlockList();
+for (const [network, prefix] of [
+  ['0.0.0.0', 8],
+  ['10.0.0.0', 8],
+  ['100.64.0.0', 10],
+  ['127.0.0.0', 8],
+  ['169.254.0.0', 16],
+  ['172.16.0.0', 12],
+  ['192.168.0.0', 16],
+] as const)
+  NOT_PUBLIC.addSubnet(network, prefix, 'ipv4');
+for (const [network, prefix] of [
+  ['::', 127],
+  ['fc00::', 7],
+  ['fe80::', 10],
+] as const)
+  NOT_PUBLIC.addSubnet(network, prefix, 'ipv6');
+
 export type DocumentOutcome = { ok: true; metadata: Record<string, unknown> } | { ok: false };
 
-/** Whether a client_id is a URL this server fetches: https anywhere, or http on a loopback name; no userinfo, fragment or bare origin. */
+/** Whether a client_id names a document (an http or https URL with a path, no userinfo or fragment): such a client_id is only ever a document. */
 export function isDocumentUrl(clientId: string): boolean {
   let url: URL;
   try {
@@ -45,15 +79,26 @@ export function isDocumentUrl(clientId: string): boolean {
     return false;
   }
   if (url.pathname === '/' || clientId.includes('#') || url.username !== '' || url.password !== '') return false;
-  return url.protocol === 'https:' || (url.protocol === 'http:' && LOOPBACK_NAMES.includes(url.hostname));
+  return url.protocol === 'https:' || url.protocol === 'http:';
 }
 
-async function fetchDocument(url: string, signal: AbortSignal): Promise<DocumentOutcome> {
+/** Whether a document URL names a host it may be fetched from: http on a loopback name; https on any name but an address literal that is not public. */
+export function isFetchableDocumentUrl(clientId: string): boolean {
+  if (!isDocumentUrl(clientId)) return false;
+  const url = new URL(clientId);
+  if (url.protocol === 'http:') return LOOPBACK_NAMES.includes(url.hostname);
+  const literal = url.hostname.replace(/^\[(.*)\]$/, '$1');
+  const family = isIP(literal);
+  if (family !== 0) return !NOT_PUBLIC.check(literal, family === 4 ? 'ipv4' : 'ipv6');
+  return !LOOPBACK_NAMES.includes(url.hostname) && !url.hostname.endsWith('.localhost');
+}
+
+async function fetchDocument(url: string): Promise<DocumentOutcome> {
   try {
     const response = await fetch(url, {
       headers: { Accept: 'application/json' },
       redirect: 'error',
-      signal: AbortSignal.any([signal, AbortSignal.timeout(FETCH_TIMEOUT_MS)]),
+      signal: AbortSignal.timeout(FAILURE_ANSWER_MS),
     });
     if (response.status !== 200 || !response.body) {
       await response.body?.cancel();
@@ -73,29 +118,53 @@ async function fetchDocument(url: string, signal: AbortSignal): Promise<Document
   }
 }
 
-export interface ClientIdDocuments {
-  /** The document at `url`, fetched now or earlier (an outcome is kept 5 minutes, a failure 1). */
-  load(url: string): Promise<DocumentOutcome>;
-  /** Keeps a failure for `url`: a document that fetched but that the client store refused. */
-  refuse(url: string): void;
+export interface ClientIdDocumentsOptions {
+  /** Whether the client store takes a fetched document's client (oidc-provider's own checks); a refusal is a failure like any. */
+  accept(url: string, metadata: Record<string, unknown>): Promise<boolean>;
 }
 
-export function clientIdDocuments(): ClientIdDocuments {
-  const cache = new LRUCache<string, DocumentOutcome>({
-    max: MAX_DOCUMENTS,
-    ttl: KEEP_MS,
-    fetchMethod: async (url, _stale, { signal, options }) => {
-      const outcome = await fetchDocument(url, signal);
-      if (!outcome.ok) options.ttl = KEEP_FAILURE_MS;
-      return outcome;
-    },
-  });
+export interface ClientIdDocuments {
+  /** The client of the document at `url`, fetched now or earlier and accepted; a failure is answered FAILURE_ANSWER_MS after the call. */
+  load(url: string): Promise<DocumentOutcome>;
+}
+
+export function clientIdDocuments(options: ClientIdDocumentsOptions): ClientIdDocuments {
+  const documents = new LRUCache<string, Record<string, unknown>>({ max: MAX_DOCUMENTS, ttl: KEEP_MS });
+  const failedOrigins = new LRUCache<string, true>({ max: MAX_FAILED_ORIGINS, ttl: KEEP_FAILURE_MS });
+  /** The fetch in flight for each origin: the next one for that origin waits for it. */
+  const inFlight = new Map<string, Promise<unknown>>();
+
+  const attempt = async (url: string): Promise<DocumentOutcome> => {
+    if (!isFetchableDocumentUrl(url)) return { ok: false };
+    const { origin } = new URL(url);
+    const before = inFlight.get(origin);
+    const turn = (async (): Promise<DocumentOutcome> => {
+      await before?.catch(() => undefined);
+      if (failedOrigins.has(origin)) return { ok: false };
+      const kept = documents.get(url);
+      const outcome = kept ? { ok: true as const, metadata: kept } : await fetchDocument(url);
+      if (outcome.ok && (await options.accept(url, outcome.metadata).catch(() => false))) {
+        documents.set(url, outcome.metadata);
+        return outcome;
+      }
+      documents.delete(url);
+      failedOrigins.set(origin, true);
+      return { ok: false };
+    })();
+    inFlight.set(origin, turn);
+    try {
+      return await turn;
+    } finally {
+      if (inFlight.get(origin) === turn) inFlight.delete(origin);
+    }
+  };
+
   return {
     async load(url) {
-      return (await cache.fetch(url)) ?? { ok: false };
-    },
-    refuse(url) {
-      cache.set(url, { ok: false }, { ttl: KEEP_FAILURE_MS });
+      const answerAt = performance.now() + FAILURE_ANSWER_MS;
+      const outcome = await attempt(url);
+      if (!outcome.ok) await new Promise((resolve) => setTimeout(resolve, Math.max(0, answerAt - performance.now())));
+      return outcome;
     },
   };
 }

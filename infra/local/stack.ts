@@ -17,6 +17,7 @@ import { type EmbeddedEngine, startEmbeddedEngine } from './engine.js';
 import { loadFleet, writeFleet } from './fleet.js';
 import { shiftFleet, staleFleetNote } from './fleet-time.js';
 import { DEFAULT_INTEGRATION_TIMEOUT_MS, type LocalRestApi, localRestApi } from './gateway.js';
+import { type ListenerPolicy, NO_PAGES, neverAnyOrigin, refusal } from './guard.js';
 import { sendGatewayResponse, sendLocalFailure } from './http.js';
 import { LOCAL_DIR, type LocalIssuer, localBrokerSecret, localIssuer } from './issuer.js';
 import { type LocalBundles, prebuiltBundles, watchedBundles } from './lambda/bundles.js';
@@ -25,7 +26,7 @@ import { type LambdaFunctionSpec, readFunctionSpecs } from './lambda/functions.j
 import { type LocalFunctions, startLocalFunctions } from './lambda/local-functions.js';
 import { type LambdaRuntime, lambdaRuntime, RuntimeChoiceError } from './lambda/runtimes.js';
 import { mcpAppPreviewRoutes } from './mcp-app-preview.js';
-import { isForOwnHost, isLoopbackAddress, ownHosts } from './own-address.js';
+import { isLoopbackAddress, loopbackOrigins } from './own-address.js';
 import { bind, portsInUseSentence, type StackPort } from './ports.js';
 import { type ListenerRouter, listenerRouter } from './router.js';
 import type { Route } from './routes.js';
@@ -131,17 +132,18 @@ function printablePath(req: IncomingMessage): string {
   return path.replace(/[^\x21-\x7e]/g, (c) => encodeURIComponent(c));
 }
 
-/** What a listener serves once it is bound: the names it answers to (infra/local/own-address.ts) and its routes. */
+/** What a listener serves once it is bound: whom it admits (infra/local/guard.ts) and its routes. */
 interface Bound {
-  hosts: ReadonlySet<string>;
+  policy: ListenerPolicy;
   router: ListenerRouter;
 }
 
 /**
  * A listener's request handler: one request id per request, one short access line when the answer
  * is out (method, path, status, time, request id, and a function's cold start as Lambda reports
- * it), a 403 for a request that names another host (nothing behind it runs), and, for anything the
- * gateway did not foresee, a text/plain answer rather than a crash.
+ * it), the guard's 403 for a request that names another host or comes from a page it does not
+ * serve (nothing behind it runs), and, for anything the gateway did not foresee, a text/plain
+ * answer rather than a crash.
  */
 function listener(
   bound: () => Bound | undefined,
@@ -166,16 +168,13 @@ function listener(
       sendLocalFailure(res, 503, 'The service is starting; try again in a moment.', requestId, { 'Retry-After': '1' });
       return;
     }
-    if (!isForOwnHost(req, serving.hosts)) {
-      const own = [...serving.hosts][0];
-      sendLocalFailure(
-        res,
-        403,
-        `This local service answers only requests addressed to it by its own name (Host: ${own}); this one names another host.`,
-        requestId,
-      );
+    const refused = refusal(req, serving.policy);
+    if (refused !== undefined) {
+      req.resume();
+      sendLocalFailure(res, 403, refused, requestId, { Connection: 'close' });
       return;
     }
+    neverAnyOrigin(res);
     serving.router.handle(req, res, requestId).catch((error: unknown) => {
       if (res.headersSent) res.destroy();
       else if (error instanceof HttpError) sendLocalFailure(res, error.statusCode, error.message, requestId, error.headers);
@@ -485,16 +484,24 @@ export async function startLocalStack(options: StackOptions = {}): Promise<Local
   });
 
   // The public listener: the REST API, the local authorization server and the MCP App preview host
-  // in one table (infra/local/router.ts), answering its loopback names, and HOST and PUBLIC_URL's when set.
+  // in one table (infra/local/router.ts), answering its loopback names, and HOST and PUBLIC_URL's when set;
+  // pages of its own origins and of MCP_ALLOWED_ORIGINS (browser-based MCP clients sign in and call the door).
   const publicUrl = `http://localhost:${bound.publicPort}`;
   const authorizationServer = await localAuthorizationServer({ issuer, brokerSecret, config: cfg });
   const preview = mcpAppPreviewRoutes({ issuer, publicUrl: () => publicUrl, config: cfg });
   const optedIn = [new URL(cfg.publicUrl).host, ...(isLoopbackAddress(host) || host === '0.0.0.0' || host === '::' ? [] : [host])];
   publicListener = {
-    hosts: ownHosts(bound.publicPort, optedIn),
+    policy: {
+      extraHosts: () => optedIn,
+      pages: {
+        origins: () => [...loopbackOrigins(bound.publicPort), new URL(cfg.publicUrl).origin, ...cfg.mcpAllowedOrigins],
+        named: `its own origin (${publicUrl}) and MCP_ALLOWED_ORIGINS`,
+      },
+    },
     router: listenerRouter(publicApi, [...authorizationServer.routes, ...preview]),
   };
-  privateListener = { hosts: ownHosts(bound.privatePort), router: listenerRouter(privateApi) };
+  // The private listener stands for a private REST API that only the broker's VPC endpoint reaches: no web page.
+  privateListener = { policy: NO_PAGES, router: listenerRouter(privateApi) };
 
   const specs = readFunctionSpecs({ DataTable: cfg.dataTable, AuditTable: cfg.auditTable });
   let functionsDynamoEndpoint = dynamoEndpoint;

@@ -1,6 +1,8 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import pLimit from 'p-limit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DOCUMENT_REFUSED } from '../../infra/local/client-id-documents.js';
 import { doorResource } from '../../lib/auth/doors.js';
 import { browserStandIn, claimsOf, pkce, signInAsBrowser } from '../helpers/sign-in.js';
 import { startTestStack, type TestStack } from '../helpers/stack.js';
@@ -284,6 +286,35 @@ describe('E2E: the local issuer as an OAuth 2.1 authorization server', () => {
     expect(afterReuse).toMatchObject({ status: 400, body: { error: 'invalid_grant' } });
   });
 
+  it('ends the grant when a rotated refresh token is reused after 2,000 authorization requests: no flood of other requests pushes it out', async () => {
+    const clientId = await publicClient();
+    const first = (await (await signInFor(clientId, { tenant: 'acme', user: 'fay' })).redeem()).body;
+    const second = await token({ grant_type: 'refresh_token', refresh_token: first.refresh_token as string, client_id: clientId });
+
+    // Each one a sign-in in progress that the server keeps (an interaction), as a page or a script can start them.
+    const limit = pLimit(8);
+    const flood = await Promise.all(
+      Array.from({ length: 2_000 }, () =>
+        limit(async () => {
+          const res = await fetch(authorizationUrl(clientId, pkce().challenge), { redirect: 'manual' });
+          await res.body?.cancel();
+          return res.status;
+        }),
+      ),
+    );
+    const reuse = await token({ grant_type: 'refresh_token', refresh_token: first.refresh_token as string, client_id: clientId });
+    const afterReuse = await token({
+      grant_type: 'refresh_token',
+      refresh_token: second.body.refresh_token as string,
+      client_id: clientId,
+    });
+
+    expect(second.status).toBe(200);
+    expect(new Set(flood)).toEqual(new Set([303]));
+    expect(reuse).toMatchObject({ status: 400, body: { error: 'invalid_grant' } });
+    expect(afterReuse).toMatchObject({ status: 400, body: { error: 'invalid_grant' } });
+  });
+
   it('sends the browser back with access_denied when the user cancels', async () => {
     const clientId = await publicClient();
 
@@ -374,9 +405,7 @@ describe('E2E: the local issuer as an OAuth 2.1 authorization server', () => {
 
       expect(res.status).toBe(400);
       expect(res.headers.get('location')).toBeNull();
-      expect(await res.text()).toContain(
-        'The client ID metadata document at this client_id could not be used: it must answer 200 with JSON',
-      );
+      expect(await res.text()).toContain(DOCUMENT_REFUSED);
     });
   });
 });

@@ -1,16 +1,21 @@
 import { createServer, request, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { type AddressInfo, createServer as createTcpServer } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { browserStandIn, pkce } from '../helpers/sign-in.js';
+import { DOCUMENT_REFUSED, FAILURE_ANSWER_MS } from '../../infra/local/client-id-documents.js';
+import { closedPortEndpoint, silentEndpoint } from '../helpers/faults.js';
+import { browserStandIn, pkce, signInAsBrowser } from '../helpers/sign-in.js';
 import { startTestStack, type TestStack } from '../helpers/stack.js';
 
 /**
  * The local stack closed to the network, each finding of its security review reproduced and shown
  * refused: DNS rebinding (a request naming another host), a sign-in form posted from another page,
- * client ID metadata documents as a port scanner (a token request naming a URL on this machine),
- * `Access-Control-Allow-Origin: *`, an invalid authorization request sent to the redirect URI
- * (open redirector), and registrations a browser page could make or that name a browser-internal
- * scheme. MCP_ALLOWED_ORIGINS=* refused at start: test/e2e/start.test.ts.
+ * a page of another origin (refused by the listener's guard, changing nothing), client ID
+ * metadata documents as a port scanner (a token request naming a URL on this machine, https on a
+ * loopback name, a failure's time), `Access-Control-Allow-Origin: *`, an invalid authorization
+ * request sent to the redirect URI (open redirector, whatever the redirect URI carries), and
+ * registrations a browser page could make or that name a browser-internal scheme.
+ * MCP_ALLOWED_ORIGINS=* refused at start: test/e2e/start.test.ts. The engine and the Runtime APIs:
+ * test/integration/listener-guard.test.ts.
  */
 
 const ADMITTED = 'https://app.example';
@@ -167,9 +172,99 @@ describe('E2E: the sign-in form, posted from another page', () => {
     for (const refused of [crossOrigin, noOrigin]) {
       expect(refused.response.status).toBe(403);
       expect(refused.response.headers.get('location')).toBeNull();
-      expect(await refused.response.text()).toMatch(/^The sign-in form is accepted only from the sign-in page of this server/);
     }
+    // Another origin is refused by the listener's guard before the form is read; no Origin, by the form itself.
+    expect(await crossOrigin.response.text()).toMatch(/^This local service answers web pages of its own origin \(http:\/\/localhost:\d+\)/);
+    expect(await noOrigin.response.text()).toMatch(/^The sign-in form is accepted only from the sign-in page of this server/);
     expect(own.url.href).toMatch(new RegExp(`^${REDIRECT}\\?code=`));
+  });
+});
+
+/** A client with refresh tokens, signed in through the page, and its first tokens. */
+async function signedInClient(): Promise<{ clientId: string; refreshToken: string }> {
+  const res = await register({
+    redirect_uris: [REDIRECT],
+    token_endpoint_auth_method: 'none',
+    grant_types: ['authorization_code', 'refresh_token'],
+  });
+  const clientId = ((await res.json()) as { client_id: string }).client_id;
+  const { verifier, challenge } = pkce();
+  const back = await signInAsBrowser(authorizationUrl(clientId, { code_challenge: challenge }), { tenant: 'acme', user: 'ida' });
+  const tokens = await fetch(`${stack.publicUrl}/oauth2/token`, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams({
+      grant_type: 'authorization_code',
+      code: back.searchParams.get('code') ?? '',
+      code_verifier: verifier,
+      client_id: clientId,
+      redirect_uri: REDIRECT,
+    }),
+  });
+  return { clientId, refreshToken: ((await tokens.json()) as { refresh_token: string }).refresh_token };
+}
+
+describe('E2E: a page of another origin at the local listeners', () => {
+  const GUARD =
+    /^This local service answers web pages of its own origin \(http:\/\/localhost:\d+\) and MCP_ALLOWED_ORIGINS only; this request comes from another origin\. \(request id: [0-9a-f-]{36}\)\n$/;
+
+  it('refuses a registration from another origin with one text/plain sentence and registers nothing, and takes an admitted one', async () => {
+    const body = JSON.stringify({ redirect_uris: [REDIRECT], token_endpoint_auth_method: 'none' });
+    const foreign = await raw(stack.publicUrl, '/oauth2/register', {
+      method: 'POST',
+      headers: { Host: `localhost:${port()}`, Origin: FOREIGN, 'Content-Type': 'application/json' },
+      body,
+    });
+    const admitted = await raw(stack.publicUrl, '/oauth2/register', {
+      method: 'POST',
+      headers: { Host: `localhost:${port()}`, Origin: ADMITTED, 'Content-Type': 'application/json' },
+      body,
+    });
+
+    expect(foreign.status).toBe(403);
+    expect(foreign.headers['content-type']).toBe('text/plain; charset=utf-8');
+    expect(foreign.headers['access-control-allow-origin']).toBeUndefined();
+    expect(foreign.body).toMatch(GUARD);
+    expect(admitted.status).toBe(201);
+  });
+
+  it('refuses a refresh token sent from another origin or under another Host, and the token stays good (nothing was used up)', async () => {
+    const { clientId, refreshToken } = await signedInClient();
+    const form = new URLSearchParams({ grant_type: 'refresh_token', refresh_token: refreshToken, client_id: clientId }).toString();
+    const send = (headers: Record<string, string>) =>
+      raw(stack.publicUrl, '/oauth2/token', {
+        method: 'POST',
+        headers: { Host: `localhost:${port()}`, 'Content-Type': 'application/x-www-form-urlencoded', ...headers },
+        body: form,
+      });
+
+    const fromPage = await send({ Origin: FOREIGN });
+    const rebound = await send({ Host: `rebound.example:${port()}` });
+    const owner = await send({});
+
+    expect([fromPage.status, rebound.status]).toEqual([403, 403]);
+    expect(fromPage.body).toMatch(GUARD);
+    expect(`${fromPage.body}${rebound.body}`).not.toContain('access_token');
+    expect(owner.status).toBe(200);
+    expect(JSON.parse(owner.body)).toMatchObject({ refresh_token: expect.any(String), access_token: expect.any(String) });
+  });
+
+  it('refuses any Origin at the private listener, the public listener’s own included: no web page is its client', async () => {
+    const token = await stack.brokerToken();
+    const ask = (origin: string) =>
+      raw(stack.privateUrl, '/api/mcp/endpoint?agent_id=a-1', {
+        headers: { Host: new URL(stack.privateUrl).host, Origin: origin, Authorization: `Bearer ${token}`, 'X-Service-Reason': 'checking' },
+      });
+
+    const answers = await Promise.all([ask(FOREIGN), ask(stack.publicUrl), ask('null')]);
+
+    for (const res of answers) {
+      expect(res.status).toBe(403);
+      expect(res.headers['content-type']).toBe('text/plain; charset=utf-8');
+      expect(res.body).toMatch(
+        /^This local service answers no web page, and this request comes from one \(it carries Origin or Sec-Fetch-Site\)\. \(request id: /,
+      );
+    }
   });
 });
 
@@ -179,7 +274,7 @@ describe('E2E: client ID metadata documents', () => {
     try {
       const res = await fetch(`${stack.publicUrl}/oauth2/token`, {
         method: 'POST',
-        headers: { 'Content-Type': 'application/x-www-form-urlencoded', Origin: FOREIGN },
+        headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
         body: new URLSearchParams({ grant_type: 'authorization_code', code: 'x', code_verifier: pkce().verifier, client_id: listener.url }),
       });
       const body = await res.text();
@@ -187,26 +282,80 @@ describe('E2E: client ID metadata documents', () => {
       expect(res.status).toBe(401);
       expect(JSON.parse(body)).toMatchObject({ error: 'invalid_client' });
       expect(body).not.toMatch(/secret|internal|200|JSON|fetch/);
-      expect(res.headers.get('access-control-allow-origin')).toBeNull();
       expect(listener.count()).toBe(0);
     } finally {
       await listener.close();
     }
   });
 
-  it('fetches a failing document once in the authorization step, shows no upstream detail, and keeps the failure', async () => {
+  it('fetches a failing document once in the authorization step, shows no upstream detail, and keeps the failure for its whole origin', async () => {
     const listener = await countingListener(500);
     try {
       const first = await fetch(authorizationUrl(listener.url), { redirect: 'manual' });
       const again = await fetch(authorizationUrl(listener.url), { redirect: 'manual' });
+      // Another path on the same origin: not fetched either while the failure is kept.
+      const otherPath = await fetch(authorizationUrl(listener.url.replace('/client.json', '/other/client.json')), { redirect: 'manual' });
       const page = await first.text();
 
-      expect([first.status, again.status]).toEqual([400, 400]);
-      expect(page).toContain('The client ID metadata document at this client_id could not be used');
+      expect([first.status, again.status, otherPath.status]).toEqual([400, 400, 400]);
+      expect(page).toContain(DOCUMENT_REFUSED);
       expect(page).not.toMatch(/500|secret|internal detail/);
       expect(listener.count()).toBe(1);
     } finally {
       await listener.close();
+    }
+  });
+
+  it('answers a silent listener and a closed port after the same fixed time, so the time tells nothing of a port', async () => {
+    const silent = await silentEndpoint();
+    try {
+      const timed = async (base: string): Promise<{ status: number; page: string; ms: number }> => {
+        const started = performance.now();
+        const res = await fetch(authorizationUrl(`${base}/client.json`), { redirect: 'manual' });
+        const page = await res.text();
+        return { status: res.status, page, ms: performance.now() - started };
+      };
+
+      const [quiet, closed] = await Promise.all([timed(silent.endpoint), timed(await closedPortEndpoint())]);
+
+      for (const answer of [quiet, closed]) {
+        expect(answer.status).toBe(400);
+        expect(answer.page).toContain(DOCUMENT_REFUSED);
+        // Never before the fixed time; after it, only as late as a loaded machine makes any answer.
+        expect(answer.ms).toBeGreaterThanOrEqual(FAILURE_ANSWER_MS - 20);
+        expect(answer.ms).toBeLessThan(FAILURE_ANSWER_MS + 2_500);
+      }
+      expect(Math.abs(quiet.ms - closed.ms)).toBeLessThan(1_000);
+    } finally {
+      await silent.close();
+    }
+  });
+
+  it('never connects to an https document on a loopback name (this machine is reached by the development http only)', async () => {
+    let connections = 0;
+    const tls = createTcpServer((socket) => {
+      connections += 1;
+      socket.destroy();
+    });
+    await new Promise<void>((resolve) => tls.listen(0, '127.0.0.1', resolve));
+    const at = (tls.address() as AddressInfo).port;
+    try {
+      const pages = await Promise.all(
+        [`https://127.0.0.1:${at}/client.json`, `https://localhost:${at}/client.json`, `https://[::ffff:127.0.0.1]:${at}/client.json`].map(
+          async (url) => {
+            const res = await fetch(authorizationUrl(url), { redirect: 'manual' });
+            return { status: res.status, page: await res.text() };
+          },
+        ),
+      );
+
+      for (const { status, page } of pages) {
+        expect(status).toBe(400);
+        expect(page).toContain(DOCUMENT_REFUSED);
+      }
+      expect(connections).toBe(0);
+    } finally {
+      await new Promise((resolve) => tls.close(resolve));
     }
   });
 });
@@ -289,6 +438,42 @@ describe('E2E: authorization requests that are not valid', () => {
     expect(res.status).toBe(400);
     expect(res.headers.get('location')).toBeNull();
     expect(res.headers.get('content-type')).toBe('text/html; charset=utf-8');
+  });
+
+  it.each([
+    ['a registered redirect URI carrying ?code=', `${REDIRECT}?code=1`, {}],
+    [
+      'a registered redirect URI carrying ?error=access_denied, in fragment mode',
+      `${REDIRECT}?error=access_denied`,
+      { response_mode: 'fragment' },
+    ],
+    ['the form_post response mode (an auto-posting form, not a redirect)', REDIRECT, { response_mode: 'form_post' }],
+  ])('shows a malformed request on a page with %s, whatever the redirect would have said', async (_what, redirectUri, params) => {
+    const registered = await register({ redirect_uris: [redirectUri], token_endpoint_auth_method: 'none' });
+    const clientId = ((await registered.json()) as { client_id: string }).client_id;
+
+    const res = await fetch(authorizationUrl(clientId, { redirect_uri: redirectUri, code_challenge_method: 'plain', ...params }), {
+      redirect: 'manual',
+    });
+    const page = await res.text();
+
+    expect(registered.status).toBe(201);
+    expect(res.status).toBe(400);
+    expect(res.headers.get('location')).toBeNull();
+    expect(res.headers.get('content-type')).toBe('text/html; charset=utf-8');
+    expect(page).toContain('(invalid_request).');
+    expect(page).not.toContain('<form');
+  });
+
+  it('still sends a completed sign-in back to a redirect URI that carries ?code= of its own', async () => {
+    const redirectUri = `${REDIRECT}?code=1`;
+    const registered = await register({ redirect_uris: [redirectUri], token_endpoint_auth_method: 'none' });
+    const clientId = ((await registered.json()) as { client_id: string }).client_id;
+
+    const back = await signInAsBrowser(authorizationUrl(clientId, { redirect_uri: redirectUri }), { tenant: 'acme', user: 'jo' });
+
+    expect(`${back.origin}${back.pathname}`).toBe(REDIRECT);
+    expect(back.searchParams.get('code')).toMatch(/^[A-Za-z0-9_-]{43,}$/);
   });
 });
 

@@ -1,6 +1,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Readable } from 'node:stream';
+import { guarded, NO_PAGES, sendRefusal } from '../guard.js';
 import { BodyTooLargeError, readBoundedBody } from '../http.js';
 
 /**
@@ -12,6 +13,12 @@ import { BodyTooLargeError, readBoundedBody } from '../http.js';
  * (buffered, or streaming: `Lambda-Runtime-Function-Response-Mode: streaming`, chunked, error
  * trailers), POST …/invocation/{id}/error, or, when it cannot start, POST …/runtime/init/error. Each
  * POST is answered 202. One server per instance, on a loopback port (AWS_LAMBDA_RUNTIME_API).
+ *
+ * Its events carry the callers' bearer tokens, and an answer posted to it is what the gateway
+ * sends back, so it admits its own instance's runtime and nothing else a browser can send: behind
+ * the listeners' guard (infra/local/guard.ts: its own loopback name and port, no web page at all),
+ * and with one runtime asking at a time: a second GET /next while one waits is refused (409), and
+ * the event goes to the one that asked first.
  */
 
 const API = '/2018-06-01/runtime';
@@ -181,6 +188,14 @@ export async function startRuntimeApi(): Promise<RuntimeApi> {
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const path = req.url ?? '';
     if (req.method === 'GET' && path === `${API}/invocation/next`) {
+      // One runtime per instance, asking for one event at a time: another asker is refused before anything changes.
+      if (waiting && !waiting.destroyed) {
+        return sendRefusal(
+          res,
+          'This Runtime API already has a runtime waiting for the next event; an instance asks for one event at a time.',
+          409,
+        );
+      }
       // The previous invocation is over (answered, or its stream cut); the runtime is free. A runtime
       // may ask on its loop's connection before its answer, sent on another, has arrived (AWS's
       // client ends a stream that failed before its first byte that way): the answer gets a moment.
@@ -232,12 +247,15 @@ export async function startRuntimeApi(): Promise<RuntimeApi> {
     refused(res, 404, 'NotFound', 'no such Runtime API path');
   };
 
-  const server: Server = createServer({ requestTimeout: 0, keepAliveTimeout: 0 }, (req, res) => {
-    handle(req, res).catch(() => {
-      if (!res.headersSent) refused(res, 500, 'Runtime.Unknown', 'the Runtime API failed');
-      else res.destroy();
-    });
-  });
+  const server: Server = createServer(
+    { requestTimeout: 0, keepAliveTimeout: 0 },
+    guarded(NO_PAGES, (req, res) => {
+      handle(req, res).catch(() => {
+        if (!res.headersSent) refused(res, 500, 'Runtime.Unknown', 'the Runtime API failed');
+        else res.destroy();
+      });
+    }),
+  );
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(0, '127.0.0.1', () => resolve());

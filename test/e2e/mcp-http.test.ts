@@ -1,15 +1,36 @@
 import type { APIGatewayProxyEvent } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { config } from '../../lib/config.js';
-import { eventFixture, testContext } from '../helpers/events.js';
+import { eventFixture, setHeader, testContext } from '../helpers/events.js';
 import { recentDemoFleet } from '../helpers/mcp-client.js';
 import { get, startTestStack, type TestStack } from '../helpers/stack.js';
 
 /**
  * The MCP door over plain HTTP, as curl or a browser meets it: JSON answers without a session, its
  * refusals (methods, tokens, tenant, protocol rules), its RFC 9728 documents, and CORS for
- * browser-based clients.
+ * browser-based clients. Locally the listener's guard (infra/local/guard.ts) refuses a page of an
+ * origin it does not serve before the function runs; the function's own refusal, what API Gateway
+ * passes on from it on AWS, is shown by calling its handler in-process.
  */
+
+/** The MCP function's answer, called in-process (no gateway in front), to a browser's request at /api/mcp from `origin`. */
+async function functionAnswerTo(
+  method: 'POST' | 'OPTIONS',
+  origin: string,
+): Promise<{ statusCode: number; headers: Record<string, string>; body: string }> {
+  const { handler } = await import('../../functions/mcp/handler.js');
+  const event = eventFixture<APIGatewayProxyEvent>('rest-api', 'list-agents', (e) => {
+    e.resource = '/api/mcp';
+    e.path = '/api/mcp';
+    e.httpMethod = method;
+    e.requestContext.resourcePath = '/api/mcp';
+    e.requestContext.httpMethod = method;
+    e.body = method === 'POST' ? JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }) : null;
+    setHeader(e, 'Origin', origin);
+    if (method === 'OPTIONS') setHeader(e, 'Access-Control-Request-Method', 'POST');
+  });
+  return (await handler(event as never, testContext('mcp'))) as { statusCode: number; headers: Record<string, string>; body: string };
+}
 
 let stack: TestStack;
 
@@ -70,7 +91,13 @@ describe('E2E: the MCP door over plain HTTP', () => {
       stack.updateEnvironment(previous);
     }
     expect(foreign.status).toBe(403);
-    expect(await foreign.text()).toMatch(/^Requests from this Origin are not allowed/);
+    expect(foreign.headers.get('access-control-allow-origin')).toBeNull();
+    expect(await foreign.text()).toMatch(
+      /^This local service answers web pages of its own origin \(http:\/\/localhost:\d+\) and MCP_ALLOWED_ORIGINS only/,
+    );
+    const own = await functionAnswerTo('POST', 'http://evil.example');
+    expect(own.statusCode).toBe(403);
+    expect(own.body).toMatch(/^Requests from this Origin are not allowed; set MCP_ALLOWED_ORIGINS to admit it\. \(request id: /);
   });
 
   describe('CORS for browser-based clients', () => {
@@ -104,11 +131,16 @@ describe('E2E: the MCP door over plain HTTP', () => {
 
     it('gives another origin no Access-Control-Allow-Origin (403), so the browser refuses to send', async () => {
       const res = await preflight('http://evil.example');
+      // The function's own answer to that preflight, as API Gateway passes it on on AWS.
+      const own = await functionAnswerTo('OPTIONS', 'http://evil.example');
 
       expect(res.status).toBe(403);
       expect(res.headers.get('access-control-allow-origin')).toBeNull();
-      expect(res.headers.get('vary')).toBe('Origin');
-      expect(await res.text()).toMatch(/^Requests from this Origin are not allowed; set MCP_ALLOWED_ORIGINS to admit it\. \(request id: /);
+      expect(await res.text()).toMatch(/^This local service answers web pages of its own origin/);
+      expect(own.statusCode).toBe(403);
+      expect(own.headers['Access-Control-Allow-Origin']).toBeUndefined();
+      expect(own.headers.Vary).toBe('Origin');
+      expect(own.body).toMatch(/^Requests from this Origin are not allowed; set MCP_ALLOWED_ORIGINS to admit it\. \(request id: /);
     });
 
     it('makes the answers of an admitted origin readable, the challenge and protocol headers exposed, failures included', async () => {

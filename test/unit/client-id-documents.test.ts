@@ -1,0 +1,57 @@
+import { describe, expect, it } from 'vitest';
+import { isDocumentUrl, isFetchableDocumentUrl } from '../../infra/local/client-id-documents.js';
+
+/**
+ * Which client ID metadata documents the local authorization server fetches: https on a public
+ * name, http on a loopback name (development), nothing on this machine or a private network by
+ * https, however the address is spelled. Over HTTP, with the fixed answer time:
+ * test/e2e/sign-in-hardening.test.ts.
+ */
+
+describe('Client ID metadata documents: the URLs fetched', () => {
+  it.each([
+    ['https on a public name', 'https://app.example/oauth/client.json'],
+    ['https on a public address literal', 'https://93.184.216.34/client.json'],
+    ['https on an address next to a private range', 'https://172.32.0.1/client.json'],
+    ['http on localhost (development)', 'http://localhost:6274/client.json'],
+    ['http on 127.0.0.1', 'http://127.0.0.1:6274/client.json'],
+    ['http on [::1]', 'http://[::1]:6274/client.json'],
+  ])('fetches %s', (_what, url) => {
+    expect(isFetchableDocumentUrl(url)).toBe(true);
+  });
+
+  it.each([
+    ['https on localhost', 'https://localhost:8443/client.json'],
+    ['https on a name under .localhost', 'https://app.localhost/client.json'],
+    ['https on 127.0.0.1', 'https://127.0.0.1:8443/client.json'],
+    ['https on another loopback address', 'https://127.1.2.3/client.json'],
+    ['https on 127.0.0.1 spelled as one number', 'https://2130706433/client.json'],
+    ['https on 127.0.0.1 spelled in hexadecimal', 'https://0x7f.1/client.json'],
+    ['https on [::1]', 'https://[::1]/client.json'],
+    ['https on 127.0.0.1 mapped into IPv6', 'https://[::ffff:127.0.0.1]/client.json'],
+    ['https on 10.0.0.1', 'https://10.0.0.1/client.json'],
+    ['https on 172.16.0.1', 'https://172.16.0.1/client.json'],
+    ['https on 192.168.1.1', 'https://192.168.1.1/client.json'],
+    ['https on a private address mapped into IPv6', 'https://[::ffff:192.168.1.1]/client.json'],
+    ['https on the link-local metadata address', 'https://169.254.169.254/latest/meta-data'],
+    ['https on a shared address (100.64.0.0/10)', 'https://100.64.0.1/client.json'],
+    ['https on the unspecified address', 'https://0.0.0.0/client.json'],
+    ['https on an IPv6 unique local address', 'https://[fd12:3456::1]/client.json'],
+    ['https on an IPv6 link-local address', 'https://[fe80::1]/client.json'],
+    ['http off this machine', 'http://app.example/client.json'],
+    ['http on a private address', 'http://10.0.0.1/client.json'],
+  ])('fetches nothing for %s', (_what, url) => {
+    expect(isDocumentUrl(url)).toBe(true);
+    expect(isFetchableDocumentUrl(url)).toBe(false);
+  });
+
+  it.each([
+    ['a registered client id', 'local-abc'],
+    ['a bare origin', 'https://app.example'],
+    ['a URL with a fragment', 'https://app.example/client.json#x'],
+    ['a URL with a user name', 'https://user@app.example/client.json'],
+    ['another scheme', 'ftp://app.example/client.json'],
+  ])('takes %s for no document at all', (_what, clientId) => {
+    expect(isDocumentUrl(clientId)).toBe(false);
+  });
+});

@@ -180,10 +180,17 @@ describe('Integration: the embedded DynamoDB engine answers its own name and no 
   });
 });
 
-/** The Runtime API of the one warm observations instance (its AWS_LAMBDA_RUNTIME_API), and that instance's pid. */
+/**
+ * The Runtime API of the one warm observations instance (its AWS_LAMBDA_RUNTIME_API) and that
+ * instance's pid, once its runtime is back waiting for the next event (it asks right after its
+ * answer, which on a loaded machine may come after the answer reached the test).
+ */
 async function warmInstance(): Promise<{ runtimeApi: string; pid: number }> {
   const res = await raw(`${gateway.base}/call?do=environment`);
   const { env, pid } = JSON.parse(res.body) as { env: Record<string, string>; pid: number };
+  const waiting = (): boolean => functions.stats('observations').instances.some((i) => i.pid === pid && i.state === 'idle');
+  for (let tries = 0; tries < 500 && !waiting(); tries += 1) await new Promise((resolve) => setTimeout(resolve, 10));
+  if (!waiting()) throw new Error('the instance’s runtime did not ask for its next event within 5 s');
   return { runtimeApi: `http://${env.AWS_LAMBDA_RUNTIME_API}`, pid };
 }
 

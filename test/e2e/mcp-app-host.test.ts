@@ -104,6 +104,7 @@ describe('E2E: the MCP App view in a host built on AppBridge alone (headless Chr
       const frame = await dashboard(
         dashboardAt(now, {
           endpoint: { hostname: HOSTILE.hostname, id: HOSTILE.agentId, os: HOSTILE.os, client_name: HOSTILE.clientName },
+          samples: series(60, 5, (i) => [30 + ((i * 7) % 20), 55 + (i % 3), 61]),
         }),
         552,
       );
@@ -119,10 +120,12 @@ describe('E2E: the MCP App view in a host built on AppBridge alone (headless Chr
       expect(statSync(join(SCREENSHOTS, 'mcp-app-bidi-light.png')).size).toBeGreaterThan(10_000);
     });
 
-    it("quotes the tool input's agent_id in its own sentence without letting an unclosed override reorder it", async () => {
+    it('quotes the tool input (agent_id, hostname) in its own sentences without letting an unclosed override reorder them', async () => {
       const frame = await host.mount({ width: 552, input: { agent_id: HOSTILE.agentId, reason: 'disk check' } }, 'main.message-waiting');
 
       expect(await probe(frame, 'drawnText', '.message-text')).toBe(`Reading the dashboard of ${DRAWN.agentId}…`);
+      const listing = await host.mount({ width: 552, input: { hostname: '\u202Eevil' } }, 'main.message-waiting');
+      expect(await probe(listing, 'drawnText', '.message-text')).toBe('Reading the endpoints whose hostname contains ⟨U+202E⟩evil…');
     });
 
     it('draws the hostile row of the table the same way, in the table and in the cards', async () => {
@@ -189,6 +192,7 @@ describe('E2E: the MCP App view in a host built on AppBridge alone (headless Chr
       expect(hostnames.length).toBe(11);
       expect(hostnames.filter((h) => h.lines !== 1)).toEqual([]);
       expect(await probe(frame, 'texts', 'tr[data-agent="ac-003"] td[data-column="os"]')).toEqual([`${LONG_OS}/x86_64`]);
+      await screenshot('mcp-app-endpoints-wide-light');
     });
 
     it('draws a list of 200 at 320 px as cards that fit, no hostname broken inside a label', async () => {

@@ -125,10 +125,13 @@ const app = new App({ name: 'endpoint-health-dashboard', version: '1.0.0' }, {})
 
 app.ontoolinput = ({ arguments: args }) => {
   const agent = typeof args?.agent_id === 'string' ? args.agent_id : undefined;
-  // The agent id is the user's or the model's words about an endpoint: isolated and marked like any reported value.
+  const hostname = typeof args?.hostname === 'string' ? args.hostname : undefined;
+  // What the input quotes (an agent id, a part of a hostname) is isolated and marked like any reported value.
   shown = agent
     ? { view: messageView('waiting', 'Endpoint health', ['Reading the dashboard of ', reported(agent), '…']) }
-    : { view: messageView('waiting', 'Endpoints', ['Reading the endpoints…']) };
+    : hostname
+      ? { view: messageView('waiting', 'Endpoints', ['Reading the endpoints whose hostname contains ', reported(hostname), '…']) }
+      : { view: messageView('waiting', 'Endpoints', ['Reading the endpoints…']) };
   draw();
 };
 app.ontoolresult = (result) => {

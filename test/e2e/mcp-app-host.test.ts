@@ -223,6 +223,16 @@ describe('E2E: the MCP App view in a host built on AppBridge alone (headless Chr
       expect(await probe(frame, 'layoutProblems')).toEqual([]);
     });
 
+    it.each([320, 1000])(
+      'draws a 300-character hostname whole in the dashboard heading at %i px, wrapped inside the page',
+      async (width) => {
+        const frame = await dashboard(dashboardAt(now, { endpoint: { hostname: LONG_HOSTNAME } }), width);
+
+        expect(await probe(frame, 'layoutProblems')).toEqual([]);
+        expect((await probe(frame, 'drawnText', 'h1.hostname')).replace(/\n/g, '')).toBe(LONG_HOSTNAME);
+      },
+    );
+
     it.each([552, 1000])(
       'stays within a height cap of 600 px at %i px: reports at most 600 and scrolls the table under its filter and headers',
       async (width) => {

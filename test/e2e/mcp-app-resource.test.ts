@@ -118,7 +118,8 @@ describe("E2E: the observations tool as a host's form built from its input schem
     const c = await client('acme');
     try {
       const { tools } = await c.listTools();
-      const ticket = (tools.find((t) => t.name === 'observations')?.inputSchema.properties as Record<string, unknown>).ticket;
+      const properties = tools.find((t) => t.name === 'observations')?.inputSchema.properties as Record<string, unknown> | undefined;
+      const ticket = properties?.ticket;
 
       expect(ticket).toMatchObject({ type: 'object', required: ['system'], properties: { system: { const: 'servicenow' } } });
     } finally {

@@ -21,8 +21,6 @@ export interface ChartOptions {
   width: number;
   locale: string | undefined;
   timeZone: string | undefined;
-  /** The width a label takes when drawn (canvas measure in the page); an estimate when not given. */
-  measure?: (text: string) => number;
 }
 
 const HEIGHT = 176;
@@ -76,7 +74,7 @@ function fittingLabels(
   return kept;
 }
 
-export interface TimeTick {
+interface TimeTick {
   at: Date;
   x: number;
   text: string;
@@ -87,12 +85,7 @@ export interface TimeTick {
  * lies inside [0, width] and none comes within LABEL_GAP of the next. A label that would run past
  * the chart's edge is left out rather than cut; at least one label stays (the middle one).
  */
-export function timeTicks(
-  x: ScaleTime<number, number>,
-  width: number,
-  label: (t: Date) => string,
-  measure: (text: string) => number,
-): TimeTick[] {
+function timeTicks(x: ScaleTime<number, number>, width: number, label: (t: Date) => string, measure: (text: string) => number): TimeTick[] {
   const [left = 0, right = width] = x.range();
   const densest = Math.max(1, Math.floor((right - left) / 40));
   let single: TimeTick[] | undefined;
@@ -135,7 +128,7 @@ export function historyChart(options: ChartOptions): SVGElement {
     .domain([0, 100])
     .range([HEIGHT - MARGIN.bottom, MARGIN.top]);
   const label = timeLabel(options);
-  const measure = options.measure ?? canvasMeasure();
+  const measure = canvasMeasure();
 
   const grid = y
     .ticks(4)

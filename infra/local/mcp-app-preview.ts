@@ -18,8 +18,9 @@ import type { LocalRoute } from './router.js';
  * (the listener already refuses any other Host; a peer that is not loopback reaches it only when
  * HOST opts in to another address). Its routes are in the public listener's table (infra/local/router.ts).
  *
- * `GET /preview/observations?agent_id=ac-002[&tenant=acme][&theme=light|dark][&width=320][&minutes=60][&limit=100]`
- * `GET /preview/list_endpoints[?tenant=acme][&hostname=…][&connection_state=…][&limit=100][&theme=…][&width=…]`
+ * `GET /preview/observations?agent_id=ac-002[&tenant=acme][&theme=light|dark][&width=320][&height=750][&minutes=60][&limit=100]`
+ * `GET /preview/list_endpoints[?tenant=acme][&hostname=…][&connection_state=…][&limit=100][&theme=…][&width=…][&height=…]`
+ * (`width=552&height=750` is MCP Inspector's panel; `height` caps the view as a host's containerDimensions.maxHeight does.)
  */
 
 export const PREVIEW_PATH = '/preview/';
@@ -119,10 +120,12 @@ async function page(
   const tenant = oneParam(params, 'tenant')?.trim() || 'acme';
   const theme = oneParam(params, 'theme') ?? 'light';
   const width = wholeNumber(oneParam(params, 'width'), 280, 2000);
+  const height = wholeNumber(oneParam(params, 'height'), 200, 4000);
   const minutes = wholeNumber(oneParam(params, 'minutes'), 5, 10080);
   const limit = wholeNumber(oneParam(params, 'limit'), 1, 500);
   if (theme !== 'light' && theme !== 'dark') return refuse(res, 400, 'theme must be light or dark.');
   if (width === 'bad') return refuse(res, 400, 'width must be a whole number of pixels from 280 to 2000.');
+  if (height === 'bad') return refuse(res, 400, 'height must be a whole number of pixels from 200 to 4000.');
   if (minutes === 'bad') return refuse(res, 400, 'minutes must be a whole number from 5 to 10080.');
   if (limit === 'bad') return refuse(res, 400, 'limit must be a whole number from 1 to 500.');
   const token = await issuer.sign({
@@ -148,6 +151,7 @@ async function page(
         : { ...filters, ...(limit === undefined ? {} : { limit }) },
     theme,
     width: width ?? null,
+    maxHeight: height ?? null,
   };
   const field = (name: string, label: string, value: string, extra = '') =>
     `<label>${label} <input name="${name}" value="${escapeHtml(value)}" ${extra}></label>`;
@@ -166,7 +170,7 @@ header strong { margin-right: 8px; }
 form { display: flex; flex-wrap: wrap; gap: 6px 12px; align-items: center; }
 input, select, button { font: inherit; }
 input[name=agent_id], input[name=tenant], input[name=hostname] { width: 9em; }
-input[name=width] { width: 5em; }
+input[name=width], input[name=height] { width: 5em; }
 #column { margin: 16px; max-width: calc(100% - 32px); }
 #column iframe { display: block; width: 100%; border: 1px solid var(--line); border-radius: 10px; background: var(--panel); height: 200px; }
 #log { margin: 0 16px 16px; color: var(--muted); font-size: 12px; white-space: pre-wrap; }
@@ -182,6 +186,7 @@ ${tool === 'observations' ? field('agent_id', 'agent_id', agentId) : field('host
 ${field('tenant', 'tenant', tenant)}
 <label>theme <select name="theme"><option${theme === 'light' ? ' selected' : ''}>light</option><option${theme === 'dark' ? ' selected' : ''}>dark</option></select></label>
 ${field('width', 'width', width === undefined ? '' : String(width), 'placeholder="full"')}
+${field('height', 'height', height === undefined ? '' : String(height), 'placeholder="none"')}
 ${tool === 'observations' ? field('minutes', 'minutes', minutes === undefined ? '' : String(minutes), 'placeholder="60"') : ''}
 <button>Show</button>
 </form>

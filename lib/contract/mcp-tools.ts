@@ -58,11 +58,18 @@ export function observationsToolInput(ticketSystem: string) {
           .min(ticketNumber.min)
           .max(ticketNumber.max)
           .regex(TICKET_NUMBER_PATTERN)
-          .describe('The ticket number, e.g. INC0012345.'),
+          .optional()
+          .describe('The ticket number, e.g. INC0012345. Without it there is no ticket.'),
         system: z.literal(ticketSystem).describe(`The ticketing product: always "${ticketSystem}".`),
       })
+      // A form built from this schema fills in the constant system by itself (MCP Inspector does): a
+      // ticket that holds nothing else is no ticket, never a refused read. With a number, both go
+      // to the private operation together, as its pair rule wants.
+      .transform((ticket) => (ticket.number === undefined ? undefined : { number: ticket.number, system: ticket.system }))
       .optional()
-      .describe('The ticket behind the read: number and system together. Some tenants require one.'),
+      .describe(
+        `The ticket behind the read: its number, with the system "${ticketSystem}". Some tenants require one. A ticket without a number is no ticket.`,
+      ),
   });
 }
 export type ObservationsToolInput = z.output<ReturnType<typeof observationsToolInput>>;

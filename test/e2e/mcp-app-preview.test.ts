@@ -50,6 +50,7 @@ describe('E2E: the MCP App preview host (npm start only)', () => {
       arguments: { agent_id: 'ac-002', reason: 'MCP App preview' },
       theme: 'dark',
       width: null,
+      maxHeight: null,
     });
     expect(decodeJwt(settings.token)).toMatchObject({
       aud: stack.config.mcpAudience,
@@ -57,6 +58,14 @@ describe('E2E: the MCP App preview host (npm start only)', () => {
       tenant_id: 'acme',
       sub: 'preview-user@acme',
     });
+  });
+
+  it("takes MCP Inspector's panel as width and height: the view hears both in its host context", async () => {
+    const res = await raw('/preview/list_endpoints?width=552&height=750', new URL(stack.publicUrl).host);
+    const settings = JSON.parse(/<script type="application\/json" id="preview-settings">(.*?)<\/script>/.exec(res.body)?.[1] ?? '{}');
+
+    expect(res.status).toBe(200);
+    expect(settings).toMatchObject({ tool: 'list_endpoints', width: 552, maxHeight: 750 });
   });
 
   it("sends a loopback address other than the public URL to the public URL, so the page is on the door's own origin", async () => {
@@ -84,6 +93,7 @@ describe('E2E: the MCP App preview host (npm start only)', () => {
   it.each([
     ['/preview/observations?theme=blue', 400, 'theme must be light or dark.\n'],
     ['/preview/observations?width=10', 400, 'width must be a whole number of pixels from 280 to 2000.\n'],
+    ['/preview/observations?height=100000', 400, 'height must be a whole number of pixels from 200 to 4000.\n'],
     ['/preview/observations?minutes=5.5', 400, 'minutes must be a whole number from 5 to 10080.\n'],
     ['/preview/elsewhere', 404, /^No such preview; try http:\/\/localhost:\d+\/preview\/observations\?agent_id=ac-002\.\n$/],
   ])('answers %s with %s and one sentence', async (path, status, sentence) => {

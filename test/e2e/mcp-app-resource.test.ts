@@ -1,6 +1,7 @@
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { answerBytes, RESULT_BUDGET_BYTES } from '../../lib/mcp/limits.js';
+import { listAuditItems } from '../../lib/store/audit.js';
 import { smallFleet } from '../fixtures/small-fleet.js';
 import { startTestStack, type TestStack } from '../helpers/stack.js';
 
@@ -8,12 +9,19 @@ import { startTestStack, type TestStack } from '../helpers/stack.js';
  * The MCP App at the protocol level, through the local stack's door with the SDK client, in both
  * protocol eras: `tools/list` names the tools' view where hosts look for it (and where older hosts
  * did), `resources/list` and `resources/read` serve it as an MCP App document that
- * reaches no domain, and a client that never asked for the extension sees the same tools as before.
- * What the view shows is tested in a browser (mcp-app.test.ts).
+ * reaches no domain, and a client that never asked for the extension sees the same tools as before;
+ * and what a host's form, built from the tool's input schema, sends reads the dashboard. What the
+ * view shows is tested in a browser (mcp-app.test.ts, mcp-app-host.test.ts).
  */
 
 const VIEW_URI = 'ui://endpoint-read-service/view.html';
 const MCP_APP_MIME = 'text/html;profile=mcp-app';
+/**
+ * The arguments MCP Inspector 2.12's form sent for observations, as it sent them: the form fills in
+ * the constant ticket.system from the input schema by itself, so a user who left the ticket alone
+ * sends a ticket with a system and no number.
+ */
+const INSPECTOR_FORM_INPUT = Object.freeze({ agent_id: 'ac-002', reason: 'Checking disk usage', ticket: { system: 'servicenow' } });
 const ERAS = [
   ['2025-11-25', undefined],
   ['2026-07-28', { versionNegotiation: { mode: 'auto' as const } }],
@@ -91,5 +99,79 @@ describe.each(ERAS)('E2E: the tools as MCP App tools (protocol %s)', (_protocol,
     expect(style.length).toBeGreaterThan(1_000);
     // A view read counts as a tool call in a batch (lib/mcp/request-rules.ts): it must fit a tool result's share of Lambda's answer.
     expect(answerBytes({ contents })).toBeLessThan(RESULT_BUDGET_BYTES);
+  });
+});
+
+describe("E2E: the observations tool as a host's form built from its input schema fills it", () => {
+  const client = async (tenant: string): Promise<Client> => {
+    const c = new Client({ name: 'form-host-e2e', version: '1.0.0' });
+    const token = await stack.mcpToken({ tenant, subject: `form-user@${tenant}` });
+    await c.connect(
+      new StreamableHTTPClientTransport(new URL(`${stack.publicUrl}/api/mcp`), {
+        requestInit: { headers: { Authorization: `Bearer ${token}` } },
+      }),
+    );
+    return c;
+  };
+
+  it('advertises a ticket whose number a form may leave out, the system its one constant', async () => {
+    const c = await client('acme');
+    try {
+      const { tools } = await c.listTools();
+      const properties = tools.find((t) => t.name === 'observations')?.inputSchema.properties as Record<string, unknown> | undefined;
+      const ticket = properties?.ticket;
+
+      expect(ticket).toMatchObject({ type: 'object', required: ['system'], properties: { system: { const: 'servicenow' } } });
+    } finally {
+      await c.close();
+    }
+  });
+
+  it('reads the dashboard with exactly the input Inspector sent (a ticket of the system alone is no ticket), auditing no ticket', async () => {
+    const c = await client('acme');
+    try {
+      const result = await c.callTool({ name: 'observations', arguments: INSPECTOR_FORM_INPUT });
+      const audited = (await listAuditItems(stack.dynamo, stack.config.auditTable, 'acme')).filter((i) => i.subject === 'form-user@acme');
+
+      expect(result.isError).toBeFalsy();
+      expect(result.structuredContent).toMatchObject({ schema: 'endpoint-dashboard/v1', endpoint: { id: 'ac-002' } });
+      expect(audited).toHaveLength(1);
+      expect(audited[0]).toMatchObject({ outcome: 'allowed', status_code: 200, ticket_number: null, ticket_system: null });
+    } finally {
+      await c.close();
+    }
+  });
+
+  it("answers that input for a tenant that requires a ticket with the tenant's rule, not a broken pair", async () => {
+    const c = await client('globex');
+    try {
+      const result = await c.callTool({ name: 'observations', arguments: { ...INSPECTOR_FORM_INPUT, agent_id: 'gx-002' } });
+
+      expect(result.isError).toBe(true);
+      expect((result.content as Array<{ text: string }>)[0]?.text).toMatch(
+        /^This tenant requires a ticket for every read: call observations again with the ticket argument/,
+      );
+    } finally {
+      await c.close();
+    }
+  });
+
+  it('still refuses a number without its system: the pair rule of the private hop holds', async () => {
+    const c = await client('acme');
+    try {
+      const result = await c.callTool({ name: 'observations', arguments: { ...INSPECTOR_FORM_INPUT, ticket: { number: 'INC0042' } } });
+
+      expect(result).toMatchObject({
+        isError: true,
+        content: [
+          {
+            type: 'text',
+            text: 'ticket needs both number (up to 100 letters, digits and ._:/#- characters, starting with a letter or digit) and system "servicenow".',
+          },
+        ],
+      });
+    } finally {
+      await c.close();
+    }
   });
 });

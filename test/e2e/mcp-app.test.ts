@@ -192,7 +192,7 @@ describe('E2E: the observations view drawn by an MCP host (headless Chromium, th
 
     it('reads "unknown" where the newest sample has no value, never "0%"', async () => {
       expect(await text(frame, '.metric[data-metric=memory] .metric-value')).toBe('unknown');
-      expect(await text(frame, '.metric[data-metric=memory] .badge')).toBe('Unknown');
+      expect(await text(frame, '.metric[data-metric=memory] .badge-word')).toBe('Unknown');
       expect(await text(frame, '.metric[data-metric=cpu] .metric-value')).toBe('80%');
       expect(await frame.$$eval('.metric-value', (values) => values.map((v) => v.textContent))).not.toContain('0%');
     });
@@ -213,7 +213,7 @@ describe('E2E: the observations view drawn by an MCP host (headless Chromium, th
     it('tells the overall status by its word, its shape and its colour', async () => {
       const badge = await frame.$eval('.overall .badge', (b) => ({
         status: b.getAttribute('data-status'),
-        word: b.textContent,
+        word: b.querySelector('.badge-word')?.textContent,
         shape: b.querySelector('svg.shape .shape-outline')?.outerHTML ?? '',
         color: (globalThis as unknown as PageWindow).getComputedStyle(b).color,
       }));

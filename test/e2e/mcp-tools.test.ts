@@ -69,7 +69,7 @@ describe.each(ERAS)('E2E: MCP tools over HTTP with %s', (_era, options, revision
         minutes: { type: 'integer', minimum: 5, maximum: 10080 },
         limit: { type: 'integer', minimum: 1, maximum: 500 },
         reason: { type: 'string', minLength: 3, maxLength: 500 },
-        ticket: { type: 'object', required: ['number', 'system'], properties: { system: { const: 'servicenow' } } },
+        ticket: { type: 'object', required: ['system'], properties: { system: { const: 'servicenow' } } },
       },
     });
     expect(Object.keys((observations.outputSchema as { properties: object }).properties)).toEqual(Object.keys(EndpointDashboard.shape));

@@ -2,13 +2,16 @@ import { describe, expect, it } from 'vitest';
 import {
   agoText,
   CONNECTION_STATES,
-  isDashboard,
-  isEndpointList,
+  compareVersions,
   isExpired,
   percentText,
+  readResult,
   STATUS_WORDS,
+  seriesFacts,
+  seriesText,
   windowText,
 } from '../../lib/mcp/app/dashboard-text.js';
+import { evaluate } from '../fixtures/dashboard.js';
 
 /** The words of the MCP App view (lib/mcp/app/dashboard-text.ts), with a fixed clock. */
 
@@ -58,11 +61,56 @@ describe('Module: lib/mcp/app/dashboard-text.ts', () => {
     expect(windowText(minutes)).toBe(text);
   });
 
-  it('draws only a result that is an endpoint dashboard', () => {
-    expect(isDashboard({ schema: 'endpoint-dashboard/v1', endpoint: { id: 'a' } })).toBe(true);
-    expect(isDashboard({ endpoints: [] })).toBe(false);
-    expect(isDashboard({ schema: 'endpoint-dashboard/v1', endpoint: null })).toBe(false);
-    expect(isDashboard(null)).toBe(false);
+  it('reads a result as a dashboard or an endpoint list only when it is one exactly as the contract says', () => {
+    const dashboard = evaluate();
+    const list = { endpoints: [], matching: 0, total: 0, truncated: false };
+
+    expect(readResult(dashboard)).toEqual({ dashboard });
+    expect(readResult(list)).toEqual({ list });
+    expect(readResult({ schema: 'endpoint-dashboard/v1', endpoint: dashboard.endpoint })).toBeUndefined();
+    expect(readResult({ ...dashboard, evaluated_at: 'yesterday' })).toBeUndefined();
+    expect(readResult({ ...dashboard, metrics: dashboard.metrics?.map((m) => ({ ...m, value: 150 })) })).toBeUndefined();
+    expect(readResult({ endpoints: [], truncated: 'no' })).toBeUndefined();
+    expect(readResult(null)).toBeUndefined();
+  });
+
+  it('sorts versions by their numeric parts, a pre-release before its release, the build only to break a tie', () => {
+    const shuffled = [
+      '4.0.10',
+      '4.2.1',
+      '4.0.2',
+      '4.2.1-rc.3+build',
+      '4.0.16',
+      '4.2.1-rc.10',
+      'v4.0.3',
+      '4.2.1+build.2',
+      '4.2.1-beta',
+      'nightly',
+    ];
+
+    expect([...shuffled].sort(compareVersions)).toEqual([
+      '4.0.2',
+      'v4.0.3',
+      '4.0.10',
+      '4.0.16',
+      '4.2.1-beta',
+      '4.2.1-rc.3+build',
+      '4.2.1-rc.10',
+      '4.2.1',
+      '4.2.1+build.2',
+      'nightly',
+    ]);
+  });
+
+  it('tells a series in words: its range, its newest value and its gaps, or "no data"', () => {
+    const at = (i: number) => `2026-11-26T11:${String(i).padStart(2, '0')}:00.000Z`;
+    const history = [10, 20, null, 30, null, null, 80, null].map((cpu, i) => ({ observed_at: at(i), cpu, memory: null, disk: 42 }));
+
+    expect(seriesFacts(history, 'cpu')).toEqual({ min: 10, max: 80, newest: 80, gaps: 3 });
+    expect(seriesText('CPU', seriesFacts(history, 'cpu'))).toBe('CPU: 10% to 80%, newest 80%, 3 gaps');
+    expect(seriesText('Memory', seriesFacts(history, 'memory'))).toBe('Memory: no data');
+    expect(seriesText('Disk', seriesFacts(history, 'disk'))).toBe('Disk: 42%, newest 42%, no gaps');
+    expect(seriesText('CPU', seriesFacts([], 'cpu'))).toBe('CPU: no data');
   });
 
   it('names each connection state and draws it as the status the dashboard gives it', () => {
@@ -72,11 +120,5 @@ describe('Module: lib/mcp/app/dashboard-text.ts', () => {
       disconnected: { word: 'Disconnected', status: 'warning' },
       never_connected: { word: 'Never connected', status: 'unknown' },
     });
-  });
-
-  it('draws as a table only a result that is an endpoint list', () => {
-    expect(isEndpointList({ endpoints: [], matching: 0, total: 0, truncated: false })).toBe(true);
-    expect(isEndpointList({ endpoints: [], truncated: 'no' })).toBe(false);
-    expect(isEndpointList({ schema: 'endpoint-dashboard/v1', endpoint: { id: 'a' } })).toBe(false);
   });
 });

@@ -24,7 +24,12 @@ interface PreviewSettings {
   theme: 'light' | 'dark';
   /** The chat column's width in CSS pixels, or null for the page's. */
   width: number | null;
+  /** The most height the host gives the view (MCP Inspector's panel: 750), or null for no cap of its own. */
+  maxHeight: number | null;
 }
+
+/** The height a host without a cap of its own still gives a view at most. */
+const DEFAULT_MAX_HEIGHT = 4000;
 
 const HOST_INFO = { name: 'endpoint-read-service preview host', version: '1.0.0' };
 const UI_EXTENSION = 'io.modelcontextprotocol/ui';
@@ -66,7 +71,7 @@ function hostContext(): McpUiHostContext {
     theme: settings.theme,
     displayMode: 'inline',
     availableDisplayModes: ['inline'],
-    containerDimensions: { width, maxHeight: 4000 },
+    containerDimensions: { width, maxHeight: settings.maxHeight ?? DEFAULT_MAX_HEIGHT },
     // A browser may report a POSIX-style language (en-US@posix) that no Intl API takes: only a BCP 47 tag is passed on.
     locale: Intl.DateTimeFormat().resolvedOptions().locale,
     timeZone: Intl.DateTimeFormat().resolvedOptions().timeZone,
@@ -112,7 +117,7 @@ async function show(client: Client, tool: Tool, args: Record<string, unknown>): 
   // The bridge listens before the view loads: the view's first message (ui/initialize) comes as its script runs.
   const bridge = new AppBridge(client, HOST_INFO, { serverTools: {}, serverResources: {}, logging: {} }, { hostContext: hostContext() });
   bridge.onsizechange = ({ height }) => {
-    if (height !== undefined) frame.style.height = `${height}px`;
+    if (height !== undefined) frame.style.height = `${Math.min(height, settings.maxHeight ?? DEFAULT_MAX_HEIGHT)}px`;
   };
   const initialized = new Promise<void>((resolve) => {
     bridge.oninitialized = () => resolve();

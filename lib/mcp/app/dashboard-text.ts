@@ -1,5 +1,5 @@
-import type { EndpointList } from '../../contract/mcp-tools.js';
-import type { ConnectionState, EndpointDashboard, MetricKey, Status } from '../../contract/schemas.js';
+import { EndpointList } from '../../contract/mcp-tools.js';
+import { type ConnectionState, type DashboardSample, EndpointDashboard, type MetricKey, type Status } from '../../contract/schemas.js';
 
 /**
  * The words of the view, kept apart from the DOM so they can be tested in Node: statuses and
@@ -63,16 +63,79 @@ export function windowText(minutes: number): string {
   return `the last ${minutes} minutes`;
 }
 
-/** Whether a tool result's structuredContent is an endpoint dashboard this view can draw. */
-export function isDashboard(value: unknown): value is EndpointDashboard {
-  const d = value as Partial<EndpointDashboard> | null;
+/** What one series of the history holds, for the chart's text alternative; null when it holds no value at all. */
+export interface SeriesFacts {
+  min: number;
+  max: number;
+  /** The newest value reported in the window. */
+  newest: number;
+  /** Stretches of samples without a value, each drawn as a break in the line. */
+  gaps: number;
+}
+
+export function seriesFacts(history: readonly DashboardSample[], key: MetricKey): SeriesFacts | null {
+  const values: number[] = [];
+  let gaps = 0;
+  let previous: number | null | undefined;
+  for (const sample of history) {
+    const value = sample[key];
+    if (value === null && previous !== null) gaps += 1;
+    if (value !== null) values.push(value);
+    previous = value;
+  }
+  const newest = values.at(-1);
+  return newest === undefined ? null : { min: Math.min(...values), max: Math.max(...values), newest, gaps };
+}
+
+/** One series in words: "CPU: 12% to 80%, newest 80%, 2 gaps", or "Memory: no data" when it holds no value. */
+export function seriesText(name: string, facts: SeriesFacts | null): string {
+  if (facts === null) return `${name}: no data`;
+  const range = facts.min === facts.max ? percentText(facts.min) : `${percentText(facts.min)} to ${percentText(facts.max)}`;
+  const gaps = facts.gaps === 0 ? 'no gaps' : `${facts.gaps} gap${facts.gaps === 1 ? '' : 's'}`;
+  return `${name}: ${range}, newest ${percentText(facts.newest)}, ${gaps}`;
+}
+
+const NUMERIC = new Intl.Collator('en', { numeric: true, sensitivity: 'base' });
+
+/**
+ * Two version strings in the order a person expects: by their numeric parts (4.0.4 before 4.0.10),
+ * a pre-release before its release (4.2.1-rc.3 before 4.2.1, as semantic versioning ranks them),
+ * build metadata (+…) only to break a tie. Any other text is compared with digits as numbers.
+ * Reported versions need not be semantic versions, so a semver parser would refuse some: the
+ * platform's numeric collation takes any text.
+ */
+export function compareVersions(a: string, b: string): number {
+  const [coreA = '', preA, buildA = ''] = versionParts(a);
+  const [coreB = '', preB, buildB = ''] = versionParts(b);
   return (
-    typeof d === 'object' && d !== null && d.schema === 'endpoint-dashboard/v1' && typeof d.endpoint === 'object' && d.endpoint !== null
+    NUMERIC.compare(coreA, coreB) ||
+    (preA === preB ? 0 : preA === undefined ? 1 : preB === undefined ? -1 : NUMERIC.compare(preA, preB)) ||
+    NUMERIC.compare(buildA, buildB)
   );
 }
 
-/** Whether a tool result's structuredContent is an endpoint list (list_endpoints) this view can draw. */
-export function isEndpointList(value: unknown): value is EndpointList {
-  const l = value as Partial<EndpointList> | null;
-  return typeof l === 'object' && l !== null && Array.isArray(l.endpoints) && typeof l.truncated === 'boolean';
+/** A version as core, pre-release (undefined when none) and build: "v4.2.1-rc.3+build" → ["4.2.1", "rc.3", "build"]. */
+function versionParts(tagged: string): [string, string | undefined, string] {
+  // "v4.0.3" is 4.0.3.
+  const version = /^[vV]\d/.test(tagged) ? tagged.slice(1) : tagged;
+  const plus = version.indexOf('+');
+  const withoutBuild = plus === -1 ? version : version.slice(0, plus);
+  const build = plus === -1 ? '' : version.slice(plus + 1);
+  // A pre-release follows the first hyphen after a digit ("4.2.1-rc.3"), not one inside a word ("beta-build").
+  const dash = /^\d[\d.]*-/.exec(withoutBuild);
+  if (!dash) return [withoutBuild, undefined, build];
+  return [withoutBuild.slice(0, dash[0].length - 1), withoutBuild.slice(dash[0].length), build];
+}
+
+/**
+ * A tool result's structuredContent as this view can draw it: an endpoint dashboard or an endpoint
+ * list exactly as the contract defines them (the same zod types the server checks its results
+ * against), else undefined. A value the contract does not allow (a time that is no time, a percent
+ * past 100) is never half drawn.
+ */
+export function readResult(value: unknown): { dashboard: EndpointDashboard } | { list: EndpointList } | undefined {
+  const dashboard = EndpointDashboard.safeParse(value);
+  if (dashboard.success) return { dashboard: dashboard.data };
+  const list = EndpointList.safeParse(value);
+  return list.success ? { list: list.data } : undefined;
 }

@@ -1,11 +1,12 @@
 import type { DashboardMetric, EndpointDashboard } from '../../contract/schemas.js';
 import { agoText, isExpired, percentText, windowText } from './dashboard-text.js';
-import { el, statusBadge } from './dom.js';
+import { el, reported, statusBadge } from './dom.js';
 import { chartLegend, historyChart } from './history-chart.js';
 
 /**
  * One endpoint dashboard as a page: who the endpoint is, its overall status, the three metrics,
- * the history chart and the findings. Everything the endpoint reported is set as text (dom.ts).
+ * the history chart and the findings. Everything the endpoint reported is set as text, each value
+ * in its own bidi isolate with its hidden characters marked (dom.ts `reported`).
  * The three rules on screen: a null is "unknown" or a gap, never 0; an endpoint that never
  * reported says so; an observation past `expires_at` is marked stale.
  */
@@ -38,19 +39,19 @@ function header(d: EndpointDashboard, p: Presentation): HTMLElement {
     'dl',
     { class: 'facts' },
     el('dt', {}, 'Agent'),
-    el('dd', { class: 'agent-id' }, e.id),
+    el('dd', { class: 'agent-id' }, reported(e.id)),
     el('dt', {}, 'OS'),
-    el('dd', { class: 'os' }, e.os),
+    el('dd', { class: 'os' }, reported(e.os)),
     el('dt', {}, 'Client'),
-    el('dd', { class: 'client' }, e.client_name ?? 'unknown'),
+    el('dd', { class: 'client' }, e.client_name === null ? el('span', { class: 'none' }, 'unknown') : reported(e.client_name)),
     el('dt', {}, 'Last heartbeat'),
     el('dd', { class: 'heartbeat' }, when(e.last_heartbeat, p, 'never')),
   );
   return el(
     'header',
     { class: 'head' },
-    el('div', { class: 'who' }, el('h1', { class: 'hostname' }, e.hostname), facts),
-    el('div', { class: 'overall' }, statusBadge(d.status, 'large')),
+    el('div', { class: 'who' }, el('h1', { class: 'hostname' }, reported(e.hostname, { hostname: true })), facts),
+    el('div', { class: 'overall' }, statusBadge(d.status, 'large', { name: 'Overall status: ' })),
   );
 }
 
@@ -96,8 +97,12 @@ function metricCard(m: DashboardMetric): HTMLElement {
     'article',
     { class: 'metric', 'data-metric': m.key, 'data-status': m.status },
     el('h2', { class: 'metric-label' }, m.label),
-    el('p', { class: `metric-value${m.value === null ? ' unknown' : ''}` }, percentText(m.value)),
-    statusBadge(m.status),
+    el(
+      'div',
+      { class: 'metric-reading' },
+      el('p', { class: `metric-value${m.value === null ? ' unknown' : ''}` }, percentText(m.value)),
+      statusBadge(m.status, 'small', { name: `${m.label} status: ` }),
+    ),
     el('p', { class: 'metric-detail' }, m.detail),
   );
 }
@@ -121,7 +126,7 @@ function historySection(d: EndpointDashboard, p: Presentation, width: number): H
     'section',
     { class: 'history' },
     title,
-    chartLegend(),
+    chartLegend(d.history),
     el('div', { class: 'chart-box' }, chart),
     el('p', { class: 'caption' }, count),
   );
@@ -139,7 +144,7 @@ function findingsSection(d: EndpointDashboard): HTMLElement {
             el(
               'li',
               { class: 'finding', 'data-status': f.status, 'data-scope': f.scope },
-              statusBadge(f.status),
+              statusBadge(f.status, 'small', { name: 'Finding status: ' }),
               el('div', {}, el('p', { class: 'finding-label' }, f.label), el('p', { class: 'finding-detail' }, f.detail)),
             ),
           ),
@@ -147,18 +152,18 @@ function findingsSection(d: EndpointDashboard): HTMLElement {
   return el('section', { class: 'findings' }, el('h2', {}, 'Findings'), list);
 }
 
+/** When the newest observation was: "never" only for an endpoint that never reported, else nothing in the window. */
+function observed(d: EndpointDashboard, p: Presentation): (Node | string)[] {
+  if (d.observed_at !== null) return ['Observed ', when(d.observed_at, p, '')];
+  if (d.metrics === null) return ['Observed ', el('span', { class: 'none' }, 'never')];
+  return [`Nothing observed in ${windowText(d.window_minutes)}`];
+}
+
 function footer(d: EndpointDashboard, p: Presentation): HTMLElement {
   return el(
     'footer',
     { class: 'foot' },
-    el(
-      'p',
-      {},
-      'Observed ',
-      when(d.observed_at, p, 'never'),
-      ' · evaluated ',
-      el('time', { datetime: d.evaluated_at }, dateTime(d.evaluated_at, p)),
-    ),
+    el('p', {}, ...observed(d, p), ' · evaluated ', el('time', { datetime: d.evaluated_at }, dateTime(d.evaluated_at, p))),
     el('details', { class: 'policy' }, el('summary', {}, 'How the statuses are decided'), el('p', {}, d.policy_description)),
   );
 }
@@ -178,12 +183,23 @@ export function dashboardView(d: EndpointDashboard, p: Presentation, width: numb
   );
 }
 
-/** A tool result that is not a dashboard: its text, as text (a failed read is never drawn as healthy). */
-export function messageView(kind: 'error' | 'waiting' | 'other', title: string, text: string): HTMLElement {
+/**
+ * What is shown instead of a dashboard or a list: waiting, a failed read, a result that cannot be
+ * drawn. `text` is the view's sentence (reported values in it already isolated); `toolText`, when
+ * given, is the text the tool itself gave, shown below it as it came (a failed read is never drawn as healthy).
+ */
+export function messageView(kind: 'error' | 'waiting' | 'other', title: string, text: (Node | string)[], toolText?: string): HTMLElement {
   return el(
     'main',
     { class: `message message-${kind}`, role: kind === 'error' ? 'alert' : 'status' },
     el('h1', {}, title),
-    el('p', { class: 'message-text' }, text),
+    el('p', { class: 'message-text' }, ...text),
+    toolText
+      ? el(
+          'p',
+          { class: 'tool-text' },
+          ...toolText.split('\n').flatMap((line, i) => (i === 0 ? [reported(line)] : [el('br'), reported(line)])),
+        )
+      : null,
   );
 }

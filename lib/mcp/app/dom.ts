@@ -1,9 +1,12 @@
 import type { Status } from '../../contract/schemas.js';
+import { splitHidden, withMarks } from '../../reported-characters.js';
 import { STATUS_WORDS } from './dashboard-text.js';
 
 /**
  * The view builds its DOM with these and nothing else: every string becomes a text node (never
- * markup), so a hostname such as `<img src=x onerror=…>` is shown as the characters it is.
+ * markup), so a hostname such as `<img src=x onerror=…>` is shown as the characters it is. What an
+ * endpoint reported (and what the tool input quotes of it) goes through `reported`: its own bidi
+ * isolate, each hidden character a visible mark, so no value can reorder or hide the text around it.
  */
 
 type Child = Node | string | null | undefined | false;
@@ -18,6 +21,58 @@ export function el<K extends keyof HTMLElementTagNameMap>(
   for (const [name, value] of Object.entries(attributes)) element.setAttribute(name, value);
   append(element, children);
   return element;
+}
+
+/** A hostname label shorter than this never breaks inside (a longer one may, rather than overflow). */
+const UNBROKEN_LABEL = 24;
+
+/** A value's visible runs as text and each hidden character as a mark `⟨U+202E⟩` (reported-characters.ts). */
+function marked(value: string): Node[] {
+  return splitHidden(value).map((part) =>
+    typeof part === 'string' ? document.createTextNode(part) : el('span', { class: 'char-mark' }, `⟨${part.label}⟩`),
+  );
+}
+
+/** A hostname that breaks only between its labels (after a dot), never inside a short one such as "web-000". */
+function hostnameRuns(value: string): Node[] {
+  return value.split('.').flatMap((label, i) => {
+    const runs: Node[] = i === 0 ? [] : [document.createTextNode('.'), el('wbr')];
+    if (label === '') return runs;
+    const text = marked(label);
+    runs.push(Array.from(label).length < UNBROKEN_LABEL ? el('span', { class: 'label' }, ...text) : el('span', {}, ...text));
+    return runs;
+  });
+}
+
+export interface ReportedOptions {
+  /** Classes of the isolate. */
+  class?: string;
+  /** The most characters (code points) shown; past it the value is cut with "…" and whole in the tooltip. */
+  max?: number;
+  /** Breaks only between the labels of a host name. */
+  hostname?: boolean;
+}
+
+/**
+ * A value an endpoint reported (or the tool input quoted), as the view draws it: in a `<bdi>` of
+ * its own (so a right-to-left or overriding value cannot reorder the text around it), each hidden
+ * character a visible mark, and cut past `max` characters with the whole value, marked, in `title`.
+ */
+export function reported(value: string, options: ReportedOptions = {}): HTMLElement {
+  const points = options.max === undefined || value.length <= options.max ? undefined : Array.from(value);
+  const cut = points !== undefined && points.length > (options.max as number);
+  const shown = cut ? points.slice(0, options.max).join('') : value;
+  const isolate = el(
+    'bdi',
+    { class: `reported${options.class ? ` ${options.class}` : ''}` },
+    ...(options.hostname ? hostnameRuns(shown) : marked(shown)),
+  );
+  if (cut) {
+    isolate.title = withMarks(value);
+    isolate.dataset.cut = String(points.length);
+    isolate.append(el('span', { class: 'cut-mark', 'aria-hidden': 'true' }, '…'));
+  }
+  return isolate;
 }
 
 const SVG_NS = 'http://www.w3.org/2000/svg';
@@ -63,12 +118,21 @@ export function statusShape(status: Status): SVGElement {
   );
 }
 
-/** A status as a badge: shape, word and colour together (the status's own word unless given). */
-export function statusBadge(status: Status, size: 'small' | 'large' = 'small', word = STATUS_WORDS[status]): HTMLElement {
+/**
+ * A status as a badge: shape, word and colour together (the status's own word unless given). `name`
+ * is said before the word to a screen reader only ("Overall status: Critical"), where the badge's
+ * place on the page tells a sighted reader what it is the status of.
+ */
+export function statusBadge(
+  status: Status,
+  size: 'small' | 'large' = 'small',
+  { word = STATUS_WORDS[status], name }: { word?: string; name?: string } = {},
+): HTMLElement {
   return el(
     'span',
     { class: `badge badge-${size}`, 'data-status': status },
     statusShape(status),
+    name ? el('span', { class: 'sr-only' }, name) : null,
     el('span', { class: 'badge-word' }, word),
   );
 }

@@ -7,8 +7,9 @@ import {
 } from '@modelcontextprotocol/ext-apps';
 import type { EndpointList } from '../../contract/mcp-tools.js';
 import type { EndpointDashboard } from '../../contract/schemas.js';
-import { isDashboard, isEndpointList } from './dashboard-text.js';
+import { readResult } from './dashboard-text.js';
 import { dashboardView, messageView } from './dashboard-view.js';
+import { reported } from './dom.js';
 import { endpointListView } from './endpoint-list-view.js';
 import './styles.css';
 
@@ -16,14 +17,17 @@ import './styles.css';
  * The tools' MCP App view: ext-apps' `App` speaks to the host over postMessage; the host hands it
  * the tool's input, its result and its context (theme, style variables, locale, time zone). It
  * draws an observations dashboard or a list_endpoints table, whichever the result is. It makes no
- * request of its own: what it shows comes from the result.
+ * request of its own: what it shows comes from the result. It is never taller than the host allows
+ * (`containerDimensions`): past that it scrolls inside, the list's filter and headers kept in view.
  */
 
 const root = document.getElementById('root') as HTMLElement;
 let context: McpUiHostContext = {};
 let shown: { dashboard: EndpointDashboard } | { list: EndpointList } | { view: HTMLElement } = {
-  view: messageView('waiting', 'Endpoint read service', 'Waiting for the tool result…'),
+  view: messageView('waiting', 'Endpoint read service', ['Waiting for the tool result…']),
 };
+/** The text of the last tool result, shown beside the sentence when the result cannot be drawn. */
+let toolText = '';
 let expiryTimer: ReturnType<typeof setTimeout> | undefined;
 
 /** A locale or time zone the browser's Intl accepts, else undefined (the browser's own then). */
@@ -46,10 +50,46 @@ function applyContext(change: McpUiHostContext): void {
   };
   if (change.theme) applyDocumentTheme(change.theme);
   if (change.styles?.variables) applyHostStyleVariables(change.styles.variables);
+  if (change.containerDimensions) applyHeightCap(change.containerDimensions);
+}
+
+/**
+ * The most height the host gives the view (a fixed height or a maximum), as the CSS variable
+ * `--cap` with `data-capped` on <html>: the page is then never taller (ext-apps measures
+ * <html> for the size it reports) and scrolls inside (styles.css).
+ */
+function applyHeightCap(dimensions: NonNullable<McpUiHostContext['containerDimensions']>): void {
+  const cap = 'height' in dimensions ? dimensions.height : dimensions.maxHeight;
+  const html = document.documentElement;
+  if (typeof cap === 'number' && Number.isFinite(cap) && cap > 0) {
+    html.style.setProperty('--cap', `${Math.floor(cap)}px`);
+    html.dataset.capped = 'true';
+  } else {
+    html.style.removeProperty('--cap');
+    delete html.dataset.capped;
+  }
+}
+
+/**
+ * Draws what is shown now; a result the view fails to draw (whatever the reason) becomes one
+ * sentence saying so, with the tool's own text, never a page left waiting.
+ */
+function draw(): void {
+  try {
+    drawShown();
+  } catch (error) {
+    console.error('endpoint-health-dashboard: cannot draw the result:', error);
+    shown = { view: unreadable('This result could not be drawn; the text the tool gave follows.') };
+    drawShown();
+  }
+}
+
+function unreadable(sentence: string): HTMLElement {
+  return messageView('error', 'Cannot show this result', [sentence], toolText || 'The tool gave no text.');
 }
 
 /** Draws what is shown now, at the current width; a dashboard is drawn again when its observation expires. */
-function draw(): void {
+function drawShown(): void {
   clearTimeout(expiryTimer);
   if ('view' in shown) {
     root.replaceChildren(shown.view);
@@ -85,27 +125,29 @@ const app = new App({ name: 'endpoint-health-dashboard', version: '1.0.0' }, {})
 
 app.ontoolinput = ({ arguments: args }) => {
   const agent = typeof args?.agent_id === 'string' ? args.agent_id : undefined;
+  const hostname = typeof args?.hostname === 'string' ? args.hostname : undefined;
+  // What the input quotes (an agent id, a part of a hostname) is isolated and marked like any reported value.
   shown = agent
-    ? { view: messageView('waiting', 'Endpoint health', `Reading the dashboard of ${agent}…`) }
-    : { view: messageView('waiting', 'Endpoints', 'Reading the endpoints…') };
+    ? { view: messageView('waiting', 'Endpoint health', ['Reading the dashboard of ', reported(agent), '…']) }
+    : hostname
+      ? { view: messageView('waiting', 'Endpoints', ['Reading the endpoints whose hostname contains ', reported(hostname), '…']) }
+      : { view: messageView('waiting', 'Endpoints', ['Reading the endpoints…']) };
   draw();
 };
 app.ontoolresult = (result) => {
+  toolText = textOf(result.content);
+  const readable = result.isError ? undefined : readResult(result.structuredContent);
   if (result.isError) {
-    shown = { view: messageView('error', 'The read failed', textOf(result.content) || 'The tool reported an error.') };
-  } else if (isDashboard(result.structuredContent)) {
-    shown = { dashboard: result.structuredContent };
-  } else if (isEndpointList(result.structuredContent)) {
-    shown = { list: result.structuredContent };
+    shown = { view: messageView('error', 'The read failed', [toolText || 'The tool reported an error.']) };
+  } else if (readable) {
+    shown = readable;
   } else {
-    shown = {
-      view: messageView('other', 'Nothing to draw', textOf(result.content) || 'The result carries no dashboard and no endpoint list.'),
-    };
+    shown = { view: unreadable('This result holds no dashboard and no endpoint list the view can read; the text the tool gave follows.') };
   }
   draw();
 };
 app.ontoolcancelled = ({ reason }) => {
-  shown = { view: messageView('other', 'Cancelled', reason ?? 'The read was cancelled.') };
+  shown = { view: messageView('other', 'Cancelled', [reason ?? 'The read was cancelled.']) };
   draw();
 };
 app.onerror = (error) => console.error('endpoint-health-dashboard:', error);
@@ -130,7 +172,7 @@ app.connect(new PostMessageTransport(window.parent, window.parent)).then(
     draw();
   },
   (error: unknown) => {
-    shown = { view: messageView('error', 'No host', `This view is drawn by an MCP host; it could not reach one (${String(error)}).`) };
+    shown = { view: messageView('error', 'No host', [`This view is drawn by an MCP host; it could not reach one (${String(error)}).`]) };
     draw();
   },
 );

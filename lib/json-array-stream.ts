@@ -33,6 +33,15 @@ export const GZIP_LEVEL = 6;
  */
 export const BROTLI_QUALITY = 4;
 
+/**
+ * brotli's size hint: the answer's size is known only at its end, and a hint of 1 MB or more makes
+ * brotli take its larger hash table at quality 4. Measured on a realistic 30,000-agent inventory,
+ * streamed with a flush per page: 1.88 MB with the hint, as small as the text compressed whole,
+ * against 2.01 MB without it (gzip 6: 2.06 MB), for about the same CPU and 3 to 4 MB more resident
+ * memory; a small answer pays a fraction of a millisecond for the larger table.
+ */
+const BROTLI_SIZE_HINT_BYTES = 1 << 20;
+
 /** Compressed output handed on at a time: large enough to keep the per-write cost small. */
 const COMPRESSED_CHUNK_BYTES = 64 * 1024;
 
@@ -126,7 +135,11 @@ function compressor(coding: ContentCoding): Transform | undefined {
     return createBrotliCompress({
       chunkSize: COMPRESSED_CHUNK_BYTES,
       flush: zlib.BROTLI_OPERATION_PROCESS,
-      params: { [zlib.BROTLI_PARAM_QUALITY]: BROTLI_QUALITY, [zlib.BROTLI_PARAM_MODE]: zlib.BROTLI_MODE_TEXT },
+      params: {
+        [zlib.BROTLI_PARAM_QUALITY]: BROTLI_QUALITY,
+        [zlib.BROTLI_PARAM_MODE]: zlib.BROTLI_MODE_TEXT,
+        [zlib.BROTLI_PARAM_SIZE_HINT]: BROTLI_SIZE_HINT_BYTES,
+      },
     });
   }
   return undefined;

@@ -315,8 +315,9 @@ export async function zipDirectory(dir: string): Promise<Buffer> {
 
 /**
  * The environment osls packages in: nothing in it reaches the network or needs AWS credentials
- * (osls `package` only compiles the template and copies the artifacts), and the two variables
- * below silence what the original Serverless Framework v3 would otherwise try to fetch or send.
+ * (osls `package` only compiles the template and copies the artifacts; osls 4 has no telemetry or
+ * notifications at all). The two variables are the original Serverless Framework v3's switches for
+ * what it would otherwise fetch or send, kept for a `serverless` of that line run by hand.
  */
 export const OFFLINE_PACKAGING_ENV = Object.freeze({
   SLS_TELEMETRY_DISABLED: '1',

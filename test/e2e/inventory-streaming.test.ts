@@ -156,9 +156,10 @@ describe('E2E: GET /api/agents streamed through the local listener', () => {
       headers: { 'content-type': String(res.headers['content-type']), 'cache-control': String(res.headers['cache-control']) },
       body: text,
     });
-    expect(AgentInventory.parse(JSON.parse(text))).toHaveLength(AGENTS);
-    // The same array as gzip's, in fewer bytes.
-    expect(text).toBe(gunzipSync(gzip.body).toString('utf8'));
+    const ids = AgentInventory.parse(JSON.parse(text)).map((a) => a.agent_id);
+    expect(ids).toHaveLength(AGENTS);
+    // The same endpoints as gzip's answer (their states are evaluated at each request), in fewer bytes.
+    expect(ids).toEqual(AgentInventory.parse(JSON.parse(gunzipSync(gzip.body).toString('utf8'))).map((a) => a.agent_id));
     expect(res.body.length).toBeLessThan(gzip.body.length);
   });
 

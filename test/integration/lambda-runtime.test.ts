@@ -2,10 +2,13 @@ import { randomUUID } from 'node:crypto';
 import { readFileSync, readlinkSync, realpathSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { prebuiltBundles } from '../../infra/local/lambda/bundles.js';
 import { functionEnvironment, UNREACHABLE_STACK_VALUES } from '../../infra/local/lambda/environment.js';
 import { readFunctionSpecs } from '../../infra/local/lambda/functions.js';
+import { startLocalFunctions } from '../../infra/local/lambda/local-functions.js';
 import { lambdaRuntime } from '../../infra/local/lambda/runtimes.js';
 import { FunctionPool } from '../../infra/local/lambda/sandbox.js';
+import { LAMBDA_NODE_MAJOR } from '../../infra/local/node-version.js';
 import { FIXTURE_FUNCTIONS } from '../helpers/sandbox.js';
 
 /**
@@ -52,4 +55,28 @@ describe('Local sandbox: LAMBDA_RUNTIME_CPUS', () => {
     expect(readlinkSync(`/proc/${pid}/exe`)).toBe(realpathSync(runtime.node.path));
     expect(instance?.cpuMs).toBeGreaterThan(0);
   });
+});
+
+describe("Local functions: the Node they run on, said where it is not Lambda's", () => {
+  it.each([
+    ['20.20.2', 'machine', ["functions run on this machine's Node 20.20.2, not Lambda's Node 24 (nodejs24.x),"]],
+    [`${LAMBDA_NODE_MAJOR}.21.0`, 'package', []],
+  ] as const)(
+    "says once, as they start on Node %s (%s), which Node that is only when it is not Lambda's major",
+    async (version, source, said) => {
+      const specs = readFunctionSpecs({ DataTable: 'fixture-data', AuditTable: 'fixture-audit' });
+      const lines: string[] = [];
+      const functions = startLocalFunctions({
+        specs,
+        bundles: prebuiltBundles(FIXTURE_FUNCTIONS),
+        runtime: await lambdaRuntime({}, () => ({ path: process.execPath, version, source })),
+        environment: (spec) => functionEnvironment(spec, Object.values(specs), UNREACHABLE_STACK_VALUES, {}),
+        userEnv: { PATH: process.env.PATH },
+        say: (line) => lines.push(line),
+      });
+      await functions.stop();
+
+      expect(lines.map((line) => line.slice(0, line.indexOf(' under')))).toEqual(said);
+    },
+  );
 });

@@ -25,6 +25,8 @@ export interface LambdaRuntime {
   cpus: string | undefined;
   /** One sentence: which Node and runtime the functions run on. */
   description: string;
+  /** Whether that Node is Lambda's major (else the stack says which it is, once). */
+  onLambdaMajor: boolean;
 }
 
 /** A Node binary for the sandboxes, its version and where it came from. */
@@ -151,9 +153,10 @@ export async function lambdaRuntime(env: NodeJS.ProcessEnv, packaged?: () => Lam
   const node = lambdaNode(env, packaged);
   const cpus = pinnedCpus(env);
   const description = describeLambdaNode(node, choice);
+  const onLambdaMajor = major(node.version) === LAMBDA_NODE_MAJOR;
   if (choice === 'local') {
     const client = await runtimeClientModule();
-    return { name: 'local', node, command: () => confined(cpus, node.path, [client]), dir: dirname(client), cpus, description };
+    return { name: 'local', node, command: () => confined(cpus, node.path, [client]), dir: dirname(client), cpus, description, onLambdaMajor };
   }
   const ric = env[RUNTIME_VARIABLES.ric]?.trim();
   if (!ric || !existsSync(ric)) {
@@ -173,5 +176,6 @@ export async function lambdaRuntime(env: NodeJS.ProcessEnv, packaged?: () => Lam
     dir: dirname(ric),
     cpus,
     description,
+    onLambdaMajor,
   };
 }

@@ -156,7 +156,15 @@ export async function lambdaRuntime(env: NodeJS.ProcessEnv, packaged?: () => Lam
   const onLambdaMajor = major(node.version) === LAMBDA_NODE_MAJOR;
   if (choice === 'local') {
     const client = await runtimeClientModule();
-    return { name: 'local', node, command: () => confined(cpus, node.path, [client]), dir: dirname(client), cpus, description, onLambdaMajor };
+    return {
+      name: 'local',
+      node,
+      command: () => confined(cpus, node.path, [client]),
+      dir: dirname(client),
+      cpus,
+      description,
+      onLambdaMajor,
+    };
   }
   const ric = env[RUNTIME_VARIABLES.ric]?.trim();
   if (!ric || !existsSync(ric)) {

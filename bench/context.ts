@@ -7,16 +7,17 @@ import { gzipSync } from 'node:zlib';
 import { build } from 'esbuild';
 import { buildAll, bundleOptions, FUNCTIONS, type FunctionName, ROOT } from '../infra/build.js';
 import { restApiEvent } from '../infra/local/events.js';
+import { runtimeEnvironment } from '../infra/local/lambda/environment.js';
 import type { LambdaFunctionSpec } from '../infra/local/lambda/functions.js';
-import { lambdaRuntime } from '../infra/local/lambda/runtimes.js';
+import { type LambdaRuntime, lambdaRuntime } from '../infra/local/lambda/runtimes.js';
 import { type LocalStack, startLocalStack } from '../infra/local/stack.js';
 import type { Config } from '../lib/config.js';
 import { GZIP_LEVEL } from '../lib/json-array-stream.js';
 import { ENDPOINT_VIEW } from '../lib/mcp/app/manifest.js';
 import { createDocumentClient } from '../lib/store/client.js';
 import { ensureTables } from '../lib/store/tables.js';
-import { bareClient } from './floors.js';
-import { startEngine, stopChildren } from './processes.js';
+import { corePlan, pinThisProcess } from './cores.js';
+import { type FunctionCore, startEngine, startFunctionCore, stopChildren } from './processes.js';
 import { BENCH_BUNDLES, type BenchResults, MCP_RUNTIME_SDK } from './report.js';
 import type { FreshSandbox } from './sandbox.js';
 import { at } from './stats.js';
@@ -24,8 +25,10 @@ import { at } from './stats.js';
 /**
  * What every figure of the bench shares: the deployed bundles (and the floors', built with the same
  * options), the engine in a process of its own, the local stack of `npm start` running those
- * bundles in its sandboxes (a process per function instance), the tables, the issuer, and the
- * results being written.
+ * bundles in its sandboxes (a process per function instance, on the Node of Lambda's runtime), the
+ * process on the function's core that runs the floors and the in-process call, the tables, the
+ * issuer, and the results being written. The cores are split as bench/cores.ts says: AWS's side
+ * (this process, the engine) on one, the function's instances and that process on the other.
  */
 export interface BenchContext {
   quick: boolean;
@@ -38,7 +41,10 @@ export interface BenchContext {
   stack: LocalStack;
   issuer: LocalStack['issuer'];
   db: ReturnType<typeof createDocumentClient>;
-  floorClient: ReturnType<typeof bareClient>;
+  /** The process on the function's core (bench/function-core.ts): the floors' readers and the in-process call. */
+  functionCore: FunctionCore;
+  /** The runtime the sandboxes run the bundles under: its Node, and the CPUs it is confined to. */
+  runtime: LambdaRuntime;
   /** A function's sandbox for fresh instances (bench/sandbox.ts invokeFresh): the stack's settings, `overrides` on top. */
   freshSandbox: (
     name: FunctionName | typeof MCP_RUNTIME_SDK | 'bare-sdk',
@@ -58,8 +64,8 @@ export interface BenchContext {
     tenant: string,
     request?: { method?: string; headers?: Record<string, string>; body?: string },
   ) => unknown;
-  /** The inventory's event for `tenant` (a publicDoorEvent; gzip accepted unless `gzip: false`). */
-  inventoryEvent: (tenant: string, options?: { gzip?: boolean }) => unknown;
+  /** The inventory's event for `tenant` (a publicDoorEvent) with this `Accept-Encoding` (gzip unless told; '' for none). */
+  inventoryEvent: (tenant: string, acceptEncoding?: string) => unknown;
   cleanup: () => Promise<void>;
 }
 
@@ -69,16 +75,21 @@ const ISSUER = 'http://issuer.bench.localhost';
 
 export async function benchContext(quick: boolean): Promise<BenchContext> {
   const say = (line: string): void => void process.stderr.write(`${line}\n`);
+  // First, before any child starts: children inherit this process's core.
+  const plan = corePlan();
+  pinThisProcess(plan);
+  say(`cores: ${plan.description}`);
   const results: BenchResults = {
     date: new Date().toISOString(),
     mode: quick ? 'quick' : 'full',
-    machine: { cpus: cpus().length, model: cpus()[0]?.model ?? 'unknown', node: process.version },
+    machine: { cpus: cpus().length, model: cpus()[0]?.model ?? 'unknown', node: process.version, cores: plan.description },
     gzipLevel: GZIP_LEVEL,
     inventory: [],
     observations: [],
     bundles: [],
     coldStart: [],
     gzipLevels: [],
+    brotliQualities: [],
     seeding: [],
     fencing: undefined,
     targets: [],
@@ -123,6 +134,8 @@ export async function benchContext(quick: boolean): Promise<BenchContext> {
     DYNAMODB_TIMEOUT_MS: '60000',
     POWERTOOLS_LOG_LEVEL: 'SILENT',
     POWERTOOLS_METRICS_DISABLED: 'true',
+    // Every instance of every function on the function's core (infra/local/lambda/runtimes.ts).
+    ...(plan.function ? { LAMBDA_RUNTIME_CPUS: plan.function } : {}),
   };
   const stack = await startLocalStack({
     port: 0,
@@ -135,6 +148,22 @@ export async function benchContext(quick: boolean): Promise<BenchContext> {
     quiet: true,
   });
   const runtime = await lambdaRuntime(env);
+  say(runtime.description);
+  results.machine.functionNode = `${runtime.node.version} (${runtime.node.source})`;
+  // The process on the function's core, on the sandboxes' Node, with the inventory's environment as an instance has it.
+  const inventorySpec = stack.functions.specs.inventory;
+  const functionCore = await startFunctionCore({
+    node: runtime.node.path,
+    cpus: plan.function,
+    environment: {
+      ...stack.functions.environment('inventory'),
+      ...runtimeEnvironment(
+        inventorySpec,
+        { runtimeApi: '127.0.0.1:0', taskRoot: dirname(bundleOf('inventory')), runtimeDir: runtime.dir, logStream: 'bench-in-process' },
+        env,
+      ),
+    },
+  });
   // The floor bundle runs with the observations function's settings and environment (it reads the same table).
   const sandboxOf: Record<string, FunctionName> = { 'bare-sdk': 'observations', [MCP_RUNTIME_SDK]: 'mcp' };
   const freshSandbox: BenchContext['freshSandbox'] = (name, overrides = {}) => {
@@ -177,7 +206,8 @@ export async function benchContext(quick: boolean): Promise<BenchContext> {
     stack,
     issuer: stack.issuer,
     db,
-    floorClient: bareClient(engine.endpoint),
+    functionCore,
+    runtime,
     freshSandbox,
     dataTable: DATA_TABLE,
     auditTable: AUDIT_TABLE,
@@ -186,8 +216,8 @@ export async function benchContext(quick: boolean): Promise<BenchContext> {
     cfg,
     fakeRequest,
     publicDoorEvent,
-    inventoryEvent: (tenant, { gzip = true } = {}) =>
-      publicDoorEvent('/api/agents', tenant, { headers: gzip ? { 'Accept-Encoding': 'gzip' } : {} }),
+    inventoryEvent: (tenant, acceptEncoding = 'gzip') =>
+      publicDoorEvent('/api/agents', tenant, { headers: acceptEncoding ? { 'Accept-Encoding': acceptEncoding } : {} }),
     async cleanup() {
       await stack.stop();
       await stopChildren();

@@ -1,11 +1,11 @@
-import { gunzipSync } from 'node:zlib';
+import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import { INVENTORY_HEAP_FLAGS } from '../infra/inventory-heap.js';
 import { writeTenantAgents } from '../infra/local/fleet.js';
 import { realisticAgents } from '../infra/local/generator.js';
-import { GZIP_LEVEL, STREAMED_RESPONSE_LIMIT_BYTES, StreamedResponseTooLargeError } from '../lib/json-array-stream.js';
+import { BROTLI_QUALITY, GZIP_LEVEL, STREAMED_RESPONSE_LIMIT_BYTES, StreamedResponseTooLargeError } from '../lib/json-array-stream.js';
 import { agentsPartition } from '../lib/store/keys.js';
 import type { BenchContext } from './context.js';
-import { cpuFloor, httpGet, type WireRun, wireFloor } from './floors.js';
+import { httpGet } from './floors.js';
 import { type FreshRun, invokeFresh, invokeWarm, stackFunction } from './sandbox.js';
 import { at, interleaved, median, n } from './stats.js';
 
@@ -36,62 +36,110 @@ export async function seedInventoryTenants(ctx: BenchContext): Promise<void> {
   }
 }
 
+/** The sizes whose times have targets (100,000 and 1,000,000 agents; every size of a quick run): br is measured beside gzip there. */
+export const timedSizes = (quick: boolean, agents: number): boolean => quick || agents === 100_000 || agents === 1_000_000;
+
+/** One warm invocation's figures. */
+interface Timing {
+  firstByteMs: number;
+  ms: number;
+  status: number;
+  bytes: number;
+}
+
 /**
- * GET /api/agents, streamed, for each tenant size: the wire floor (the same Query pages as raw HTTP,
- * discarded) and the read floor (the same, each page also parsed), the handler (the deployed bundle
- * in its sandbox, invoked warm: first byte and end) and the local stack over HTTP (the same
- * sandboxes behind its gateway), interleaved; the CPU floor on a sample of the pages; one
- * invocation in a fresh instance (peak RSS, CPU, first byte); and the inventory sandboxes' peak
- * resident memory once the stack has streamed the tenant.
+ * GET /api/agents, streamed, for each tenant size, interleaved: the wire floor (the same Query
+ * pages as raw HTTP, discarded) and the read floor (the same, each page also parsed), both read on
+ * the function's core; the handler (the deployed bundle in its sandbox, a warm instance on the
+ * function's core, invoked through its Runtime API and read on the other core: first byte and end);
+ * the same bundle called in the process on the function's core (the in-process call: the process
+ * boundary's share is the handler's time over it); the local stack over HTTP (the same sandboxes
+ * behind its gateway); and, at the timed sizes, the handler for a client that prefers br. Then the
+ * CPU floor on a sample of the pages; one invocation in a fresh instance (peak RSS, CPU, first
+ * byte), with br too at the timed sizes; and the inventory sandboxes' peak resident memory once
+ * the stack has streamed the tenant.
  */
 export async function inventoryFigure(ctx: BenchContext): Promise<void> {
   ctx.results.freshHeapFlags = INVENTORY_HEAP_FLAGS.join(' ');
+  ctx.results.brotliQuality = BROTLI_QUALITY;
+  const inventory = stackFunction(ctx.stack.functions, 'inventory');
+  const timeoutMs = ctx.stack.functions.specs.inventory.timeoutSeconds * 1000;
   for (const agents of inventorySizes(ctx.quick)) {
     const tenant = tenantOf(agents);
     const pk = agentsPartition(tenant);
     const token = await ctx.issuer.sign({ issuer: ctx.issuerUrl, audience: ctx.audience, tenant, subject: 'bench' });
     const runs = runsFor(ctx.quick, agents);
-    ctx.say(`inventory, ${n(agents)} agents: wire and read floors, handler and HTTP, ${runs} interleaved runs`);
-    const wire: WireRun[] = [];
-    const read: number[] = [];
-    const handler: { firstByteMs: number; ms: number; status: number; bytes: number }[] = [];
-    const http: { firstByteMs: number; ms: number; status: number; bytes: number }[] = [];
-    let kept: string[] = [];
-    let lastGzipBody: Buffer = Buffer.alloc(0);
-    await interleaved(
-      {
-        wire: async () => {
-          const run = await wireFloor(ctx.engineEndpoint, ctx.dataTable, pk, { keepPages: kept.length === 0 ? CPU_FLOOR_PAGES : 0 });
-          if (run.kept.length > 0) kept = run.kept;
-          wire.push(run);
-        },
-        read: async () => {
-          read.push((await wireFloor(ctx.engineEndpoint, ctx.dataTable, pk, { parse: true })).ms);
-        },
-        handler: async () => {
-          const answer = await invokeWarm(stackFunction(ctx.stack.functions, 'inventory'), ctx.inventoryEvent(tenant), true);
-          if (answer.failedWith) throw new Error(`the inventory failed mid-stream: ${answer.failedWith}`);
-          lastGzipBody = answer.kept ?? Buffer.alloc(0);
-          handler.push({ firstByteMs: answer.firstByteMs, ms: answer.ms, status: answer.status, bytes: answer.bytes });
-        },
-        http: async () => {
-          const res = await httpGet(`${ctx.stack.publicUrl}/api/agents`, { Authorization: `Bearer ${token}`, 'Accept-Encoding': 'gzip' });
-          http.push({ firstByteMs: res.firstByteMs, ms: res.ms, status: res.status, bytes: res.bytes });
-        },
-      },
-      runs,
-      agents >= 300_000 ? 0 : 1,
+    const withBr = timedSizes(ctx.quick, agents);
+    ctx.say(
+      `inventory, ${n(agents)} agents: wire and read floors, handler, in-process call and HTTP${withBr ? ', handler with br' : ''}, ${runs} interleaved runs`,
     );
+    const wire: { ms: number; firstPageMs: number; pages: number; bytes: number }[] = [];
+    const read: number[] = [];
+    const handler: Timing[] = [];
+    const inProcess: Timing[] = [];
+    const http: Timing[] = [];
+    const br: Timing[] = [];
+    let cpu: { agents: number; perThousandAgentsMs: number } | undefined;
+    let lastGzipBody: Buffer = Buffer.alloc(0);
+    let lastBrBody: Buffer = Buffer.alloc(0);
+    const wireArgs = { endpoint: ctx.engineEndpoint, table: ctx.dataTable, pk };
+    const sandboxed = async (acceptEncoding: string, into: Timing[]): Promise<Buffer> => {
+      const answer = await invokeWarm(inventory, ctx.inventoryEvent(tenant, acceptEncoding), true);
+      if (answer.failedWith) throw new Error(`the inventory failed mid-stream (${acceptEncoding}): ${answer.failedWith}`);
+      into.push({ firstByteMs: answer.firstByteMs, ms: answer.ms, status: answer.status, bytes: answer.bytes });
+      return answer.kept ?? Buffer.alloc(0);
+    };
+    const subjects: Record<string, () => Promise<unknown>> = {
+      wire: async () => {
+        const run = await ctx.functionCore.run('wire', { ...wireArgs, cpuFloorPages: cpu ? 0 : CPU_FLOOR_PAGES, gzipLevel: GZIP_LEVEL });
+        cpu ??= run.cpu;
+        wire.push(run);
+        return run;
+      },
+      read: async () => {
+        const run = await ctx.functionCore.run('wire', { ...wireArgs, parse: true });
+        read.push(run.ms);
+        return run;
+      },
+      handler: async () => {
+        lastGzipBody = await sandboxed('gzip', handler);
+      },
+      inProcess: async () => {
+        const run = await ctx.functionCore.run('invokeInventory', {
+          bundle: ctx.bundleOf('inventory'),
+          event: ctx.inventoryEvent(tenant),
+          timeoutMs,
+        });
+        if (run.failedWith || run.status !== 200)
+          throw new Error(`the in-process inventory answered ${run.status} ${run.failedWith ?? ''}`);
+        inProcess.push(run);
+        return run;
+      },
+      http: async () => {
+        const res = await httpGet(`${ctx.stack.publicUrl}/api/agents`, { Authorization: `Bearer ${token}`, 'Accept-Encoding': 'gzip' });
+        http.push({ firstByteMs: res.firstByteMs, ms: res.ms, status: res.status, bytes: res.bytes });
+      },
+    };
+    if (withBr) {
+      subjects.br = async () => {
+        lastBrBody = await sandboxed('br', br);
+      };
+    }
+    await interleaved(subjects, runs, agents >= 300_000 ? 0 : 1);
     // The warm-up round (when there is one) is the first entry of each list: drop it.
     const measured = <T>(list: T[]): T[] => list.slice(list.length - runs);
     const w = measured(wire);
     const h = measured(handler);
+    const ip = measured(inProcess);
     const ht = measured(http);
-    // The JSON's size, from the last measured gzip answer; then what a client without gzip gets
-    // (past 200 MB: a transfer broken at the limit), counted as it comes, not held.
+    const b = measured(br);
+    // The JSON's size, from the last measured gzip answer; the last br answer must be the same JSON.
     const jsonBytes = gunzipSync(lastGzipBody).length;
     lastGzipBody = Buffer.alloc(0);
-    const plain = await invokeWarm(stackFunction(ctx.stack.functions, 'inventory'), ctx.inventoryEvent(tenant, { gzip: false }));
+    if (withBr && brotliDecompressSync(lastBrBody).length !== jsonBytes) throw new Error('the br answer is not the gzip answer’s JSON');
+    lastBrBody = Buffer.alloc(0);
+    // What a client without compression gets (past 200 MB: a transfer broken at the limit), counted as it comes, not held.
+    const plain = await invokeWarm(inventory, ctx.inventoryEvent(tenant, ''));
     // Past the limit the function fails before the byte that would cross it, and a failure in the
     // body's pipeline cuts the stream (AWS's runtime client destroys its request; so does ours), so
     // the error's name may not come back: a cut in the last megabyte before the limit is that stop.
@@ -102,13 +150,14 @@ export async function inventoryFigure(ctx: BenchContext): Promise<void> {
         plain.bytes > STREAMED_RESPONSE_LIMIT_BYTES - 1_000_000);
     const plainOutcome =
       plain.failedWith === undefined ? 'complete' : stoppedAtLimit ? 'stopped before the 200 MB limit' : `failed: ${plain.failedWith}`;
-    const cpu = cpuFloor(kept, GZIP_LEVEL);
+    if (!cpu) throw new Error('the wire floor kept no pages for the CPU floor');
     // What the stack's inventory sandboxes held at their peak, this tenant streamed through them.
     const stackPeakRssMiB = ctx.stack.functions.stats('inventory').peakRssBytes / 1_048_576;
     ctx.say('  fresh instances (peak RSS, CPU)');
     const fresh: FreshRun[] = [];
     for (let i = 0; i < (ctx.quick || agents >= 1_000_000 ? 1 : 2); i++)
       fresh.push(await invokeFresh(ctx.freshSandbox('inventory'), ctx.inventoryEvent(tenant)));
+    const freshBr = withBr ? await invokeFresh(ctx.freshSandbox('inventory'), ctx.inventoryEvent(tenant, 'br')) : undefined;
     const wireMs = median(w.map((r) => r.ms));
     const pages = at(w).pages;
     const freshCpuMs = median(fresh.map((f) => f.cpuMs));
@@ -119,6 +168,7 @@ export async function inventoryFigure(ctx: BenchContext): Promise<void> {
       wire: { ms: wireMs, firstPageMs: median(w.map((r) => r.firstPageMs)), pageMs: wireMs / pages, bytes: at(w).bytes },
       readFloorMs: median(measured(read)),
       handler: { ms: median(h.map((r) => r.ms)), firstByteMs: median(h.map((r) => r.firstByteMs)), status: at(h).status },
+      inProcess: { ms: median(ip.map((r) => r.ms)), firstByteMs: median(ip.map((r) => r.firstByteMs)), status: at(ip).status },
       http: {
         ms: median(ht.map((r) => r.ms)),
         firstByteMs: median(ht.map((r) => r.firstByteMs)),
@@ -135,13 +185,32 @@ export async function inventoryFigure(ctx: BenchContext): Promise<void> {
         firstByteMs: median(fresh.map((f) => f.firstByteMs)),
         invokeMs: median(fresh.map((f) => f.invokeMs)),
       },
+      ...(freshBr
+        ? {
+            br: {
+              ms: median(b.map((r) => r.ms)),
+              firstByteMs: median(b.map((r) => r.firstByteMs)),
+              status: at(b).status,
+              bytes: at(b).bytes,
+              fresh: {
+                status: freshBr.status,
+                maxRssMiB: freshBr.maxRssMiB,
+                cpuMs: freshBr.cpuMs,
+                cpuPerThousandAgentsMs: (freshBr.cpuMs * 1000) / agents,
+              },
+            },
+          }
+        : {}),
     });
     const r = at(ctx.results.inventory, -1);
     ctx.say(
       `  ${n(pages)} pages; wire ${n(r.wire.ms)} ms (first page ${n(r.wire.firstPageMs)} ms); read floor ${n(r.readFloorMs ?? 0)} ms; handler ${n(r.handler.ms)} ms (first byte ${n(r.handler.firstByteMs)} ms); ` +
-        `HTTP ${n(r.http.ms)} ms (first byte ${n(r.http.firstByteMs)} ms); gzip ${n(r.bytes.gzip)} B, JSON ${n(r.bytes.json)} B; ` +
+        `in-process ${n(r.inProcess?.ms ?? 0)} ms; HTTP ${n(r.http.ms)} ms (first byte ${n(r.http.firstByteMs)} ms); gzip ${n(r.bytes.gzip)} B, JSON ${n(r.bytes.json)} B; ` +
         `CPU ${r.fresh.cpuPerThousandAgentsMs.toFixed(1)} ms/1k agents (floor ${r.cpuFloor.perThousandAgentsMs.toFixed(1)}); fresh ${n(r.fresh.maxRssMiB)} MiB; ` +
-        `the stack's inventory sandboxes at most ${n(stackPeakRssMiB)} MiB`,
+        `the stack's inventory sandboxes at most ${n(stackPeakRssMiB)} MiB` +
+        (r.br
+          ? `; br ${n(r.br.bytes)} B in ${n(r.br.ms)} ms (first byte ${n(r.br.firstByteMs)} ms), CPU ${r.br.fresh.cpuPerThousandAgentsMs.toFixed(1)} ms/1k agents`
+          : ''),
     );
   }
 }

@@ -6,7 +6,7 @@ import { brokerTokenFor } from '../infra/local/token-exchange.js';
 import { type AuditItem, auditRecord } from '../lib/store/audit.js';
 import { connectionKey, durableAgentKey, policyKey, sampleSortKey, samplesPartition } from '../lib/store/keys.js';
 import type { BenchContext } from './context.js';
-import { httpGet, sameRequestsFloor, windowFloor } from './floors.js';
+import { httpGet } from './floors.js';
 import { invokeWarm, stackFunction } from './sandbox.js';
 import { at, interleaved, median, n } from './stats.js';
 
@@ -61,7 +61,8 @@ function floorAuditItem(at: Date, agentId: string, minutes: number, broker: stri
 /**
  * GET /api/mcp/endpoint over windows of 60, 1440 and 10080 minutes: the handler (token check,
  * reads, audit write) and HTTP, against a bare SDK Query of the sample partition over the window,
- * and against the bare SDK making the handler's own requests (sameRequestsFloor).
+ * and against the bare SDK making the handler's own requests (sameRequestsFloor); the floors run
+ * on the function's core (bench/function-core.ts), as the handler does, each timed there.
  */
 export async function observationsFigure(ctx: BenchContext, agentId: string): Promise<void> {
   const headers = { Authorization: `Bearer ${await brokerToken(ctx)}`, 'X-Service-Reason': 'bench: dashboard read' };
@@ -76,13 +77,15 @@ export async function observationsFigure(ctx: BenchContext, agentId: string): Pr
       {
         floor: async () => {
           const at = new Date();
-          samples = await windowFloor(
-            ctx.floorClient,
-            ctx.dataTable,
+          const run = await ctx.functionCore.run('windowFloor', {
+            endpoint: ctx.engineEndpoint,
+            table: ctx.dataTable,
             pk,
-            sampleSortKey(new Date(at.getTime() - minutes * 60_000)),
-            sampleSortKey(at),
-          );
+            from: sampleSortKey(new Date(at.getTime() - minutes * 60_000)),
+            to: sampleSortKey(at),
+          });
+          samples = run.samples;
+          return run;
         },
         requestsFloor: async () => {
           const at = new Date();
@@ -92,13 +95,13 @@ export async function observationsFigure(ctx: BenchContext, agentId: string): Pr
             connection: connectionKey(OBSERVED_TENANT, agentId),
           };
           const window = { pk, from: sampleSortKey(new Date(at.getTime() - minutes * 60_000)), to: sampleSortKey(at) };
-          await sameRequestsFloor(
-            ctx.floorClient,
-            ctx,
+          return ctx.functionCore.run('sameRequestsFloor', {
+            endpoint: ctx.engineEndpoint,
+            tables: { dataTable: ctx.dataTable, auditTable: ctx.auditTable },
             keys,
             window,
-            auditRecord(floorAuditItem(at, agentId, minutes, ctx.cfg.brokerClientId)),
-          );
+            audit: auditRecord(floorAuditItem(at, agentId, minutes, ctx.cfg.brokerClientId)),
+          });
         },
         // A refusal is no read: timing one would measure the wrong thing.
         handler: async () => {

@@ -1,5 +1,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { ROOT } from '../infra/build.js';
+import { onCpus } from './cores.js';
+import type { FunctionCoreOperations } from './function-core.js';
 
 /** A child process the bench started, stopped by its own id when the bench ends. */
 export interface Child {
@@ -15,23 +17,36 @@ export async function stopChildren(): Promise<void> {
   await Promise.all([...children].map((c) => c.stop()));
 }
 
-/** Starts `node [--import tsx] script` and resolves once `ready` matches its output. */
+interface ChildOptions {
+  /** The Node binary (default: this process's). */
+  node?: string;
+  /** The CPUs it runs on (taskset), when pinned. */
+  cpus?: string | undefined;
+  /** Its environment (default: this process's, with `env` on top). */
+  environment?: NodeJS.ProcessEnv;
+  /** An IPC channel to it. */
+  ipc?: boolean;
+  timeoutMs?: number;
+}
+
+/** Starts `node --import tsx script` and resolves once `ready` matches its output. */
 async function startChild(
   script: string,
   env: Record<string, string>,
   ready: RegExp,
-  nodeFlags: readonly string[] = [],
-  timeoutMs = 60_000,
+  options: ChildOptions = {},
 ): Promise<Child & { match: RegExpExecArray }> {
-  const child = spawn(process.execPath, [...nodeFlags, '--import', 'tsx', script], {
+  const { file, args } = onCpus(options.cpus, options.node ?? process.execPath, ['--import', 'tsx', script]);
+  const child = spawn(file, args, {
     cwd: ROOT,
-    env: { ...process.env, ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...(options.environment ?? process.env), ...env },
+    stdio: ['ignore', 'pipe', 'pipe', ...(options.ipc ? (['ipc'] as const) : [])],
   });
+  // Its output, the last 64 KiB of it (enough to say why it did not start, or how it ended).
   let out = '';
   for (const stream of [child.stdout, child.stderr]) {
-    stream.on('data', (c: Buffer) => {
-      out += c.toString();
+    stream?.on('data', (c: Buffer) => {
+      out = (out + c.toString()).slice(-65_536);
     });
   }
   const handle: Child = {
@@ -47,7 +62,7 @@ async function startChild(
       }),
   };
   children.add(handle);
-  const deadline = Date.now() + timeoutMs;
+  const deadline = Date.now() + (options.timeoutMs ?? 60_000);
   for (;;) {
     const match = ready.exec(out);
     if (match) return { ...handle, match };
@@ -56,8 +71,52 @@ async function startChild(
   }
 }
 
-/** The embedded engine in its own process (DynamoDB is remote: its CPU is not the service's). */
+/** The embedded engine in its own process (DynamoDB is remote: its CPU is not the service's); on this process's core. */
 export async function startEngine(): Promise<Child & { endpoint: string }> {
   const child = await startChild('bench/engine-child.ts', {}, /^(http:\/\/\S+)\n/m);
   return { ...child, endpoint: child.match[1] ?? '' };
+}
+
+type Operation = keyof FunctionCoreOperations;
+/** The bench's process on the function's core (bench/function-core.ts): each call runs one operation there and resolves with what it measured. */
+export interface FunctionCore {
+  node: string;
+  run<K extends Operation>(op: K, args: Parameters<FunctionCoreOperations[K]>[0]): Promise<Awaited<ReturnType<FunctionCoreOperations[K]>>>;
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts bench/function-core.ts on `node` (the sandboxes' Node) and `cpus` (the function's core),
+ * with exactly `environment` (a function's, as its instances have it): the floors' readers and
+ * the in-process call run there.
+ */
+export async function startFunctionCore(options: {
+  node: string;
+  cpus: string | undefined;
+  environment: NodeJS.ProcessEnv;
+}): Promise<FunctionCore> {
+  const child = await startChild('bench/function-core.ts', {}, /^function core ready on Node (\S+)\n/m, { ...options, ipc: true });
+  const pending = new Map<number, { resolve: (value: never) => void; reject: (error: Error) => void }>();
+  let next = 0;
+  child.process.on('message', (message: { id: number; result?: unknown; error?: string }) => {
+    const waiting = pending.get(message.id);
+    pending.delete(message.id);
+    if (message.error !== undefined) waiting?.reject(new Error(`on the function's core: ${message.error}`));
+    else waiting?.resolve(message.result as never);
+  });
+  child.process.once('exit', (code, signal) => {
+    for (const waiting of pending.values())
+      waiting.reject(new Error(`the function core's process ended (${signal ?? code}):\n${child.output().slice(-2000)}`));
+    pending.clear();
+  });
+  return {
+    node: child.match[1] ?? '',
+    run: (op, args) =>
+      new Promise((resolve, reject) => {
+        const id = next++;
+        pending.set(id, { resolve: resolve as (value: never) => void, reject });
+        child.process.send({ id, op, args });
+      }),
+    stop: () => child.stop(),
+  };
 }

@@ -12,7 +12,12 @@ export interface Target {
 export interface BenchResults {
   date: string;
   mode: 'full' | 'quick';
-  machine: { cpus: number; model: string; node: string };
+  /**
+   * `node`: the tooling's (the bench's own process); `functionNode`: the sandboxes' (absent in runs
+   * before they ran Lambda's Node); `cores`: how the cores were split (bench/cores.ts; absent in
+   * runs before the function had a core of its own).
+   */
+  machine: { cpus: number; model: string; node: string; functionNode?: string; cores?: string };
   gzipLevel: number;
   inventory: {
     agents: number;
@@ -25,6 +30,16 @@ export interface BenchResults {
     readFloorMs?: number;
     /** The deployed bundle in its sandbox (a warm instance), invoked as Lambda invokes it. */
     handler: { ms: number; firstByteMs: number; status: number };
+    /** The same bundle called in a process on the function's core, no Runtime API between (absent in runs before it was measured). */
+    inProcess?: { ms: number; firstByteMs: number; status: number };
+    /** The handler for a client that prefers br, and a fresh instance's CPU and peak RSS for it (at the timed sizes; absent before br). */
+    br?: {
+      ms: number;
+      firstByteMs: number;
+      status: number;
+      bytes: number;
+      fresh: { status: number; maxRssMiB: number; cpuMs: number; cpuPerThousandAgentsMs: number };
+    };
     /**
      * The local stack over HTTP (its gateway writes the stream as it comes), and the peak resident
      * memory of its inventory sandboxes once it had streamed this tenant (absent in runs before it was measured).
@@ -77,7 +92,12 @@ export interface BenchResults {
   coldStart: { name: string; ms: number; importMs: number; ratio: number }[];
   /** The MCP App views beside the MCP bundle (never imported by it), and the MCP zip that carries them (absent in runs before the views). */
   views?: { file: string; bytes: number; gzipBytes: number; mcpZipBytes: number }[] | undefined;
-  gzipLevels: { level: number; agents: number; bytes: number; ms: number }[];
+  /** Whole-buffer compressions of a realistic tenant's inventory (`cpuMs` absent in runs before it was measured). */
+  gzipLevels: { level: number; agents: number; bytes: number; ms: number; cpuMs?: number }[];
+  /** The same for brotli's qualities (absent before br). */
+  brotliQualities?: { quality: number; agents: number; bytes: number; ms: number; cpuMs: number }[];
+  /** The brotli quality the service uses (absent before br). */
+  brotliQuality?: number;
   /** Per tenant, through the writer of `npm run seed` (the engine in its own process). */
   seeding: { agents: number; items: number; seconds: number }[];
   targets: Target[];
@@ -228,17 +248,19 @@ export function performanceSection(r: BenchResults): string {
   lines.push(BEGIN);
   lines.push('');
   lines.push(
-    `\`npm run bench\` (not part of \`npm test\`; ${Math.round(r.durationSeconds / 60)} minutes here, most of it seeding and listing the 1,000,000-agent tenant; \`npm run bench -- --quick\` runs tenants of 10,000 and 30,000 in a few minutes into \`bench/results.quick.json\`) measures every figure against a floor doing the same work, timed in the same run on the same engine and data: medians of interleaved runs, since these machines are noisy. The engine (dynalite) runs in a process of its own, and each function in the local stack's sandboxes (a process per instance, as \`npm start\` runs them), as DynamoDB and API Gateway do not share the function's CPU. Tenants are realistic (\`infra/local/generator.ts\`, the generator of \`npm run seed -- --generate\`: random UUID-like ids, varied hostnames, OS, versions and clients, millisecond timestamps, every connection state). One file per figure under \`bench/\`; raw figures: [bench/results.json](../bench/results.json).`,
+    `\`npm run bench\` (not part of \`npm test\`; ${Math.round(r.durationSeconds / 60)} minutes here, most of it seeding and listing the 1,000,000-agent tenant; \`npm run bench -- --quick\` runs tenants of 10,000 and 30,000 in a few minutes into \`bench/results.quick.json\`) measures every figure against a floor doing the same work, timed in the same run on the same engine and data: medians of interleaved runs, since these machines are noisy. The engine (dynalite) runs in a process of its own, and each function in the local stack's sandboxes (a process per instance, as \`npm start\` runs them), as DynamoDB and API Gateway do not share the function's CPU${r.machine.cores?.startsWith('pinned') ? ": the engine, the stack (its gateway and Runtime APIs) and the bench's reader of each answer on one core, each function instance on the other, with the floors' readers and the in-process call (`bench/cores.ts`, `taskset`), as Lambda gives the function its vCPU while DynamoDB and API Gateway run elsewhere" : ''}. Tenants are realistic (\`infra/local/generator.ts\`, the generator of \`npm run seed -- --generate\`: random UUID-like ids, varied hostnames, OS, versions and clients, millisecond timestamps, every connection state). One file per figure under \`bench/\`; raw figures: [bench/results.json](../bench/results.json).`,
   );
   lines.push('');
-  lines.push(`Last full run: ${r.date.slice(0, 10)}, ${r.machine.cpus} cores (${r.machine.model}), Node ${r.machine.node}.`);
+  lines.push(
+    `Last full run: ${r.date.slice(0, 10)}, ${r.machine.cpus} cores (${r.machine.model})${r.machine.cores ? `, ${r.machine.cores.split(':')[0]}` : ''}; the functions on Node ${r.machine.functionNode ?? r.machine.node}, the bench itself on Node ${r.machine.node}.`,
+  );
   lines.push('');
   lines.push('![GET /api/agents: time against tenant size, service against the wire floor](../bench/results.svg)');
   lines.push('');
   lines.push(
     "**Inventory** (`GET /api/agents`, streamed, `Accept-Encoding: gzip`). Wire floor: the tenant's `Query` pages fetched as raw HTTP one after another and discarded (no SDK, no item parse; the next page's key cut from the page's bytes). Read floor: the same, with each page also decoded and parsed as JSON after the next one was asked for, the least any reader of the items does; on these two cores that work alone slows the engine, which shares them. Handler: the deployed bundle in its local sandbox, as `npm start` runs it (a process of its own under the runtime client, invoked through the Lambda Runtime API, a warm instance), first and last byte" +
       (r.youngGeneration ? `, in a process with the function's young generation (\`${r.youngGeneration}\`), as the local stack` : '') +
-      '. HTTP: the local stack, whose gateway writes the stream to the socket as it comes (emulated authorizer included), the same sandboxes behind it. CPU floor: parsing the pages, serializing their items and gzipping the text, nothing else (on a sample of the pages). Fresh process: one invocation of the bundle in a new instance of the sandbox (a cold Lambda), bytes dropped as they come' +
+      ". In-process: the same bundle called in a process on the function's core, its answer counted there (no Runtime API, no other process reading it): the handler's time over it is what the process boundary costs. HTTP: the local stack, whose gateway writes the stream to the socket as it comes (emulated authorizer included), the same sandboxes behind it. CPU floor: parsing the pages, serializing their items and gzipping the text, nothing else (on a sample of the pages). Fresh process: one invocation of the bundle in a new instance of the sandbox (a cold Lambda), bytes dropped as they come" +
       (r.freshHeapFlags
         ? `, with the V8 heap flags the deployed function has (\`${r.freshHeapFlags}\`, serverless.yml): what the process holds is a few pages at a time, and the flags keep V8 from letting their garbage pile up before it collects (docs/decisions.md, "The inventory's heap").`
         : r.freshHeapCapMb
@@ -247,15 +269,34 @@ export function performanceSection(r: BenchResults): string {
   );
   lines.push('');
   lines.push(
-    '| agents | pages | wire floor (first page) | read floor | handler: first / last byte | ratio | HTTP: first / last byte | ratio | gzip / JSON | CPU per 1,000 agents (floor) | fresh process: peak RSS |',
+    '| agents | pages | wire floor (first page) | read floor | handler: first / last byte | ratio | in-process: last byte (boundary) | HTTP: first / last byte | ratio | gzip / JSON | CPU per 1,000 agents (floor) | fresh process: peak RSS |',
   );
-  lines.push('| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |');
+  lines.push('| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |');
   for (const i of r.inventory) {
     lines.push(
-      `| ${n(i.agents)} | ${n(i.pages)} | ${ms(i.wire.ms)} ms (${ms(i.wire.firstPageMs)} ms) | ${i.readFloorMs === undefined ? '–' : `${ms(i.readFloorMs)} ms (${x(i.readFloorMs / i.wire.ms)})`} | ${ms(i.handler.firstByteMs)} / ${ms(i.handler.ms)} ms | ${x(i.handler.ms / i.wire.ms)} | ${ms(i.http.firstByteMs)} / ${ms(i.http.ms)} ms | ${x(i.http.ms / i.wire.ms)} | ${mb(i.bytes.gzip)} / ${mb(i.bytes.json)} | ${i.fresh.cpuPerThousandAgentsMs.toFixed(1)} ms (${i.cpuFloor.perThousandAgentsMs.toFixed(1)} ms) | ${n(i.fresh.maxRssMiB)} MiB |`,
+      `| ${n(i.agents)} | ${n(i.pages)} | ${ms(i.wire.ms)} ms (${ms(i.wire.firstPageMs)} ms) | ${i.readFloorMs === undefined ? '–' : `${ms(i.readFloorMs)} ms (${x(i.readFloorMs / i.wire.ms)})`} | ${ms(i.handler.firstByteMs)} / ${ms(i.handler.ms)} ms | ${x(i.handler.ms / i.wire.ms)} | ${i.inProcess ? `${ms(i.inProcess.ms)} ms (${x(i.handler.ms / i.inProcess.ms)})` : '–'} | ${ms(i.http.firstByteMs)} / ${ms(i.http.ms)} ms | ${x(i.http.ms / i.wire.ms)} | ${mb(i.bytes.gzip)} / ${mb(i.bytes.json)} | ${i.fresh.cpuPerThousandAgentsMs.toFixed(1)} ms (${i.cpuFloor.perThousandAgentsMs.toFixed(1)} ms) | ${n(i.fresh.maxRssMiB)} MiB |`,
     );
   }
   lines.push('');
+  const withBr = r.inventory.filter((i) => i.br !== undefined);
+  if (withBr.length > 0) {
+    lines.push(
+      `**br beside gzip** (\`Accept-Encoding: br\`, brotli quality ${r.brotliQuality ?? '–'}, flushed after each page; the same warm sandbox, interleaved with the runs above; the function's CPU from one fresh instance each):`,
+    );
+    lines.push('');
+    lines.push(
+      '| agents | gzip | br | bytes | handler gzip / br: last byte | br: first byte | CPU per 1,000 agents gzip / br | ratio | fresh br: peak RSS |',
+    );
+    lines.push('| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |');
+    for (const i of withBr) {
+      const br = i.br;
+      if (!br) continue;
+      lines.push(
+        `| ${n(i.agents)} | ${mb(i.bytes.gzip)} | ${mb(br.bytes)} | ${x(br.bytes / i.bytes.gzip)} | ${ms(i.handler.ms)} / ${ms(br.ms)} ms | ${ms(br.firstByteMs)} ms | ${i.fresh.cpuPerThousandAgentsMs.toFixed(1)} / ${br.fresh.cpuPerThousandAgentsMs.toFixed(1)} ms | ${x(br.fresh.cpuPerThousandAgentsMs / i.fresh.cpuPerThousandAgentsMs)} | ${n(br.fresh.maxRssMiB)} MiB |`,
+      );
+    }
+    lines.push('');
+  }
   const held = r.inventory.filter((i) => i.http.sandboxPeakRssMiB !== undefined);
   if (held.length > 0) {
     lines.push(
@@ -313,11 +354,16 @@ export function performanceSection(r: BenchResults): string {
     );
     lines.push('');
   }
-  lines.push(`**gzip level** (the ${n(r.gzipLevels[0]?.agents ?? 0)}-agent tenant's inventory; the service uses level ${r.gzipLevel}):`);
+  const brotli = r.brotliQualities ?? [];
+  lines.push(
+    `**Compression levels** (the ${n(r.gzipLevels[0]?.agents ?? 0)}-agent tenant's inventory compressed whole${r.machine.functionNode ? ", on the function's core and Node" : ''}; the service uses gzip level ${r.gzipLevel}${r.brotliQuality === undefined ? '' : ` and brotli quality ${r.brotliQuality}`}):`,
+  );
   lines.push('');
-  lines.push('| level | gzip | time |');
-  lines.push('| ---: | ---: | ---: |');
-  for (const g of r.gzipLevels) lines.push(`| ${g.level} | ${mb(g.bytes)} | ${ms(g.ms)} ms |`);
+  lines.push('| coding | size | time | CPU |');
+  lines.push('| --- | ---: | ---: | ---: |');
+  for (const g of r.gzipLevels)
+    lines.push(`| gzip ${g.level} | ${mb(g.bytes)} | ${ms(g.ms)} ms | ${g.cpuMs === undefined ? '–' : `${ms(g.cpuMs)} ms`} |`);
+  for (const b of brotli) lines.push(`| br ${b.quality} | ${mb(b.bytes)} | ${ms(b.ms)} ms | ${ms(b.cpuMs)} ms |`);
   lines.push('');
   if (r.sizing) {
     const z = r.sizing;

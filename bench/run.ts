@@ -13,9 +13,9 @@ import { ROOT } from '../infra/build.js';
 import { writeTenantAgents } from '../infra/local/fleet.js';
 import { realisticAgents } from '../infra/local/generator.js';
 import { coldStartFigure } from './cold-start.js';
+import { compressionFigure } from './compression.js';
 import { type BenchContext, benchContext } from './context.js';
 import { fencingFigure } from './fencing.js';
-import { gzipLevelsFigure } from './gzip-levels.js';
 import { inventoryFigure, seedInventoryTenants } from './inventory.js';
 import { observationsFigure, seedObservedEndpoint } from './observations.js';
 import { writeReport } from './report.js';
@@ -52,7 +52,7 @@ const FIGURES: { name: string; run: (ctx: BenchContext) => Promise<void> | void 
     },
   },
   { name: 'cold start', run: (ctx) => coldStartFigure(ctx, state.observedAgentId) },
-  { name: 'gzip levels', run: gzipLevelsFigure },
+  { name: 'compression levels', run: compressionFigure },
 ];
 
 async function main(): Promise<number> {

@@ -1,5 +1,5 @@
 import { STREAMED_RESPONSE_LIMIT_BYTES } from '../lib/json-array-stream.js';
-import { streamedLimitAgents } from './inventory.js';
+import { streamedLimitAgents, timedSizes } from './inventory.js';
 import type { BenchResults, Target } from './report.js';
 import { n } from './stats.js';
 
@@ -10,8 +10,16 @@ const CAPPED_BYTES_PER_SECOND = 2_000_000;
 const ONE_VCPU_MB = 1_769;
 const MEMORY_SIZES = [512, 1_024, 1_536, 1_769, 2_048, 3_008];
 
-/** Each bundle's size target: the MCP door carries the MCP SDK and its protocol schemas. */
-export const BUNDLE_TARGETS_KIB: Readonly<Record<string, number>> = Object.freeze({ inventory: 400, observations: 400, mcp: 500 });
+/**
+ * Each bundle's size target. The MCP door has none: it carries the MCP SDK and its protocol schemas,
+ * every way under 500 KiB that was measured started slower, and its cold start is what counts (a
+ * target of its own below); its size is reported all the same.
+ */
+export const BUNDLE_TARGETS_KIB: Readonly<Record<string, number>> = Object.freeze({ inventory: 400, observations: 400 });
+/** The functions whose cold start has a target against the bare-SDK bundle's. */
+const COLD_START_TARGETS: readonly string[] = ['inventory', 'observations', 'mcp'];
+/** br's CPU may exceed gzip's by this much and still count as equal (the fresh instance's CPU, one run each). */
+const BR_CPU_TOLERANCE = 1.05;
 
 /** Seconds a streamed answer of `bytes` takes on Lambda's side of the wire, whatever the function's speed. */
 export const streamSeconds = (bytes: number): number => Math.max(0, bytes - UNCAPPED_BYTES) / CAPPED_BYTES_PER_SECOND;
@@ -20,10 +28,10 @@ export function targets(r: BenchResults): Target[] {
   const out: Target[] = [];
   const ratio = (v: number): string => `${v.toFixed(2)}x`;
   const largest = r.inventory.at(-1)?.agents;
-  const timed = r.inventory.filter((i) => r.mode === 'quick' || i.agents === 100_000 || i.agents === 1_000_000);
+  const timed = r.inventory.filter((i) => timedSizes(r.mode === 'quick', i.agents));
   for (const i of timed) {
     for (const [what, run] of [
-      ['handler', i.handler],
+      ['handler in its sandbox', i.handler],
       ['over HTTP', i.http],
     ] as const) {
       const total = run.ms / i.wire.ms;
@@ -43,12 +51,25 @@ export function targets(r: BenchResults): Target[] {
       measured: `${n(i.handler.firstByteMs)} ms (bound ${n(firstByteBound)} ms)`,
       met: i.handler.firstByteMs <= firstByteBound,
     });
+  }
+  for (const i of timed) {
     const cpu = i.fresh.cpuPerThousandAgentsMs / i.cpuFloor.perThousandAgentsMs;
     out.push({
-      what: `inventory CPU per 1,000 agents, ${n(i.agents)} agents (fresh process)`,
-      target: '<= 1.5x CPU floor',
+      what: `inventory function process CPU per 1,000 agents, ${n(i.agents)} agents (fresh instance)`,
+      target: '<= 1.3x CPU floor',
       measured: `${i.fresh.cpuPerThousandAgentsMs.toFixed(1)} ms against ${i.cpuFloor.perThousandAgentsMs.toFixed(1)} ms (${ratio(cpu)})`,
-      met: cpu <= 1.5,
+      met: cpu <= 1.3,
+    });
+  }
+  for (const i of timed) {
+    if (!i.br) continue;
+    const bytes = i.br.bytes / i.bytes.gzip;
+    const cpu = i.br.fresh.cpuPerThousandAgentsMs / i.fresh.cpuPerThousandAgentsMs;
+    out.push({
+      what: `inventory with br, ${n(i.agents)} agents: bytes and the function's CPU against gzip`,
+      target: `fewer bytes, CPU <= ${BR_CPU_TOLERANCE}x gzip's`,
+      measured: `${(i.br.bytes / 1_000_000).toFixed(2)} MB against ${(i.bytes.gzip / 1_000_000).toFixed(2)} MB (${ratio(bytes)}), CPU ${ratio(cpu)}`,
+      met: bytes < 1 && cpu <= BR_CPU_TOLERANCE,
     });
   }
   for (const i of r.inventory.filter((x) => x.http.sandboxPeakRssMiB !== undefined)) {
@@ -111,8 +132,8 @@ export function targets(r: BenchResults): Target[] {
       met: b.bytes <= kib * 1024,
     });
   }
-  // The inventory's and the observations'; the MCP door's is shown against the floor without a target.
-  for (const c of r.coldStart.filter((x) => x.name === 'inventory' || x.name === 'observations')) {
+  // From spawn to the first answer, each doing its real work; the MCP door built with the runtime's SDK is shown without a target.
+  for (const c of r.coldStart.filter((x) => COLD_START_TARGETS.includes(x.name))) {
     out.push({ what: `${c.name} cold start`, target: '<= 1.5x bare-SDK bundle', measured: ratio(c.ratio), met: c.ratio <= 1.5 });
   }
   return out;

@@ -10,13 +10,17 @@
  * live in serverless.yml.
  *
  * Decisions (docs/deploying.md has the long form):
- * - ESM (`.mjs`): the project is `"type": "module"`, middy 6 ships ESM only, and nodejs22.x loads
+ * - ESM (`.mjs`): the project is `"type": "module"`, middy 6 ships ESM only, and nodejs24.x loads
  *   ESM handlers natively. A `require` shim in the banner serves the few CommonJS dependencies
  *   that call `require()` on Node built-ins.
  * - The AWS SDK is bundled, not taken from the Lambda runtime: tree-shaken and minified it loads
  *   faster on a cold start than the runtime's full copy from disk, and the version we test is the
  *   version we run (the runtime's copy changes under us without notice).
- * - Target node20: the machines that build and test run Node 20; nodejs22.x runs that syntax too.
+ * - Target: the function bundles the syntax of Lambda's Node (LAMBDA_NODE_MAJOR, nodejs24.x), which
+ *   the local sandboxes and the bench run them on too; what runs on the machines' own Node (20 for
+ *   the tooling: `npm start` bundled for the tests, the runtime client) targets node20. Today the
+ *   two targets give the same bytes (no source uses syntax newer than Node 20's), so a sandbox on the
+ *   machine's Node where Lambda's package does not install runs the same code.
  * - Size (`npm run bench` measures each bundle against its target; dist/<function>.meta.json says
  *   what is in it): the service's own schemas (lib/config.ts, lib/contract/, lib/store/records.ts)
  *   use zod/mini (`import * as z from 'zod/mini'`), whose functions esbuild keeps only when used,
@@ -41,6 +45,7 @@ import { type BuildOptions, build, type Metafile, type Plugin } from 'esbuild';
 import { ZipFile } from 'yazl';
 import { buildViews, writeFileAtomically } from './build-views.js';
 import { gatewayResponseResources } from './gateway-responses.js';
+import { LAMBDA_NODE_MAJOR } from './local/node-version.js';
 
 /**
  * The project's folder: the nearest folder above this module that holds serverless.yml (this file
@@ -114,8 +119,8 @@ const packageVersionOnly: Plugin = {
 /**
  * What any bundle this project makes to run on Node is: one ES module for the Node of our machines,
  * its packages included, each package's ESM build preferred because it tree-shakes (the AWS SDK
- * above all). The functions' bundles, and `npm start` with its CLIs bundled for the tests
- * (test/helpers/local-build-setup.ts).
+ * above all). The functions' bundles (with Lambda's Node as target), and `npm start` with its CLIs
+ * bundled for the tests (test/helpers/local-build-setup.ts).
  */
 export const NODE_BUNDLE = {
   bundle: true,
@@ -129,6 +134,7 @@ export const NODE_BUNDLE = {
 /** The esbuild options of every function bundle, whatever its entry points and output. */
 const BUNDLE_OPTIONS = {
   ...NODE_BUNDLE,
+  target: `node${LAMBDA_NODE_MAJOR}`,
   minify: true,
   keepNames: true,
   sourcemap: 'linked',
@@ -309,8 +315,9 @@ export async function zipDirectory(dir: string): Promise<Buffer> {
 
 /**
  * The environment osls packages in: nothing in it reaches the network or needs AWS credentials
- * (osls `package` only compiles the template and copies the artifacts), and the two variables
- * below silence what the original Serverless Framework v3 would otherwise try to fetch or send.
+ * (osls `package` only compiles the template and copies the artifacts; osls 4 has no telemetry or
+ * notifications at all). The two variables are the original Serverless Framework v3's switches for
+ * what it would otherwise fetch or send, kept for a `serverless` of that line run by hand.
  */
 export const OFFLINE_PACKAGING_ENV = Object.freeze({
   SLS_TELEMETRY_DISABLED: '1',

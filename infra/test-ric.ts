@@ -14,8 +14,9 @@ import { FunctionPool, type InvocationOutcome } from './local/lambda/sandbox.js'
  * error, a failed init, a streamed answer with its HTTP prelude, and streams that fail before and
  * after their first byte). For each case it prints what arrived at the Runtime API from each
  * runtime (the answer's kind, content type, status and body, the error type and message, the error
- * trailers) and exits 1 when they differ. Needs LAMBDA_RUNTIME_RIC (aws-lambda-ric's index.mjs,
- * installed with its install scripts allowed) and LAMBDA_RUNTIME_NODE (a Node 22 binary):
+ * trailers) and exits 1 when they differ. Both run on the same Node, Lambda's major (the optional
+ * Node 24 package, or LAMBDA_RUNTIME_NODE), which aws-lambda-ric needs (22 or later). Needs
+ * LAMBDA_RUNTIME_RIC (aws-lambda-ric's index.mjs, installed with its install scripts allowed):
  * docs/decisions.md.
  */
 
@@ -86,8 +87,9 @@ async function run(
 }
 
 async function main(): Promise<number> {
-  const ours = await lambdaRuntime({});
+  const ours = await lambdaRuntime({ ...process.env, LAMBDA_RUNTIME: 'local' });
   const aws = await lambdaRuntime({ ...process.env, LAMBDA_RUNTIME: 'aws-lambda-ric' });
+  process.stdout.write(`ours: ${ours.description}\naws-lambda-ric: ${aws.description}\n`);
   const specs = readFunctionSpecs();
   let differences = 0;
   for (const c of CASES) {

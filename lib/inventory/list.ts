@@ -3,7 +3,7 @@ import { config } from '../config.js';
 import type { AgentSummary } from '../contract/schemas.js';
 import { dependencyFailure } from '../errors.js';
 import { JSON_HEADERS } from '../http.js';
-import { acceptsGzip, jsonArrayBody, StreamedResponseTooLargeError, type StreamedResult } from '../json-array-stream.js';
+import { jsonArrayBody, responseCoding, StreamedResponseTooLargeError, type StreamedResult } from '../json-array-stream.js';
 import { logger } from '../observability/logger.js';
 import { recordItemsReturned, recordUnreadableRecords } from '../observability/metrics.js';
 import type { AgentRecordsPage } from '../store/agents.js';
@@ -16,7 +16,7 @@ import { inventoryPages } from './scoped-pages.js';
  * GET /api/agents (listEndpointInventory) for a tenant at `now`, streamed: the agents the caller's
  * endpoint scope admits (the whole tenant for an unscoped or `*` caller; inventoryPages) as one
  * JSON array in the store's sort-key order of the agents' records (lib/store/keys.ts
- * agentSortKey, compared as UTF-8 bytes), gzip-compressed for clients that accept it.
+ * agentSortKey, compared as UTF-8 bytes), compressed as the client prefers (br or gzip; responseCoding).
  *
  * The tenant is read page by page (one paginated Query, never a Scan); each page's agents are
  * summarised, serialized and written into the body as the page arrives, and dropped before the
@@ -26,7 +26,7 @@ import { inventoryPages } from './scoped-pages.js';
  * (502/503/504) before any status is sent, never `200 []`, and so does the 403 of a caller
  * without the scope claim at a tenant that requires one; a failure after that (a later page, or
  * an answer that would pass Lambda's 200 MB streamed limit) destroys the body, which then ends
- * without its `]` (and gzip trailer): a broken transfer, never a shorter valid array. Unreadable
+ * without its `]` (and its compressed stream's end): a broken transfer, never a shorter valid array. Unreadable
  * records are known only at the end of the stream, after the headers are gone: they are never
  * silent all the same (warning log, `UnreadableRecords` metric and its alarm).
  */
@@ -39,7 +39,7 @@ export async function listInventoryResponse(
 ): Promise<StreamedResult> {
   const cfg = config();
   const options = { now, onlineGraceSeconds: cfg.onlineGraceSeconds };
-  const gzip = acceptsGzip(acceptEncoding);
+  const coding = responseCoding(acceptEncoding);
   // The request's log keys (tenant, correlation ids) are reset when the handler returns, before the body is read.
   const log = logger.createChild();
   let pages: AsyncGenerator<AgentRecordsPage, void, undefined>;
@@ -80,11 +80,11 @@ export async function listInventoryResponse(
       outOfScope: tally.outOfScope,
       queryPages: tally.queryPages,
       unreadableRecords: tally.unreadable,
-      gzip,
+      coding,
     });
   }
 
-  const body = jsonArrayBody(summaryBatches(), { gzip });
+  const body = jsonArrayBody(summaryBatches(), { coding });
   // A body closed early (the client went away, a failure) must not leave the prefetched page unawaited.
   body.once('close', () => void pages.return(undefined).catch(() => undefined));
   body.once('error', (error: NodeJS.ErrnoException) => {
@@ -100,17 +100,17 @@ export async function listInventoryResponse(
       tooLarge ? 'inventory stream stopped before passing the streamed-response limit' : 'inventory stream aborted after its first byte',
       {
         reason: error.message,
-        gzip,
+        coding,
         agentsSent: tally.agents,
         queryPages: tally.queryPages,
-        ...(tooLarge && !gzip
-          ? { hint: 'the client did not accept gzip; with Accept-Encoding: gzip the list is about five times smaller' }
+        ...(tooLarge && coding === 'identity'
+          ? { hint: 'the client accepted neither br nor gzip; with Accept-Encoding: br or gzip the list is about five times smaller' }
           : {}),
       },
     );
   });
   const headers: Record<string, string> = { ...JSON_HEADERS, Vary: 'Accept-Encoding' };
-  if (gzip) headers['Content-Encoding'] = 'gzip';
+  if (coding !== 'identity') headers['Content-Encoding'] = coding;
   return { statusCode: 200, headers, body };
 }
 

@@ -1,5 +1,5 @@
 import { request } from 'node:http';
-import { gunzipSync } from 'node:zlib';
+import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { writeTenantAgents } from '../../infra/local/fleet.js';
 import { realisticAgents } from '../../infra/local/generator.js';
@@ -134,6 +134,51 @@ describe('E2E: GET /api/agents streamed through the local listener', () => {
     expect(listed).toEqual(byKey(listed));
   });
 
+  it('sends a brotli stream, streamed the same way, to a client that names br beside gzip (equal q: br), decoding to the same inventory', async () => {
+    failFrom = undefined;
+    const before = proxy.queries();
+
+    // What browsers and curl --compressed send: every coding at the same q-value.
+    const res = await fetchAgents({ Authorization: `Bearer ${await token()}`, 'Accept-Encoding': 'gzip, deflate, br, zstd' });
+    const gzip = await fetchAgents({ Authorization: `Bearer ${await token()}`, 'Accept-Encoding': 'gzip' });
+
+    expect(res.status).toBe(200);
+    expect(res.ending).toBe('complete');
+    expect(res.headers['transfer-encoding']).toBe('chunked');
+    expect(res.headers['content-encoding']).toBe('br');
+    expect(res.headers.vary).toBe('Accept-Encoding');
+    // Page by page as gzip: the first bytes leave after the first page, with later pages unread.
+    expect(res.queriesAtFirstByte).toBeLessThanOrEqual(3);
+    expect(proxy.queries() - before).toBe(2 * fullRead);
+    const text = brotliDecompressSync(res.body).toString('utf8');
+    expectResponseMatchesContract('listEndpointInventory', {
+      status: res.status,
+      headers: { 'content-type': String(res.headers['content-type']), 'cache-control': String(res.headers['cache-control']) },
+      body: text,
+    });
+    const ids = AgentInventory.parse(JSON.parse(text)).map((a) => a.agent_id);
+    expect(ids).toHaveLength(AGENTS);
+    // The same endpoints as gzip's answer (their states are evaluated at each request), in fewer bytes.
+    expect(ids).toEqual(AgentInventory.parse(JSON.parse(gunzipSync(gzip.body).toString('utf8'))).map((a) => a.agent_id));
+    expect(res.body.length).toBeLessThan(gzip.body.length);
+  });
+
+  it.each([
+    ['a client that accepts only gzip', 'gzip, deflate', 'gzip', 'gzip'],
+    ['a client that prefers gzip to br by q-value', 'br;q=0.5, gzip', 'gzip', 'gzip'],
+    ['a client that accepts any coding without naming br', '*', 'gzip', 'gzip'],
+    ['a client that accepts neither br nor gzip', 'deflate', 'plain JSON', undefined],
+  ])('answers %s (Accept-Encoding: %s) with %s', async (_who, acceptEncoding, _what, coding) => {
+    failFrom = undefined;
+
+    const res = await fetchAgents({ Authorization: `Bearer ${await token()}`, 'Accept-Encoding': acceptEncoding });
+
+    expect(res.status).toBe(200);
+    expect(res.ending).toBe('complete');
+    expect(res.headers['content-encoding']).toBe(coding);
+    expect(JSON.parse((coding === 'gzip' ? gunzipSync(res.body) : res.body).toString('utf8'))).toHaveLength(AGENTS);
+  });
+
   it('sends plain JSON, streamed the same way, to a client that does not accept gzip', async () => {
     failFrom = undefined;
 
@@ -149,6 +194,7 @@ describe('E2E: GET /api/agents streamed through the local listener', () => {
 
   it.each([
     ['gzip', { 'Accept-Encoding': 'gzip' }],
+    ['br', { 'Accept-Encoding': 'br' }],
     ['plain JSON', {}],
   ])(
     'breaks the %s transfer when the store fails after the first byte (fault injector), so the client never holds a shorter valid list',
@@ -160,7 +206,8 @@ describe('E2E: GET /api/agents streamed through the local listener', () => {
       expect(res.status).toBe(200);
       expect(res.ending).toBe('broken');
       expect(res.body.length).toBeGreaterThan(0);
-      expect(() => JSON.parse((what === 'gzip' ? gunzipSync(res.body) : res.body).toString('utf8'))).toThrow();
+      const decode = { gzip: gunzipSync, br: brotliDecompressSync }[what] ?? ((bytes: Buffer) => bytes);
+      expect(() => JSON.parse(decode(res.body).toString('utf8'))).toThrow();
     },
   );
 

@@ -3,12 +3,12 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ROOT } from '../../infra/build.js';
-import { LAMBDA_NODE_MAJOR, SDK_NODE_VERSION_WARNING_SWITCH } from '../../infra/local/node-version.js';
+import { SDK_NODE_MAJOR, SDK_NODE_VERSION_WARNING_SWITCH } from '../../infra/local/node-version.js';
 import { startTestEngine, type TestEngine } from '../helpers/engine.js';
 
 const run = promisify(execFile);
 const TSX = join(ROOT, 'node_modules', '.bin', 'tsx');
-const olderThanLambda = Number.parseInt(process.versions.node, 10) < LAMBDA_NODE_MAJOR;
+const olderThanSdkThreshold = Number.parseInt(process.versions.node, 10) < SDK_NODE_MAJOR;
 
 /**
  * `npm run audit` as its own process: it makes an AWS SDK client and queries the audit table, the
@@ -38,13 +38,13 @@ describe('Node versions: the AWS SDK notice that it will need Node 22', () => {
     expect(stderr).not.toContain('NodeVersionSupportWarning');
   }, 60_000);
 
-  it.skipIf(!olderThanLambda)(
+  it.skipIf(!olderThanSdkThreshold)(
     'comes back when the SDK switch is set to false (so the check above would see it)',
     async () => {
       const { stderr } = await audit(engine, { [SDK_NODE_VERSION_WARNING_SWITCH]: 'false' });
 
       expect(stderr).toContain('NodeVersionSupportWarning');
-      expect(stderr).toContain(`will require node >=${LAMBDA_NODE_MAJOR}`);
+      expect(stderr).toContain(`will require node >=${SDK_NODE_MAJOR}`);
     },
     60_000,
   );

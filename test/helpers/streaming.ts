@@ -1,5 +1,5 @@
 import { Writable } from 'node:stream';
-import { gunzipSync } from 'node:zlib';
+import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import type { Context } from 'aws-lambda';
 import { PRELUDE_CONTENT_TYPE, PRELUDE_DELIMITER_BYTES, type PreludeHooks } from '../../infra/local/lambda/awslambda.js';
 import { testContext } from './events.js';
@@ -14,13 +14,13 @@ import { testContext } from './events.js';
  * test/integration/sandbox.test.ts.
  */
 
-/** What a client of a streamed answer gets: status, headers, the body as text (gunzipped when gzip). */
+/** What a client of a streamed answer gets: status, headers, the body as text (decompressed when br or gzip). */
 export interface StreamedAnswer {
   statusCode: number;
   headers: Record<string, string>;
-  /** The body as sent (compressed when `Content-Encoding: gzip`). */
+  /** The body as sent (compressed when `Content-Encoding` says so). */
   raw: Buffer;
-  /** The body as a client reads it: decompressed when gzip, as UTF-8 text. */
+  /** The body as a client reads it: decompressed (br, gzip), as UTF-8 text. */
   body: string;
   /** The error the function failed with after its prelude (the runtime's error trailers), if any. */
   error?: unknown;
@@ -86,7 +86,7 @@ export async function invokeStreamed(
     headers = Object.fromEntries(Object.entries(prelude.headers ?? {}).map(([k, v]) => [k, String(v)]));
     raw = all.subarray(end + PRELUDE_DELIMITER_BYTES);
   }
-  const gzip = headers['Content-Encoding'] === 'gzip';
-  const body = error === undefined ? (gzip ? gunzipSync(raw) : raw).toString('utf8') : '';
+  const decode = { gzip: gunzipSync, br: brotliDecompressSync }[headers['Content-Encoding'] ?? ''] ?? ((bytes: Buffer) => bytes);
+  const body = error === undefined ? decode(raw).toString('utf8') : '';
   return { statusCode, headers, raw, body, ...(error === undefined ? {} : { error }) };
 }

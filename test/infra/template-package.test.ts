@@ -2,6 +2,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, inject, it } from 'vitest';
 import { FUNCTIONS, ROOT } from '../../infra/build.js';
+import { LAMBDA_RUNTIME_ID } from '../../infra/local/node-version.js';
 import { canCutNetwork, fragmentResourceIds, type Json, packagedVariant, WAF_RESOURCE_IDS } from '../helpers/package.js';
 import { ofType, resource, state, template } from '../helpers/template.js';
 import { readZip } from './zip.js';
@@ -31,18 +32,22 @@ describe('Template: npm run package', () => {
       ['observations', 'ObservationsLambdaFunction'],
       ['mcp', 'McpLambdaFunction'],
       ['authorizer', 'AuthorizerLambdaFunction'],
-    ])('ships %s as its own esbuild zip on nodejs22.x with source maps enabled', (name, id) => {
-      const fn = resource(id).Properties;
-      const artifact = state.service.functions[name].package.artifact as string;
+    ])(
+      `ships %s as its own esbuild zip on ${LAMBDA_RUNTIME_ID}, the Node the local sandboxes run, with source maps enabled`,
+      (name, id) => {
+        const fn = resource(id).Properties;
+        const artifact = state.service.functions[name].package.artifact as string;
 
-      expect(fn.Runtime).toBe('nodejs22.x');
-      expect(fn.Handler).toBe('index.handler');
-      expect(fn.Environment.Variables.NODE_OPTIONS).toContain('--enable-source-maps');
-      expect(fn.Code.S3Key).toMatch(new RegExp(`/${name}\\.zip$`));
-      expect(artifact).toBe(`dist/${name}.zip`);
-      const entries = readZip(readFileSync(join(ROOT, artifact))).map((e) => e.name);
-      expect(entries).toEqual([...(name === 'mcp' ? ['endpoint-view.html'] : []), 'index.mjs', 'index.mjs.map']);
-    });
+        expect(fn.Runtime).toBe('nodejs24.x');
+        expect(fn.Runtime).toBe(LAMBDA_RUNTIME_ID);
+        expect(fn.Handler).toBe('index.handler');
+        expect(fn.Environment.Variables.NODE_OPTIONS).toContain('--enable-source-maps');
+        expect(fn.Code.S3Key).toMatch(new RegExp(`/${name}\\.zip$`));
+        expect(artifact).toBe(`dist/${name}.zip`);
+        const entries = readZip(readFileSync(join(ROOT, artifact))).map((e) => e.name);
+        expect(entries).toEqual([...(name === 'mcp' ? ['endpoint-view.html'] : []), 'index.mjs', 'index.mjs.map']);
+      },
+    );
   });
 });
 

@@ -2,6 +2,8 @@ import { request } from 'node:http';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { gatewayResponse } from '../../infra/gateway-responses.js';
+import { packagedLambdaNode } from '../../infra/local/lambda/runtimes.js';
+import { LAMBDA_NODE_MAJOR } from '../../infra/local/node-version.js';
 import type { Route } from '../../infra/local/routes.js';
 import { kernelQueuedBytes, openPaced } from '../helpers/paced-client.js';
 import { FIXTURE_FUNCTIONS, type FixtureFunctions, type FixtureGateway, fixtureFunctions, fixtureGateway } from '../helpers/sandbox.js';
@@ -87,12 +89,21 @@ function expectGatewayResponse(res: Received, type: Parameters<typeof gatewayRes
 }
 
 describe('Local sandbox: a function runs as Lambda runs it', () => {
-  it('runs the bundle in a process of its own, in its folder, with the variables Lambda sets and its remaining time', async () => {
+  it("runs the bundle in a process of its own on Lambda's Node major, in its folder, with the variables Lambda sets and its remaining time", async () => {
     const res = await fetchRaw('/call?do=environment');
-    const { pid, env, cwd, remainingMs } = json(res) as { pid: number; env: Record<string, string>; cwd: string; remainingMs: number };
+    const { pid, node, env, cwd, remainingMs } = json(res) as {
+      pid: number;
+      node: string;
+      env: Record<string, string>;
+      cwd: string;
+      remainingMs: number;
+    };
 
     expect(res.status).toBe(200);
     expect(pid).not.toBe(process.pid);
+    // Where the optional package of Lambda's Node installed (Linux x64: these machines and CI); elsewhere the machine's.
+    expect(node).toBe(packagedLambdaNode()?.version ?? process.versions.node);
+    expect(Number.parseInt(node, 10)).toBe(packagedLambdaNode() ? LAMBDA_NODE_MAJOR : Number.parseInt(process.versions.node, 10));
     expect(cwd).toBe(join(FIXTURE_FUNCTIONS, 'observations'));
     expect(env).toMatchObject({
       _HANDLER: 'index.handler',
@@ -101,7 +112,7 @@ describe('Local sandbox: a function runs as Lambda runs it', () => {
       AWS_LAMBDA_FUNCTION_MEMORY_SIZE: '160',
       AWS_LAMBDA_LOG_GROUP_NAME: '/aws/lambda/endpoint-read-service-local-observations',
       AWS_REGION: 'us-east-1',
-      AWS_EXECUTION_ENV: 'AWS_Lambda_nodejs22.x',
+      AWS_EXECUTION_ENV: 'AWS_Lambda_nodejs24.x',
     });
     expect(env.AWS_LAMBDA_RUNTIME_API).toMatch(/^127\.0\.0\.1:\d+$/);
     // Its timeout here is 1 s: the context counts down from it.

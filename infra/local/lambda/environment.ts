@@ -1,5 +1,5 @@
 import { CONFIG_VARIABLES } from '../../../lib/config.js';
-import { LAMBDA_NODE_MAJOR, SDK_NODE_VERSION_WARNING_SWITCH } from '../node-version.js';
+import { LAMBDA_RUNTIME_ID, SDK_NODE_MAJOR, SDK_NODE_VERSION_WARNING_SWITCH } from '../node-version.js';
 import type { LambdaFunctionSpec } from './functions.js';
 
 /**
@@ -104,8 +104,8 @@ export function localAdditions(
     ...('BROKER_CLIENT_SECRET_ARN' in spec.environment
       ? { BROKER_CLIENT_SECRET: userEnv.BROKER_CLIENT_SECRET?.trim() || values.brokerSecret }
       : {}),
-    // Lambda runs Node 22, where the SDK has no Node-version notice to print (infra/local/node-version.ts).
-    ...(Number.parseInt(process.versions.node, 10) < LAMBDA_NODE_MAJOR ? { [SDK_NODE_VERSION_WARNING_SWITCH]: 'true' } : {}),
+    // Lambda's Node has no SDK Node-version notice to print; a sandbox on this machine's older Node would (infra/local/node-version.ts).
+    ...(Number.parseInt(process.versions.node, 10) < SDK_NODE_MAJOR ? { [SDK_NODE_VERSION_WARNING_SWITCH]: 'true' } : {}),
   };
 }
 
@@ -176,7 +176,7 @@ export function runtimeEnvironment(
     AWS_LAMBDA_RUNTIME_API: instance.runtimeApi,
     LAMBDA_TASK_ROOT: instance.taskRoot,
     LAMBDA_RUNTIME_DIR: instance.runtimeDir,
-    AWS_EXECUTION_ENV: 'AWS_Lambda_nodejs22.x',
+    AWS_EXECUTION_ENV: `AWS_Lambda_${LAMBDA_RUNTIME_ID}`,
     AWS_LAMBDA_INITIALIZATION_TYPE: 'on-demand',
     AWS_LAMBDA_FUNCTION_NAME: spec.functionName,
     AWS_LAMBDA_FUNCTION_MEMORY_SIZE: String(spec.memorySizeMb),

@@ -44,6 +44,8 @@ const writeLine = (_name: FunctionName, line: string, stream: 'stdout' | 'stderr
 
 export function startLocalFunctions(options: LocalFunctionsOptions): LocalFunctions {
   const log = options.log ?? writeLine;
+  // Once, when the functions start, where they do not run on Lambda's Node major: which Node they run on instead.
+  if (!options.runtime.onLambdaMajor) options.say(options.runtime.description);
   const pools = {} as Record<FunctionName, FunctionPool>;
   const environments = {} as Record<FunctionName, Record<string, string>>;
   for (const [name, spec] of Object.entries(options.specs) as Array<[FunctionName, LambdaFunctionSpec]>) {

@@ -142,7 +142,10 @@ class Instance {
     const { spec } = options;
     const taskRoot = options.bundleDir();
     const logStream = `${new Date().toISOString().slice(0, 10).replaceAll('-', '/')}/[$LATEST]${randomBytes(16).toString('hex')}`;
-    this.child = spawn(options.runtime.node, options.runtime.args(spec.handler), {
+    // Through taskset when the runtime confines instances to some CPUs: it sets the affinity and
+    // becomes the runtime's Node (exec), so the pid, /proc and signals are the instance's own.
+    const { file, args } = options.runtime.command(spec.handler);
+    this.child = spawn(file, args, {
       cwd: taskRoot,
       env: {
         ...options.environment(),

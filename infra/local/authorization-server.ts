@@ -3,20 +3,18 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import Provider, { type Configuration, errors, interactionPolicy, type KoaContextWithOIDC } from 'oidc-provider';
 // oidc-provider's own in-memory store (development only, forgotten at a restart, as this server is meant to be).
 import MemoryAdapter from 'oidc-provider/lib/adapters/memory_adapter.js';
-import { doorResource } from '../../lib/auth/doors.js';
-import { isGroupName, MAX_GROUP_NAME_CHARACTERS } from '../../lib/auth/endpoint-scope.js';
-import { TOKEN_EXCHANGE_GRANT } from '../../lib/auth/token-exchange.js';
-import type { Config } from '../../lib/config.js';
-import { BadRequestError, ForbiddenError } from '../../lib/errors.js';
-import { isAllowedOrigin, isOwnOrigin } from '../../lib/mcp/cors.js';
+import { isGroupName, MAX_GROUP_NAME_CHARACTERS } from '../../lib/store/records.js';
 import { clientIdDocuments, DOCUMENT_REFUSED, isDocumentUrl } from './client-id-documents.js';
 import { DEMO_TENANTS } from './demo.js';
 import { targetOf } from './events.js';
+import { LocalRefusal } from './failure.js';
 import { BodyTooLargeError, readBoundedBody } from './http.js';
 import type { LocalIssuer } from './issuer.js';
 import { LOOPBACK_NAMES } from './own-address.js';
 import type { LocalRoute } from './router.js';
+import { admitsOrigin, doorResources, type StackConfig } from './settings.js';
 import { errorPage, PAGE_HEADERS, signInPage } from './sign-in-page.js';
+import { TOKEN_EXCHANGE_GRANT } from './token-exchange.js';
 import { TOKEN_EXCHANGE_PARAMETERS, tokenExchangeGrant } from './token-exchange-grant.js';
 
 /**
@@ -37,7 +35,7 @@ export interface AuthorizationServerOptions {
   /** The MCP broker's client secret (the one confidential client, for the token exchange). */
   brokerSecret: string;
   /** The stack's configuration once it listens (its issuer, public URL, audiences, claims). */
-  config: Config;
+  config: StackConfig;
   /** The tenants the sign-in page offers (default the demo tenants). */
   tenants?: () => readonly string[];
 }
@@ -126,19 +124,11 @@ function redirectUriRefusal(value: unknown): string | undefined {
   return undefined;
 }
 
-/** The resource servers: each public door's identifier (its RFC 9728 `resource`) and the audience of its tokens. */
-function resourceServers(cfg: Config): Map<string, string> {
-  return new Map([
-    [doorResource(cfg, 'mcp'), cfg.mcpAudience],
-    [doorResource(cfg, 'inventory'), cfg.jwtAudience],
-  ]);
-}
-
 async function readForm(req: IncomingMessage): Promise<URLSearchParams> {
   try {
     return new URLSearchParams((await readBoundedBody(req, FORM_MAX_BYTES)).toString('utf8'));
   } catch (error) {
-    if (error instanceof BodyTooLargeError) throw new BadRequestError('The sign-in form is larger than 64 KiB.');
+    if (error instanceof BodyTooLargeError) throw new LocalRefusal(400, 'The sign-in form is larger than 64 KiB.');
     throw error;
   }
 }
@@ -154,7 +144,7 @@ const single = (value: unknown): string | undefined => (Array.isArray(value) ? v
 export async function localAuthorizationServer(options: AuthorizationServerOptions): Promise<LocalAuthorizationServer> {
   const cfg = options.config;
   const tenants = options.tenants ?? (() => DEMO_TENANTS);
-  const resources = resourceServers(cfg);
+  const resources = doorResources(cfg);
   const documents = clientIdDocuments();
 
   // The sign-in is asked every time (tenant, user and groups are chosen per client), never taken from an earlier one.
@@ -259,7 +249,7 @@ export async function localAuthorizationServer(options: AuthorizationServerOptio
         },
       },
     },
-    clientBasedCORS: (_ctx, origin) => isAllowedOrigin(origin, cfg),
+    clientBasedCORS: (_ctx, origin) => admitsOrigin(cfg, origin),
     extraClientMetadata: {
       properties: ['software_id', 'software_version'],
       // Runs for every client (registered, metadata document, configured): the redirect and grant rules oidc-provider leaves open.
@@ -301,7 +291,7 @@ export async function localAuthorizationServer(options: AuthorizationServerOptio
   provider.use(async (ctx, next) => {
     await next();
     const origin = ctx.get('Origin');
-    if (origin !== '' && isAllowedOrigin(origin, cfg)) {
+    if (origin !== '' && admitsOrigin(cfg, origin)) {
       if (ctx.response.get('Access-Control-Allow-Origin')) ctx.set('Access-Control-Allow-Origin', origin);
     } else for (const name of Object.keys(ctx.response.headers)) if (name.startsWith('access-control-')) ctx.remove(name);
   });
@@ -387,8 +377,8 @@ export async function localAuthorizationServer(options: AuthorizationServerOptio
   const signIn = async (req: IncomingMessage, res: ServerResponse, uid: string | undefined): Promise<void> => {
     // A form posted from any other page is refused (it would sign anyone in as anyone): the browser names the page's origin.
     const origins = req.headers.origin;
-    if (typeof origins !== 'string' || !isOwnOrigin(origins, cfg))
-      throw new ForbiddenError('The sign-in form is accepted only from the sign-in page of this server (its Origin).');
+    if (typeof origins !== 'string' || !cfg.ownOrigins.includes(origins))
+      throw new LocalRefusal(403, 'The sign-in form is accepted only from the sign-in page of this server (its Origin).');
     const form = await readForm(req);
     const details = await interactionOf(req, res, uid);
     if (!details) return;

@@ -1,5 +1,4 @@
 import type { IncomingMessage } from 'node:http';
-import { LOOPBACK_HOSTNAMES } from '../../lib/mcp/cors.js';
 
 /**
  * The names a local listener answers to. A listener on loopback is still reachable from any web
@@ -10,7 +9,7 @@ import { LOOPBACK_HOSTNAMES } from '../../lib/mcp/cors.js';
  */
 
 /** The loopback names of this machine, as they appear in a Host header or a URL's `hostname`. */
-export const LOOPBACK_NAMES = LOOPBACK_HOSTNAMES;
+export const LOOPBACK_NAMES: readonly string[] = Object.freeze(['localhost', '127.0.0.1', '[::1]']);
 
 /** Whether an address to bind names this machine only (the default), not a network interface or all of them. */
 export function isLoopbackAddress(address: string): boolean {

@@ -1,6 +1,6 @@
 import { DescribeTableCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ensureTables } from '../../lib/store/tables.js';
+import { ensureTables } from '../../infra/local/tables.js';
 import { documentClient, startTestEngine, type TestEngine, uniqueTables } from '../helpers/engine.js';
 import { answeringEndpoint } from '../helpers/faults.js';
 

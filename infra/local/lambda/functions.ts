@@ -20,11 +20,18 @@ const LOCAL_ACCOUNT_ID = '000000000000';
 type YamlValue = string | number | boolean | null | YamlValue[] | { [key: string]: YamlValue };
 
 /** CloudFormation's short-form tags, read as the long forms CloudFormation itself turns them into. */
-const CLOUDFORMATION_TAGS: Tags = [
+export const CLOUDFORMATION_TAGS: Tags = [
   { tag: '!Ref', resolve: (value: string) => ({ Ref: value }) },
   { tag: '!Sub', resolve: (value: string) => ({ 'Fn::Sub': value }) },
   { tag: '!GetAtt', resolve: (value: string) => ({ 'Fn::GetAtt': value.split('.') }) },
   { tag: '!Split', collection: 'seq', resolve: (value) => ({ 'Fn::Split': value.toJSON() as YamlValue }) },
+  // The conditions of the included resources (infra/*.yml), read but never evaluated here.
+  ...['If', 'Equals', 'Not', 'And', 'Or', 'Join', 'Select'].map((name) => ({
+    tag: `!${name}`,
+    collection: 'seq' as const,
+    resolve: (value: { toJSON(): unknown }) => ({ [`Fn::${name}`]: value.toJSON() as YamlValue }),
+  })),
+  { tag: '!Condition', resolve: (value: string) => ({ Condition: value }) },
 ];
 
 export interface LambdaFunctionSpec {

@@ -104,7 +104,9 @@ describe('Contract: openapi.json', () => {
       expect(observations.description).toMatch(/reached only privately by the MCP broker/);
       expect(observations.description).toMatch(/never reachable at the public API host/);
       expect(observations.description).toContain('`tools/call` on `/api/mcp`');
-      expect(observations.servers[0].variables.private_base_url.default).toBe('https://private-api-id.execute-api.us-east-1.amazonaws.com/prod');
+      expect(observations.servers[0].variables.private_base_url.default).toBe(
+        'https://private-api-id.execute-api.us-east-1.amazonaws.com/prod',
+      );
     });
 
     it('takes no parameters on the inventory and documents every observations parameter with its bounds', () => {

@@ -1,9 +1,8 @@
-import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { parse } from 'yaml';
 import { FUNCTIONS, type FunctionName, ROOT } from '../build.js';
-import { CLOUDFORMATION_TAGS } from './lambda/functions.js';
+import type { TransferMode } from './lambda/answer.js';
 import { DOOR_PATHS } from './settings.js';
+import { readTemplateSource } from './template-sources.js';
 
 /**
  * The REST APIs' routes, for both listeners: method and resource to the deployed function, the
@@ -17,9 +16,6 @@ import { DOOR_PATHS } from './settings.js';
 
 /** The deployed functions the routes reach (infra/build.ts FUNCTIONS has their entry modules). */
 export type RouteFunction = Exclude<FunctionName, 'authorizer'>;
-
-/** BUFFERED: the function returns its whole answer; STREAM: it writes it as it goes (`transferMode: STREAM`). */
-export type TransferMode = 'BUFFERED' | 'STREAM';
 
 /** A REQUEST authorizer in front of a route, as serverless.yml declares it. */
 export interface RouteAuthorizer {
@@ -58,9 +54,7 @@ function headerOf(identitySource: string | undefined): string | null {
 
 /** The public API: every deployed function's `http` events in serverless.yml. */
 function publicRoutes(file: string): Route[] {
-  const doc = parse(readFileSync(file, 'utf8'), { customTags: CLOUDFORMATION_TAGS }) as {
-    functions: Record<string, { events?: Array<{ http?: HttpEvent }> }>;
-  };
+  const doc = readTemplateSource<{ functions: Record<string, { events?: Array<{ http?: HttpEvent }> }> }>(file);
   return (Object.keys(FUNCTIONS) as FunctionName[]).flatMap((name) =>
     (doc.functions[name]?.events ?? []).flatMap(({ http }): Route[] => {
       if (!http) return [];
@@ -87,7 +81,7 @@ type Resources = Record<string, { Type: string; Properties: Record<string, unkno
 
 /** The private API: the methods of infra/private-api.yml, each path walked up its resources. */
 function privateRoutes(file: string): Route[] {
-  const resources = (parse(readFileSync(file, 'utf8'), { customTags: CLOUDFORMATION_TAGS }) as { Resources: Resources }).Resources;
+  const resources = readTemplateSource<{ Resources: Resources }>(file).Resources;
   const pathOf = (ref: unknown): string => {
     const id = (ref as { Ref?: string } | undefined)?.Ref;
     const parent = id ? resources[id] : undefined;

@@ -1,4 +1,3 @@
-import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import {
   type AttributeDefinition,
@@ -9,9 +8,8 @@ import {
   waitUntilTableExists,
 } from '@aws-sdk/client-dynamodb';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { parse } from 'yaml';
 import { ROOT } from '../build.js';
-import { CLOUDFORMATION_TAGS } from './lambda/functions.js';
+import { readTemplateSource } from './template-sources.js';
 
 /**
  * The data and audit tables on the stack's engine, made as the template makes them: their keys,
@@ -40,8 +38,7 @@ interface TableResource {
 
 /** The template's two tables (`DataTable`, `AuditTable` in infra/tables.yml). */
 export function templateTables(file = join(ROOT, 'infra', 'tables.yml')): { data: TableDefinition; audit: TableDefinition } {
-  const resources = (parse(readFileSync(file, 'utf8'), { customTags: CLOUDFORMATION_TAGS }) as { Resources: Record<string, TableResource> })
-    .Resources;
+  const resources = readTemplateSource<{ Resources: Record<string, TableResource> }>(file).Resources;
   const definition = (logicalId: string): TableDefinition => {
     const table = resources[logicalId];
     if (table?.Type !== 'AWS::DynamoDB::Table') throw new Error(`infra/tables.yml declares no table ${logicalId}`);

@@ -1,5 +1,4 @@
 import { ForbiddenError } from '../errors.js';
-import { ALL_GROUPS, isGroupName, MAX_GROUP_NAME_CHARACTERS } from '../store/records.js';
 
 /**
  * The endpoint scope: the boundary below the tenant. A token may carry the claim named by
@@ -25,6 +24,11 @@ export type EndpointScope =
   /** The claim names these groups (never empty). */
   | { readonly kind: 'groups'; readonly groups: ReadonlySet<string> };
 
+/** The bound on one group name, in characters (code points). */
+export const MAX_GROUP_NAME_CHARACTERS = 128;
+/** The name that means every group. */
+export const ALL_GROUPS = '*';
+
 export const UNSCOPED: EndpointScope = Object.freeze({ kind: 'unscoped' });
 export const ALL_ENDPOINTS: EndpointScope = Object.freeze({ kind: 'all' });
 
@@ -33,6 +37,12 @@ export function groupsScope(groups: Iterable<string>): EndpointScope {
   const set = new Set(groups);
   if (set.size === 0) throw new TypeError('a groups scope needs at least one group');
   return set.has(ALL_GROUPS) ? ALL_ENDPOINTS : Object.freeze({ kind: 'groups', groups: set });
+}
+
+/** 1 to MAX_GROUP_NAME_CHARACTERS characters, counted as code points (a surrogate pair is one). */
+export function isGroupName(value: unknown): value is string {
+  if (typeof value !== 'string' || value === '') return false;
+  return value.length <= MAX_GROUP_NAME_CHARACTERS || [...value].length <= MAX_GROUP_NAME_CHARACTERS;
 }
 
 /** The one sentence of a bad scope claim (403), at every door and at the private operation. */

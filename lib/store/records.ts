@@ -60,10 +60,8 @@ export const RECORD_KIND = { durable: 'agent', connection: 'connection', sample:
 /** The contract's bound on `agent_id`, in characters (code points) as JSON Schema counts them. */
 export const MAX_AGENT_ID_CHARACTERS = 128;
 
-/** The bound on one endpoint group name (`groups`), in characters (code points). */
-export const MAX_GROUP_NAME_CHARACTERS = 128;
-/** Not a group name: in a token's scope claim it means every group (lib/auth/endpoint-scope.ts). */
-export const ALL_GROUPS = '*';
+/** The names a durable record's `groups` may hold: the endpoint scope's own rule, for producers. */
+export { ALL_GROUPS, isGroupName, MAX_GROUP_NAME_CHARACTERS } from '../auth/endpoint-scope.js';
 
 /** Marks a value that is present but cannot be read (distinct from an absent one). */
 const BAD = Symbol('unreadable');
@@ -121,12 +119,6 @@ function characterCount(v: string): number {
 /** An `agent_id` a producer may write: 1 to MAX_AGENT_ID_CHARACTERS characters, counted as code points. */
 export function isAgentId(value: unknown): value is string {
   return typeof value === 'string' && value !== '' && characterCount(value) <= MAX_AGENT_ID_CHARACTERS;
-}
-
-/** 1 to MAX_GROUP_NAME_CHARACTERS characters, counted as code points (a surrogate pair is one). */
-export function isGroupName(value: unknown): value is string {
-  if (typeof value !== 'string' || value === '') return false;
-  return value.length <= MAX_GROUP_NAME_CHARACTERS || characterCount(value) <= MAX_GROUP_NAME_CHARACTERS;
 }
 
 /** A required non-empty string attribute, or BAD. */

@@ -75,9 +75,6 @@ const EnvVariables = z.object({
   STS_ENDPOINT: optionalTextThen(httpUrl),
 });
 
-/** Every variable the configuration reads. */
-export const CONFIG_VARIABLES: readonly string[] = Object.freeze(Object.keys(EnvVariables.shape));
-
 const EnvSchema = z.pipe(
   EnvVariables.check(
     z.refine((env) => env.TENANT_FENCING !== 'iam' || env.TENANT_READ_ROLE_ARN !== undefined, {

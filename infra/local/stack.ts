@@ -493,7 +493,8 @@ export async function startLocalStack(options: StackOptions = {}): Promise<Local
     { port: known.publicPort, host, privatePort: known.privatePort },
   );
   const { engine } = bound;
-  const dynamoEndpoint = engine?.endpoint ?? (options.dynamoEndpoint as string);
+  // The embedded engine's, or the one given (no engine is started then).
+  const dynamoEndpoint = engine ? engine.endpoint : String(options.dynamoEndpoint);
   known = { publicPort: bound.publicPort, privatePort: bound.privatePort };
   cfg = stackConfig(env, known);
   const db = storeClient({

@@ -1,21 +1,19 @@
 import { randomBytes } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import Provider, { type Configuration, errors, interactionPolicy, type KoaContextWithOIDC } from 'oidc-provider';
-import { doorResource } from '../../lib/auth/doors.js';
-import { isGroupName, MAX_GROUP_NAME_CHARACTERS } from '../../lib/auth/endpoint-scope.js';
-import { TOKEN_EXCHANGE_GRANT } from '../../lib/auth/token-exchange.js';
-import type { Config } from '../../lib/config.js';
-import { BadRequestError, ForbiddenError } from '../../lib/errors.js';
-import { isAllowedOrigin, isOwnOrigin } from '../../lib/mcp/cors.js';
+import { isGroupName, MAX_GROUP_NAME_CHARACTERS } from '../../lib/store/records.js';
 import { authorizationStore, type StoreLimits } from './authorization-store.js';
 import { clientIdDocuments, DOCUMENT_REFUSED, isDocumentUrl } from './client-id-documents.js';
 import { DEMO_TENANTS } from './demo.js';
 import { targetOf } from './events.js';
+import { LocalRefusal } from './failure.js';
 import { BodyTooLargeError, readBoundedBody } from './http.js';
 import type { LocalIssuer } from './issuer.js';
 import { LOOPBACK_NAMES } from './own-address.js';
 import type { LocalRoute } from './router.js';
+import { admitsOrigin, doorResources, type StackConfig } from './settings.js';
 import { errorPage, PAGE_HEADERS, signInPage } from './sign-in-page.js';
+import { TOKEN_EXCHANGE_GRANT } from './token-exchange.js';
 import { TOKEN_EXCHANGE_PARAMETERS, tokenExchangeGrant } from './token-exchange-grant.js';
 
 /**
@@ -36,7 +34,7 @@ export interface AuthorizationServerOptions {
   /** The MCP broker's client secret (the one confidential client, for the token exchange). */
   brokerSecret: string;
   /** The stack's configuration once it listens (its issuer, public URL, audiences, claims). */
-  config: Config;
+  config: StackConfig;
   /** The tenants the sign-in page offers (default the demo tenants). */
   tenants?: () => readonly string[];
   /** How much of each kind its store keeps (infra/local/authorization-store.ts; default STORE_LIMITS). */
@@ -127,19 +125,11 @@ function redirectUriRefusal(value: unknown): string | undefined {
   return undefined;
 }
 
-/** The resource servers: each public door's identifier (its RFC 9728 `resource`) and the audience of its tokens. */
-function resourceServers(cfg: Config): Map<string, string> {
-  return new Map([
-    [doorResource(cfg, 'mcp'), cfg.mcpAudience],
-    [doorResource(cfg, 'inventory'), cfg.jwtAudience],
-  ]);
-}
-
 async function readForm(req: IncomingMessage): Promise<URLSearchParams> {
   try {
     return new URLSearchParams((await readBoundedBody(req, FORM_MAX_BYTES)).toString('utf8'));
   } catch (error) {
-    if (error instanceof BodyTooLargeError) throw new BadRequestError('The sign-in form is larger than 64 KiB.');
+    if (error instanceof BodyTooLargeError) throw new LocalRefusal(400, 'The sign-in form is larger than 64 KiB.');
     throw error;
   }
 }
@@ -189,7 +179,7 @@ function showInvalidAuthorizationsOnAPage(provider: Provider): void {
 export async function localAuthorizationServer(options: AuthorizationServerOptions): Promise<LocalAuthorizationServer> {
   const cfg = options.config;
   const tenants = options.tenants ?? (() => DEMO_TENANTS);
-  const resources = resourceServers(cfg);
+  const resources = doorResources(cfg);
   const store = authorizationStore(options.storeLimits);
   // oidc-provider's own client store, where a client ID metadata document's client is put for the token endpoint to find.
   const clientStore = store('Client');
@@ -296,7 +286,7 @@ export async function localAuthorizationServer(options: AuthorizationServerOptio
         },
       },
     },
-    clientBasedCORS: (_ctx, origin) => isAllowedOrigin(origin, cfg),
+    clientBasedCORS: (_ctx, origin) => admitsOrigin(cfg, origin),
     extraClientMetadata: {
       properties: ['software_id', 'software_version'],
       // Runs for every client (registered, metadata document, configured): the redirect and grant rules oidc-provider leaves open.
@@ -338,7 +328,7 @@ export async function localAuthorizationServer(options: AuthorizationServerOptio
   provider.use(async (ctx, next) => {
     await next();
     const origin = ctx.get('Origin');
-    if (origin !== '' && isAllowedOrigin(origin, cfg)) {
+    if (origin !== '' && admitsOrigin(cfg, origin)) {
       if (ctx.response.get('Access-Control-Allow-Origin')) ctx.set('Access-Control-Allow-Origin', origin);
     } else for (const name of Object.keys(ctx.response.headers)) if (name.startsWith('access-control-')) ctx.remove(name);
   });
@@ -411,8 +401,8 @@ export async function localAuthorizationServer(options: AuthorizationServerOptio
   const signIn = async (req: IncomingMessage, res: ServerResponse, uid: string | undefined): Promise<void> => {
     // A form posted from any other page is refused (it would sign anyone in as anyone): the browser names the page's origin.
     const origins = req.headers.origin;
-    if (typeof origins !== 'string' || !isOwnOrigin(origins, cfg))
-      throw new ForbiddenError('The sign-in form is accepted only from the sign-in page of this server (its Origin).');
+    if (typeof origins !== 'string' || !cfg.ownOrigins.includes(origins))
+      throw new LocalRefusal(403, 'The sign-in form is accepted only from the sign-in page of this server (its Origin).');
     const form = await readForm(req);
     const details = await interactionOf(req, res, uid);
     if (!details) return;

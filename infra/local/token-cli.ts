@@ -13,12 +13,14 @@
  */
 import './node-version.js'; // first: the AWS SDK's Node-version notice off on Node 20 (docs/decisions.md, Node versions)
 import { parseArgs } from 'node:util';
-import { isGroupName, MAX_GROUP_NAME_CHARACTERS } from '../../lib/auth/endpoint-scope.js';
-import { loadOrRefuse } from './cli.js';
+import { isGroupName, MAX_GROUP_NAME_CHARACTERS } from '../../lib/store/records.js';
+import { refuseBadSettings } from './cli.js';
 import { localIssuer } from './issuer.js';
+import { readStackConfig, readStackPorts } from './settings.js';
 import { brokerTokenFor, EXCHANGED_TOKEN_SECONDS } from './token-exchange.js';
 
-const { config } = await loadOrRefuse('token', () => import('../../lib/config.js'));
+// The stack's configuration, as `npm start` reads it: the issuer on PORT (or JWT_ISSUER), the audiences and claims it signs.
+const cfg = refuseBadSettings('token', () => readStackConfig(process.env, readStackPorts(process.env).port));
 
 const usage = 'usage: npm run token -- --tenant T [--sub S] [--groups G1,G2] [--expires-in SECONDS] [--audience A | --mcp | --as-broker]';
 
@@ -58,7 +60,6 @@ try {
       `--groups takes endpoint group names separated by commas, each 1 to ${MAX_GROUP_NAME_CHARACTERS} characters (or '*' for all)`,
     );
   }
-  const cfg = config();
   const issuer = await localIssuer();
   const tenant = values.tenant === '' ? undefined : values.tenant;
   let token: string;

@@ -1,8 +1,7 @@
 import { errors, type KoaContextWithOIDC } from 'oidc-provider';
-import { ACCESS_TOKEN_TYPE } from '../../lib/auth/token-exchange.js';
-import { verifyBearerToken } from '../../lib/auth/verify.js';
 import type { LocalIssuer } from './issuer.js';
-import { EXCHANGED_TOKEN_SECONDS, issueExchangedToken } from './token-exchange.js';
+import { checkToken } from './token-check.js';
+import { ACCESS_TOKEN_TYPE, EXCHANGED_TOKEN_SECONDS, issueExchangedToken } from './token-exchange.js';
 
 /**
  * RFC 8693 token exchange as a grant type registered with oidc-provider, which has none of its
@@ -67,10 +66,7 @@ export function tokenExchangeGrant(issuer: LocalIssuer, policy: () => TokenExcha
     if (audience !== cfg.targetAudience) throw invalid('invalid_target', 'The client may not obtain a token for that audience.');
     let subject: Record<string, unknown>;
     try {
-      subject = (await verifyBearerToken(subjectToken, { issuer: cfg.issuer, audience: cfg.subjectAudience, keys: issuer.keys })) as Record<
-        string,
-        unknown
-      >;
+      subject = await checkToken(subjectToken, { issuer: cfg.issuer, audience: cfg.subjectAudience, keys: issuer.keys });
     } catch (error) {
       throw invalid('invalid_grant', `The subject token is not acceptable: ${(error as Error).message}`);
     }

@@ -10,6 +10,10 @@ import type { LocalIssuer } from './issuer.js';
  * the bench get exactly what the exchange issues.
  */
 
+/** RFC 8693's identifiers: the grant type, and the token type of an access token. */
+export const TOKEN_EXCHANGE_GRANT = 'urn:ietf:params:oauth:grant-type:token-exchange';
+export const ACCESS_TOKEN_TYPE = 'urn:ietf:params:oauth:token-type:access_token';
+
 /** Lifetime of an exchanged token: short, the broker exchanges again when it needs to. */
 export const EXCHANGED_TOKEN_SECONDS = 300;
 

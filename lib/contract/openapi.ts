@@ -1,6 +1,5 @@
 import * as z from 'zod';
-import { parseConfig } from '../config.js';
-import { ATTRIBUTION_HEADERS, attributionSchema, REASON_ENCODING } from './attribution.js';
+import { ATTRIBUTION_HEADERS, attributionSchema, DEFAULT_TICKET_SYSTEM, REASON_ENCODING } from './attribution.js';
 import {
   AgentInventory,
   AgentSummary,
@@ -250,7 +249,7 @@ function observationsOperation(ticketSystem: string): JsonObject {
     operationId: OPERATION_IDS.observations,
     summary: 'Read the curated observations dashboard of one endpoint (internal)',
     description: [
-      "Internal: reached only privately by the MCP broker (the MCP service), on behalf of a user, through a VPC-only private API that admits only the broker's VPC endpoint (loopback locally); it is never reachable at the public API host, where this path answers 404. External clients call the MCP tool `observations` through `tools/call` on `/api/mcp`. The broker sends a bearer token for the user that it obtained by an RFC 8693 token exchange: its audience is this service (`OBSERVATIONS_AUDIENCE`, different from the inventory and MCP audiences), `sub` is the user, the tenant claim is the user's, and the broker is named in the claim `BROKER_CLAIM` (default `act.sub`, the actor), which must be on the allow-list. A user's own token passed through names no broker and is refused (403). Broker identity, attribution, audit and ticket policy stay authoritative.",
+      "Internal: reached only privately by the MCP broker (the MCP service), on behalf of a user, through a VPC-only private API that admits only the broker's VPC endpoint; it is never reachable at the public API host, where this path answers 404. External clients call the MCP tool `observations` through `tools/call` on `/api/mcp`. The broker sends a bearer token for the user that it obtained by an RFC 8693 token exchange: its audience is this service (`OBSERVATIONS_AUDIENCE`, different from the inventory and MCP audiences), `sub` is the user, the tenant claim is the user's, and the broker is named in the claim `BROKER_CLAIM` (default `act.sub`, the actor), which must be on the allow-list. A user's own token passed through names no broker and is refused (403). Broker identity, attribution, audit and ticket policy stay authoritative.",
       '',
       'Every authenticated request writes an audit item (request id, time, tenant, subject, broker, agent_id, reason, ticket, minutes, limit, outcome); a successful read returns data only after its audit item is written. A repeated query parameter or attribution header is a 400, never a guess.',
       '',
@@ -272,8 +271,9 @@ function observationsOperation(ticketSystem: string): JsonObject {
     servers: [
       {
         url: '{private_base_url}',
-        description: 'The private, VPC-only API the MCP broker calls; never the public host. Locally the loopback listener.',
-        variables: { private_base_url: { default: 'http://127.0.0.1:3001' } },
+        description:
+          'The private, VPC-only REST API the MCP broker calls through its execute-api VPC endpoint (its execute-api URL with the stage); never the public host.',
+        variables: { private_base_url: { default: 'https://private-api-id.execute-api.us-east-1.amazonaws.com/prod' } },
       },
     ],
     security: [{ [BEARER_SCHEME]: [] }],
@@ -305,7 +305,7 @@ export interface OpenApiOptions {
  * the committed `openapi.json` can be compared byte for byte with a fresh build.
  */
 export function buildOpenApiDocument(options: OpenApiOptions = {}): JsonObject {
-  const ticketSystem = options.ticketSystem ?? parseConfig({}).ticketSystem;
+  const ticketSystem = options.ticketSystem ?? DEFAULT_TICKET_SYSTEM;
   return {
     openapi: '3.1.0',
     info: {
@@ -324,8 +324,8 @@ export function buildOpenApiDocument(options: OpenApiOptions = {}): JsonObject {
     servers: [
       {
         url: '{base_url}',
-        description: 'The public API host. Locally, `npm start` listens on http://localhost:3000.',
-        variables: { base_url: { default: 'http://localhost:3000' } },
+        description: "The public API host: its custom domain, or the public REST API's execute-api URL with the stage (`PUBLIC_URL`).",
+        variables: { base_url: { default: 'https://api.example.com' } },
       },
     ],
     paths: {

@@ -42,7 +42,8 @@ function webRequest(event: APIGatewayProxyEvent, body: string): Request {
     if (HOP_HEADERS.has(name.toLowerCase())) continue;
     for (const value of headerValues(event, name)) headers.append(name, value);
   }
-  const host = event.requestContext.domainName || 'localhost';
+  // API Gateway always names the host; a reserved name stands in for an event without one.
+  const host = event.requestContext.domainName || 'host.invalid';
   const query = new URLSearchParams();
   for (const [name, values] of Object.entries(event.multiValueQueryStringParameters ?? {}))
     for (const value of values ?? []) query.append(name, value);
@@ -75,7 +76,7 @@ function metadataResult(door: 'inventory' | 'mcp'): APIGatewayProxyResult {
 /** Servers must refuse a browser's request from an origin they do not serve (DNS rebinding): 403. */
 function assertAllowedOrigin(origin: string | undefined): void {
   if (origin === undefined) return;
-  if (!isAllowedOrigin(origin)) {
+  if (!isAllowedOrigin(origin, config())) {
     throw new ForbiddenError('Requests from this Origin are not allowed; set MCP_ALLOWED_ORIGINS to admit it.');
   }
 }

@@ -65,7 +65,7 @@ const JSON_MODE_NOTICE = "responseMode: 'json' drops mid-call notifications";
 /**
  * Runs `make` with that one console notice sent to the logger at DEBUG instead: our tools send no
  * mid-call notifications, so it is news to nobody, yet it would be a plain-text line in the
- * function's log on each cold start and in `npm start`'s terminal on the first MCP call. Any
+ * function's log on each cold start (and in a local stack's terminal on the first MCP call). Any
  * other console output passes through; the SDK has no option to turn the notice off.
  */
 function withoutJsonModeNotice<T>(make: () => T): T {

@@ -202,7 +202,8 @@ describe('E2E: GET /api/agents over HTTP through the token authorizer', () => {
 
     expectUnauthorized(
       await get(url, { Authorization: `Bearer ${otherIssuer}` }),
-      `The bearer token's "iss" claim is not the issuer this service accepts, "${stack.config.jwtIssuer}"; make local tokens with the PORT (and JWT_ISSUER) that npm start runs with.`,
+      // The authorizer's sentence, and the stack's own note on how to make a token it accepts.
+      `The bearer token's "iss" claim is not the issuer this service accepts, "${stack.config.jwtIssuer}". Here, locally: make local tokens with the PORT (and JWT_ISSUER) that npm start runs with.`,
     );
     expectUnauthorized(await get(url, { Authorization: `Bearer ${notYet}` }), 'The bearer token\'s "nbf" claim is not acceptable.');
   });

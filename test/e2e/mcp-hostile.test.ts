@@ -1,10 +1,10 @@
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { auditItemsOf } from '../../infra/local/audit-items.js';
 import type { Fleet, FleetAgent } from '../../infra/local/fleet.js';
 import { EndpointList } from '../../lib/contract/mcp-tools.js';
 import { LAMBDA_RESPONSE_LIMIT_BYTES } from '../../lib/http.js';
 import { MAX_REPORTED_CHARACTERS, MAX_TOOL_CALLS_PER_REQUEST, RESULT_BUDGET_BYTES } from '../../lib/mcp/limits.js';
-import { listAuditItems } from '../../lib/store/audit.js';
 import { countingProxy } from '../helpers/faults.js';
 import { startTestStack, type TestStack } from '../helpers/stack.js';
 
@@ -170,7 +170,7 @@ describe('E2E: one HTTP request has a bounded cost', () => {
     params: { name: 'observations', arguments: { agent_id: agentId, reason, minutes: 10080, limit: 500 } },
   });
   const audited = async (reason: string): Promise<number> =>
-    (await listAuditItems(stack.dynamo, stack.config.auditTable, TENANT)).filter((i) => i.reason === reason).length;
+    (await auditItemsOf(stack.dynamo, stack.config.auditTable, TENANT)).filter((i) => i.reason === reason).length;
 
   it(`refuses a batch of 20 tools/call whole, before any read: no audit item (the cap is ${MAX_TOOL_CALLS_PER_REQUEST})`, async () => {
     const token = await stack.mcpToken({ tenant: TENANT, subject: 'batcher' });

@@ -1,7 +1,8 @@
 import type { APIGatewayProxyEvent } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { config } from '../../lib/config.js';
+import { useEnvironment } from '../helpers/env.js';
 import { eventFixture, setHeader, testContext } from '../helpers/events.js';
+import { FUNCTION_ENVIRONMENT } from '../helpers/function-environment.js';
 import { recentDemoFleet } from '../helpers/mcp-client.js';
 import { get, startTestStack, type TestStack } from '../helpers/stack.js';
 
@@ -18,6 +19,8 @@ async function functionAnswerTo(
   method: 'POST' | 'OPTIONS',
   origin: string,
 ): Promise<{ statusCode: number; headers: Record<string, string>; body: string }> {
+  // As a function with serverless.yml's environment (its own origin is PUBLIC_URL's, never evil.example).
+  useEnvironment({});
   const { handler } = await import('../../functions/mcp/handler.js');
   const event = eventFixture<APIGatewayProxyEvent>('rest-api', 'list-agents', (e) => {
     e.resource = '/api/mcp';
@@ -174,6 +177,8 @@ describe('E2E: the MCP door over plain HTTP', () => {
   });
 
   it('answers a 401 of its own (no verified caller reached it) with the Bearer challenge that leads to the metadata', async () => {
+    // The handler called in-process (no gateway can hand it an event without a caller), as a function with serverless.yml's environment.
+    useEnvironment({});
     const { handler } = await import('../../functions/mcp/handler.js');
     const event = eventFixture<APIGatewayProxyEvent>('rest-api', 'list-agents', (e) => {
       e.resource = '/api/mcp';
@@ -190,8 +195,7 @@ describe('E2E: the MCP door over plain HTTP', () => {
     delete event.multiValueHeaders.Authorization;
     const missing = (await handler(event as never, testContext('mcp'))) as { statusCode: number; headers: Record<string, string> };
 
-    // The handler called in-process (no gateway can hand it an event without a caller) reads this process's configuration.
-    const metadata = `${config().publicUrl}/.well-known/oauth-protected-resource/api/mcp`;
+    const metadata = `${FUNCTION_ENVIRONMENT.PUBLIC_URL}/.well-known/oauth-protected-resource/api/mcp`;
     expect(presented.statusCode).toBe(401);
     expect(presented.headers['WWW-Authenticate']).toBe(
       `Bearer resource_metadata="${metadata}", error="invalid_token", error_description="A bearer token checked by the token authorizer is required."`,

@@ -6,7 +6,7 @@ import type { Readable } from 'node:stream';
 import { Client, StreamableHTTPClientTransport, UnauthorizedError } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { listAuditItems } from '../../lib/store/audit.js';
+import { auditItemsOf } from '../../infra/local/audit-items.js';
 import { smallFleet } from '../fixtures/small-fleet.js';
 import { claimsOf, InMemoryOAuthProvider, signInAsBrowser } from '../helpers/sign-in.js';
 import { startTestStack, type TestStack } from '../helpers/stack.js';
@@ -79,7 +79,7 @@ describe.each(ERAS)('E2E: the SDK client (%s) signs in through the local issuer 
         sub: `sdk-${revision}`,
         tenant_id: 'acme',
       });
-      const audited = (await listAuditItems(stack.dynamo, stack.config.auditTable, 'acme')).filter((i) => i.subject === `sdk-${revision}`);
+      const audited = (await auditItemsOf(stack.dynamo, stack.config.auditTable, 'acme')).filter((i) => i.subject === `sdk-${revision}`);
       expect(audited).toEqual([expect.objectContaining({ broker: 'local-broker', agent_id: 'ac-002', outcome: 'allowed' })]);
     } finally {
       await client.close();
@@ -171,7 +171,7 @@ describe('E2E: mcp-remote (pinned) signs in through the local issuer, headless',
       expect(tools.map((t) => t.name).sort()).toEqual(['list_endpoints', 'observations']);
       expect(result.isError).toBeFalsy();
       expect(result.structuredContent).toMatchObject({ endpoint: { id: 'gx-002' } });
-      const audited = (await listAuditItems(stack.dynamo, stack.config.auditTable, 'globex')).filter((i) => i.subject === 'remote-user');
+      const audited = (await auditItemsOf(stack.dynamo, stack.config.auditTable, 'globex')).filter((i) => i.subject === 'remote-user');
       expect(audited).toEqual([expect.objectContaining({ ticket_number: 'CHG0099', outcome: 'allowed' })]);
     } finally {
       await client.close().catch(() => undefined);

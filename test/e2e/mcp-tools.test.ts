@@ -1,9 +1,9 @@
 import type { Client } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { auditItemsOf } from '../../infra/local/audit-items.js';
 import { demoFleet } from '../../infra/local/demo.js';
 import { EndpointList } from '../../lib/contract/mcp-tools.js';
 import { EndpointDashboard } from '../../lib/contract/schemas.js';
-import { listAuditItems } from '../../lib/store/audit.js';
 import { call, connectTo, ERAS, recentDemoFleet, textOf, withoutClock } from '../helpers/mcp-client.js';
 import { get, startTestStack, type TestStack } from '../helpers/stack.js';
 
@@ -124,7 +124,7 @@ describe.each(ERAS)('E2E: MCP tools over HTTP with %s', (_era, options, revision
     const result = await call(client, 'observations', { agent_id: 'ac-002', reason, ticket: { number: 'INC0042', system: 'servicenow' } });
 
     expect(result.isError).toBeFalsy();
-    const items = (await listAuditItems(stack.dynamo, stack.config.auditTable, 'acme')).filter((i) => i.reason === reason);
+    const items = (await auditItemsOf(stack.dynamo, stack.config.auditTable, 'acme')).filter((i) => i.reason === reason);
     expect(items).toEqual([
       expect.objectContaining({
         tenant_id: 'acme',
@@ -325,7 +325,7 @@ describe('E2E: MCP tools with a scoped user token (the exchange copies the endpo
         { type: 'text', text: 'No endpoint with agent_id "ac-001" is visible to you; list_endpoints shows the endpoints you can read.' },
       ],
     });
-    const items = (await listAuditItems(stack.dynamo, stack.config.auditTable, 'acme')).filter((i) => i.reason === reason);
+    const items = (await auditItemsOf(stack.dynamo, stack.config.auditTable, 'acme')).filter((i) => i.reason === reason);
     expect(items.map((i) => [i.agent_id, i.subject, i.scope, i.status_code]).sort()).toEqual([
       ['ac-001', subject, ['americas'], 404],
       ['ac-030', subject, ['americas'], 200],

@@ -9,6 +9,7 @@ import { beforeAll, describe, expect, inject, it } from 'vitest';
 import { type BuiltFunction, builtFunction, DIST, FUNCTIONS, type FunctionName, zipDirectory } from '../../infra/build.js';
 import { lambdaNode } from '../../infra/local/lambda/runtimes.js';
 import { SDK_NODE_VERSION_WARNING_SWITCH } from '../../infra/local/node-version.js';
+import { FUNCTION_ENVIRONMENT } from '../helpers/function-environment.js';
 import { packagedTemplate } from '../helpers/package.js';
 import { readZip } from './zip.js';
 
@@ -32,8 +33,14 @@ function runIsolated(cwd: string, script: string): { status: number | null; stdo
     cwd,
     encoding: 'utf8',
     timeout: 30_000,
-    // Nothing from this project's environment: no NODE_PATH, no NODE_OPTIONS, no test settings.
-    env: { PATH: process.env.PATH ?? '', AWS_REGION: 'eu-west-1', POWERTOOLS_LOG_LEVEL: 'SILENT', ...LAMBDA_NODE_SDK_NOTICE },
+    // Nothing from this project's environment (no NODE_PATH, no NODE_OPTIONS, no test settings): what serverless.yml gives every function.
+    env: {
+      PATH: process.env.PATH ?? '',
+      AWS_REGION: 'eu-west-1',
+      POWERTOOLS_LOG_LEVEL: 'SILENT',
+      ...FUNCTION_ENVIRONMENT,
+      ...LAMBDA_NODE_SDK_NOTICE,
+    },
   });
   return { status: run.status, stdout: run.stdout, stderr: run.stderr };
 }
@@ -52,6 +59,7 @@ function runIsolatedAsync(
         AWS_REGION: 'eu-west-1',
         POWERTOOLS_LOG_LEVEL: 'SILENT',
         POWERTOOLS_METRICS_DISABLED: 'true',
+        ...FUNCTION_ENVIRONMENT,
         ...LAMBDA_NODE_SDK_NOTICE,
         ...env,
       },

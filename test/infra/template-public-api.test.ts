@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { GATEWAY_RESPONSES, gatewayResponseResources } from '../../infra/gateway-responses.js';
-import { ROUTES } from '../../infra/local/routes.js';
+import { ROUTES, type Route } from '../../infra/local/routes.js';
 import { DOORS } from '../../lib/auth/doors.js';
 import type { Json } from '../helpers/package.js';
 import { asList, EXAMPLE, getAtt, ofType, resource, resources, routesOfTemplate, template } from '../helpers/template.js';
@@ -31,12 +31,10 @@ describe('Template: the public REST API (inventory and the MCP door)', () => {
   });
 
   it('has exactly the routes of the local gateway (infra/local/routes.ts): methods, functions, authorizers and transfer modes', () => {
-    const local = ROUTES.map(
-      (r) => `${r.api} ${r.method} ${r.resource} -> ${r.function} [${r.authorizer ?? 'none'}, ${r.transferMode}]`,
-    ).sort();
-    const deployed = routesOfTemplate()
-      .map((r) => `${r.api} ${r.method} ${r.resource} -> ${r.function} [${r.authorizer ?? 'none'}, ${r.transferMode}]`)
-      .sort();
+    const line = (r: Route): string =>
+      `${r.api} ${r.method} ${r.resource} -> ${r.function} [${r.authorizer ? JSON.stringify(r.authorizer) : 'none'}, ${r.transferMode}]`;
+    const local = ROUTES.map(line).sort();
+    const deployed = routesOfTemplate().map(line).sort();
 
     expect(deployed).toEqual(local);
   });

@@ -3,7 +3,6 @@ import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import type { APIGatewayProxyEvent } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { type FleetAgent, loadFleet } from '../../infra/local/fleet.js';
-import { authorizerContextOf } from '../../lib/auth/caller.js';
 import { AgentInventory } from '../../lib/contract/schemas.js';
 import { agentSortKey, connectionKey, durableAgentKey } from '../../lib/store/keys.js';
 import { expectResponseMatchesContract } from '../helpers/contract.js';
@@ -19,6 +18,7 @@ type Event = APIGatewayProxyEvent;
 let handler: typeof import('../../functions/inventory/handler.js').handler;
 let logger: typeof import('../../lib/observability/logger.js').logger;
 let config: typeof import('../../lib/config.js').config;
+let authorizerContextOf: typeof import('../../lib/auth/caller.js').authorizerContextOf;
 
 const recent = (): string => new Date(Date.now() - 5_000).toISOString();
 
@@ -60,6 +60,7 @@ describe('Handler: inventory against a real DynamoDB API', () => {
     ({ handler } = await import('../../functions/inventory/handler.js'));
     ({ logger } = await import('../../lib/observability/logger.js'));
     ({ config } = await import('../../lib/config.js'));
+    ({ authorizerContextOf } = await import('../../lib/auth/caller.js'));
     await loadFleet(
       engine.db,
       engine.tables,

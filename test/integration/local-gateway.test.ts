@@ -1,8 +1,13 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { GATEWAY_RESPONSES, gatewayResponse } from '../../infra/gateway-responses.js';
-import type { Route } from '../../infra/local/routes.js';
-import { parseConfig } from '../../lib/config.js';
-import { type FixtureFunctions, type FixtureGateway, fixtureFunctions, fixtureGateway } from '../helpers/sandbox.js';
+import { ROUTES as DEPLOYED_ROUTES, type Route, type RouteAuthorizer } from '../../infra/local/routes.js';
+import {
+  FIXTURE_GATEWAY_CONFIG,
+  type FixtureFunctions,
+  type FixtureGateway,
+  fixtureFunctions,
+  fixtureGateway,
+} from '../helpers/sandbox.js';
 
 /**
  * The local REST API emulation over real HTTP, with fixture functions behind its routes
@@ -15,13 +20,15 @@ import { type FixtureFunctions, type FixtureGateway, fixtureFunctions, fixtureGa
 
 // The fixture behind these routes answers buffered (the streamed inventory through the gateway:
 // test/integration/sandbox.test.ts and test/e2e/inventory-streaming.test.ts).
+/** The authorizer serverless.yml puts in front of a door (its identity source and cache). */
+const doorAt = (resource: string): RouteAuthorizer => DEPLOYED_ROUTES.find((r) => r.resource === resource && r.authorizer)!.authorizer!;
 const ROUTES: Route[] = [
-  { api: 'public', method: 'GET', resource: '/api/agents', function: 'mcp', authorizer: 'inventory', transferMode: 'BUFFERED' },
-  { api: 'public', method: 'POST', resource: '/api/mcp', function: 'mcp', authorizer: 'mcp', transferMode: 'BUFFERED' },
+  { api: 'public', method: 'GET', resource: '/api/agents', function: 'mcp', authorizer: doorAt('/api/agents'), transferMode: 'BUFFERED' },
+  { api: 'public', method: 'POST', resource: '/api/mcp', function: 'mcp', authorizer: doorAt('/api/mcp'), transferMode: 'BUFFERED' },
   { api: 'public', method: 'GET', resource: '/open', function: 'observations', authorizer: null, transferMode: 'BUFFERED' },
 ];
 
-const cfg = parseConfig({});
+const cfg = FIXTURE_GATEWAY_CONFIG;
 let functions: FixtureFunctions;
 let gateway: FixtureGateway;
 let clock = 1_000_000;

@@ -4,7 +4,7 @@ import type { APIGatewayProxyEvent } from 'aws-lambda';
 import { LRUCache } from 'lru-cache';
 import { DOORS, type Door } from '../../lib/auth/doors.js';
 import type { Config } from '../../lib/config.js';
-import { type GatewayResponseType, renderGatewayResponse } from '../gateway-responses.js';
+import { type GatewayResponseType, PAYLOAD_LIMITS, payloadTooLargeAnswer, renderGatewayResponse } from '../gateway-responses.js';
 import { localMethodArn, requestAuthorizerEvent, restApiEvent } from './events.js';
 import { BodyTooLargeError, readBoundedBody, sendGatewayResponse, sendLocalFailure } from './http.js';
 import { IntegrationFailure, sendFunctionAnswer } from './lambda/answer.js';
@@ -27,8 +27,6 @@ import { ROUTES, type Route, type RouteFunction } from './routes.js';
 /** API Gateway's default (and, buffered, its most) integration timeout of a REST API: 29 seconds. */
 export const DEFAULT_INTEGRATION_TIMEOUT_MS = 29_000;
 
-/** API Gateway's REST payload quota: a larger request is refused before anything runs. */
-const MAX_PAYLOAD_BYTES = 10 * 1024 * 1024;
 /** Authorizer answers kept at most (expired ones leave first): one per distinct token within the TTL. */
 const MAX_CACHED_ANSWERS = 10_000;
 
@@ -136,6 +134,15 @@ function headerValuesOf(req: IncomingMessage, header: string): string[] {
   return values;
 }
 
+/**
+ * Whether an event is past Lambda's synchronous invocation payload (its JSON, the body inside it
+ * escaped): Lambda refuses such an invocation before the function runs (infra/gateway-responses.ts
+ * PAYLOAD_LIMITS), so no instance ever holds it.
+ */
+function exceedsInvocationPayload(event: APIGatewayProxyEvent): boolean {
+  return Buffer.byteLength(JSON.stringify(event)) >= PAYLOAD_LIMITS.lambdaInvocationBytes;
+}
+
 type Verdict =
   | { allowed: true; context: Record<string, string> }
   | { allowed: false; type: GatewayResponseType; context?: Record<string, string>; because?: string | undefined };
@@ -234,9 +241,9 @@ export function localRestApi(options: LocalRestApiOptions): LocalRestApi {
       }
       let body: Buffer;
       try {
-        body = await readBoundedBody(req, MAX_PAYLOAD_BYTES);
+        body = await readBoundedBody(req, PAYLOAD_LIMITS.apiGatewayBytes);
       } catch (error) {
-        if (error instanceof BodyTooLargeError) return reply('REQUEST_TOO_LARGE');
+        if (error instanceof BodyTooLargeError) return sendGatewayResponse(res, payloadTooLargeAnswer('apiGatewayBytes'));
         throw error;
       }
       // One event per request: the authorizer's is made from it, and its context is added once allowed.
@@ -246,6 +253,7 @@ export function localRestApi(options: LocalRestApiOptions): LocalRestApi {
         if (!verdict.allowed) return reply(verdict.type, verdict.context, undefined, verdict.because);
         event.requestContext.authorizer = verdict.context;
       }
+      if (exceedsInvocationPayload(event)) return sendGatewayResponse(res, payloadTooLargeAnswer('lambdaInvocationBytes'));
       // API Gateway waits this long for the function's answer (a stream: for its end), then answers 504.
       const timeoutMs = options.integrationTimeoutMs?.(route) ?? DEFAULT_INTEGRATION_TIMEOUT_MS;
       let timer: NodeJS.Timeout | undefined;

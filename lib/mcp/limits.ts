@@ -18,11 +18,12 @@ export const MAX_BATCH_MESSAGES = 8;
 /**
  * The largest request body the door reads, in bytes, refused (413) before anything parses it. The
  * largest legal request, a 2025-03-26 batch of MAX_BATCH_MESSAGES messages with every argument at
- * its bound and every character JSON-escaped, measures about 32 KiB (test/unit/mcp-request-body.test.ts
- * builds it); 256 KiB leaves room for what clients add in `_meta` and `clientInfo` (icons as data
- * URIs among them), and is a sixteenth of the SDK's own 4 MiB.
+ * its bound in the characters that escape to the most bytes, measures 20,061 bytes
+ * (test/unit/mcp-request-body.test.ts builds it); 128 KiB leaves room for what clients add in
+ * `_meta` (a 2026-07-28 request repeats its client information there, icons as data URIs
+ * included), and is a thirty-second of the SDK's own 4 MiB.
  */
-export const MAX_REQUEST_BODY_BYTES = 262_144;
+export const MAX_REQUEST_BODY_BYTES = 131_072;
 
 /**
  * The deepest nesting of arrays and objects a request body may have, checked by a scan that keeps

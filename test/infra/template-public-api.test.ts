@@ -169,7 +169,6 @@ describe('Template: the public REST API (inventory and the MCP door)', () => {
       ResponseParameters: { 'gatewayresponse.header.Retry-After': "'1'" },
     });
     expect(headersOf('INTEGRATION_TIMEOUT').StatusCode).toBe('504');
-    expect(headersOf('REQUEST_TOO_LARGE').StatusCode).toBe('413');
     expect(headersOf('MISSING_AUTHENTICATION_TOKEN').StatusCode).toBe('404');
     expect(headersOf('DEFAULT_4XX').StatusCode).toBeUndefined();
   });

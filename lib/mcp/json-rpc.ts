@@ -1,3 +1,5 @@
+import { quoted } from './reported-text.js';
+
 /**
  * The JSON-RPC errors a client of the MCP door sees, each one sentence naming what was wrong: the
  * door's own (lib/mcp/request-rules.ts, lib/mcp/request-body.ts), written with jsonRpcError, and
@@ -29,11 +31,9 @@ export function idOf(message: unknown): JsonRpcId {
   return typeof id === 'string' || typeof id === 'number' ? id : null;
 }
 
-/** A client-chosen name in a sentence: quoted and escaped as JSON, and cut, so it can never form markup or run on. */
+/** A client-chosen name in a sentence: a code span, escaped and cut (lib/mcp/reported-text.ts), so it can never form markup or run on. */
 export function named(value: unknown, max = 60): string {
-  const text = typeof value === 'string' ? value : String(value);
-  const points = Array.from(text);
-  return JSON.stringify(points.length > max ? `${points.slice(0, max).join('')}…` : text);
+  return quoted(typeof value === 'string' ? value : String(value), max);
 }
 
 interface ErrorObject {

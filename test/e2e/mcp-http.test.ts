@@ -231,7 +231,7 @@ describe('E2E: the MCP door over plain HTTP', () => {
         { 'Mcp-Protocol-Version': 'latest please' },
         400,
         -32600,
-        'The MCP-Protocol-Version header "latest please" names no protocol version this server speaks: it speaks 2026-07-28, 2025-11-25, 2025-06-18, 2025-03-26, 2024-11-05 and 2024-10-07.',
+        'The MCP-Protocol-Version header `latest please` names no protocol version this server speaks: it speaks 2026-07-28, 2025-11-25, 2025-06-18, 2025-03-26, 2024-11-05 and 2024-10-07.',
       ],
       ['an empty body', '', {}, 400, -32700, 'The request body is empty: send one JSON-RPC message as JSON.'],
       ['a number', '42', {}, 400, -32600, /^A JSON-RPC message must be an object .*; got a number\.$/],
@@ -258,7 +258,7 @@ describe('E2E: the MCP door over plain HTTP', () => {
         MODERN,
         200,
         -32602,
-        'The params of "tools/list" must be a JSON object; got an array.',
+        'The params of `tools/list` must be a JSON object; got an array.',
       ],
       ['an empty batch', [], {}, 400, -32600, 'A JSON-RPC batch must carry at least one message; this one is empty.'],
       [
@@ -275,7 +275,7 @@ describe('E2E: the MCP door over plain HTTP', () => {
         MODERN,
         200,
         -32601,
-        'This MCP server does not serve the method "prompts/list".',
+        'This MCP server does not serve the method `prompts/list`.',
       ],
       [
         'an unknown tool',
@@ -283,7 +283,7 @@ describe('E2E: the MCP door over plain HTTP', () => {
         MODERN,
         200,
         -32602,
-        'There is no tool "rm -rf" here; the tools are observations and list_endpoints.',
+        'There is no tool `rm -rf` here; the tools are observations and list_endpoints.',
       ],
       [
         'tools/call without params',
@@ -307,7 +307,7 @@ describe('E2E: the MCP door over plain HTTP', () => {
         MODERN,
         200,
         -32602,
-        'There is no resource "ui://nowhere" here; resources/list names the ones there are.',
+        'There is no resource `ui://nowhere` here; resources/list names the ones there are.',
       ],
       [
         'a 2026-07-28 request without its _meta',
@@ -315,7 +315,7 @@ describe('E2E: the MCP door over plain HTTP', () => {
         { 'Mcp-Protocol-Version': '2026-07-28' },
         400,
         -32602,
-        /^A 2026-07-28 request .* lacks "_meta"\.$/,
+        /^A 2026-07-28 request .* lacks `_meta`\.$/,
       ],
       [
         'an Accept without JSON',

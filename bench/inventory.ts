@@ -49,7 +49,13 @@ export async function inventoryFigure(ctx: BenchContext): Promise<void> {
   for (const agents of inventorySizes(ctx.quick)) {
     const tenant = tenantOf(agents);
     const pk = agentsPartition(tenant);
-    const token = await ctx.issuer.sign({ issuer: ctx.issuerUrl, audience: ctx.audience, tenant, subject: 'bench' });
+    const token = await ctx.issuer.sign({
+      issuer: ctx.issuerUrl,
+      audience: ctx.audience,
+      tenant,
+      subject: 'bench',
+      scope: ctx.cfg.requiredScope,
+    });
     const runs = runsFor(ctx.quick, agents);
     ctx.say(`inventory, ${n(agents)} agents: wire and read floors, handler and HTTP, ${runs} interleaved runs`);
     const wire: WireRun[] = [];

@@ -114,7 +114,7 @@ export function gatewayResponseBodyTemplate(definition: GatewayResponseDefinitio
  */
 export function gatewayResponseHeaders(
   definition: GatewayResponseDefinition,
-  cfg: Pick<Config, 'publicUrl'>,
+  cfg: Pick<Config, 'publicUrl' | 'requiredScope'>,
   browserOrigin?: string,
 ): Record<string, string> {
   return {
@@ -156,7 +156,7 @@ export function renderGatewayResponse(
     authorizer?: Readonly<Record<string, string>>;
     status?: number;
     origins?: readonly string[];
-    cfg: Pick<Config, 'publicUrl' | 'mcpAllowedOrigins'>;
+    cfg: Pick<Config, 'publicUrl' | 'mcpAllowedOrigins' | 'requiredScope'>;
     /** Local stack only: a sentence added to the response's own, saying what AWS's gateway response cannot (why a token was refused). */
     localNote?: string;
   },
@@ -224,12 +224,14 @@ export function gatewayResponseLogicalId(type: GatewayResponseType): string {
 export function gatewayResponseResources(
   publicUrl = '${param:publicUrl}',
   browserOrigin = '${param:mcpBrowserOrigin}',
+  // A static header cannot leave the attribute out: with requiredScope empty its 401s say scope="".
+  requiredScope = '${param:requiredScope}',
 ): Record<string, unknown> {
   const resources: Record<string, unknown> = {};
   for (const definition of GATEWAY_RESPONSES) {
     const body = gatewayResponseBodyTemplate(definition);
     const parameters: Record<string, string> = {};
-    for (const [name, value] of Object.entries(gatewayResponseHeaders(definition, { publicUrl }, browserOrigin)))
+    for (const [name, value] of Object.entries(gatewayResponseHeaders(definition, { publicUrl, requiredScope }, browserOrigin)))
       parameters[`gatewayresponse.header.${name}`] = `'${value}'`;
     resources[gatewayResponseLogicalId(definition.type)] = {
       Type: 'AWS::ApiGateway::GatewayResponse',

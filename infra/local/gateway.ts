@@ -40,7 +40,7 @@ export interface LocalRestApiOptions {
   routes?: readonly Route[];
   functions: GatewayFunctions;
   /** The service configuration the gateway responses are written with (public URL, admitted origins), known once the stack listens. */
-  cfg: () => Pick<Config, 'publicUrl' | 'mcpAllowedOrigins'>;
+  cfg: () => Pick<Config, 'publicUrl' | 'mcpAllowedOrigins' | 'requiredScope'>;
   /** While true, every route answers 503 (the local stack is creating its tables and seeding). */
   isStarting?: () => boolean;
   /** The clock of the authorizer cache, in epoch milliseconds. */

@@ -147,7 +147,7 @@ function listener(
   bound: () => Bound | undefined,
   accessLog: ((line: string) => void) | undefined,
   coldStarts: Map<string, string[]>,
-  cfg: () => Pick<Config, 'publicUrl' | 'mcpAllowedOrigins'>,
+  cfg: () => Pick<Config, 'publicUrl' | 'mcpAllowedOrigins' | 'requiredScope'>,
 ): (req: IncomingMessage, res: ServerResponse) => void {
   return (req, res) => {
     const started = performance.now();

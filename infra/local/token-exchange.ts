@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { OBSERVATIONS_SCOPE } from '../../lib/auth/scopes.js';
 import type { LocalIssuer } from './issuer.js';
 
 /**
@@ -18,12 +19,14 @@ export interface ExchangedTokenRequest {
   subject: Record<string, unknown>;
   clientId: string;
   audience: string;
+  /** The scope the broker asked for and was granted (the observations operation's), as the token's `scope`. */
+  scope?: string | undefined;
 }
 
 /**
  * Signs the token an exchange issues: `sub`, the tenant claim and the endpoint scope claim copied
  * from the subject token (the scope exactly as it is, whatever its form, or left out when the
- * subject token has none: the exchange never widens nor narrows it), `aud` the requested audience, `act.sub` the exchanging client (an actor already in the subject
+ * subject token has none: the exchange never widens nor narrows it), `aud` the requested audience, `scope` the scope granted, `act.sub` the exchanging client (an actor already in the subject
  * token is kept nested below it), a fresh `jti`, and the lifetime given (never past the subject token's, see infra/local/token-exchange-grant.ts).
  */
 export async function issueExchangedToken(
@@ -43,6 +46,7 @@ export async function issueExchangedToken(
     subject: typeof subject.sub === 'string' ? subject.sub : 'unknown',
     ...(typeof tenant === 'string' ? { tenant, tenantClaim: policy.tenantClaim } : {}),
     expiresInSeconds: policy.lifetimeSeconds,
+    scope: request.scope,
     extra,
   });
 }
@@ -57,6 +61,8 @@ export interface BrokerTokenFor {
   audience: string;
   /** Default EXCHANGED_TOKEN_SECONDS. */
   lifetimeSeconds?: number;
+  /** The scope granted (default the observations operation's, OBSERVATIONS_SCOPE; undefined in options: none). */
+  scope?: string | undefined;
 }
 
 /**
@@ -87,6 +93,7 @@ export function brokerTokenFor(
       },
       clientId: broker.clientId,
       audience: broker.audience,
+      scope: 'scope' in broker ? broker.scope : OBSERVATIONS_SCOPE,
     },
   );
 }

@@ -178,6 +178,7 @@ describe('E2E: the MCP door over plain HTTP', () => {
       expect(await res.json()).toEqual({
         resource: stack.config.mcpAudience,
         authorization_servers: [stack.config.jwtIssuer],
+        scopes_supported: ['endpoints:read'],
         bearer_methods_supported: ['header'],
         resource_name: 'Endpoint read service (MCP)',
       });

@@ -435,7 +435,8 @@ export async function localAuthorizationServer(options: AuthorizationServerOptio
     const grant = new provider.Grant({ accountId, clientId: single(details.params.client_id) ?? '' });
     const asked = details.params.resource;
     for (const resource of Array.isArray(asked) ? asked : [asked ?? cfg.mcpAudience]) grant.addResourceScope(String(resource), doorScope);
-    const oidcScopes = (single(details.params.scope) ?? '').split(' ').filter((scope) => PROVIDER_SCOPES.has(scope));
+    // The doors' scope is in the server's `scopes` (so its metadata lists it), so the grant names it there too.
+    const oidcScopes = (single(details.params.scope) ?? '').split(' ').filter((scope) => PROVIDER_SCOPES.has(scope) || scope === doorScope);
     if (oidcScopes.length > 0) grant.addOIDCScope(oidcScopes.join(' '));
     const grantId = await grant.save();
     await provider.interactionFinished(req, res, { login: { accountId }, consent: { grantId } }, { mergeWithLastSubmission: false });

@@ -92,14 +92,14 @@ describe('E2E: each door refuses the tokens of the other', () => {
     const res = await agents(await stack.mcpToken());
 
     expectFailure(res, 401, /The bearer token is not for this service \(audience\)\./);
-    expect(res.headers.get('www-authenticate')).toBe(`Bearer resource_metadata="${metadata.inventory}"`);
+    expect(res.headers.get('www-authenticate')).toBe(`Bearer resource_metadata="${metadata.inventory}", scope="endpoints:read"`);
   });
 
   it("refuses an inventory token at POST /api/mcp, with the MCP door's challenge", async () => {
     const res = await mcp(await stack.token());
 
     expectFailure(res, 401, mcp401Because(/The bearer token is not for this service \(audience\)\./));
-    expect(res.headers.get('www-authenticate')).toBe(`Bearer resource_metadata="${metadata.mcp}"`);
+    expect(res.headers.get('www-authenticate')).toBe(`Bearer resource_metadata="${metadata.mcp}", scope="endpoints:read"`);
   });
 
   it('says at the MCP door, as the inventory does, that a token of another issuer was refused and how to make a local one', async () => {
@@ -144,7 +144,7 @@ describe('E2E: an answer API Gateway cached for a token', () => {
     // The gateway's own 401 would say the static sentence: this one comes from the cached answer's handler.
     expectFailure(res, 401, /The bearer token has expired\./);
     expect(res.headers.get('www-authenticate')).toBe(
-      `Bearer resource_metadata="${metadata.mcp}", error="invalid_token", error_description="The bearer token has expired."`,
+      `Bearer resource_metadata="${metadata.mcp}", scope="endpoints:read", error="invalid_token", error_description="The bearer token has expired."`,
     );
   });
 
@@ -166,7 +166,7 @@ describe('E2E: two Authorization headers at the inventory door', () => {
     const res = await twice('/api/agents', 'GET', [`Bearer ${token}`, `Bearer ${token}`]);
 
     expectFailure(res, 401, /The Authorization header was sent more than once\./);
-    expect(res.headers.get('www-authenticate')).toBe(`Bearer resource_metadata="${metadata.inventory}"`);
+    expect(res.headers.get('www-authenticate')).toBe(`Bearer resource_metadata="${metadata.inventory}", scope="endpoints:read"`);
   });
 });
 
@@ -183,7 +183,7 @@ describe("E2E: every refusal of the local gateway, in the contract's words", () 
     const res = await ask();
 
     expectFailure(res, status, sentence);
-    expect(res.headers.get('www-authenticate')).toBe(door ? `Bearer resource_metadata="${metadata[door]}"` : null);
+    expect(res.headers.get('www-authenticate')).toBe(door ? `Bearer resource_metadata="${metadata[door]}", scope="endpoints:read"` : null);
   });
 });
 

@@ -207,27 +207,30 @@ describe('E2E: the local issuer as an OAuth 2.1 authorization server', () => {
   it.each([
     ['only openid offline_access, as mcp-remote does', 'openid offline_access'],
     ['another scope', 'endpoints:write'],
-  ])("grants the doors' scope to a client that asks %s, and no scope it may not have, with no notice in the terminal", async (_asked, scope) => {
-    // oidc-provider prints a notice (console.info) the first time it falls back on a lifetime of its own.
-    const notices = vi.spyOn(console, 'info');
-    const clientId = await publicClient();
-    const { verifier, challenge } = pkce();
-    const back = await signInAsBrowser(authorizationUrl(clientId, challenge, { scope }), { tenant: 'acme', user: 'dora' });
+  ])(
+    "grants the doors' scope to a client that asks %s, and no scope it may not have, with no notice in the terminal",
+    async (_asked, scope) => {
+      // oidc-provider prints a notice (console.info) the first time it falls back on a lifetime of its own.
+      const notices = vi.spyOn(console, 'info');
+      const clientId = await publicClient();
+      const { verifier, challenge } = pkce();
+      const back = await signInAsBrowser(authorizationUrl(clientId, challenge, { scope }), { tenant: 'acme', user: 'dora' });
 
-    const { status, body } = await token({
-      grant_type: 'authorization_code',
-      code: back.searchParams.get('code')!,
-      code_verifier: verifier,
-      client_id: clientId,
-      redirect_uri: REDIRECT,
-      resource: stack.config.mcpAudience,
-    });
+      const { status, body } = await token({
+        grant_type: 'authorization_code',
+        code: back.searchParams.get('code')!,
+        code_verifier: verifier,
+        client_id: clientId,
+        redirect_uri: REDIRECT,
+        resource: stack.config.mcpAudience,
+      });
 
-    expect(status).toBe(200);
-    expect(claimsOf(body.access_token as string).scope).toBe('endpoints:read');
-    expect(notices.mock.calls.flat().join('\n')).not.toMatch(/oidc-provider/);
-    notices.mockRestore();
-  });
+      expect(status).toBe(200);
+      expect(claimsOf(body.access_token as string).scope).toBe('endpoints:read');
+      expect(notices.mock.calls.flat().join('\n')).not.toMatch(/oidc-provider/);
+      notices.mockRestore();
+    },
+  );
 
   it('issues a token for the inventory when that is the resource asked (RFC 8707), and it opens the inventory only', async () => {
     const clientId = await publicClient();

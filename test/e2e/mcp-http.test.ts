@@ -162,10 +162,10 @@ describe('E2E: the MCP door over plain HTTP', () => {
     const metadata = `${config().publicUrl}/.well-known/oauth-protected-resource/api/mcp`;
     expect(presented.statusCode).toBe(401);
     expect(presented.headers['WWW-Authenticate']).toBe(
-      `Bearer resource_metadata="${metadata}", error="invalid_token", error_description="A bearer token checked by the token authorizer is required."`,
+      `Bearer resource_metadata="${metadata}", scope="endpoints:read", error="invalid_token", error_description="A bearer token checked by the token authorizer is required."`,
     );
     expect(missing.statusCode).toBe(401);
-    expect(missing.headers['WWW-Authenticate']).toBe(`Bearer resource_metadata="${metadata}"`);
+    expect(missing.headers['WWW-Authenticate']).toBe(`Bearer resource_metadata="${metadata}", scope="endpoints:read"`);
   });
 
   it.each(['/.well-known/oauth-protected-resource/api/mcp', '/.well-known/oauth-protected-resource'])(
@@ -430,7 +430,7 @@ describe('E2E: the MCP door over plain HTTP', () => {
 
     expect(res.status).toBe(401);
     expect(res.headers.get('www-authenticate')).toBe(
-      `Bearer resource_metadata="${stack.publicUrl}/.well-known/oauth-protected-resource/api/mcp"`,
+      `Bearer resource_metadata="${stack.publicUrl}/.well-known/oauth-protected-resource/api/mcp", scope="endpoints:read"`,
     );
     expect(await res.text()).toMatch(
       /^A valid bearer token issued for this MCP server is required; none was sent, or the one sent was refused\. Here, locally: The bearer token has expired\. \(request id: /,

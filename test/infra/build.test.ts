@@ -306,7 +306,7 @@ describe('Script: infra/build.ts (npm run build)', () => {
       const { handler } = await import('./index.mjs');
       const context = { awsRequestId: 'req-creds', functionName: 'inventory', getRemainingTimeInMillis: () => 10000 };
       const event = { resource: '/api/agents', path: '/api/agents', httpMethod: 'GET', headers: {}, multiValueHeaders: {},
-        requestContext: { requestId: 'api-1', authorizer: { principalId: 'u', tenant: 'acme', sub: 'u', exp: String(Math.floor(Date.now() / 1000) + 600) } } };
+        requestContext: { requestId: 'api-1', authorizer: { principalId: 'u', tenant: 'acme', sub: 'u', exp: String(Math.floor(Date.now() / 1000) + 600), grantedScopes: 'endpoints:read' } } };
       await handler(event, stream, context);
       process.stdout.write(JSON.stringify({ statusCode: prelude.statusCode, body: Buffer.concat(written).toString() }));`;
     const env = { HOME: home, AWS_ENDPOINT_URL_DYNAMODB: dynamo.endpoint, DYNAMODB_MAX_ATTEMPTS: '1' };

@@ -82,7 +82,7 @@ describe('Local gateway: API Gateway’s own answers', () => {
     const refused = await call('/api/mcp', withToken('unauthorized', { method: 'POST' }));
     expectGatewayResponse(refused, 'UNAUTHORIZED');
     expect(refused.headers.get('www-authenticate')).toBe(
-      `Bearer resource_metadata="${cfg.publicUrl}/.well-known/oauth-protected-resource/api/mcp"`,
+      `Bearer resource_metadata="${cfg.publicUrl}/.well-known/oauth-protected-resource/api/mcp", scope="endpoints:read"`,
     );
   });
 
@@ -91,7 +91,7 @@ describe('Local gateway: API Gateway’s own answers', () => {
 
     expect(res.status).toBe(401);
     expect(res.headers.get('www-authenticate')).toBe(
-      `Bearer resource_metadata="${cfg.publicUrl}/.well-known/oauth-protected-resource/api/agents"`,
+      `Bearer resource_metadata="${cfg.publicUrl}/.well-known/oauth-protected-resource/api/agents", scope="endpoints:read"`,
     );
     expect(res.body).toMatch(/^Not for this door\. \(request id: [0-9a-f-]{36}\)\n$/);
   });

@@ -59,10 +59,12 @@ const EnvVariables = z.object({
   ENDPOINT_SCOPE_CLAIM: z._default(z.string().check(z.minLength(1)), 'endpoint_groups'),
   // Set but empty: no scope is required (an identity provider that issues none for this audience).
   REQUIRED_SCOPE: z._default(
-    z.pipe(
-      z.string(),
-      z.transform((v: string) => v.trim()),
-    ).check(z.regex(SCOPE_TOKEN, 'must be one OAuth scope such as endpoints:read (no spaces or quotes), or empty for none')),
+    z
+      .pipe(
+        z.string(),
+        z.transform((v: string) => v.trim()),
+      )
+      .check(z.regex(SCOPE_TOKEN, 'must be one OAuth scope such as endpoints:read (no spaces or quotes), or empty for none')),
     DEFAULT_REQUIRED_SCOPE,
   ),
   SCOPE_CLAIM: optionalTextThen(z.string().check(z.regex(/^[A-Za-z0-9_:.-]+$/, 'must be a claim name such as scope or scp'))),

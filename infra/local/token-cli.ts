@@ -65,7 +65,10 @@ try {
   }
   const cfg = config();
   // The scope the token's door asks for, unless --scope names others ('' : none).
-  const asked = values.scope?.split(/\s+/).filter((scope) => scope !== '').join(' ');
+  const asked = values.scope
+    ?.split(/\s+/)
+    .filter((scope) => scope !== '')
+    .join(' ');
   const scope = values.scope !== undefined ? asked || undefined : values['as-broker'] ? cfg.observationsScope : cfg.requiredScope;
   const issuer = await localIssuer();
   const tenant = values.tenant === '' ? undefined : values.tenant;

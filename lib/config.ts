@@ -1,4 +1,5 @@
 import * as z from 'zod/mini';
+import { DEFAULT_REQUIRED_SCOPE, OBSERVATIONS_SCOPE } from './auth/scopes.js';
 import './zod-english.js';
 
 const positiveInt = z.coerce.number().check(z.int(), z.positive());
@@ -13,6 +14,8 @@ const requiredText = z.pipe(optionalText, z.string({ error: 'is required (server
 const optionalTextThen = <T extends z.ZodMiniType<unknown, string>>(schema: T) => z.pipe(optionalText, z.optional(schema));
 /** An http:// or https:// URL (the URL parser alone takes `db.example:8000` as a URL of scheme `db.example:`). */
 const httpUrl = z.url({ protocol: /^https?$/, error: 'must be an http:// or https:// URL' });
+/** One OAuth scope (RFC 6749 §3.3 scope-token: printable ASCII, no space, quote or backslash), or nothing. */
+const SCOPE_TOKEN = /^[\x21\x23-\x5b\x5d-\x7e]*$/;
 const ROLE_ARN = z.string().check(z.regex(/^arn:aws[a-z-]*:iam::[0-9]{12}:role\//, 'must be an IAM role ARN'));
 
 /** A comma-separated list, spaces around entries ignored, empty entries dropped. */
@@ -38,6 +41,17 @@ const EnvVariables = z.object({
   DYNAMODB_MAX_ATTEMPTS: z._default(positiveInt.check(z.maximum(10)), 3),
   TENANT_CLAIM: z._default(z.string().check(z.minLength(1)), 'tenant_id'),
   ENDPOINT_SCOPE_CLAIM: z._default(z.string().check(z.minLength(1)), 'endpoint_groups'),
+  // Set but empty: no scope is required (an identity provider that issues none for this audience).
+  REQUIRED_SCOPE: z._default(
+    z
+      .pipe(
+        z.string(),
+        z.transform((v: string) => v.trim()),
+      )
+      .check(z.regex(SCOPE_TOKEN, 'must be one OAuth scope such as endpoints:read (no spaces or quotes), or empty for none')),
+    DEFAULT_REQUIRED_SCOPE,
+  ),
+  SCOPE_CLAIM: optionalTextThen(z.string().check(z.regex(/^[A-Za-z0-9_:.-]+$/, 'must be a claim name such as scope or scp'))),
   ONLINE_GRACE_SECONDS: z._default(positiveInt, 120),
   OBSERVATION_TTL_SECONDS: z._default(positiveInt, 600),
   SAMPLE_RETENTION_DAYS: z._default(positiveInt, 8),
@@ -99,6 +113,15 @@ const EnvSchema = z.pipe(
       tenantClaim: env.TENANT_CLAIM,
       /** The claim naming the endpoint groups a caller may see (lib/auth/endpoint-scope.ts); taken as one claim name, never a path. */
       scopeClaim: env.ENDPOINT_SCOPE_CLAIM,
+      /**
+       * The OAuth scope a token needs at the public doors (lib/auth/scopes.ts); undefined when
+       * REQUIRED_SCOPE is empty (none required). The private observations operation then needs its
+       * own, OBSERVATIONS_SCOPE, on the broker's exchanged token (undefined too when none is required).
+       */
+      requiredScope: env.REQUIRED_SCOPE === '' ? undefined : env.REQUIRED_SCOPE,
+      observationsScope: env.REQUIRED_SCOPE === '' ? undefined : OBSERVATIONS_SCOPE,
+      /** Where a token's granted scopes are read: SCOPE_CLAIM, or when unset `scope` (space-separated), else `scp` (Entra ID). */
+      oauthScopeClaim: env.SCOPE_CLAIM,
       onlineGraceSeconds: env.ONLINE_GRACE_SECONDS,
       observationTtlSeconds: env.OBSERVATION_TTL_SECONDS,
       sampleRetentionDays: env.SAMPLE_RETENTION_DAYS,

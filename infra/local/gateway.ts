@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { APIGatewayProxyEvent } from 'aws-lambda';
 import { LRUCache } from 'lru-cache';
-import { type GatewayResponseType, renderGatewayResponse } from '../gateway-responses.js';
+import { type GatewayResponseType, PAYLOAD_LIMITS, payloadTooLargeAnswer, renderGatewayResponse } from '../gateway-responses.js';
 import { localMethodArn, requestAuthorizerEvent, restApiEvent } from './events.js';
 import { BodyTooLargeError, readBoundedBody, sendGatewayResponse, sendLocalFailure } from './http.js';
 import { IntegrationFailure, sendFunctionAnswer } from './lambda/answer.js';
@@ -25,8 +25,6 @@ import { ROUTES, type Route, type RouteAuthorizer, type RouteFunction } from './
 /** API Gateway's default (and, buffered, its most) integration timeout of a REST API: 29 seconds. */
 export const DEFAULT_INTEGRATION_TIMEOUT_MS = 29_000;
 
-/** API Gateway's REST payload quota: a larger request is refused before anything runs. */
-const MAX_PAYLOAD_BYTES = 10 * 1024 * 1024;
 /** Authorizer answers kept at most (expired ones leave first): one per distinct token within the TTL. */
 const MAX_CACHED_ANSWERS = 10_000;
 
@@ -41,9 +39,10 @@ export interface LocalRestApiOptions {
   functions: GatewayFunctions;
   /**
    * What the gateway responses are written with, known once the stack listens: the public URL (the
-   * challenge's metadata) and the browser origins whose pages may read them (the MCP door's).
+   * challenge's metadata), the browser origins whose pages may read them (the MCP door's) and the
+   * scope the doors ask for (the challenge names it).
    */
-  cfg: () => { publicUrl: string; mcpAllowedOrigins: readonly string[] };
+  cfg: () => { publicUrl: string; mcpAllowedOrigins: readonly string[]; requiredScope: string | undefined };
   /** While true, every route answers 503 (the local stack is creating its tables and seeding). */
   isStarting?: () => boolean;
   /** The clock of the authorizer cache, in epoch milliseconds. */
@@ -136,6 +135,15 @@ function headerValuesOf(req: IncomingMessage, header: string): string[] {
     if (name?.toLowerCase() === header && value !== undefined) values.push(value);
   }
   return values;
+}
+
+/**
+ * Whether an event is past Lambda's synchronous invocation payload (its JSON, the body inside it
+ * escaped): Lambda refuses such an invocation before the function runs (infra/gateway-responses.ts
+ * PAYLOAD_LIMITS), so no instance ever holds it.
+ */
+function exceedsInvocationPayload(event: APIGatewayProxyEvent): boolean {
+  return Buffer.byteLength(JSON.stringify(event)) >= PAYLOAD_LIMITS.lambdaInvocationBytes;
 }
 
 type Verdict =
@@ -236,9 +244,9 @@ export function localRestApi(options: LocalRestApiOptions): LocalRestApi {
       }
       let body: Buffer;
       try {
-        body = await readBoundedBody(req, MAX_PAYLOAD_BYTES);
+        body = await readBoundedBody(req, PAYLOAD_LIMITS.apiGatewayBytes);
       } catch (error) {
-        if (error instanceof BodyTooLargeError) return reply('REQUEST_TOO_LARGE');
+        if (error instanceof BodyTooLargeError) return sendGatewayResponse(res, payloadTooLargeAnswer('apiGatewayBytes'));
         throw error;
       }
       // One event per request: the authorizer's is made from it, and its context is added once allowed.
@@ -248,6 +256,7 @@ export function localRestApi(options: LocalRestApiOptions): LocalRestApi {
         if (!verdict.allowed) return reply(verdict.type, verdict.context, undefined, verdict.because);
         event.requestContext.authorizer = verdict.context;
       }
+      if (exceedsInvocationPayload(event)) return sendGatewayResponse(res, payloadTooLargeAnswer('lambdaInvocationBytes'));
       // API Gateway waits this long for the function's answer (a stream: for its end), then answers 504.
       const timeoutMs = options.integrationTimeoutMs?.(route) ?? DEFAULT_INTEGRATION_TIMEOUT_MS;
       let timer: NodeJS.Timeout | undefined;

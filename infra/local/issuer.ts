@@ -26,6 +26,8 @@ export interface TokenClaims {
   expiresInSeconds?: number;
   /** `iat` in epoch seconds; now when absent (tests sign tokens issued in the future). */
   issuedAt?: number;
+  /** The OAuth scopes granted, space-separated, as the `scope` claim (RFC 9068); none when absent. */
+  scope?: string | undefined;
   extra?: Record<string, unknown>;
 }
 
@@ -88,7 +90,7 @@ export async function localIssuer(dir = LOCAL_DIR): Promise<LocalIssuer> {
     signingKey: { ...jwk, kid, alg: 'RS256', use: 'sig' },
     keys: localKeys,
     async sign(c: TokenClaims): Promise<string> {
-      const payload: Record<string, unknown> = { ...c.extra };
+      const payload: Record<string, unknown> = { ...(c.scope !== undefined ? { scope: c.scope } : {}), ...c.extra };
       if (c.tenant !== undefined) payload[c.tenantClaim ?? 'tenant_id'] = c.tenant;
       const now = Math.floor(Date.now() / 1000);
       const jwt = new SignJWT(payload)

@@ -134,6 +134,7 @@ async function page(
     tenant,
     tenantClaim: cfg.tenantClaim,
     subject: `preview-user@${tenant}`,
+    scope: cfg.requiredScope,
   });
   const settings = {
     mcpUrl: `${publicUrl}/api/mcp`,

@@ -23,6 +23,8 @@ export const SERVICE_DEFAULTS = Object.freeze({
   sampleRetentionDays: 8,
   dynamoTimeoutMs: 3000,
   dynamoMaxAttempts: 3,
+  requiredScope: 'endpoints:read',
+  observationsScope: 'observations:read',
 });
 
 /** The stack's ports and the local broker's client id when no variable names others. */
@@ -60,6 +62,12 @@ export interface StackConfig {
   observationsAudience: string;
   tenantClaim: string;
   scopeClaim: string;
+  /** The OAuth scope the public doors ask for (REQUIRED_SCOPE); undefined when set empty (none required). */
+  requiredScope: string | undefined;
+  /** The scope the broker's exchanged token carries for the private operation; undefined when the doors require none. */
+  observationsScope: string | undefined;
+  /** The claim granted scopes are read from (SCOPE_CLAIM); undefined: `scope`, else `scp`. */
+  oauthScopeClaim: string | undefined;
   brokerClientId: string;
   brokerAllowList: readonly string[];
   /** The browser origins MCP_ALLOWED_ORIGINS lists (the user's; the stack adds its own, ownOrigins). */
@@ -197,6 +205,8 @@ export function readStackConfig(env: NodeJS.ProcessEnv, publicPort: number, depl
   const given = (name: string): string | undefined => vars.text(name) ?? (deployed[name]?.trim() || undefined);
   const publicUrl = (vars.url('PUBLIC_URL') ?? `http://localhost:${publicPort}`).replace(/\/+$/, '');
   const brokerClientId = vars.text('BROKER_CLIENT_ID') ?? STACK_DEFAULTS.brokerClientId;
+  // Set but empty means none required, as for the functions: only an unset variable takes the default.
+  const requiredScope = (env.REQUIRED_SCOPE ?? deployed.REQUIRED_SCOPE ?? SERVICE_DEFAULTS.requiredScope).trim() || undefined;
   const config: StackConfig = {
     region: vars.text('AWS_REGION') ?? SERVICE_DEFAULTS.region,
     dataTable: vars.text('DATA_TABLE') ?? SERVICE_DEFAULTS.dataTable,
@@ -212,6 +222,9 @@ export function readStackConfig(env: NodeJS.ProcessEnv, publicPort: number, depl
     observationsAudience: given('OBSERVATIONS_AUDIENCE') ?? 'endpoint-observations',
     tenantClaim: given('TENANT_CLAIM') ?? 'tenant_id',
     scopeClaim: given('ENDPOINT_SCOPE_CLAIM') ?? 'endpoint_groups',
+    requiredScope,
+    observationsScope: requiredScope === undefined ? undefined : SERVICE_DEFAULTS.observationsScope,
+    oauthScopeClaim: given('SCOPE_CLAIM'),
     brokerClientId,
     // As serverless.yml's `${param:brokerAllowList, param:brokerClientId}`: the one broker the stack registers.
     brokerAllowList: list(vars.text('BROKER_ALLOW_LIST') ?? brokerClientId),

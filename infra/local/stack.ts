@@ -149,7 +149,7 @@ function listener(
   bound: () => Bound | undefined,
   accessLog: ((line: string) => void) | undefined,
   coldStarts: Map<string, string[]>,
-  cfg: () => { publicUrl: string; mcpAllowedOrigins: readonly string[] },
+  cfg: () => Pick<StackConfig, 'publicUrl' | 'mcpAllowedOrigins' | 'requiredScope'>,
 ): (req: IncomingMessage, res: ServerResponse) => void {
   return (req, res) => {
     const started = performance.now();
@@ -352,9 +352,12 @@ function localValues(cfg: LocalStackConfig, dynamoEndpoint: string, brokerSecret
   };
 }
 
-/** What the gateway responses admit: the MCP door's origins, its own loopback spellings among them (as it is given them). */
-function gatewayOrigins(cfg: StackConfig): { publicUrl: string; mcpAllowedOrigins: readonly string[] } {
-  return { publicUrl: cfg.publicUrl, mcpAllowedOrigins: [...cfg.mcpAllowedOrigins, ...cfg.ownOrigins] };
+/**
+ * What the gateway responses are written with: the MCP door's origins, its own loopback spellings
+ * among them (as it is given them), and the scope the doors' challenge names.
+ */
+function gatewayValues(cfg: StackConfig): Pick<StackConfig, 'publicUrl' | 'mcpAllowedOrigins' | 'requiredScope'> {
+  return { publicUrl: cfg.publicUrl, mcpAllowedOrigins: [...cfg.mcpAllowedOrigins, ...cfg.ownOrigins], requiredScope: cfg.requiredScope };
 }
 
 /**
@@ -440,7 +443,7 @@ export async function startLocalStack(options: StackOptions = {}): Promise<Local
     // The MCP door's 401 cannot say why on AWS (docs/mcp.md); locally the stack checks the token as the authorizer did and says.
     explainRefusal: refusalNotes(() => cfg),
     functions: { invoke: (name: FunctionName, event: unknown, requestId: string) => running().invoke(name, event, requestId) },
-    cfg: () => gatewayOrigins(cfg),
+    cfg: () => gatewayValues(cfg),
     // A streamed route waits as long as its `timeoutInMillis` says (serverless.yml); a buffered one API Gateway's 29 s.
     integrationTimeoutMs: (route: Route) =>
       (route.transferMode === 'STREAM' ? running().specs[route.function].integrationTimeoutMs : undefined) ??
@@ -463,7 +466,7 @@ export async function startLocalStack(options: StackOptions = {}): Promise<Local
       () => publicListener,
       accessLog,
       coldStarts,
-      () => gatewayOrigins(cfg),
+      () => gatewayValues(cfg),
     ),
   );
   const privateServer = createServer(
@@ -471,7 +474,7 @@ export async function startLocalStack(options: StackOptions = {}): Promise<Local
       () => privateListener,
       accessLog,
       coldStarts,
-      () => gatewayOrigins(cfg),
+      () => gatewayValues(cfg),
     ),
   );
   const host = options.host ?? '127.0.0.1';

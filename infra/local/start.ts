@@ -126,7 +126,14 @@ const lines = [
 ];
 /** A bearer token from the stack's issuer, for the inventory unless told otherwise; valid one hour. */
 const tokenFor = (tenant: string, audience = cfg.jwtAudience): Promise<string> =>
-  stack.issuer.sign({ issuer: cfg.jwtIssuer, audience, tenant, tenantClaim: cfg.tenantClaim, subject: `demo-user@${tenant}` });
+  stack.issuer.sign({
+    issuer: cfg.jwtIssuer,
+    audience,
+    tenant,
+    tenantClaim: cfg.tenantClaim,
+    subject: `demo-user@${tenant}`,
+    scope: cfg.requiredScope,
+  });
 // Tokens for a few tenants of the seed, and the command that makes one for any of them.
 const TOKENS_SHOWN = 3;
 const tenants = stack.tenants;

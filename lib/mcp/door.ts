@@ -8,6 +8,7 @@ import { logger } from '../observability/logger.js';
 import { headerValues, singleHeader } from '../rest-event.js';
 import { isAllowedOrigin } from './cors.js';
 import { UPSTREAM_CONCURRENCY } from './limits.js';
+import { eventBodyBytes, oversizeRefusal } from './request-body.js';
 import { metadataDoorOf, protectedResourceMetadata } from './resource-metadata.js';
 import { serveMcpRequest } from './server.js';
 
@@ -122,6 +123,13 @@ export async function serveMcpDoor(event: APIGatewayProxyEvent, deadline: AbortS
   const caller = callerFromAuthorizer(event, 'mcp');
   const token = bearerToken(singleHeader(event, 'authorization', 'Authorization'));
   logger.appendKeys({ tenant: caller.tenantId, subject: caller.subject });
+  // Measured on the event's own string, before it is decoded or parsed (lib/mcp/request-body.ts).
+  const bytes = eventBodyBytes(event.body, event.isBase64Encoded);
+  const tooLarge = oversizeRefusal(bytes);
+  if (tooLarge) {
+    logger.info('request body refused: too large', { bytes });
+    return lambdaResult(tooLarge);
+  }
   const body = bodyOf(event);
   // One request's upstream reads share a small concurrency bound (lib/mcp/limits.ts).
   const upstream = pLimit(UPSTREAM_CONCURRENCY);

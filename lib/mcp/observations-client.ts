@@ -87,6 +87,7 @@ async function observationsToken(
       clientSecret: await brokerClientSecret(AbortSignal.timeout(5_000)),
       subjectToken,
       audience: cfg.observationsAudience,
+      scope: cfg.observationsScope,
       signal: AbortSignal.timeout(5_000),
     });
   try {

@@ -73,7 +73,7 @@ describe('E2E: GET /api/agents over HTTP through the token authorizer', () => {
     expect(res.headers.get('content-type')).toBe('text/plain; charset=utf-8');
     // The gateway's 401 for this door (ACCESS_DENIED): static headers, the authorizer's own sentence.
     expect(res.headers.get('www-authenticate')).toBe(
-      `Bearer resource_metadata="${stack.publicUrl}/.well-known/oauth-protected-resource/api/agents"`,
+      `Bearer resource_metadata="${stack.publicUrl}/.well-known/oauth-protected-resource/api/agents", scope="endpoints:read"`,
     );
     expect(res.headers.get('cache-control')).toBe('no-store');
     expect(res.body).toMatch(new RegExp(`^${sentence.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} \\(request id: [0-9a-f-]{36}\\)\n$`));

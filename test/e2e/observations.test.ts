@@ -388,10 +388,37 @@ describe('E2E: GET /api/mcp/endpoint on the private loopback listener', () => {
       expect(items).toEqual([expect.objectContaining({ broker: 'some-other-client', outcome: 'denied', status_code: 403 })]);
     });
 
+    it.each([
+      ['no scope', undefined],
+      ['an empty scope', ''],
+      ["the public doors' scope instead", 'endpoints:read'],
+    ])("refuses with 403 insufficient_scope the broker's token with %s, naming observations:read, and audits it", async (_what, scope) => {
+      const subject = `scope-${String(scope)}-${now}`;
+      const exchanged = await stack.brokerToken({ subject, scope });
+
+      const res = await observe('agent_id=healthy', {}, exchanged);
+
+      expectFailure(
+        res,
+        403,
+        `${BROKER_REFUSALS.scope} "observations:read" that this door requires: the broker asks for it in its token exchange.`,
+      );
+      expect(res.headers.get('www-authenticate')).toBe(
+        'Bearer error="insufficient_scope", scope="observations:read", error_description="The token lacks the scope observations:read."',
+      );
+      const items = (await auditItemsOf(stack.dynamo, stack.config.auditTable, 'acme')).filter((i) => i.subject === subject);
+      expect(items).toEqual([expect.objectContaining({ broker: 'local-broker', outcome: 'denied', status_code: 403 })]);
+    });
+
     it('reads the broker from the claim BROKER_CLAIM names (azp for an on-behalf-of issuer)', async () => {
       const previous = stack.updateEnvironment({ BROKER_CLAIM: 'azp' });
       try {
-        const onBehalfOf = await stack.token({ audience: stack.config.observationsAudience, extra: { azp: 'local-broker' } });
+        // An on-behalf-of issuer (Entra ID) grants the scope in `scp`.
+        const onBehalfOf = await stack.token({
+          audience: stack.config.observationsAudience,
+          scope: undefined,
+          extra: { azp: 'local-broker', scp: ['observations:read'] },
+        });
         expect((await observe('agent_id=healthy', {}, onBehalfOf)).status).toBe(200);
         // The actor claim no longer counts once the deployment names azp.
         expectFailure(await observe('agent_id=healthy', {}, token), 403, BROKER_REFUSALS.missing);

@@ -50,7 +50,11 @@ export async function fixtureFunctions(
 }
 
 /** What the fixture gateway writes its gateway responses with: a public URL, and no browser origin admitted. */
-export const FIXTURE_GATEWAY_CONFIG = Object.freeze({ publicUrl: 'https://api.example.com', mcpAllowedOrigins: [] as readonly string[] });
+export const FIXTURE_GATEWAY_CONFIG = Object.freeze({
+  publicUrl: 'https://api.example.com',
+  mcpAllowedOrigins: [] as readonly string[],
+  requiredScope: 'endpoints:read' as string | undefined,
+});
 
 export interface FixtureGateway {
   base: string;

@@ -190,8 +190,9 @@ describe('Script: infra/build.ts (npm run build)', () => {
   it("keeps every bundle within its size ceiling: the target where it is met, today's size where it is not yet (README, Performance)", () => {
     // Targets (bench/targets.ts): inventory and observations 400 KiB. The MCP bundle has none (each way
     // under 500 KiB started slower, docs/performance.md: its cold start is what counts); its ceiling
-    // stops it growing unnoticed.
-    const ceilingsKiB: Record<FunctionName, number> = { inventory: 400, authorizer: 200, observations: 400, mcp: 682 };
+    // stops it growing unnoticed (689 KiB: lru-cache's 18 KiB for its caches, about 8 KiB for the body
+    // bounds, the malformed-request sentences and the scope check).
+    const ceilingsKiB: Record<FunctionName, number> = { inventory: 400, authorizer: 200, observations: 400, mcp: 690 };
     for (const name of NAMES) {
       const kib = statSync(built.get(name)!.bundle).size / 1024;
 
@@ -319,7 +320,7 @@ describe('Script: infra/build.ts (npm run build)', () => {
       const { handler } = await import('./index.mjs');
       const context = { awsRequestId: 'req-creds', functionName: 'inventory', getRemainingTimeInMillis: () => 10000 };
       const event = { resource: '/api/agents', path: '/api/agents', httpMethod: 'GET', headers: {}, multiValueHeaders: {},
-        requestContext: { requestId: 'api-1', authorizer: { principalId: 'u', tenant: 'acme', sub: 'u', exp: String(Math.floor(Date.now() / 1000) + 600) } } };
+        requestContext: { requestId: 'api-1', authorizer: { principalId: 'u', tenant: 'acme', sub: 'u', exp: String(Math.floor(Date.now() / 1000) + 600), grantedScopes: 'endpoints:read' } } };
       await handler(event, stream, context);
       process.stdout.write(JSON.stringify({ statusCode: prelude.statusCode, body: Buffer.concat(written).toString() }));`;
     const env = { HOME: home, AWS_ENDPOINT_URL_DYNAMODB: dynamo.endpoint, DYNAMODB_MAX_ATTEMPTS: '1' };

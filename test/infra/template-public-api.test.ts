@@ -122,7 +122,7 @@ describe('Template: the public REST API (inventory and the MCP door)', () => {
   it("answers every refusal API Gateway makes itself in the contract's words: the table of infra/gateway-responses.ts", () => {
     const responses = Object.fromEntries(ofType('AWS::ApiGateway::GatewayResponse'));
 
-    expect(responses).toEqual(gatewayResponseResources(EXAMPLE.publicUrl, 'https://no-browser-origin.invalid'));
+    expect(responses).toEqual(gatewayResponseResources(EXAMPLE.publicUrl, 'https://no-browser-origin.invalid', 'endpoints:read'));
     expect(Object.keys(responses)).toHaveLength(GATEWAY_RESPONSES.length);
     for (const response of Object.values(responses)) {
       const headers = response.Properties.ResponseParameters;
@@ -144,13 +144,13 @@ describe('Template: the public REST API (inventory and the MCP door)', () => {
     expect(headersOf('UNAUTHORIZED')).toMatchObject({
       StatusCode: '401',
       ResponseParameters: {
-        'gatewayresponse.header.WWW-Authenticate': `'Bearer resource_metadata="https://api.example.com/.well-known/oauth-protected-resource/api/mcp"'`,
+        'gatewayresponse.header.WWW-Authenticate': `'Bearer resource_metadata="https://api.example.com/.well-known/oauth-protected-resource/api/mcp", scope="endpoints:read"'`,
       },
     });
     expect(headersOf('ACCESS_DENIED')).toMatchObject({
       StatusCode: '401',
       ResponseParameters: {
-        'gatewayresponse.header.WWW-Authenticate': `'Bearer resource_metadata="https://api.example.com/.well-known/oauth-protected-resource/api/agents"'`,
+        'gatewayresponse.header.WWW-Authenticate': `'Bearer resource_metadata="https://api.example.com/.well-known/oauth-protected-resource/api/agents", scope="endpoints:read"'`,
       },
       ResponseTemplates: { 'text/plain': '$context.authorizer.refusal (request id: $context.requestId)\n' },
     });
@@ -167,7 +167,6 @@ describe('Template: the public REST API (inventory and the MCP door)', () => {
       ResponseParameters: { 'gatewayresponse.header.Retry-After': "'1'" },
     });
     expect(headersOf('INTEGRATION_TIMEOUT').StatusCode).toBe('504');
-    expect(headersOf('REQUEST_TOO_LARGE').StatusCode).toBe('413');
     expect(headersOf('MISSING_AUTHENTICATION_TOKEN').StatusCode).toBe('404');
     expect(headersOf('DEFAULT_4XX').StatusCode).toBeUndefined();
   });

@@ -34,7 +34,7 @@ function agent(id: string, extra: Partial<FleetAgent> = {}): FleetAgent {
 async function listAs(tenant: string, acceptEncoding?: string, claims: Record<string, unknown> = {}): Promise<StreamedAnswer> {
   const event = eventFixture<Event>('rest-api', 'list-agents', (e) => {
     const context = authorizerContextOf(
-      { sub: 'user-42', exp: 4_102_444_800, tenant_id: tenant, ...claims },
+      { sub: 'user-42', exp: 4_102_444_800, tenant_id: tenant, scope: 'endpoints:read', ...claims },
       'tenant_id',
       'endpoint_groups',
     );
@@ -266,7 +266,7 @@ describe('Handler: inventory against a real DynamoDB API', () => {
 
   it('returns 403 when the tenant claim is an array: the authorizer hands over no tenant for it', async () => {
     const context = authorizerContextOf(
-      { sub: 'user-42', exp: 4_102_444_800, tenant_id: ['acme', 'globex'] },
+      { sub: 'user-42', exp: 4_102_444_800, tenant_id: ['acme', 'globex'], scope: 'endpoints:read' },
       'tenant_id',
       'endpoint_groups',
     );
@@ -289,7 +289,7 @@ describe('Handler: inventory against a real DynamoDB API', () => {
 
     expect(response.statusCode).toBe(401);
     expect(response.headers['WWW-Authenticate']).toBe(
-      `Bearer resource_metadata="${config().publicUrl}/.well-known/oauth-protected-resource/api/agents", error="invalid_token", error_description="The bearer token has expired."`,
+      `Bearer resource_metadata="${config().publicUrl}/.well-known/oauth-protected-resource/api/agents", scope="endpoints:read", error="invalid_token", error_description="The bearer token has expired."`,
     );
     expect(response.body).toMatch(/^The bearer token has expired\. \(request id: [0-9a-f-]{36}\)\n$/);
   });

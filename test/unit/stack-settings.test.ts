@@ -87,6 +87,8 @@ describe('Function: readStackConfig', () => {
       sampleRetentionDays: service.sampleRetentionDays,
       dynamoTimeoutMs: service.dynamoTimeoutMs,
       dynamoMaxAttempts: service.dynamoMaxAttempts,
+      requiredScope: service.requiredScope,
+      observationsScope: service.observationsScope,
     });
   });
 });

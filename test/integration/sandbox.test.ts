@@ -134,6 +134,40 @@ describe('Local sandbox: a function runs as Lambda runs it', () => {
     expect(coldStarts).toEqual([]);
   });
 
+  it('starts an instance with the new variables when they change, and gives the warm instance back once they are put back; an older environment’s instance stops', async () => {
+    const healthy = functions.environment('observations');
+    const call = async () => json(await fetchRaw('/call?do=environment')) as { pid: number; env: Record<string, string> };
+    const alive = (pid: number): boolean => {
+      try {
+        process.kill(pid, 0);
+        return true;
+      } catch {
+        return false;
+      }
+    };
+    const first = await call();
+
+    functions.setEnvironment('observations', { ...healthy, FIXTURE_MARK: 'b' });
+    const changed = await call();
+    functions.setEnvironment('observations', { ...healthy });
+    const back = await call();
+    functions.setEnvironment('observations', { ...healthy, FIXTURE_MARK: 'c' });
+    const third = await call();
+    functions.setEnvironment('observations', healthy);
+    const again = await call();
+
+    expect(changed.pid).not.toBe(first.pid);
+    expect(changed.env.FIXTURE_MARK).toBe('b');
+    expect(back.pid).toBe(first.pid);
+    expect(back.env.FIXTURE_MARK).toBeUndefined();
+    expect(third.pid).not.toBe(changed.pid);
+    expect(third.env.FIXTURE_MARK).toBe('c');
+    expect(again.pid).toBe(first.pid);
+    // Only the environment in force and the one before it keep instances: the instance of `b` is gone.
+    await expect.poll(() => alive(changed.pid)).toBe(false);
+    expect(alive(third.pid)).toBe(true);
+  });
+
   it('runs two events at once in two instances, and answers one more than the reserved concurrency with the 500 of a throttled invocation', async () => {
     const [a, b, c] = await Promise.all([
       fetchRaw('/call?do=sleep&ms=600'),

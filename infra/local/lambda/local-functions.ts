@@ -17,7 +17,8 @@ export interface LocalFunctions {
   environment(name: FunctionName): Readonly<Record<string, string>>;
   /**
    * Gives a function new variables as Lambda's UpdateFunctionConfiguration does: when they differ,
-   * its instances are replaced, so the next event starts one with the new environment.
+   * the next event goes to an instance started with them (a warm one left from when the function
+   * last had exactly these variables, else a new one; FunctionPool.environmentChanged).
    */
   setEnvironment(name: FunctionName, environment: Readonly<Record<string, string>>): void;
   stats(name: FunctionName): PoolStats;
@@ -74,7 +75,7 @@ export function startLocalFunctions(options: LocalFunctionsOptions): LocalFuncti
         Object.keys(current).length === Object.keys(environment).length && Object.entries(environment).every(([k, v]) => current[k] === v);
       if (same) return;
       environments[name] = Object.freeze({ ...environment });
-      pools[name].retire();
+      pools[name].environmentChanged();
     },
     stats: (name) => pools[name].stats(),
     async stop() {

@@ -85,6 +85,20 @@ export interface SandboxOptions {
   idleMs: number;
 }
 
+/** Environments a function's idle instances are kept for: the one in force and the one before it. */
+const KEPT_ENVIRONMENTS = 2;
+
+const environmentKeys = new WeakMap<Readonly<Record<string, string>>, string>();
+/** The contents of an environment as one string, the same for equal variables whatever their order (kept per object). */
+function environmentKey(environment: Readonly<Record<string, string>>): string {
+  let key = environmentKeys.get(environment);
+  if (key === undefined) {
+    key = JSON.stringify(Object.entries(environment).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+    environmentKeys.set(environment, key);
+  }
+  return key;
+}
+
 /** A process's resident memory now (VmRSS) or at its peak (VmHWM), in bytes, from /proc (Linux); undefined where there is none. */
 function residentBytes(pid: number, field: 'VmRSS' | 'VmHWM' = 'VmRSS'): number | undefined {
   try {
@@ -124,6 +138,8 @@ class Instance {
   peakRssBytes = 0;
   cpuMs = 0;
   generation: number;
+  /** The variables it started with, as environmentKey gives them: it runs events only while the function has exactly these. */
+  readonly environment: string;
   private readonly child: ChildProcess;
   private memoryTimer: NodeJS.Timeout | undefined;
   private idleTimer: NodeJS.Timeout | undefined;
@@ -145,10 +161,12 @@ class Instance {
     // Through taskset when the runtime confines instances to some CPUs: it sets the affinity and
     // becomes the runtime's Node (exec), so the pid, /proc and signals are the instance's own.
     const { file, args } = options.runtime.command(spec.handler);
+    const environment = options.environment();
+    this.environment = environmentKey(environment);
     this.child = spawn(file, args, {
       cwd: taskRoot,
       env: {
-        ...options.environment(),
+        ...environment,
         ...runtimeEnvironment(spec, { runtimeApi: api.address, taskRoot, runtimeDir: options.runtime.dir, logStream }, options.userEnv),
       },
       stdio: ['ignore', 'pipe', 'pipe'],
@@ -356,8 +374,14 @@ function firstLine(text: string): string {
 /** One function's instances (see the file's header). */
 export class FunctionPool {
   private readonly instances = new Set<Instance>();
-  /** Warm instances, the most recently used last (taken first, as Lambda reuses the warmest). */
+  /**
+   * Warm instances, the most recently used last (taken first, as Lambda reuses the warmest). Those
+   * of an earlier environment wait here too (see environmentChanged), given no event until the
+   * function has that environment again.
+   */
   private readonly idle: Instance[] = [];
+  /** The environments idle instances are kept for, the one in force first. */
+  private kept: string[];
   private generation = 0;
   private coldStarts = 0;
   private throttles = 0;
@@ -368,21 +392,26 @@ export class FunctionPool {
   /** Instances being started count against the concurrency, as each will run an event. */
   private readonly starting = new Set<symbol>();
 
-  constructor(readonly options: SandboxOptions) {}
+  constructor(readonly options: SandboxOptions) {
+    this.kept = [environmentKey(options.environment())];
+  }
 
   get name(): string {
     return this.options.spec.name;
   }
 
   /**
-   * Invokes the function with one event: on a warm instance, else a new one (a cold start) while
-   * fewer than its reserved concurrency run, else throttled.
+   * Invokes the function with one event: on a warm instance of its current environment, else a new
+   * one (a cold start) while fewer than its reserved concurrency run, else throttled.
    */
   async invoke(event: unknown, requestId: string): Promise<InvocationOutcome> {
-    let instance = this.idle.pop();
+    const environment = environmentKey(this.options.environment());
+    let instance = this.takeIdle(environment);
     let initDurationMs: number | undefined;
     if (!instance) {
       const { spec } = this.options;
+      // An idle instance of an earlier environment gives its place to the current one's.
+      if (this.instances.size + this.starting.size >= spec.reservedConcurrency) this.stopOneWaiting(environment);
       if (this.stopping || this.instances.size + this.starting.size >= spec.reservedConcurrency) {
         this.throttles += 1;
         this.options.say(`${spec.name}: throttled, all ${spec.reservedConcurrency} instances of its reserved concurrency are busy.`);
@@ -406,6 +435,31 @@ export class FunctionPool {
     return initDurationMs === undefined ? outcome : { ...outcome, initDurationMs };
   }
 
+  /** The most recently used idle instance of `environment`, taken out of the idle list. */
+  private takeIdle(environment: string): Instance | undefined {
+    for (let i = this.idle.length - 1; i >= 0; i -= 1) {
+      const instance = this.idle[i];
+      if (instance?.environment === environment) {
+        this.idle.splice(i, 1);
+        return instance;
+      }
+    }
+    return undefined;
+  }
+
+  /** Stops the least recently used idle instance of another environment than `environment`, if one waits. */
+  private stopOneWaiting(environment: string): void {
+    const waiting = this.idle.find((instance) => instance.environment !== environment);
+    if (waiting) this.stopIdle(waiting);
+  }
+
+  /** Stops an idle instance, which at once no longer counts against the concurrency. */
+  private stopIdle(instance: Instance): void {
+    this.idle.splice(this.idle.indexOf(instance), 1);
+    this.instances.delete(instance);
+    void instance.stop({ kind: 'retired' });
+  }
+
   private freed(instance: Instance, durationMs: number | undefined): void {
     this.peakRssBytes = Math.max(this.peakRssBytes, instance.peakRssBytes);
     if (durationMs !== undefined) this.durationsMs.push(durationMs);
@@ -415,8 +469,8 @@ export class FunctionPool {
       this.instances.delete(instance);
       return;
     }
-    // Code rebuilt since this instance started: it serves no more events (the next gets the new code).
-    if (instance.generation !== this.generation || this.stopping) {
+    // Code rebuilt since this instance started, or an environment no longer kept: it serves no more events.
+    if (instance.generation !== this.generation || this.stopping || !this.kept.includes(instance.environment)) {
       void instance.stop({ kind: 'retired' });
       return;
     }
@@ -427,6 +481,21 @@ export class FunctionPool {
   retire(): void {
     this.generation += 1;
     for (const instance of this.idle.splice(0)) void instance.stop({ kind: 'retired' });
+  }
+
+  /**
+   * The function's variables changed (UpdateFunctionConfiguration): the next event goes to an
+   * instance of the new environment. Idle instances of the environment it had just before wait,
+   * and take events again if it comes back (a test puts back what it changed): they are what a
+   * warm instance of an unchanged function is, same code, same variables. Lambda would start new
+   * ones; the stack spares their cold starts. Instances of older environments stop.
+   */
+  environmentChanged(): void {
+    const environment = environmentKey(this.options.environment());
+    this.kept = [environment, ...this.kept.filter((e) => e !== environment)].slice(0, KEPT_ENVIRONMENTS);
+    for (const instance of [...this.idle]) {
+      if (!this.kept.includes(instance.environment)) this.stopIdle(instance);
+    }
   }
 
   /** Stops every instance (the stack stops). */

@@ -16,6 +16,7 @@ let bridge: AppBridge | undefined;
 let context: McpUiHostContext = {};
 
 const host: TestHost = {
+  view: '',
   sizes: [],
   async mount({ html, width, maxHeight, theme, input, result }) {
     await bridge?.close().catch(() => undefined);
@@ -47,7 +48,7 @@ const host: TestHost = {
       current.oninitialized = () => resolve();
     });
     await current.connect(new PostMessageTransport(target, target));
-    frame.srcdoc = html;
+    frame.srcdoc = html ?? host.view;
     await initialized;
     bridge = current;
     if (input) await current.sendToolInput({ arguments: input });

@@ -5,7 +5,8 @@ import type { AppBridge } from '@modelcontextprotocol/ext-apps/app-bridge';
 export type ToolResult = Parameters<AppBridge['sendToolResult']>[0];
 
 export interface Mount {
-  html: string;
+  /** The view's HTML; the one the host was given (TestHost.view) when absent. */
+  html?: string;
   width: number;
   /** The most height the host gives the frame (containerDimensions.maxHeight); none when absent. */
   maxHeight?: number;
@@ -16,6 +17,8 @@ export interface Mount {
 }
 
 export interface TestHost {
+  /** The view's HTML, handed to the page once: each frame drawn from it without sending it again. */
+  view: string;
   mount(mount: Mount): Promise<void>;
   sendResult(result: ToolResult): Promise<void>;
   setTheme(theme: 'light' | 'dark'): Promise<void>;

@@ -1,7 +1,8 @@
 import { request } from 'node:http';
 import { decodeJwt } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestStack, type TestStack } from '../helpers/stack.js';
+import { type SharedStack, sharedStack } from '../helpers/shared-stack.js';
+import type { TestStack } from '../helpers/stack.js';
 
 /**
  * The two public doors of the local REST API as a client meets them over HTTP: the token
@@ -20,17 +21,17 @@ const INITIALIZE = {
   params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'doors-test', version: '1' } },
 };
 
-let stack: TestStack;
+let stack: SharedStack;
 let metadata: { inventory: string; mcp: string };
 beforeAll(async () => {
-  stack = await startTestStack(FLEET);
+  stack = await sharedStack(FLEET);
   metadata = {
     inventory: `${stack.publicUrl}/.well-known/oauth-protected-resource/api/agents`,
     mcp: `${stack.publicUrl}/.well-known/oauth-protected-resource/api/mcp`,
   };
 });
 afterAll(async () => {
-  await stack?.stop();
+  await stack?.release();
 });
 
 interface Answer {

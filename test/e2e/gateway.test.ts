@@ -1,6 +1,7 @@
 import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { get, startTestStack, type TestStack } from '../helpers/stack.js';
+import { type SharedStack, sharedStack } from '../helpers/shared-stack.js';
+import { get } from '../helpers/stack.js';
 
 /**
  * The local gateway with input no browser sends but any client may: names that are also the names
@@ -13,12 +14,12 @@ const FLEET = {
 };
 const METHOD_NAMES = ['toString', 'constructor', '__proto__', 'hasOwnProperty', 'valueOf'];
 
-let stack: TestStack;
+let stack: SharedStack;
 beforeAll(async () => {
-  stack = await startTestStack(FLEET);
+  stack = await sharedStack(FLEET);
 });
 afterAll(async () => {
-  await stack?.stop();
+  await stack?.release();
 });
 
 /** Sends one raw HTTP/1.1 request, exactly as written, and returns the status and body. */

@@ -2,7 +2,8 @@ import { decodeJwt, generateKeyPair, SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Fleet } from '../../infra/local/fleet.js';
 import { AgentInventory } from '../../lib/contract/schemas.js';
-import { get, startTestStack, type TestStack } from '../helpers/stack.js';
+import { type SharedStack, sharedStack } from '../helpers/shared-stack.js';
+import { get } from '../helpers/stack.js';
 
 const now = Date.now();
 const ago = (seconds: number): string => new Date(now - seconds * 1000).toISOString();
@@ -57,15 +58,15 @@ const FLEET: Fleet = {
 };
 
 describe('E2E: GET /api/agents over HTTP through the token authorizer', () => {
-  let stack: TestStack;
+  let stack: SharedStack;
   let url: string;
 
   beforeAll(async () => {
-    stack = await startTestStack(FLEET);
+    stack = await sharedStack(FLEET);
     url = `${stack.publicUrl}/api/agents`;
   });
   afterAll(async () => {
-    await stack?.stop();
+    await stack?.release();
   });
 
   const expectUnauthorized = (res: { status: number; headers: Headers; body: string }, sentence: string): void => {

@@ -1,7 +1,7 @@
 import { request } from 'node:http';
 import { decodeJwt } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestStack, type TestStack } from '../helpers/stack.js';
+import { type SharedStack, sharedStack } from '../helpers/shared-stack.js';
 
 /**
  * The local MCP App preview host's own rules, over HTTP (what it draws is tested in a browser,
@@ -10,13 +10,13 @@ import { startTestStack, type TestStack } from '../helpers/stack.js';
  * calls from the door's own origin.
  */
 
-let stack: TestStack;
+let stack: SharedStack;
 
 beforeAll(async () => {
-  stack = await startTestStack('none');
+  stack = await sharedStack('none');
 });
 afterAll(async () => {
-  await stack?.stop();
+  await stack?.release();
 });
 
 /** One request with the Host header given (fetch would not send a foreign one). */

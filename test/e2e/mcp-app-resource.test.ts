@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { auditItemsOf } from '../../infra/local/audit-items.js';
 import { answerBytes, RESULT_BUDGET_BYTES } from '../../lib/mcp/limits.js';
 import { smallFleet } from '../fixtures/small-fleet.js';
-import { startTestStack, type TestStack } from '../helpers/stack.js';
+import { type SharedStack, sharedStack } from '../helpers/shared-stack.js';
 
 /**
  * The MCP App at the protocol level, through the local stack's door with the SDK client, in both
@@ -27,13 +27,13 @@ const ERAS = [
   ['2026-07-28', { versionNegotiation: { mode: 'auto' as const } }],
 ] as const;
 
-let stack: TestStack;
+let stack: SharedStack;
 
 beforeAll(async () => {
-  stack = await startTestStack(smallFleet());
+  stack = await sharedStack(smallFleet());
 });
 afterAll(async () => {
-  await stack?.stop();
+  await stack?.release();
 });
 
 describe.each(ERAS)('E2E: the tools as MCP App tools (protocol %s)', (_protocol, options) => {

@@ -8,7 +8,7 @@ import { demoFleet } from '../../infra/local/demo.js';
 import type { Fleet, FleetAgent } from '../../infra/local/fleet.js';
 import { previewUrl } from '../../infra/local/mcp-app-preview.js';
 import { launchChromium } from '../helpers/browser.js';
-import { startTestStack, type TestStack } from '../helpers/stack.js';
+import { type SharedStack, sharedStack } from '../helpers/shared-stack.js';
 
 /**
  * The observations tool's MCP App as a person sees it, in headless Chromium: the local preview
@@ -92,7 +92,7 @@ interface PageWindow {
 }
 
 let fleet: Fleet;
-let stack: TestStack;
+let stack: SharedStack;
 let browser: Browser;
 let page: Page;
 const requests: Request[] = [];
@@ -103,7 +103,7 @@ const colours = new Map<string, string>();
 
 beforeAll(async () => {
   fleet = testFleet(Date.now());
-  stack = await startTestStack(fleet);
+  stack = await sharedStack(fleet);
   browser = await launchChromium();
   const context = await browser.newContext({ viewport: { width: COLUMN_WIDTH + 40, height: 900 }, locale: 'en-US', timezoneId: 'UTC' });
   page = await context.newPage();
@@ -124,7 +124,7 @@ beforeAll(async () => {
 }, 90_000);
 afterAll(async () => {
   await browser?.close();
-  await stack?.stop();
+  await stack?.release();
 });
 
 /** The frame the host drew the view in, once it shows `selector`. */

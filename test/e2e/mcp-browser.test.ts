@@ -5,7 +5,7 @@ import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { smallFleet } from '../fixtures/small-fleet.js';
 import { launchChromium } from '../helpers/browser.js';
-import { startTestStack, type TestStack } from '../helpers/stack.js';
+import { type SharedStack, sharedStack } from '../helpers/shared-stack.js';
 
 /**
  * A browser-based MCP client, for real: the official SDK client bundled for the browser, in a page
@@ -56,7 +56,7 @@ async function pageServer(script: string): Promise<{ server: Server; origin: str
   return { server, origin: `http://127.0.0.1:${(server.address() as AddressInfo).port}` };
 }
 
-let stack: TestStack;
+let stack: SharedStack;
 let admitted: { server: Server; origin: string };
 let foreign: { server: Server; origin: string };
 let browser: Browser;
@@ -77,7 +77,7 @@ beforeAll(async () => {
   const script = bundle.outputFiles[0]!.text;
   admitted = await pageServer(script);
   foreign = await pageServer(script);
-  stack = await startTestStack(smallFleet(), { MCP_ALLOWED_ORIGINS: `https://inspector.example, ${admitted.origin}` });
+  stack = await sharedStack(smallFleet(), { MCP_ALLOWED_ORIGINS: `https://inspector.example, ${admitted.origin}` });
   browser = await launchChromium();
   const context = await browser.newContext();
   for (const { origin } of [admitted, foreign]) {
@@ -89,7 +89,7 @@ beforeAll(async () => {
 }, 60_000);
 afterAll(async () => {
   await browser?.close();
-  await stack?.stop();
+  await stack?.release();
   delete process.env.MCP_ALLOWED_ORIGINS;
   for (const page of [admitted, foreign]) if (page) await new Promise((resolve) => page.server.close(resolve));
 });

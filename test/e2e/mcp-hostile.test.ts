@@ -7,7 +7,7 @@ import { LAMBDA_RESPONSE_LIMIT_BYTES } from '../../lib/http.js';
 import { MAX_REPORTED_CHARACTERS, MAX_TOOL_CALLS_PER_REQUEST, RESULT_BUDGET_BYTES } from '../../lib/mcp/limits.js';
 import { countingProxy } from '../helpers/faults.js';
 import { elementsIn, renderMarkdown } from '../helpers/markdown.js';
-import { startTestStack, type TestStack } from '../helpers/stack.js';
+import { type SharedStack, sharedStack } from '../helpers/shared-stack.js';
 
 /**
  * The MCP door against a hostile fleet, seeded into the real engine: endpoints that report line
@@ -78,11 +78,11 @@ interface ToolResult {
   structuredContent?: Record<string, unknown>;
 }
 
-let stack: TestStack;
+let stack: SharedStack;
 let client: Client;
 
 beforeAll(async () => {
-  stack = await startTestStack(hostileFleet(Date.now()));
+  stack = await sharedStack(hostileFleet(Date.now()));
   client = new Client({ name: 'hostile-e2e', version: '1.0.0' });
   await client.connect(
     new StreamableHTTPClientTransport(new URL(`${stack.publicUrl}/api/mcp`), {
@@ -92,7 +92,7 @@ beforeAll(async () => {
 }, 60_000);
 afterAll(async () => {
   await client?.close();
-  await stack?.stop();
+  await stack?.release();
 });
 
 const call = async (name: string, args: Record<string, unknown>): Promise<ToolResult> =>

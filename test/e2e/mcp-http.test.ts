@@ -4,7 +4,8 @@ import { useEnvironment } from '../helpers/env.js';
 import { eventFixture, setHeader, testContext } from '../helpers/events.js';
 import { FUNCTION_ENVIRONMENT } from '../helpers/function-environment.js';
 import { recentDemoFleet } from '../helpers/mcp-client.js';
-import { get, startTestStack, type TestStack } from '../helpers/stack.js';
+import { type SharedStack, sharedStack } from '../helpers/shared-stack.js';
+import { get } from '../helpers/stack.js';
 
 /**
  * The MCP door over plain HTTP, as curl or a browser meets it: JSON answers without a session, its
@@ -35,13 +36,13 @@ async function functionAnswerTo(
   return (await handler(event as never, testContext('mcp'))) as { statusCode: number; headers: Record<string, string>; body: string };
 }
 
-let stack: TestStack;
+let stack: SharedStack;
 
 beforeAll(async () => {
-  stack = await startTestStack(recentDemoFleet(new Date()));
+  stack = await sharedStack(recentDemoFleet(new Date()));
 });
 afterAll(async () => {
-  await stack?.stop();
+  await stack?.release();
 });
 
 describe('E2E: the MCP door over plain HTTP', () => {

@@ -8,8 +8,8 @@ import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { auditItemsOf } from '../../infra/local/audit-items.js';
 import { smallFleet } from '../fixtures/small-fleet.js';
+import { type SharedStack, sharedStack } from '../helpers/shared-stack.js';
 import { claimsOf, InMemoryOAuthProvider, signInAsBrowser } from '../helpers/sign-in.js';
-import { startTestStack, type TestStack } from '../helpers/stack.js';
 
 /**
  * Sign-in from MCP clients nobody here wrote, against the local stack with no token copied by
@@ -19,13 +19,13 @@ import { startTestStack, type TestStack } from '../helpers/stack.js';
  * user, follow the redirect).
  */
 
-let stack: TestStack;
+let stack: SharedStack;
 
 beforeAll(async () => {
-  stack = await startTestStack(smallFleet());
+  stack = await sharedStack(smallFleet());
 });
 afterAll(async () => {
-  await stack?.stop();
+  await stack?.release();
 });
 
 interface ToolResult {

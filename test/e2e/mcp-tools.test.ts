@@ -5,7 +5,8 @@ import { demoFleet } from '../../infra/local/demo.js';
 import { EndpointList } from '../../lib/contract/mcp-tools.js';
 import { EndpointDashboard } from '../../lib/contract/schemas.js';
 import { call, connectTo, ERAS, recentDemoFleet, textOf, withoutClock } from '../helpers/mcp-client.js';
-import { get, startTestStack, type TestStack } from '../helpers/stack.js';
+import { type SharedStack, sharedStack } from '../helpers/shared-stack.js';
+import { get } from '../helpers/stack.js';
 
 /**
  * The MCP door's two tools end to end, in both protocol eras: the SDK's own client over HTTP
@@ -14,13 +15,13 @@ import { get, startTestStack, type TestStack } from '../helpers/stack.js';
  * with the demo fleet `npm start` serves, for a whole tenant and for a scoped user.
  */
 
-let stack: TestStack;
+let stack: SharedStack;
 
 beforeAll(async () => {
-  stack = await startTestStack(recentDemoFleet(new Date()));
+  stack = await sharedStack(recentDemoFleet(new Date()));
 });
 afterAll(async () => {
-  await stack?.stop();
+  await stack?.release();
 });
 
 const connect = (token: string, options?: (typeof ERAS)[number][1]): Promise<Client> => connectTo(stack.publicUrl, token, options);

@@ -6,7 +6,7 @@ import { BROKER_REFUSALS } from '../../lib/auth/broker.js';
 import { METRIC } from '../../lib/observability/metrics.js';
 import { closedPortEndpoint } from '../helpers/faults.js';
 import { call, connectTo, type ERAS, recentDemoFleet, type ToolResult, textOf } from '../helpers/mcp-client.js';
-import { startTestStack, type TestStack } from '../helpers/stack.js';
+import { type SharedStack, sharedStack } from '../helpers/shared-stack.js';
 
 /**
  * What the assistant gets when the door's upstreams fail (the store, the issuer's token exchange,
@@ -14,13 +14,13 @@ import { startTestStack, type TestStack } from '../helpers/stack.js';
  * empty success, counted and logged where an operator must act.
  */
 
-let stack: TestStack;
+let stack: SharedStack;
 
 beforeAll(async () => {
-  stack = await startTestStack(recentDemoFleet(new Date()));
+  stack = await sharedStack(recentDemoFleet(new Date()));
 });
 afterAll(async () => {
-  await stack?.stop();
+  await stack?.release();
 });
 
 const connect = (token: string, options?: (typeof ERAS)[number][1]): Promise<Client> => connectTo(stack.publicUrl, token, options);

@@ -2,8 +2,8 @@ import { auth, extractWWWAuthenticateParams } from '@modelcontextprotocol/client
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type DoorName, doorAudience, doorResource } from '../../lib/auth/doors.js';
 import { smallFleet } from '../fixtures/small-fleet.js';
+import { type SharedStack, sharedStack } from '../helpers/shared-stack.js';
 import { claimsOf, InMemoryOAuthProvider, signInAsBrowser } from '../helpers/sign-in.js';
-import { startTestStack, type TestStack } from '../helpers/stack.js';
 
 /**
  * How an OAuth client that knows only a door's URL gets in, for each public door, with the MCP
@@ -13,13 +13,13 @@ import { startTestStack, type TestStack } from '../helpers/stack.js';
  * door's resource (RFC 8707), redeems the code, and the door answers 200 to the token it gets.
  */
 
-let stack: TestStack;
+let stack: SharedStack;
 
 beforeAll(async () => {
-  stack = await startTestStack(smallFleet());
+  stack = await sharedStack(smallFleet());
 });
 afterAll(async () => {
-  await stack?.stop();
+  await stack?.release();
 });
 
 /** The door asked as a client asks it: GET /api/agents, or an MCP `tools/list` on POST /api/mcp. */

@@ -9,7 +9,8 @@ import { BROKER_REFUSALS } from '../../lib/auth/broker.js';
 import { encodedReasonHeaders } from '../../lib/contract/attribution.js';
 import { EndpointDashboard } from '../../lib/contract/schemas.js';
 import { expectResponseMatchesContract } from '../helpers/contract.js';
-import { get, startTestStack, type TestStack } from '../helpers/stack.js';
+import { type SharedStack, sharedStack } from '../helpers/shared-stack.js';
+import { get } from '../helpers/stack.js';
 
 /**
  * The private observations operation end to end, its whole contract on one stack: success, the
@@ -61,15 +62,15 @@ const FLEET: Fleet = {
 };
 
 describe('E2E: GET /api/mcp/endpoint on the private loopback listener', () => {
-  let stack: TestStack;
+  let stack: SharedStack;
   let token: string;
 
   beforeAll(async () => {
-    stack = await startTestStack(FLEET);
+    stack = await sharedStack(FLEET);
     token = await stack.brokerToken({ tenant: 'acme', subject: 'alice' });
   });
   afterAll(async () => {
-    await stack?.stop();
+    await stack?.release();
   });
 
   const observe = (query: string, headers: Record<string, string> = {}, bearer: string | null = token) =>

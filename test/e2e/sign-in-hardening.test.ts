@@ -15,7 +15,8 @@ import { startTestStack, type TestStack } from '../helpers/stack.js';
  * request sent to the redirect URI (open redirector, whatever the redirect URI carries), and
  * registrations a browser page could make or that name a browser-internal scheme.
  * MCP_ALLOWED_ORIGINS=* refused at start: test/e2e/start.test.ts. The engine and the Runtime APIs:
- * test/integration/listener-guard.test.ts.
+ * test/integration/listener-guard.test.ts. A stack of its own: the authorization server takes
+ * MCP_ALLOWED_ORIGINS when it starts.
  */
 
 const ADMITTED = 'https://app.example';

@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { auditItemsOf } from '../../infra/local/audit-items.js';
 import { tenantAuditSessionPolicy, tenantSessionPolicy } from '../../lib/store/tenant-fence.js';
-import { get, startTestStack, type TestStack } from '../helpers/stack.js';
+import { type SharedStack, sharedStack } from '../helpers/shared-stack.js';
+import { get } from '../helpers/stack.js';
 import { type StsStandIn, startStsStandIn } from '../helpers/sts.js';
 
 /**
@@ -15,11 +16,11 @@ const AUDIT_ROLE = 'arn:aws:iam::123456789012:role/endpoint-read-service-test-te
 
 describe('E2E: an observations read with tenant fencing on', () => {
   let sts: StsStandIn;
-  let stack: TestStack;
+  let stack: SharedStack;
 
   beforeAll(async () => {
     sts = await startStsStandIn(READ_ROLE);
-    stack = await startTestStack(
+    stack = await sharedStack(
       {
         tenants: ['müller gmbh', 'globex'].map((tenant_id) => ({
           tenant_id,
@@ -30,7 +31,7 @@ describe('E2E: an observations read with tenant fencing on', () => {
     );
   });
   afterAll(async () => {
-    await stack?.stop();
+    await stack?.release();
     await sts?.close();
   });
 

@@ -1,7 +1,8 @@
 import { createServer, request, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { get, startTestStack, type TestStack } from '../helpers/stack.js';
+import { type SharedStack, sharedStack } from '../helpers/shared-stack.js';
+import { get } from '../helpers/stack.js';
 
 /**
  * Tokens as the doors judge them over HTTP: the token authorizer in front of the public doors
@@ -12,12 +13,12 @@ const FLEET = {
   tenants: [{ tenant_id: 'acme', agents: [{ agent_id: 'a-1', hostname: 'h-1', os: 'linux', arch: 'x86_64', version: '1' }] }],
 };
 
-let stack: TestStack;
+let stack: SharedStack;
 beforeAll(async () => {
-  stack = await startTestStack(FLEET);
+  stack = await sharedStack(FLEET);
 });
 afterAll(async () => {
-  await stack?.stop();
+  await stack?.release();
 });
 
 const inventory = (token: string) => get(`${stack.publicUrl}/api/agents`, { Authorization: `Bearer ${token}` });

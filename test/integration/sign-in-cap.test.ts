@@ -1,8 +1,10 @@
 import { randomUUID } from 'node:crypto';
-import { createServer, type Server } from 'node:http';
+import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import pLimit from 'p-limit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { localAuthorizationServer } from '../../infra/local/authorization-server.js';
+import type { StoreLimits } from '../../infra/local/authorization-store.js';
 import { localIssuer } from '../../infra/local/issuer.js';
 import { type ListenerRouter, listenerRouter } from '../../infra/local/router.js';
 import { readStackConfig } from '../../infra/local/settings.js';
@@ -10,19 +12,24 @@ import { localDirWithKey } from '../helpers/local-dir.js';
 import { browserStandIn, pkce, signInAsBrowser } from '../helpers/sign-in.js';
 
 /**
- * The local authorization server (real oidc-provider, over real HTTP) with a store that keeps two
- * grants per client (infra/local/authorization-store.ts; a thousand in `npm start`): a client past
- * its cap is refused in one sentence on the sign-in page, and another client still signs in.
+ * The local authorization server (real oidc-provider, over real HTTP) with stores bounded low
+ * (infra/local/authorization-store.ts; a thousand grants per client and ten thousand of every other
+ * kind in `npm start`): a client past its cap of two grants is refused in one sentence on the sign-in
+ * page, and another client still signs in; a flood of sign-ins in progress three times their bound
+ * pushes out only its own kind, so a rotated refresh token reused after it still ends its grant.
  */
 
 const REDIRECT = 'http://127.0.0.1:45997/callback';
 
-let server: Server;
-let base = '';
+interface TestServer {
+  base: string;
+  close(): Promise<void>;
+}
 
-beforeAll(async () => {
+/** The authorization server alone on a listener of its own (no REST API), with the store limits given. */
+async function startAuthorizationServer(storeLimits: StoreLimits): Promise<TestServer> {
   let router: ListenerRouter | undefined;
-  server = createServer((req, res) => {
+  const server = createServer((req, res) => {
     void router?.handle(req, res, randomUUID()).catch(() => {
       if (!res.headersSent) res.writeHead(500);
       res.end();
@@ -30,14 +37,12 @@ beforeAll(async () => {
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
-  base = `http://localhost:${port}`;
   const authorizationServer = await localAuthorizationServer({
     issuer: await localIssuer(await localDirWithKey('sign-in-cap-')),
     brokerSecret: 'local-broker-secret',
     config: readStackConfig({}, port),
-    storeLimits: { perClient: 2, total: 100, others: 100 },
+    storeLimits,
   });
-  // No REST API on this listener: the authorization server's routes alone.
   router = listenerRouter(
     {
       routes: [],
@@ -49,28 +54,31 @@ beforeAll(async () => {
     },
     authorizationServer.routes,
   );
-});
-afterAll(async () => {
-  server?.closeAllConnections();
-  await new Promise((resolve) => server?.close(resolve));
-});
+  return {
+    base: `http://localhost:${port}`,
+    async close() {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    },
+  };
+}
 
-async function publicClient(): Promise<string> {
+async function publicClient(base: string, extra: Record<string, unknown> = {}): Promise<string> {
   const res = await fetch(`${base}/oauth2/register`, {
     method: 'POST',
     headers: { 'Content-Type': 'application/json' },
-    body: JSON.stringify({ redirect_uris: [REDIRECT], token_endpoint_auth_method: 'none' }),
+    body: JSON.stringify({ redirect_uris: [REDIRECT], token_endpoint_auth_method: 'none', ...extra }),
   });
   return ((await res.json()) as { client_id: string }).client_id;
 }
 
-function authorizationUrl(clientId: string): URL {
+function authorizationUrl(base: string, clientId: string, challenge = pkce().challenge): URL {
   const url = new URL(`${base}/oauth2/authorize`);
   for (const [name, value] of Object.entries({
     response_type: 'code',
     client_id: clientId,
     redirect_uri: REDIRECT,
-    code_challenge: pkce().challenge,
+    code_challenge: challenge,
     code_challenge_method: 'S256',
   }))
     url.searchParams.set(name, value);
@@ -78,22 +86,30 @@ function authorizationUrl(clientId: string): URL {
 }
 
 describe('Integration: the local sign-in keeps a bounded number of grants per client', () => {
+  let server: TestServer;
+  let base = '';
+  beforeAll(async () => {
+    server = await startAuthorizationServer({ perClient: 2, total: 100, others: 100 });
+    base = server.base;
+  });
+  afterAll(() => server?.close());
+
   it('refuses a client its third sign-in in one sentence on the page, sends the browser nowhere, and signs another client in', async () => {
-    const clientId = await publicClient();
+    const clientId = await publicClient(base);
     const signedIn = [
-      await signInAsBrowser(authorizationUrl(clientId), { tenant: 'acme', user: 'a' }),
-      await signInAsBrowser(authorizationUrl(clientId), { tenant: 'acme', user: 'b' }),
+      await signInAsBrowser(authorizationUrl(base, clientId), { tenant: 'acme', user: 'a' }),
+      await signInAsBrowser(authorizationUrl(base, clientId), { tenant: 'acme', user: 'b' }),
     ];
 
     const browser = browserStandIn();
-    const { response: page, url } = await browser.follow(authorizationUrl(clientId), { method: 'GET' });
+    const { response: page, url } = await browser.follow(authorizationUrl(base, clientId), { method: 'GET' });
     const action = new URL(/<form method="post" action="([^"]+)"/.exec(await page.text())?.[1] ?? '', url);
     const third = await browser.follow(action, {
       method: 'POST',
       headers: { 'Content-Type': 'application/x-www-form-urlencoded', Origin: url.origin },
       body: new URLSearchParams({ tenant: 'acme', user: 'c', groups: '', action: 'allow' }),
     });
-    const other = await signInAsBrowser(authorizationUrl(await publicClient()), { tenant: 'acme', user: 'd' });
+    const other = await signInAsBrowser(authorizationUrl(base, await publicClient(base)), { tenant: 'acme', user: 'd' });
 
     expect(signedIn.map((back) => back.searchParams.has('code'))).toEqual([true, true]);
     expect(third.response.status).toBe(400);
@@ -102,5 +118,56 @@ describe('Integration: the local sign-in keeps a bounded number of grants per cl
       'The local authorization server keeps at most 2 grants for one client, and this client holds that many until some expire (or npm start restarts).',
     );
     expect(other.searchParams.get('code')).toMatch(/^[A-Za-z0-9_-]{43,}$/);
+  });
+});
+
+describe('Integration: a flood of sign-ins in progress pushes out only its own kind', () => {
+  const OTHERS = 100;
+  let server: TestServer;
+  beforeAll(async () => {
+    server = await startAuthorizationServer({ perClient: 1_000, total: 20_000, others: OTHERS });
+  });
+  afterAll(() => server?.close());
+
+  async function token(form: Record<string, string>): Promise<{ status: number; body: Record<string, unknown> }> {
+    const res = await fetch(`${server.base}/oauth2/token`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams(form),
+    });
+    return { status: res.status, body: (await res.json()) as Record<string, unknown> };
+  }
+
+  it('keeps refresh tokens through three times as many authorization requests as its store of sign-ins in progress holds, and a rotated one reused after them still ends the grant', async () => {
+    const clientId = await publicClient(server.base, { grant_types: ['authorization_code', 'refresh_token'] });
+    const { verifier, challenge } = pkce();
+    const back = await signInAsBrowser(authorizationUrl(server.base, clientId, challenge), { tenant: 'acme', user: 'fay' });
+    const code = back.searchParams.get('code') ?? '';
+    const first = (
+      await token({ grant_type: 'authorization_code', code, code_verifier: verifier, client_id: clientId, redirect_uri: REDIRECT })
+    ).body;
+    const second = await token({ grant_type: 'refresh_token', refresh_token: first.refresh_token as string, client_id: clientId });
+
+    // Each one a sign-in in progress that the server keeps (an interaction), as any page or script can start them:
+    // three times the store's bound, so it is full and its oldest pushed out, twice over.
+    const limit = pLimit(8);
+    const flood = await Promise.all(
+      Array.from({ length: 3 * OTHERS }, () =>
+        limit(async () => {
+          const res = await fetch(authorizationUrl(server.base, clientId), { redirect: 'manual' });
+          await res.body?.cancel();
+          return res.status;
+        }),
+      ),
+    );
+    const third = await token({ grant_type: 'refresh_token', refresh_token: second.body.refresh_token as string, client_id: clientId });
+    const reuse = await token({ grant_type: 'refresh_token', refresh_token: first.refresh_token as string, client_id: clientId });
+    const afterReuse = await token({ grant_type: 'refresh_token', refresh_token: third.body.refresh_token as string, client_id: clientId });
+
+    expect(second.status).toBe(200);
+    expect(new Set(flood)).toEqual(new Set([303]));
+    expect(third.status).toBe(200);
+    expect(reuse).toMatchObject({ status: 400, body: { error: 'invalid_grant' } });
+    expect(afterReuse).toMatchObject({ status: 400, body: { error: 'invalid_grant' } });
   });
 });

@@ -86,7 +86,8 @@ export async function sharedStack(fleet: Fleet | 'none', env: Record<string, str
       shared.user = undefined;
       const left = [...original].filter(([name, value]) => !(name in env) && now.get(name) !== value).map(([name]) => name);
       stack.updateEnvironment(Object.fromEntries(original));
-      if (left.length > 0) throw new Error(`${file} left ${left.join(', ')} changed on the worker's stack: a test puts back what it changes`);
+      if (left.length > 0)
+        throw new Error(`${file} left ${left.join(', ')} changed on the worker's stack: a test puts back what it changes`);
     },
   });
 }

@@ -3,7 +3,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import Provider, { type Configuration, errors, interactionPolicy, type KoaContextWithOIDC } from 'oidc-provider';
 import { isGroupName, MAX_GROUP_NAME_CHARACTERS } from '../../lib/store/records.js';
 import { authorizationStore, type StoreLimits } from './authorization-store.js';
-import { clientIdDocuments, DOCUMENT_REFUSED, isDocumentUrl } from './client-id-documents.js';
+import { clientIdDocuments, documentRefused, FAILURE_ANSWER_MS, isDocumentUrl } from './client-id-documents.js';
 import { DEMO_TENANTS } from './demo.js';
 import { targetOf } from './events.js';
 import { LocalRefusal } from './failure.js';
@@ -39,6 +39,8 @@ export interface AuthorizationServerOptions {
   tenants?: () => readonly string[];
   /** How much of each kind its store keeps (infra/local/authorization-store.ts; default STORE_LIMITS). */
   storeLimits?: StoreLimits;
+  /** The fixed time of every client ID metadata document failure (infra/local/client-id-documents.ts; default FAILURE_ANSWER_MS). */
+  documentFailureMs?: number;
 }
 
 export interface LocalAuthorizationServer {
@@ -354,7 +356,9 @@ export async function localAuthorizationServer(options: AuthorizationServerOptio
   showInvalidAuthorizationsOnAPage(provider);
 
   // A document's client goes into the client store, where oidc-provider checks it as it checks a registration.
+  const documentFailureMs = options.documentFailureMs ?? FAILURE_ANSWER_MS;
   const documents = clientIdDocuments({
+    failureAnswerMs: documentFailureMs,
     accept: async (url, metadata) => {
       try {
         await clientStore.upsert(url, metadata, REFRESH_TOKEN_SECONDS);
@@ -377,7 +381,7 @@ export async function localAuthorizationServer(options: AuthorizationServerOptio
     if (askDoorScope(target, doorScope)) req.url = `${target.pathname}${target.search}`;
     const [url, ...more] = target.searchParams.getAll('client_id');
     if (url !== undefined && more.length === 0 && isDocumentUrl(url) && !(await documents.load(url)).ok)
-      return sendPage(res, 400, errorPage(DOCUMENT_REFUSED));
+      return sendPage(res, 400, errorPage(documentRefused(documentFailureMs)));
     await serve(req, res);
   };
 

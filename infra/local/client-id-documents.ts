@@ -33,9 +33,13 @@ const KEEP_FAILURE_MS = 60_000;
 const MAX_DOCUMENTS = 500;
 const MAX_FAILED_ORIGINS = 10_000;
 
-/** The one sentence of every failure: what a document must be, nothing of what the URL answered. */
-export const DOCUMENT_REFUSED =
-  'The client ID metadata document at this client_id could not be used: it must be at an https URL on a public name (or http on localhost, 127.0.0.1 or [::1]) and answer 200 with JSON of at most 16 KiB within 3 s, without a redirect, naming its own URL as client_id and describing a public client.';
+/** The one sentence of every failure, for documents fetched within `ms`: what a document must be, nothing of what the URL answered. */
+export function documentRefused(ms = FAILURE_ANSWER_MS): string {
+  return `The client ID metadata document at this client_id could not be used: it must be at an https URL on a public name (or http on localhost, 127.0.0.1 or [::1]) and answer 200 with JSON of at most 16 KiB within ${ms / 1000} s, without a redirect, naming its own URL as client_id and describing a public client.`;
+}
+
+/** The sentence of every failure with the server's own time (FAILURE_ANSWER_MS). */
+export const DOCUMENT_REFUSED = documentRefused();
 
 /** The client metadata a document may give (the rest is ignored), as oidc-provider's client store takes it. */
 const KEPT_FIELDS = [
@@ -93,12 +97,12 @@ export function isFetchableDocumentUrl(clientId: string): boolean {
   return !LOOPBACK_NAMES.includes(url.hostname) && !url.hostname.endsWith('.localhost');
 }
 
-async function fetchDocument(url: string): Promise<DocumentOutcome> {
+async function fetchDocument(url: string, withinMs: number): Promise<DocumentOutcome> {
   try {
     const response = await fetch(url, {
       headers: { Accept: 'application/json' },
       redirect: 'error',
-      signal: AbortSignal.timeout(FAILURE_ANSWER_MS),
+      signal: AbortSignal.timeout(withinMs),
     });
     if (response.status !== 200 || !response.body) {
       await response.body?.cancel();
@@ -121,14 +125,20 @@ async function fetchDocument(url: string): Promise<DocumentOutcome> {
 export interface ClientIdDocumentsOptions {
   /** Whether the client store takes a fetched document's client (oidc-provider's own checks); a refusal is a failure like any. */
   accept(url: string, metadata: Record<string, unknown>): Promise<boolean>;
+  /**
+   * The fixed time of every failure, and the most a fetch may take (default FAILURE_ANSWER_MS). The
+   * tests shorten it, so their failures do not each wait 3 s; whatever it is, every failure takes it.
+   */
+  failureAnswerMs?: number;
 }
 
 export interface ClientIdDocuments {
-  /** The client of the document at `url`, fetched now or earlier and accepted; a failure is answered FAILURE_ANSWER_MS after the call. */
+  /** The client of the document at `url`, fetched now or earlier and accepted; a failure is answered failureAnswerMs after the call. */
   load(url: string): Promise<DocumentOutcome>;
 }
 
 export function clientIdDocuments(options: ClientIdDocumentsOptions): ClientIdDocuments {
+  const failureAnswerMs = options.failureAnswerMs ?? FAILURE_ANSWER_MS;
   const documents = new LRUCache<string, Record<string, unknown>>({ max: MAX_DOCUMENTS, ttl: KEEP_MS });
   const failedOrigins = new LRUCache<string, true>({ max: MAX_FAILED_ORIGINS, ttl: KEEP_FAILURE_MS });
   /** The fetch in flight for each origin: the next one for that origin waits for it. */
@@ -142,7 +152,7 @@ export function clientIdDocuments(options: ClientIdDocumentsOptions): ClientIdDo
       await before?.catch(() => undefined);
       if (failedOrigins.has(origin)) return { ok: false };
       const kept = documents.get(url);
-      const outcome = kept ? { ok: true as const, metadata: kept } : await fetchDocument(url);
+      const outcome = kept ? { ok: true as const, metadata: kept } : await fetchDocument(url, failureAnswerMs);
       if (outcome.ok && (await options.accept(url, outcome.metadata).catch(() => false))) {
         documents.set(url, outcome.metadata);
         return outcome;
@@ -161,7 +171,7 @@ export function clientIdDocuments(options: ClientIdDocumentsOptions): ClientIdDo
 
   return {
     async load(url) {
-      const answerAt = performance.now() + FAILURE_ANSWER_MS;
+      const answerAt = performance.now() + failureAnswerMs;
       const outcome = await attempt(url);
       if (!outcome.ok) await new Promise((resolve) => setTimeout(resolve, Math.max(0, answerAt - performance.now())));
       return outcome;

@@ -76,6 +76,8 @@ export interface StackOptions {
   functionLog?: (name: FunctionName, line: string, stream: 'stdout' | 'stderr') => void;
   /** How long a warm function instance waits for an event before it is stopped (default 10 minutes). */
   idleMs?: number;
+  /** The fixed time of every client ID metadata document failure at the sign-in (default 3 s; tests shorten it). */
+  documentFailureMs?: number;
 }
 
 /**
@@ -510,7 +512,12 @@ export async function startLocalStack(options: StackOptions = {}): Promise<Local
   // in one table (infra/local/router.ts), answering its loopback names, and HOST and PUBLIC_URL's when set;
   // pages of its own origins and of MCP_ALLOWED_ORIGINS (browser-based MCP clients sign in and call the door).
   const publicUrl = `http://localhost:${bound.publicPort}`;
-  const authorizationServer = await localAuthorizationServer({ issuer, brokerSecret, config: cfg });
+  const authorizationServer = await localAuthorizationServer({
+    issuer,
+    brokerSecret,
+    config: cfg,
+    ...(options.documentFailureMs !== undefined ? { documentFailureMs: options.documentFailureMs } : {}),
+  });
   const preview = mcpAppPreviewRoutes({ issuer, publicUrl: () => publicUrl, config: cfg });
   const optedIn = [new URL(cfg.publicUrl).host, ...(isLoopbackAddress(host) || host === '0.0.0.0' || host === '::' ? [] : [host])];
   publicListener = {

@@ -1,10 +1,11 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { DOCUMENT_REFUSED } from '../../infra/local/client-id-documents.js';
+import { documentRefused } from '../../infra/local/client-id-documents.js';
 import { doorResource } from '../../lib/auth/doors.js';
 import { type SharedStack, sharedStack } from '../helpers/shared-stack.js';
 import { browserStandIn, claimsOf, pkce, signInAsBrowser } from '../helpers/sign-in.js';
+import { DOCUMENT_FAILURE_MS } from '../helpers/stack.js';
 
 /**
  * The local authorization server (oidc-provider, infra/local/authorization-server.ts), over real
@@ -13,6 +14,9 @@ import { browserStandIn, claimsOf, pkce, signInAsBrowser } from '../helpers/sign
  * RFC 8693 token exchange of the MCP broker. What it refuses for safety's sake:
  * test/e2e/sign-in-hardening.test.ts.
  */
+
+/** The sentence of every document failure, with the test stacks' fixed time. */
+const DOCUMENT_REFUSED = documentRefused(DOCUMENT_FAILURE_MS);
 
 let stack: SharedStack;
 

@@ -1,10 +1,10 @@
 import { createServer, request, type Server } from 'node:http';
 import { type AddressInfo, createServer as createTcpServer } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DOCUMENT_REFUSED, FAILURE_ANSWER_MS } from '../../infra/local/client-id-documents.js';
+import { documentRefused } from '../../infra/local/client-id-documents.js';
 import { closedPortEndpoint, silentEndpoint } from '../helpers/faults.js';
 import { browserStandIn, pkce, signInAsBrowser } from '../helpers/sign-in.js';
-import { startTestStack, type TestStack } from '../helpers/stack.js';
+import { DOCUMENT_FAILURE_MS, startTestStack, type TestStack } from '../helpers/stack.js';
 
 /**
  * The local stack closed to the network, each finding of its security review reproduced and shown
@@ -18,6 +18,9 @@ import { startTestStack, type TestStack } from '../helpers/stack.js';
  * test/integration/listener-guard.test.ts. A stack of its own: the authorization server takes
  * MCP_ALLOWED_ORIGINS when it starts.
  */
+
+/** The sentence of every document failure, with the test stacks' fixed time. */
+const DOCUMENT_REFUSED = documentRefused(DOCUMENT_FAILURE_MS);
 
 const ADMITTED = 'https://app.example';
 const FOREIGN = 'https://evil.example';
@@ -323,8 +326,8 @@ describe('E2E: client ID metadata documents', () => {
         expect(answer.status).toBe(400);
         expect(answer.page).toContain(DOCUMENT_REFUSED);
         // Never before the fixed time; after it, only as late as a loaded machine makes any answer.
-        expect(answer.ms).toBeGreaterThanOrEqual(FAILURE_ANSWER_MS - 20);
-        expect(answer.ms).toBeLessThan(FAILURE_ANSWER_MS + 2_500);
+        expect(answer.ms).toBeGreaterThanOrEqual(DOCUMENT_FAILURE_MS - 20);
+        expect(answer.ms).toBeLessThan(DOCUMENT_FAILURE_MS + 2_500);
       }
       expect(Math.abs(quiet.ms - closed.ms)).toBeLessThan(1_000);
     } finally {

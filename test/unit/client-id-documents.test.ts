@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { isDocumentUrl, isFetchableDocumentUrl } from '../../infra/local/client-id-documents.js';
+import { clientIdDocuments, documentRefused, isDocumentUrl, isFetchableDocumentUrl } from '../../infra/local/client-id-documents.js';
 
 /**
  * Which client ID metadata documents the local authorization server fetches: https on a public
@@ -53,5 +53,22 @@ describe('Client ID metadata documents: the URLs fetched', () => {
     ['another scheme', 'ftp://app.example/client.json'],
   ])('takes %s for no document at all', (_what, clientId) => {
     expect(isDocumentUrl(clientId)).toBe(false);
+  });
+});
+
+describe('Client ID metadata documents: the fixed time of a failure', () => {
+  it('names its bound in the one sentence of every failure: 3 s unless the server is given another', () => {
+    expect(documentRefused()).toContain('answer 200 with JSON of at most 16 KiB within 3 s, without a redirect');
+    expect(documentRefused(1_000)).toContain('answer 200 with JSON of at most 16 KiB within 1 s, without a redirect');
+  });
+
+  it('answers a failure it knows at once (a URL it never fetches) only after the fixed time it is given', async () => {
+    const documents = clientIdDocuments({ accept: async () => true, failureAnswerMs: 300 });
+    const started = performance.now();
+
+    const outcome = await documents.load('https://127.0.0.1/client.json');
+
+    expect(outcome).toEqual({ ok: false });
+    expect(performance.now() - started).toBeGreaterThanOrEqual(299);
   });
 });

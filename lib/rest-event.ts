@@ -1,5 +1,5 @@
 import type { APIGatewayProxyEvent } from 'aws-lambda';
-import { BadRequestError } from './errors.js';
+import { httpError } from './errors.js';
 
 /**
  * Reading a REST API payload-1.0 event without guessing: every value of a header (case-insensitive)
@@ -23,7 +23,7 @@ export function headerValues(event: APIGatewayProxyEvent, name: string): string[
 /** The single value of a header, undefined when absent; 400 when repeated. */
 export function singleHeader(event: APIGatewayProxyEvent, name: string, display: string): string | undefined {
   const values = headerValues(event, name);
-  if (values.length > 1) throw new BadRequestError(`The ${display} header was sent more than once.`);
+  if (values.length > 1) throw httpError(400, `The ${display} header was sent more than once.`);
   return values[0];
 }
 
@@ -40,7 +40,7 @@ export function singleQueryValues(event: APIGatewayProxyEvent): Record<string, s
   for (const name of new Set([...Object.keys(multi), ...Object.keys(single)])) {
     const one = own(single, name);
     const values = own(multi, name) ?? (one !== undefined ? [one] : []);
-    if (values.length > 1) throw new BadRequestError(`The query parameter ${name} was sent more than once.`);
+    if (values.length > 1) throw httpError(400, `The query parameter ${name} was sent more than once.`);
     if (values[0] !== undefined) result[name] = values[0];
   }
   return result;

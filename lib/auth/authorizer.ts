@@ -1,6 +1,6 @@
 import type { APIGatewayAuthorizerResult, APIGatewayProxyEvent, APIGatewayRequestAuthorizerEvent } from 'aws-lambda';
 import { type Config, config } from '../config.js';
-import { UnauthorizedError } from '../errors.js';
+import { HttpError } from '../errors.js';
 import { logger } from '../observability/logger.js';
 import { headerValues } from '../rest-event.js';
 import { authorizerContextOf } from './caller.js';
@@ -83,7 +83,7 @@ export async function authorizeRequest(
       ...(options.now ? { now: options.now } : {}),
     });
   } catch (error) {
-    if (error instanceof UnauthorizedError) return refuse(door, event.methodArn, error.message);
+    if (error instanceof HttpError && error.statusCode === 401) return refuse(door, event.methodArn, error.message);
     throw error;
   }
   const context = authorizerContextOf(claims, cfg.tenantClaim, cfg.scopeClaim, cfg.oauthScopeClaim);

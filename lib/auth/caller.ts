@@ -1,7 +1,7 @@
 import type { APIGatewayProxyEvent } from 'aws-lambda';
 import type { JWTPayload } from 'jose';
 import { type Config, config } from '../config.js';
-import { ForbiddenError } from '../errors.js';
+import { httpError } from '../errors.js';
 import { headerValues } from '../rest-event.js';
 import { insufficientScope, refusedAtDoor } from './challenge.js';
 import type { DoorName } from './doors.js';
@@ -89,6 +89,6 @@ export function callerFromAuthorizer(
   if (cfg.requiredScope !== undefined && !granted.includes(cfg.requiredScope)) throw insufficientScope(cfg, door, cfg.requiredScope);
   const identity = identityFromClaims({ [cfg.tenantClaim]: context.tenant, sub: context.sub }, cfg.tenantClaim);
   const scope = scopeFromContextValue(context.scope);
-  if (scope === 'invalid') throw new ForbiddenError(badScopeClaimSentence(cfg.scopeClaim));
+  if (scope === 'invalid') throw httpError(403, badScopeClaimSentence(cfg.scopeClaim));
   return { ...identity, expiresAt: exp, scope };
 }

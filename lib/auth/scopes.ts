@@ -1,5 +1,3 @@
-import { HttpError } from '../errors.js';
-
 /**
  * The OAuth scopes the doors ask for (MCP authorization 2025-11-25, RFC 6750 §3.1): each door
  * names one, and a token verified in every other respect but without it is a 403 whose challenge
@@ -26,17 +24,6 @@ export function grantedScopes(claims: Record<string, unknown>, claim?: string): 
 /** Whether verified claims grant `required`; always true when none is required. */
 export function hasScope(claims: Record<string, unknown>, required: string | undefined, claim?: string): boolean {
   return required === undefined || grantedScopes(claims, claim).includes(required);
-}
-
-/**
- * 403: a valid token without the scope this door requires. `challenge` is the door's
- * `WWW-Authenticate` value with `error="insufficient_scope"` and the scope (lib/auth/challenge.ts).
- */
-export class InsufficientScopeError extends HttpError {
-  override name = 'InsufficientScopeError';
-  constructor(scope: string, challenge: string, remedy = 'sign in again, asking for it') {
-    super(403, `${INSUFFICIENT_SCOPE} "${scope}" that this door requires: ${remedy}.`, { headers: { 'WWW-Authenticate': challenge } });
-  }
 }
 
 /** How every insufficient-scope sentence begins (the MCP broker recognises the private operation's). */

@@ -3,7 +3,7 @@ import pLimit from 'p-limit';
 import { callerFromAuthorizer } from '../auth/caller.js';
 import { bearerToken } from '../auth/verify.js';
 import { config } from '../config.js';
-import { ForbiddenError, MethodNotAllowedError, NotFoundError } from '../errors.js';
+import { httpError } from '../errors.js';
 import { logger } from '../observability/logger.js';
 import { headerValues, singleHeader } from '../rest-event.js';
 import { isAllowedOrigin } from './cors.js';
@@ -78,7 +78,7 @@ function metadataResult(door: 'inventory' | 'mcp'): APIGatewayProxyResult {
 function assertAllowedOrigin(origin: string | undefined): void {
   if (origin === undefined) return;
   if (!isAllowedOrigin(origin, config())) {
-    throw new ForbiddenError('Requests from this Origin are not allowed; set MCP_ALLOWED_ORIGINS to admit it.');
+    throw httpError(403, 'Requests from this Origin are not allowed; set MCP_ALLOWED_ORIGINS to admit it.');
   }
 }
 
@@ -108,14 +108,14 @@ export async function serveMcpDoor(event: APIGatewayProxyEvent, deadline: AbortS
   if (method === 'OPTIONS' && (path === MCP_PATH || metadataDoorOf(path))) return preflightResult(path, origin);
   const metadataDoor = metadataDoorOf(path);
   if (metadataDoor) {
-    if (method !== 'GET' && method !== 'HEAD') throw new MethodNotAllowedError('Only GET is served here.', ['GET']);
+    if (method !== 'GET' && method !== 'HEAD') throw httpError(405, 'Only GET is served here.', { headers: { Allow: 'GET' } });
     return metadataResult(metadataDoor);
   }
-  if (path !== MCP_PATH) throw new NotFoundError('No such route.');
+  if (path !== MCP_PATH) throw httpError(404, 'No such route.');
   if (method !== 'POST') {
-    throw new MethodNotAllowedError('This MCP server is stateless: it answers POST only (no event stream, no session to delete).', [
-      'POST',
-    ]);
+    throw httpError(405, 'This MCP server is stateless: it answers POST only (no event stream, no session to delete).', {
+      headers: { Allow: 'POST' },
+    });
   }
   assertAllowedOrigin(origin);
   // The authorizer verified the token; the handler reads the caller it handed over, and keeps the

@@ -3,7 +3,7 @@ import type { APIGatewayProxyEvent } from 'aws-lambda';
 import { auditedScope } from '../auth/endpoint-scope.js';
 import { config } from '../config.js';
 import { deadlineOf } from '../deadline.js';
-import { ServiceUnavailableError } from '../errors.js';
+import { retryLater } from '../errors.js';
 import { logger } from '../observability/logger.js';
 import { recordAuditWrite } from '../observability/metrics.js';
 import { type AuditItem, putAuditItem } from '../store/audit.js';
@@ -70,7 +70,7 @@ export function auditTrail(): MiddlewareObj<APIGatewayProxyEvent, unknown, Error
       await write(item, request.context.deadline);
     } catch (cause) {
       logger.error('audit write failed; the read was refused', { auditId: item.audit_id, error: (cause as Error).name });
-      throw new ServiceUnavailableError('The read could not be audited, so no data was returned; try again later.', cause);
+      throw retryLater(503, 'The read could not be audited, so no data was returned; try again later.', cause);
     }
     response.headers = { ...response.headers, 'X-Audit-Id': item.audit_id };
   };

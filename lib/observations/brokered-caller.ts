@@ -5,9 +5,9 @@ import { insufficientScope } from '../auth/challenge.js';
 import { badScopeClaimSentence, readScopeClaim } from '../auth/endpoint-scope.js';
 import { identityFromClaims } from '../auth/identity.js';
 import { hasScope } from '../auth/scopes.js';
-import { AudienceMismatchError, bearerToken, remoteKeys, verifyBearerToken } from '../auth/verify.js';
+import { bearerToken, hasAudience, remoteKeys, verifySignedToken } from '../auth/verify.js';
 import { config } from '../config.js';
-import { ForbiddenError } from '../errors.js';
+import { httpError } from '../errors.js';
 import { logger } from '../observability/logger.js';
 import { singleHeader } from '../rest-event.js';
 import type { ObservationsContext } from './context.js';
@@ -28,20 +28,12 @@ export function brokeredCaller(): MiddlewareObj<APIGatewayProxyEvent, unknown, E
     const cfg = config();
     const { event, context } = request;
     const token = bearerToken(singleHeader(event, 'authorization', 'Authorization'));
-    let claims: Record<string, unknown>;
-    let passthrough = false;
-    try {
-      claims = (await verifyBearerToken(token, {
-        issuer: cfg.jwtIssuer,
-        audience: cfg.observationsAudience,
-        keys: remoteKeys(cfg.jwksUrl),
-        ...(context.deadline ? { signal: context.deadline } : {}),
-      })) as Record<string, unknown>;
-    } catch (error) {
-      if (!(error instanceof AudienceMismatchError)) throw error;
-      claims = error.claims as Record<string, unknown>;
-      passthrough = true;
-    }
+    const claims = (await verifySignedToken(token, {
+      issuer: cfg.jwtIssuer,
+      keys: remoteKeys(cfg.jwksUrl),
+      ...(context.deadline ? { signal: context.deadline } : {}),
+    })) as Record<string, unknown>;
+    const passthrough = !hasAudience(claims, cfg.observationsAudience);
     // Read the tenant before judging the broker, so a refused broker is audited under the tenant.
     let tenantId: string | null = null;
     let noTenant: unknown;
@@ -54,14 +46,14 @@ export function brokeredCaller(): MiddlewareObj<APIGatewayProxyEvent, unknown, E
     const scope = readScopeClaim(claims[cfg.scopeClaim]);
     context.caller = { subject: typeof claims.sub === 'string' ? claims.sub : null, tenantId, broker, scope };
     logger.appendKeys({ tenant: tenantId ?? undefined, subject: context.caller.subject, broker: broker ?? undefined });
-    if (passthrough) throw new ForbiddenError(BROKER_REFUSALS.passthrough);
+    if (passthrough) throw httpError(403, BROKER_REFUSALS.passthrough);
     assertAllowedBroker(broker, cfg.brokerAllowList);
     // The operation's own scope (lib/auth/scopes.ts), which the broker asks for in its exchange.
     if (cfg.observationsScope !== undefined && !hasScope(claims, cfg.observationsScope, cfg.oauthScopeClaim)) {
       throw insufficientScope(cfg, undefined, cfg.observationsScope, 'the broker asks for it in its token exchange');
     }
     if (noTenant) throw noTenant;
-    if (scope === 'invalid') throw new ForbiddenError(badScopeClaimSentence(cfg.scopeClaim));
+    if (scope === 'invalid') throw httpError(403, badScopeClaimSentence(cfg.scopeClaim));
   };
   return { before: establishCaller };
 }

@@ -3,7 +3,7 @@ import { config } from '../config.js';
 import { TICKET_REQUIRED } from '../contract/attribution.js';
 import type { EndpointDashboard, ObservationsQuery } from '../contract/schemas.js';
 import { evaluateDashboard } from '../dashboard/evaluate.js';
-import { dependencyFailure, ForbiddenError, NotFoundError } from '../errors.js';
+import { dependencyFailure, httpError } from '../errors.js';
 import { connectionStateOf, newerTime } from '../inventory/merge.js';
 import { logger } from '../observability/logger.js';
 import { recordUnreadableRecords, recordUnreadableSamples } from '../observability/metrics.js';
@@ -67,11 +67,11 @@ export async function readEndpointObservations({
   const { policy } = records;
   assertScopeAllowed(scope, policy, cfg.scopeClaim);
   if (policy.ticket === 'required' && attribution.ticketNumber === undefined) {
-    throw new ForbiddenError(TICKET_REQUIRED);
+    throw httpError(403, TICKET_REQUIRED);
   }
   const base = records.durable ?? records.connection;
   // The endpoint's groups are on its durable record: one known only to the broker is in none.
-  if (!base || !scopeAdmits(scope, records.durable?.groups)) throw new NotFoundError(AGENT_NOT_FOUND);
+  if (!base || !scopeAdmits(scope, records.durable?.groups)) throw httpError(404, AGENT_NOT_FOUND);
   if (records.unreadable > 0) {
     logger.warn('left out stored agent records that cannot be read', {
       unreadableRecords: records.unreadable,

@@ -1,7 +1,7 @@
 import type { APIGatewayProxyEvent } from 'aws-lambda';
 import { ATTRIBUTION_HEADERS, type Attribution, attributionSchema, decodedReason, REASON_ENCODING } from '../contract/attribution.js';
 import { OBSERVATION_BOUNDS, ObservationsQuery } from '../contract/schemas.js';
-import { BadRequestError } from '../errors.js';
+import { httpError } from '../errors.js';
 import { singleHeader, singleQueryValues } from '../rest-event.js';
 
 export type { Attribution };
@@ -21,12 +21,12 @@ const QUERY_RULES: Record<string, string> = {
 export function parseObservationsQuery(event: APIGatewayProxyEvent): ObservationsQuery {
   const raw = singleQueryValues(event);
   for (const name of Object.keys(raw)) {
-    if (!Object.hasOwn(QUERY_RULES, name)) throw new BadRequestError(`Unknown query parameter ${JSON.stringify(name.slice(0, 40))}.`);
+    if (!Object.hasOwn(QUERY_RULES, name)) throw httpError(400, `Unknown query parameter ${JSON.stringify(name.slice(0, 40))}.`);
   }
   const parsed = ObservationsQuery.safeParse(raw);
   if (!parsed.success) {
     const field = String(parsed.error.issues[0]?.path[0] ?? 'agent_id');
-    throw new BadRequestError(QUERY_RULES[field] ?? AGENT_ID_RULE);
+    throw httpError(400, QUERY_RULES[field] ?? AGENT_ID_RULE);
   }
   return parsed.data;
 }
@@ -42,13 +42,13 @@ export function parseAttribution(event: APIGatewayProxyEvent, ticketSystem: stri
     singleHeader(event, ATTRIBUTION_HEADERS.reasonEncoding, 'X-Service-Reason-Encoding'),
   );
   if (reason === null) {
-    throw new BadRequestError(`X-Service-Reason-Encoding must be "${REASON_ENCODING}" and X-Service-Reason valid percent-encoded UTF-8.`);
+    throw httpError(400, `X-Service-Reason-Encoding must be "${REASON_ENCODING}" and X-Service-Reason valid percent-encoded UTF-8.`);
   }
   const parsed = attributionSchema(ticketSystem).safeParse({
     reason,
     ticketNumber: singleHeader(event, ATTRIBUTION_HEADERS.ticketNumber, 'X-Service-Ticket-Number'),
     ticketSystem: singleHeader(event, ATTRIBUTION_HEADERS.ticketSystem, 'X-Service-Ticket-System'),
   });
-  if (!parsed.success) throw new BadRequestError(`${parsed.error.issues[0]?.message ?? 'The attribution headers are invalid'}.`);
+  if (!parsed.success) throw httpError(400, `${parsed.error.issues[0]?.message ?? 'The attribution headers are invalid'}.`);
   return parsed.data;
 }

@@ -2,7 +2,7 @@ import type { APIGatewayProxyEvent } from 'aws-lambda';
 import { describe, expect, it } from 'vitest';
 import { authorizerContextOf, callerFromAuthorizer } from '../../lib/auth/caller.js';
 import { bearerChallenge } from '../../lib/auth/challenge.js';
-import { ForbiddenError, type UnauthorizedError } from '../../lib/errors.js';
+import { HttpError } from '../../lib/errors.js';
 import { eventFixture, setHeader } from '../helpers/events.js';
 
 /**
@@ -32,11 +32,11 @@ const event = (change: (e: APIGatewayProxyEvent) => void = () => undefined): API
     change(e);
   });
 
-function refusal(read: () => unknown): UnauthorizedError | ForbiddenError {
+function refusal(read: () => unknown): HttpError {
   try {
     read();
   } catch (error) {
-    return error as UnauthorizedError;
+    return error as HttpError;
   }
   throw new Error('expected a refusal');
 }
@@ -123,7 +123,8 @@ describe('Function: callerFromAuthorizer', () => {
       ),
     );
 
-    expect(error).toBeInstanceOf(ForbiddenError);
+    expect(error).toBeInstanceOf(HttpError);
+    expect(error).toMatchObject({ name: 'ForbiddenError', statusCode: 403 });
     expect(error.message).toBe('The token carries no single tenant in its "tenant_id" claim.');
   });
 

@@ -16,7 +16,7 @@ import {
   scopeRequiredSentence,
   UNSCOPED,
 } from '../../lib/auth/endpoint-scope.js';
-import { ForbiddenError } from '../../lib/errors.js';
+import { HttpError } from '../../lib/errors.js';
 import { eventFixture } from '../helpers/events.js';
 
 /**
@@ -143,8 +143,9 @@ describe('Function: assertScopeAllowed', () => {
       return undefined;
     })();
 
-    expect(refused).toBeInstanceOf(ForbiddenError);
-    expect((refused as ForbiddenError).message).toBe(
+    expect(refused).toBeInstanceOf(HttpError);
+    expect(refused).toMatchObject({ name: 'ForbiddenError', statusCode: 403 });
+    expect((refused as HttpError).message).toBe(
       'This tenant requires an endpoint scope: the token must carry the "endpoint_groups" claim.',
     );
     expect(() => assertScopeAllowed(ALL_ENDPOINTS, { scope: 'required' }, 'endpoint_groups')).not.toThrow();
@@ -196,9 +197,9 @@ describe("The scope through the token authorizer's context", () => {
       error = caught;
     }
 
-    expect(error).toBeInstanceOf(ForbiddenError);
-    expect((error as ForbiddenError).statusCode).toBe(403);
-    expect((error as ForbiddenError).message).toBe(badScopeClaimSentence('endpoint_groups'));
+    expect(error).toBeInstanceOf(HttpError);
+    expect((error as HttpError).statusCode).toBe(403);
+    expect((error as HttpError).message).toBe(badScopeClaimSentence('endpoint_groups'));
   });
 
   it('reads any context value it did not write itself as a bad scope, never as the whole tenant (property)', () => {

@@ -1,7 +1,7 @@
 import type { APIGatewayProxyEvent } from 'aws-lambda';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { BadRequestError } from '../../lib/errors.js';
+import { HttpError } from '../../lib/errors.js';
 import { parseAttribution, parseObservationsQuery } from '../../lib/observations/request.js';
 import { eventFixture } from '../helpers/events.js';
 
@@ -56,7 +56,7 @@ describe('Function: parseObservationsQuery', () => {
             const parsed = parseObservationsQuery(event(query));
             return parsed.minutes >= 5 && parsed.minutes <= 10080 && parsed.limit >= 1 && parsed.limit <= 500 && parsed.agent_id.length > 0;
           } catch (error) {
-            return error instanceof BadRequestError;
+            return error instanceof HttpError && error.statusCode === 400;
           }
         },
       ),
@@ -90,7 +90,7 @@ describe('Function: parseAttribution', () => {
             const a = parseAttribution(event({}, headers), 'servicenow');
             return a.reason.length >= 3 && a.reason.length <= 500 && (a.ticketNumber === undefined) === (a.ticketSystem === undefined);
           } catch (error) {
-            return error instanceof BadRequestError;
+            return error instanceof HttpError && error.statusCode === 400;
           }
         },
       ),

@@ -122,6 +122,20 @@ describe('Middleware: observability', () => {
     }
   });
 
+  it("gives each handler's lines its own operation when two are made in one process, and warns of nothing", async () => {
+    const inventory = handlerThat(async () => ({ statusCode: 200, body: '[]' }), 'listEndpointInventory');
+    const observations = handlerThat(async () => ({ statusCode: 200, body: '{}' }), 'getEndpointObservations');
+    const again = handlerThat(async () => ({ statusCode: 200, body: '[]' }), 'listEndpointInventory');
+
+    await inventory(event, context('req-two-1'));
+    await observations(event, context('req-two-2'));
+    await again(event, context('req-two-3'));
+
+    expect(emfLines().map((blob) => blob.operation)).toEqual(['listEndpointInventory', 'getEndpointObservations', 'listEndpointInventory']);
+    expect(emfLines().map((blob) => blob._aws.CloudWatchMetrics[0]!.Dimensions)).toEqual(Array(3).fill([['service', 'operation']]));
+    expect(stderr.join('')).toBe('');
+  });
+
   it('counts a refused request as a 4xx failure, after the failure middlewares mapped it', async () => {
     const handler = handlerThat(async () => {
       throw errors.httpError(404, 'No such endpoint.');

@@ -8,7 +8,7 @@ import { build } from 'esbuild';
 import { buildAll, bundleOptions, FUNCTIONS, type FunctionName, ROOT } from '../infra/build.js';
 import { restApiEvent } from '../infra/local/events.js';
 import { runtimeEnvironment } from '../infra/local/lambda/environment.js';
-import type { LambdaFunctionSpec } from '../infra/local/lambda/functions.js';
+import type { LambdaFunctionSpec } from '../infra/local/lambda/function-specs.js';
 import { type LambdaRuntime, lambdaRuntime } from '../infra/local/lambda/runtimes.js';
 import { type LocalStack, type LocalStackConfig, startLocalStack } from '../infra/local/stack.js';
 import { ensureTables } from '../infra/local/tables.js';

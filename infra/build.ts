@@ -25,7 +25,7 @@
  *   what is in it): the service's own schemas (lib/config.ts, lib/contract/, lib/store/records.ts)
  *   use zod/mini (`import * as z from 'zod/mini'`), whose functions esbuild keeps only when used,
  *   and which attaches no JSON Schema generator to its schemas, with English set once from
- *   `zod/locales` (lib/zod-english.ts; the `z.locales` namespace would pull in all 260 KiB of them);
+ *   `zod/locales` (lib/zod-english-locale.ts; the `z.locales` namespace would pull in all 260 KiB of them);
  *   classic zod is left to the MCP door, whose SDK is built on it. The SDK's credential chain is
  *   replaced by the environment's credentials (infra/bundle/credential-provider-env-only.ts), which
  *   is all a Lambda function has, dropping the SSO, STS and sign-in clients the chain brings; the

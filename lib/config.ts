@@ -1,6 +1,10 @@
 import * as z from 'zod/mini';
-import { DEFAULT_REQUIRED_SCOPE, OBSERVATIONS_SCOPE } from './auth/scopes.js';
-import './zod-english.js';
+import './zod-english-locale.js';
+
+/** The OAuth scope each public door asks for unless REQUIRED_SCOPE names another (lib/auth/scopes.ts). */
+export const DEFAULT_REQUIRED_SCOPE = 'endpoints:read';
+/** The scope of the private observations operation, which the broker asks for in its token exchange whenever the doors ask for theirs. */
+export const OBSERVATIONS_SCOPE = 'observations:read';
 
 const positiveInt = z.coerce.number().check(z.int(), z.positive());
 /** An empty variable counts as unset, so `FOO=` falls back to the default. */
@@ -132,7 +136,7 @@ const EnvSchema = z.pipe(
       /**
        * The public API's base URL as clients reach it (a custom domain, or the execute-api URL with
        * its stage), without a trailing slash: the RFC 9728 documents and every 401's
-       * `resource_metadata` are under it (lib/auth/doors.ts).
+       * `resource_metadata` are under it (lib/auth/public-doors.ts).
        */
       publicUrl,
       /** The MCP resource: the `aud` of tokens for POST /api/mcp, and `resource` in its RFC 9728 metadata. */

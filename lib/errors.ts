@@ -46,6 +46,11 @@ export function statusOf(error: unknown): number {
   return error instanceof HttpError && error.expose ? error.statusCode : 500;
 }
 
+/** `error` as the failure a client gets: itself when it is an HttpError it may see, else the 500 of INTERNAL_ERROR, which keeps it as its cause. */
+export function clientFailure(error: unknown): HttpError {
+  return error instanceof HttpError && error.expose ? error : httpError(500, INTERNAL_ERROR, { cause: error });
+}
+
 /**
  * Thrown by the store when DynamoDB (or whatever answers in its place) gives an answer that is not
  * a DynamoDB answer: a Query without `Items`, an item that is not an object. dependencyFailure

@@ -14,22 +14,22 @@ import { loadFleet, writeFleet } from './fleet.js';
 import { shiftFleet, staleFleetNote } from './fleet-time.js';
 import { DEFAULT_INTEGRATION_TIMEOUT_MS, type LocalRestApi, localRestApi } from './gateway.js';
 import { type ListenerPolicy, NO_PAGES, neverAnyOrigin, refusal } from './guard.js';
-import { sendGatewayResponse, sendLocalFailure } from './http.js';
 import { LOCAL_DIR, type LocalIssuer, localBrokerSecret, localIssuer } from './issuer.js';
 import { type LocalBundles, prebuiltBundles, watchedBundles } from './lambda/bundles.js';
 import { functionEnvironment, type LocalStackValues } from './lambda/environment.js';
-import { type LambdaFunctionSpec, readFunctionSpecs } from './lambda/functions.js';
+import { type LambdaFunctionSpec, readFunctionSpecs } from './lambda/function-specs.js';
 import { type LocalFunctions, startLocalFunctions } from './lambda/local-functions.js';
 import { type LambdaRuntime, lambdaRuntime, RuntimeChoiceError } from './lambda/runtimes.js';
+import { sendGatewayResponse, sendLocalFailure } from './listener-io.js';
+import { type ListenerRouter, listenerRouter } from './listener-router.js';
 import { mcpAppPreviewRoutes } from './mcp-app-preview.js';
 import { isLoopbackAddress, loopbackOrigins } from './own-address.js';
 import { bind, portsInUseSentence, type StackPort } from './ports.js';
-import { type ListenerRouter, listenerRouter } from './router.js';
-import type { Route } from './routes.js';
 import { readFleetFile } from './seed-file.js';
 import { audienceAt, readStackConfig, STACK_DEFAULTS, type StackConfig, StackConfigError } from './settings.js';
 import { storeClient } from './store-client.js';
 import { ensureTables } from './tables.js';
+import type { Route } from './template-routes.js';
 import { OTHER_ISSUER_HINT, refusalOfHeader } from './token-check.js';
 
 export interface StackOptions {
@@ -407,7 +407,7 @@ async function functionBundles(options: StackOptions, say: (line: string) => voi
  * Starts the local stack of DESIGN §7: the engine, tables and seed, the issuer (JWKS, metadata,
  * token exchange), the public listener (the public REST API: GET /api/agents, /api/mcp and the
  * RFC 9728 documents, behind the token authorizer) and the private loopback listener (GET
- * /api/mcp/endpoint), each routed by one table (infra/local/router.ts), and behind them the
+ * /api/mcp/endpoint), each routed by one table (infra/local/listener-router.ts), and behind them the
  * deployed functions, each in sandboxes of its own (infra/local/lambda/). A dependency that is down
  * does not stop the listeners: requests then fail with 503 as they would on AWS.
  */
@@ -507,7 +507,7 @@ export async function startLocalStack(options: StackOptions = {}): Promise<Local
   });
 
   // The public listener: the REST API, the local authorization server and the MCP App preview host
-  // in one table (infra/local/router.ts), answering its loopback names, and HOST and PUBLIC_URL's when set;
+  // in one table (infra/local/listener-router.ts), answering its loopback names, and HOST and PUBLIC_URL's when set;
   // pages of its own origins and of MCP_ALLOWED_ORIGINS (browser-based MCP clients sign in and call the door).
   const publicUrl = `http://localhost:${bound.publicPort}`;
   const authorizationServer = await localAuthorizationServer({ issuer, brokerSecret, config: cfg });

@@ -1,6 +1,6 @@
 import type { Config } from '../config.js';
 import { type HttpError, httpError, unauthorized } from '../errors.js';
-import { type DoorName, resourceMetadataUrl } from './doors.js';
+import { type DoorName, resourceMetadataUrl } from './public-doors.js';
 import { INSUFFICIENT_SCOPE } from './scopes.js';
 
 /**
@@ -55,5 +55,6 @@ export function refusedAtDoor(
   tokenSent: boolean,
   cause?: unknown,
 ): HttpError {
-  return unauthorized(sentence, cause, bearerChallenge(cfg, door, tokenSent ? sentence : undefined));
+  const challenge = bearerChallenge(cfg, door, tokenSent ? sentence : undefined);
+  return unauthorized(sentence, cause, challenge);
 }

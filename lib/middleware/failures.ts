@@ -2,8 +2,8 @@ import type { MiddlewareObj, Request } from '@middy/core';
 import httpErrorHandler from '@middy/http-error-handler';
 import type { Context } from 'aws-lambda';
 import { HttpError, httpError, INTERNAL_ERROR, statusOf } from '../errors.js';
-import { FAILURE_HEADERS, failureBody } from '../http.js';
 import { logger } from '../observability/logger.js';
+import { FAILURE_HEADERS, failureBody } from '../responses.js';
 
 interface FailureResponse {
   statusCode: number;
@@ -18,8 +18,10 @@ export function requestIdOf(context: Context | undefined): string {
 
 /** Logs what failed without the error's request data; 5xx with the cause chain, 4xx briefly. */
 function logFailure(error: unknown): void {
-  const e = error as Error & { statusCode?: number; cause?: unknown };
-  const status = statusOf(e);
+  const status = statusOf(error);
+  // The 500 made for an unexpected error (lib/errors.ts clientFailure) is logged as that error, stack and all.
+  const unexpected = error instanceof HttpError && status === 500 && error.cause !== undefined ? error.cause : error;
+  const e = unexpected as Error & { statusCode?: number; cause?: unknown };
   const cause = e?.cause as { name?: string; code?: string; message?: string } | undefined;
   const entry = {
     statusCode: status,

@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import pLimit from 'p-limit';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { DOCUMENT_REFUSED } from '../../infra/local/client-id-documents.js';
-import { doorResource } from '../../lib/auth/doors.js';
+import { doorResource } from '../../lib/auth/public-doors.js';
 import { browserStandIn, claimsOf, pkce, signInAsBrowser } from '../helpers/sign-in.js';
 import { startTestStack, type TestStack } from '../helpers/stack.js';
 

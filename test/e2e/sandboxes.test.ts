@@ -2,7 +2,7 @@ import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:f
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ROOT } from '../../infra/build.js';
-import { readFunctionSpecs } from '../../infra/local/lambda/functions.js';
+import { readFunctionSpecs } from '../../infra/local/lambda/function-specs.js';
 import type { LocalStack } from '../../infra/local/stack.js';
 import { localDirWithKey } from '../helpers/local-dir.js';
 import { startOnFreePorts, startTestStack, type TestStack } from '../helpers/stack.js';

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { GATEWAY_RESPONSES, gatewayResponseResources } from '../../infra/gateway-responses.js';
-import { ROUTES, type Route } from '../../infra/local/routes.js';
-import { DOORS } from '../../lib/auth/doors.js';
+import { ROUTES, type Route } from '../../infra/local/template-routes.js';
+import { DOORS } from '../../lib/auth/public-doors.js';
 import type { Json } from '../helpers/package.js';
 import { asList, EXAMPLE, getAtt, ofType, resource, resources, routesOfTemplate, template } from '../helpers/template.js';
 
@@ -30,7 +30,7 @@ describe('Template: the public REST API (inventory and the MCP door)', () => {
     expect(JSON.stringify(template)).not.toMatch(/HttpApi|httpApi/);
   });
 
-  it('has exactly the routes of the local gateway (infra/local/routes.ts): methods, functions, authorizers and transfer modes', () => {
+  it('has exactly the routes of the local gateway (infra/local/template-routes.ts): methods, functions, authorizers and transfer modes', () => {
     const line = (r: Route): string =>
       `${r.api} ${r.method} ${r.resource} -> ${r.function} [${r.authorizer ? JSON.stringify(r.authorizer) : 'none'}, ${r.transferMode}]`;
     const local = ROUTES.map(line).sort();
@@ -39,7 +39,7 @@ describe('Template: the public REST API (inventory and the MCP door)', () => {
     expect(deployed).toEqual(local);
   });
 
-  it('guards each door with its own REQUEST authorizer, both the authorizer function, cached as lib/auth/doors.ts says', () => {
+  it('guards each door with its own REQUEST authorizer, both the authorizer function, cached as lib/auth/public-doors.ts says', () => {
     const authorizers = ofType('AWS::ApiGateway::Authorizer').map(([, a]) => a.Properties);
 
     expect(authorizers).toHaveLength(2);

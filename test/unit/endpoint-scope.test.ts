@@ -1,7 +1,7 @@
 import type { APIGatewayProxyEvent } from 'aws-lambda';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { authorizerContextOf, callerFromAuthorizer } from '../../lib/auth/caller.js';
+import { authorizerContextOf, callerFromAuthorizer as callerOf } from '../../lib/auth/caller.js';
 import {
   ALL_ENDPOINTS,
   assertScopeAllowed,
@@ -17,7 +17,14 @@ import {
   UNSCOPED,
 } from '../../lib/auth/endpoint-scope.js';
 import { HttpError } from '../../lib/errors.js';
+import { restRequest } from '../../lib/rest-event.js';
 import { eventFixture } from '../helpers/events.js';
+
+/** The caller an event's authorizer context names, read as the handlers read it: from the event's request. */
+const callerFromAuthorizer = (
+  event: APIGatewayProxyEvent,
+  ...rest: Parameters<typeof callerOf> extends [unknown, ...infer R] ? R : never
+) => callerOf(restRequest(event), ...rest);
 
 /**
  * The endpoint scope claim (ENDPOINT_SCOPE_CLAIM): how a token's claim is read, what it lets a

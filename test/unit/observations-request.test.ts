@@ -2,16 +2,19 @@ import type { APIGatewayProxyEvent } from 'aws-lambda';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { HttpError } from '../../lib/errors.js';
-import { parseAttribution, parseObservationsQuery } from '../../lib/observations/request.js';
+import { parseAttribution, parseObservationsQuery } from '../../lib/observations/query-and-attribution.js';
+import { type RestRequest, restRequest } from '../../lib/rest-event.js';
 import { eventFixture } from '../helpers/events.js';
 
-function event(query: Record<string, string[]>, headers: Record<string, string[]> = {}): APIGatewayProxyEvent {
-  return eventFixture<APIGatewayProxyEvent>('rest-api', 'get-endpoint-observations', (e) => {
-    e.multiValueQueryStringParameters = query;
-    e.queryStringParameters = Object.fromEntries(Object.entries(query).map(([k, v]) => [k, v[v.length - 1] as string]));
-    e.multiValueHeaders = { ...e.multiValueHeaders, ...headers };
-    e.headers = Object.fromEntries(Object.entries(e.multiValueHeaders).map(([k, v]) => [k, (v ?? [])[0] as string]));
-  });
+function event(query: Record<string, string[]>, headers: Record<string, string[]> = {}): RestRequest {
+  return restRequest(
+    eventFixture<APIGatewayProxyEvent>('rest-api', 'get-endpoint-observations', (e) => {
+      e.multiValueQueryStringParameters = query;
+      e.queryStringParameters = Object.fromEntries(Object.entries(query).map(([k, v]) => [k, v[v.length - 1] as string]));
+      e.multiValueHeaders = { ...e.multiValueHeaders, ...headers };
+      e.headers = Object.fromEntries(Object.entries(e.multiValueHeaders).map(([k, v]) => [k, (v ?? [])[0] as string]));
+    }),
+  );
 }
 
 describe('Function: parseObservationsQuery', () => {

@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import type { FunctionName } from '../../build.js';
 import type { LocalBundles } from './bundles.js';
-import type { LambdaFunctionSpec } from './functions.js';
+import type { LambdaFunctionSpec } from './function-specs.js';
 import type { LambdaRuntime } from './runtimes.js';
 import { FunctionPool, type InvocationOutcome, type PoolStats } from './sandbox.js';
 

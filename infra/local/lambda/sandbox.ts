@@ -4,7 +4,7 @@ import { readFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import type { Readable } from 'node:stream';
 import { runtimeEnvironment } from './environment.js';
-import type { LambdaFunctionSpec } from './functions.js';
+import type { LambdaFunctionSpec } from './function-specs.js';
 import { type FunctionError, type RuntimeApi, startRuntimeApi } from './runtime-api.js';
 import type { LambdaRuntime } from './runtimes.js';
 

@@ -171,13 +171,8 @@ function registerObservations(server: McpServer, caller: ToolCaller): void {
           }),
         );
         recordItemsReturned(dashboard.history?.length ?? 0);
-        // Who asked is named in the line itself: locally the observations handler shares this process's logger.
-        logger.info('dashboard read through the broker', {
-          tenant: caller.tenantId,
-          subject: caller.subject,
-          status: dashboard.status,
-          auditId,
-        });
+        // Who asked is on every line of the request already (the door appends tenant and subject).
+        logger.info('dashboard read through the broker', { status: dashboard.status, auditId });
         // Text: reported values in code spans, or inert JSON, escaped; structuredContent: exact (up to MAX_REPORTED_CHARACTERS).
         return {
           content: text(summarizeDashboard(dashboard), inertJson(textSafeDashboard(dashboard))),

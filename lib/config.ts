@@ -2,7 +2,8 @@ import * as z from 'zod/mini';
 import { DEFAULT_REQUIRED_SCOPE, OBSERVATIONS_SCOPE } from './auth/scopes.js';
 import './zod-english.js';
 
-const positiveInt = z.coerce.number().check(z.int(), z.positive());
+const POSITIVE_RULE = 'must be a whole number above 0';
+const positiveInt = z.coerce.number({ error: POSITIVE_RULE }).check(z.int({ error: POSITIVE_RULE }), z.positive({ error: POSITIVE_RULE }));
 /** An empty variable counts as unset, so `FOO=` falls back to the default. */
 const optionalText = z.pipe(
   z.optional(z.string()),

@@ -6,7 +6,8 @@ export const DEFAULT_REQUIRED_SCOPE = 'endpoints:read';
 /** The scope of the private observations operation, which the broker asks for in its token exchange whenever the doors ask for theirs. */
 export const OBSERVATIONS_SCOPE = 'observations:read';
 
-const positiveInt = z.coerce.number().check(z.int(), z.positive());
+const POSITIVE_RULE = 'must be a whole number above 0';
+const positiveInt = z.coerce.number({ error: POSITIVE_RULE }).check(z.int({ error: POSITIVE_RULE }), z.positive({ error: POSITIVE_RULE }));
 /** An empty variable counts as unset, so `FOO=` falls back to the default. */
 const optionalText = z.pipe(
   z.optional(z.string()),

@@ -76,6 +76,13 @@ export interface StackOptions {
   functionLog?: (name: FunctionName, line: string, stream: 'stdout' | 'stderr') => void;
   /** How long a warm function instance waits for an event before it is stopped (default 10 minutes). */
   idleMs?: number;
+  /**
+   * Before anything else, start one instance of each function the user's environment gives a
+   * variable to, and refuse to start (StartError) when one cannot finish its init: the functions
+   * read and check the service's variables at init, so a bad one stops `npm start` with its
+   * sentence instead of failing every request to that function.
+   */
+  checkInits?: boolean;
 }
 
 /**
@@ -352,6 +359,11 @@ function localValues(cfg: LocalStackConfig, dynamoEndpoint: string, brokerSecret
   };
 }
 
+/** Whether two environments hold the same variables with the same values. */
+function sameVariables(a: Readonly<Record<string, string>>, b: Readonly<Record<string, string>>): boolean {
+  return Object.keys(a).length === Object.keys(b).length && Object.entries(a).every(([name, value]) => b[name] === value);
+}
+
 /**
  * What the gateway responses are written with: the MCP door's origins, its own loopback spellings
  * among them (as it is given them), and the scope the doors' challenge names.
@@ -542,7 +554,23 @@ export async function startLocalStack(options: StackOptions = {}): Promise<Local
       say,
       ...(options.idleMs !== undefined ? { idleMs: options.idleMs } : {}),
     });
+    if (options.checkInits) {
+      // The stack's own values are checked before it starts (settings.ts); what a function takes
+      // straight from the user's environment only its own init can check. Logging switches aside
+      // (Powertools reads them leniently), a function given nothing of the user's needs no check.
+      const stackOnly = Object.fromEntries(Object.entries(env).filter(([name]) => name.startsWith('POWERTOOLS_')));
+      const values = localValues(cfg, functionsDynamoEndpoint, brokerSecret);
+      const givenByUser = Object.values(specs)
+        .filter((spec) => !sameVariables(environmentOf(spec), functionEnvironment(spec, Object.values(specs), values, stackOnly)))
+        .map((spec) => spec.name);
+      const [failed] = await functions.checkInits(givenByUser);
+      if (failed) {
+        const sentence = failed.error.errorMessage.split('\n')[0] ?? failed.error.errorType;
+        throw new StartError(`the ${failed.name} function cannot start with this environment: ${sentence}`);
+      }
+    }
   } catch (error) {
+    await functions?.stop();
     await Promise.all([closeServer(publicServer), closeServer(privateServer)]);
     await engine?.close();
     throw error;

@@ -293,8 +293,8 @@ describe('Script: infra/build.ts (npm run build)', () => {
     expect(failure).toEqual({
       name: 'ConfigError',
       message:
-        'Invalid configuration: DATA_TABLE: Too small: expected string to have >=3 characters, not "ab"; DYNAMODB_MAX_ATTEMPTS: Too big: expected number to be <=10, not "11"; ' +
-        'ONLINE_GRACE_SECONDS: Invalid input: expected int, received number, not "1.5"; SAMPLE_RETENTION_DAYS: Invalid input: expected number, received NaN, not "x"; ' +
+        'Invalid configuration: DATA_TABLE: Too small: expected string to have >=3 characters, not "ab"; DYNAMODB_MAX_ATTEMPTS: must be a whole number from 1 to 10, not "11"; ' +
+        'ONLINE_GRACE_SECONDS: must be a whole number above 0, not "1.5"; SAMPLE_RETENTION_DAYS: must be a whole number above 0, not "x"; ' +
         'JWKS_URL: must be an http:// or https:// URL, not "not a url"',
     });
   });

@@ -1,5 +1,6 @@
 import './infra/local/node-version.js'; // first: the AWS SDK's Node-version notice off on Node 20 (docs/decisions.md, Node versions)
 import { configDefaults, defineConfig } from 'vitest/config';
+import { FUNCTION_ENVIRONMENT } from './test/helpers/function-environment.js';
 
 /** The test files that check what `npm run package` writes: the bundles and zips under dist/, and the template. */
 const PACKAGE_TESTS = ['test/infra/build.test.ts', 'test/infra/template-*.test.ts', 'test/infra/tenant-fence-iam.test.ts'];
@@ -52,6 +53,8 @@ export default defineConfig({
           include: ['test/unit/**/*.test.ts'],
           exclude: [...configDefaults.exclude, ...TESTS_WITH_ENV],
           isolate: false,
+          // The service's modules as a deployed function loads them (they read JWT_ISSUER and PUBLIC_URL at load).
+          env: { ...FUNCTION_ENVIRONMENT },
         },
       },
       // The local build (test/helpers/local-build-setup.ts) serves the stacks these files start too.

@@ -10,12 +10,11 @@ import { restApiEvent } from '../infra/local/events.js';
 import { runtimeEnvironment } from '../infra/local/lambda/environment.js';
 import type { LambdaFunctionSpec } from '../infra/local/lambda/functions.js';
 import { type LambdaRuntime, lambdaRuntime } from '../infra/local/lambda/runtimes.js';
-import { type LocalStack, startLocalStack } from '../infra/local/stack.js';
-import type { Config } from '../lib/config.js';
+import { type LocalStack, type LocalStackConfig, startLocalStack } from '../infra/local/stack.js';
+import { ensureTables } from '../infra/local/tables.js';
 import { GZIP_LEVEL } from '../lib/json-array-stream.js';
 import { ENDPOINT_VIEW } from '../lib/mcp/app/manifest.js';
 import { createDocumentClient } from '../lib/store/client.js';
-import { ensureTables } from '../lib/store/tables.js';
 import { corePlan, pinThisProcess } from './cores.js';
 import { type FunctionCore, startEngine, startFunctionCore, stopChildren } from './processes.js';
 import { BENCH_BUNDLES, type BenchResults, MCP_RUNTIME_SDK } from './report.js';
@@ -54,8 +53,8 @@ export interface BenchContext {
   auditTable: string;
   issuerUrl: string;
   audience: string;
-  /** The service's configuration, as the stack runs it. */
-  cfg: Config;
+  /** The stack's configuration (tables, issuer, audiences, claims), as it gives it to its functions. */
+  cfg: LocalStackConfig;
   /** A Node request as the local listener sees one, for the event builders. */
   fakeRequest: (url: string, headers: Record<string, string>, method?: string) => IncomingMessage;
   /** A request to a public door for `tenant`, as the gateway hands it over after its token authorizer. */

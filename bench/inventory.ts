@@ -67,7 +67,13 @@ export async function inventoryFigure(ctx: BenchContext): Promise<void> {
   for (const agents of inventorySizes(ctx.quick)) {
     const tenant = tenantOf(agents);
     const pk = agentsPartition(tenant);
-    const token = await ctx.issuer.sign({ issuer: ctx.issuerUrl, audience: ctx.audience, tenant, subject: 'bench' });
+    const token = await ctx.issuer.sign({
+      issuer: ctx.issuerUrl,
+      audience: ctx.audience,
+      tenant,
+      subject: 'bench',
+      scope: ctx.cfg.requiredScope,
+    });
     const runs = runsFor(ctx.quick, agents);
     const withBr = timedSizes(ctx.quick, agents);
     ctx.say(

@@ -31,7 +31,6 @@ export type GatewayResponseType =
   | 'AUTHORIZER_CONFIGURATION_ERROR'
   | 'THROTTLED'
   | 'QUOTA_EXCEEDED'
-  | 'REQUEST_TOO_LARGE'
   | 'INTEGRATION_TIMEOUT'
   | 'INTEGRATION_FAILURE'
   | 'MISSING_AUTHENTICATION_TOKEN'
@@ -83,7 +82,6 @@ export const GATEWAY_RESPONSES: readonly GatewayResponseDefinition[] = Object.fr
   },
   { type: 'THROTTLED', status: 429, sentence: 'Too many requests; slow down and try again in a moment.', retryAfterSeconds: 1 },
   { type: 'QUOTA_EXCEEDED', status: 429, sentence: 'The request quota is used up; try again later.', retryAfterSeconds: 60 },
-  { type: 'REQUEST_TOO_LARGE', status: 413, sentence: 'The request is too large.' },
   { type: 'INTEGRATION_TIMEOUT', status: 504, sentence: 'The service did not answer in time; try again.' },
   { type: 'INTEGRATION_FAILURE', status: 502, sentence: 'The service failed to answer; try again later.', retryAfterSeconds: 5 },
   { type: 'MISSING_AUTHENTICATION_TOKEN', status: 404, sentence: 'No such route.' },
@@ -116,7 +114,7 @@ export function gatewayResponseBodyTemplate(definition: GatewayResponseDefinitio
  */
 export function gatewayResponseHeaders(
   definition: GatewayResponseDefinition,
-  cfg: Pick<Config, 'publicUrl'>,
+  cfg: Pick<Config, 'publicUrl' | 'requiredScope'>,
   browserOrigin?: string,
 ): Record<string, string> {
   return {
@@ -158,7 +156,7 @@ export function renderGatewayResponse(
     authorizer?: Readonly<Record<string, string>>;
     status?: number;
     origins?: readonly string[];
-    cfg: Pick<Config, 'publicUrl' | 'mcpAllowedOrigins'>;
+    cfg: Pick<Config, 'publicUrl' | 'mcpAllowedOrigins' | 'requiredScope'>;
     /** Local stack only: a sentence added to the response's own, saying what AWS's gateway response cannot (why a token was refused). */
     localNote?: string;
   },
@@ -176,6 +174,35 @@ export function renderGatewayResponse(
       variables,
     ),
   };
+}
+
+/**
+ * The two payload limits in front of a function, and what AWS answers past each: the one pair of
+ * refusals no gateway response can word (API Gateway's important notes for REST APIs: customizing
+ * the 413 REQUEST_TOO_LARGE response is not supported; a REQUEST_TOO_LARGE gateway response is
+ * ignored, as those who tried report), so the local gateway answers them as AWS does:
+ * - API Gateway's REST payload quota, 10 MB (10,485,760 bytes) of body, is checked before the
+ *   authorizer: `413`, `Content-Type: text; charset=utf-8`, `HTTP content length exceeded 10485760 bytes.`;
+ * - Lambda's synchronous invocation payload, 6 MB (6,291,456 bytes) of event JSON, is checked
+ *   when API Gateway invokes the function: `413`, `application/json`, `x-amzn-ErrorType:
+ *   BadRequestException`, `{"message": "Request Too Long"}` (as reported from AWS; Lambda's own
+ *   guide says only that an invocation Lambda refuses is an error from API Gateway).
+ */
+export const PAYLOAD_LIMITS = Object.freeze({ apiGatewayBytes: 10_485_760, lambdaInvocationBytes: 6_291_456 });
+
+/** AWS's own answer to a request past one of PAYLOAD_LIMITS (no CORS header: it is not a gateway response). */
+export function payloadTooLargeAnswer(limit: keyof typeof PAYLOAD_LIMITS): RenderedGatewayResponse {
+  return limit === 'apiGatewayBytes'
+    ? {
+        status: 413,
+        headers: { 'Content-Type': 'text; charset=utf-8' },
+        body: `HTTP content length exceeded ${PAYLOAD_LIMITS.apiGatewayBytes} bytes.`,
+      }
+    : {
+        status: 413,
+        headers: { 'Content-Type': 'application/json', 'x-amzn-ErrorType': 'BadRequestException' },
+        body: '{"message": "Request Too Long"}',
+      };
 }
 
 /** Logical id of a gateway response of the public REST API in the template. */
@@ -197,12 +224,14 @@ export function gatewayResponseLogicalId(type: GatewayResponseType): string {
 export function gatewayResponseResources(
   publicUrl = '${param:publicUrl}',
   browserOrigin = '${param:mcpBrowserOrigin}',
+  // A static header cannot leave the attribute out: with requiredScope empty its 401s say scope="".
+  requiredScope = '${param:requiredScope}',
 ): Record<string, unknown> {
   const resources: Record<string, unknown> = {};
   for (const definition of GATEWAY_RESPONSES) {
     const body = gatewayResponseBodyTemplate(definition);
     const parameters: Record<string, string> = {};
-    for (const [name, value] of Object.entries(gatewayResponseHeaders(definition, { publicUrl }, browserOrigin)))
+    for (const [name, value] of Object.entries(gatewayResponseHeaders(definition, { publicUrl, requiredScope }, browserOrigin)))
       parameters[`gatewayresponse.header.${name}`] = `'${value}'`;
     resources[gatewayResponseLogicalId(definition.type)] = {
       Type: 'AWS::ApiGateway::GatewayResponse',

@@ -1,22 +1,22 @@
 import * as z from 'zod/mini';
+import { DEFAULT_REQUIRED_SCOPE, OBSERVATIONS_SCOPE } from './auth/scopes.js';
 import './zod-english.js';
 
-const PORT_RULE = 'must be a port number from 0 to 65535';
-/** A port; an empty variable counts as unset. */
-const port = z.pipe(
-  z.transform((v: unknown) => (typeof v === 'string' && v.trim() === '' ? undefined : v)),
-  z.optional(z.coerce.number({ error: PORT_RULE }).check(z.int(PORT_RULE), z.minimum(0, PORT_RULE), z.maximum(65535, PORT_RULE))),
-);
-const positiveInt = z.coerce.number().check(z.int(), z.positive());
-/** An empty variable counts as unset, so `FOO= npm start` falls back to the default. */
+const POSITIVE_RULE = 'must be a whole number above 0';
+const positiveInt = z.coerce.number({ error: POSITIVE_RULE }).check(z.int({ error: POSITIVE_RULE }), z.positive({ error: POSITIVE_RULE }));
+/** An empty variable counts as unset, so `FOO=` falls back to the default. */
 const optionalText = z.pipe(
   z.optional(z.string()),
   z.transform((v: string | undefined) => (v === undefined || v.trim() === '' ? undefined : v.trim())),
 );
+/** A variable every function needs: unset or empty is refused at init, naming it. */
+const requiredText = z.pipe(optionalText, z.string({ error: 'is required (serverless.yml gives it to every function)' }));
 /** `optionalText`, then `schema` when the variable is set. */
 const optionalTextThen = <T extends z.ZodMiniType<unknown, string>>(schema: T) => z.pipe(optionalText, z.optional(schema));
-/** An http:// or https:// URL (the URL parser alone takes `localhost:8000` as a URL of scheme `localhost:`). */
+/** An http:// or https:// URL (the URL parser alone takes `db.example:8000` as a URL of scheme `db.example:`). */
 const httpUrl = z.url({ protocol: /^https?$/, error: 'must be an http:// or https:// URL' });
+/** One OAuth scope (RFC 6749 §3.3 scope-token: printable ASCII, no space, quote or backslash), or nothing. */
+const SCOPE_TOKEN = /^[\x21\x23-\x5b\x5d-\x7e]*$/;
 const ROLE_ARN = z.string().check(z.regex(/^arn:aws[a-z-]*:iam::[0-9]{12}:role\//, 'must be an IAM role ARN'));
 
 /** A comma-separated list, spaces around entries ignored, empty entries dropped. */
@@ -34,18 +34,6 @@ const isExactOrigin = (value: string): boolean =>
   URL.canParse(value) && /^https?:$/.test(new URL(value).protocol) && new URL(value).origin === value;
 
 const EnvVariables = z.object({
-  PORT: z.pipe(
-    port,
-    z.transform((v) => v ?? 3000),
-  ),
-  PRIVATE_PORT: z.pipe(
-    port,
-    z.transform((v) => v ?? 3001),
-  ),
-  DYNAMODB_PORT: z.pipe(
-    port,
-    z.transform((v) => v ?? 8000),
-  ),
   AWS_REGION: z._default(z.string().check(z.minLength(1)), 'us-east-1'),
   DATA_TABLE: z._default(z.string().check(z.minLength(3)), 'endpoint-data'),
   AUDIT_TABLE: z._default(z.string().check(z.minLength(3)), 'endpoint-audit'),
@@ -54,15 +42,26 @@ const EnvVariables = z.object({
   DYNAMODB_MAX_ATTEMPTS: z._default(positiveInt.check(z.maximum(10)), 3),
   TENANT_CLAIM: z._default(z.string().check(z.minLength(1)), 'tenant_id'),
   ENDPOINT_SCOPE_CLAIM: z._default(z.string().check(z.minLength(1)), 'endpoint_groups'),
+  // Set but empty: no scope is required (an identity provider that issues none for this audience).
+  REQUIRED_SCOPE: z._default(
+    z
+      .pipe(
+        z.string(),
+        z.transform((v: string) => v.trim()),
+      )
+      .check(z.regex(SCOPE_TOKEN, 'must be one OAuth scope such as endpoints:read (no spaces or quotes), or empty for none')),
+    DEFAULT_REQUIRED_SCOPE,
+  ),
+  SCOPE_CLAIM: optionalTextThen(z.string().check(z.regex(/^[A-Za-z0-9_:.-]+$/, 'must be a claim name such as scope or scp'))),
   ONLINE_GRACE_SECONDS: z._default(positiveInt, 120),
   OBSERVATION_TTL_SECONDS: z._default(positiveInt, 600),
   SAMPLE_RETENTION_DAYS: z._default(positiveInt, 8),
-  JWT_ISSUER: optionalText,
+  JWT_ISSUER: requiredText,
   JWT_AUDIENCE: z._default(z.string().check(z.minLength(1)), 'endpoint-read-service'),
   JWKS_URL: optionalTextThen(httpUrl),
   OBSERVATIONS_AUDIENCE: z._default(z.string().check(z.minLength(1)), 'endpoint-observations'),
   MCP_AUDIENCE: optionalText,
-  PUBLIC_URL: optionalTextThen(httpUrl),
+  PUBLIC_URL: z.pipe(requiredText, httpUrl),
   TICKET_SYSTEM: z._default(z.string().check(z.regex(/^[a-z][a-z0-9-]*$/)), 'servicenow'),
   BROKER_CLAIM: z._default(
     z.string().check(z.regex(/^[A-Za-z0-9_:-]+(\.[A-Za-z0-9_:-]+)*$/, 'must be a claim name or a dotted path such as act.sub')),
@@ -91,9 +90,6 @@ const EnvVariables = z.object({
   STS_ENDPOINT: optionalTextThen(httpUrl),
 });
 
-/** Every variable the configuration reads (the local stack passes the ones a user sets on to its functions). */
-export const CONFIG_VARIABLES: readonly string[] = Object.freeze(Object.keys(EnvVariables.shape));
-
 const EnvSchema = z.pipe(
   EnvVariables.check(
     z.refine((env) => env.TENANT_FENCING !== 'iam' || env.TENANT_READ_ROLE_ARN !== undefined, {
@@ -106,14 +102,9 @@ const EnvSchema = z.pipe(
     }),
   ),
   z.transform((env) => {
-    const issuer = env.JWT_ISSUER ?? `http://localhost:${env.PORT}`;
-    const issuerBase = issuer.replace(/\/$/, '');
-    const publicUrl = (env.PUBLIC_URL ?? `http://localhost:${env.PORT}`).replace(/\/+$/, '');
+    const issuer = env.JWT_ISSUER;
+    const publicUrl = env.PUBLIC_URL.replace(/\/+$/, '');
     return Object.freeze({
-      port: env.PORT,
-      privatePort: env.PRIVATE_PORT,
-      /** The embedded engine's port (local only). */
-      dynamoPort: env.DYNAMODB_PORT,
       region: env.AWS_REGION,
       dataTable: env.DATA_TABLE,
       auditTable: env.AUDIT_TABLE,
@@ -123,12 +114,21 @@ const EnvSchema = z.pipe(
       tenantClaim: env.TENANT_CLAIM,
       /** The claim naming the endpoint groups a caller may see (lib/auth/endpoint-scope.ts); taken as one claim name, never a path. */
       scopeClaim: env.ENDPOINT_SCOPE_CLAIM,
+      /**
+       * The OAuth scope a token needs at the public doors (lib/auth/scopes.ts); undefined when
+       * REQUIRED_SCOPE is empty (none required). The private observations operation then needs its
+       * own, OBSERVATIONS_SCOPE, on the broker's exchanged token (undefined too when none is required).
+       */
+      requiredScope: env.REQUIRED_SCOPE === '' ? undefined : env.REQUIRED_SCOPE,
+      observationsScope: env.REQUIRED_SCOPE === '' ? undefined : OBSERVATIONS_SCOPE,
+      /** Where a token's granted scopes are read: SCOPE_CLAIM, or when unset `scope` (space-separated), else `scp` (Entra ID). */
+      oauthScopeClaim: env.SCOPE_CLAIM,
       onlineGraceSeconds: env.ONLINE_GRACE_SECONDS,
       observationTtlSeconds: env.OBSERVATION_TTL_SECONDS,
       sampleRetentionDays: env.SAMPLE_RETENTION_DAYS,
       jwtIssuer: issuer,
       jwtAudience: env.JWT_AUDIENCE,
-      jwksUrl: env.JWKS_URL ?? `${issuerBase}/.well-known/jwks.json`,
+      jwksUrl: env.JWKS_URL ?? `${issuer.replace(/\/$/, '')}/.well-known/jwks.json`,
       observationsAudience: env.OBSERVATIONS_AUDIENCE,
       /**
        * The public API's base URL as clients reach it (a custom domain, or the execute-api URL with
@@ -143,18 +143,19 @@ const EnvSchema = z.pipe(
       brokerClaim: env.BROKER_CLAIM,
       brokerAllowList: list(env.BROKER_ALLOW_LIST),
       brokerClientId: env.BROKER_CLIENT_ID,
-      /** Local only; on AWS the secret is read at run time from `brokerClientSecretArn`. */
+      /** The secret itself, where no secret store holds it; on AWS it is read at run time from `brokerClientSecretArn`. */
       brokerClientSecret: env.BROKER_CLIENT_SECRET,
       brokerClientSecretArn: env.BROKER_CLIENT_SECRET_ARN,
-      tokenEndpoint: env.TOKEN_ENDPOINT ?? `${issuerBase}/oauth2/token`,
-      observationsUrl: env.OBSERVATIONS_URL ?? `http://127.0.0.1:${env.PRIVATE_PORT}/api/mcp/endpoint`,
+      /** Where the MCP function exchanges tokens, and where it reaches the private operation (serverless.yml gives both to it alone). */
+      tokenEndpoint: env.TOKEN_ENDPOINT,
+      observationsUrl: env.OBSERVATIONS_URL,
       mcpAllowedOrigins: list(env.MCP_ALLOWED_ORIGINS),
       upstreamTimeoutMs: env.UPSTREAM_TIMEOUT_MS,
       /** `iam`: data-table reads and audit puts use credentials fenced to the caller's tenant (lib/store/tenant-client.ts). */
       tenantFencing: env.TENANT_FENCING,
       tenantReadRoleArn: env.TENANT_READ_ROLE_ARN,
       tenantAuditRoleArn: env.TENANT_AUDIT_ROLE_ARN,
-      /** STS at another address (tests); AWS's regional endpoint when absent. */
+      /** STS at another address (a VPC endpoint's name, a stand-in); AWS's regional endpoint when absent. */
       stsEndpoint: env.STS_ENDPOINT,
     });
   }),
@@ -186,7 +187,7 @@ function problemOf(issue: { path: PropertyKey[]; message: string }, env: NodeJS.
   return `${name}: ${issue.message}, not ${JSON.stringify(shown)}${meant}`;
 }
 
-/** Parses a configuration from an environment; pure, for tests and CLIs. */
+/** Parses a configuration from an environment; pure. */
 export function parseConfig(env: NodeJS.ProcessEnv): Config {
   const parsed = EnvSchema.safeParse(env);
   if (!parsed.success) {
@@ -199,8 +200,7 @@ export function parseConfig(env: NodeJS.ProcessEnv): Config {
 /**
  * The service configuration, parsed from the environment once, when this module loads (Lambda's
  * init): a bad variable fails the function's init with ConfigError's one sentence, as Lambda
- * reports an init error, before any event is taken. `npm start` imports this module first to
- * refuse a bad variable the same way (infra/local/start.ts).
+ * reports an init error, before any event is taken.
  */
 const loaded = parseConfig(process.env);
 

@@ -1,5 +1,6 @@
 import middy from '@middy/core';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
+import { config } from '../../lib/config.js';
 import { type DeadlineContext, deadlineOf } from '../../lib/deadline.js';
 import { mcpCors } from '../../lib/mcp/cors.js';
 import { serveMcpDoor, upstreamDeadline } from '../../lib/mcp/door.js';
@@ -18,6 +19,6 @@ const serveMcp = async (event: APIGatewayProxyEvent, context: DeadlineContext): 
 export const handler = middy<APIGatewayProxyEvent, APIGatewayProxyResult, Error, DeadlineContext>(HANDLER_OPTIONS)
   .use(invocationDeadline())
   .use(observability({ operation: 'mcp' }))
-  .use(mcpCors())
+  .use(mcpCors(config))
   .use(failureHandling())
   .handler(serveMcp);

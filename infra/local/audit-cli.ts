@@ -7,7 +7,8 @@
  */
 import './node-version.js'; // first: the AWS SDK's Node-version notice off on Node 20 (docs/decisions.md, Node versions)
 import { parseArgs } from 'node:util';
-import { loadOrRefuse } from './cli.js';
+import { refuseBadSettings } from './cli.js';
+import { engineEndpoint, readStackConfig, readStackPorts } from './settings.js';
 
 const usage = 'usage: npm run audit -- --tenant T   (or --no-tenant)';
 
@@ -21,18 +22,20 @@ try {
   process.exit(2);
 }
 
-const [{ config }, { listAuditItems }, { cliStore }] = await loadOrRefuse('audit', () =>
-  Promise.all([import('../../lib/config.js'), import('../../lib/store/audit.js'), import('./engine.js')]),
-);
-const { endpoint, db } = cliStore(config());
+const { cfg, endpoint } = refuseBadSettings('audit', () => {
+  const ports = readStackPorts(process.env);
+  return { cfg: readStackConfig(process.env, ports.port), endpoint: engineEndpoint(ports) };
+});
+const [{ storeClient }, { auditItemsOf }] = await Promise.all([import('./store-client.js'), import('./audit-items.js')]);
+const db = storeClient({ region: cfg.region, endpoint, maxAttempts: cfg.dynamoMaxAttempts, timeoutMs: cfg.dynamoTimeoutMs });
 try {
-  const items = await listAuditItems(db, config().auditTable, tenant);
+  const items = await auditItemsOf(db, cfg.auditTable, tenant);
   for (const item of items) process.stdout.write(`${JSON.stringify(item)}\n`);
   // Silence would leave a newcomer guessing whether it looked at all; stderr keeps `| jq` clean.
   if (items.length === 0) {
     const whose = tenant === null ? 'of requests whose token carried no tenant' : `for tenant ${JSON.stringify(tenant)}`;
     process.stderr.write(
-      `audit: no audit items ${whose} in ${config().auditTable} at ${endpoint} yet; each request to the private door (GET /api/mcp/endpoint, which the MCP observations tool calls) writes one.\n`,
+      `audit: no audit items ${whose} in ${cfg.auditTable} at ${endpoint} yet; each request to the private door (GET /api/mcp/endpoint, which the MCP observations tool calls) writes one.\n`,
     );
   }
 } catch (error) {
@@ -41,7 +44,7 @@ try {
   const hint = unreachable
     ? `nothing answers at ${endpoint}. Is \`npm start\` running? If it runs on another engine port, give it here too: DYNAMODB_PORT=<port> npm run audit -- --tenant T (or DYNAMODB_ENDPOINT=<url>).`
     : e.name === 'ResourceNotFoundException'
-      ? `the audit table ${config().auditTable} does not exist at ${endpoint}; start the stack (\`npm start\`) or set AUDIT_TABLE.`
+      ? `the audit table ${cfg.auditTable} does not exist at ${endpoint}; start the stack (\`npm start\`) or set AUDIT_TABLE.`
       : `${e.name}: ${e.message}`;
   process.stderr.write(`audit failed: ${hint}\n`);
   process.exit(1);

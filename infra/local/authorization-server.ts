@@ -1,21 +1,19 @@
 import { randomBytes } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import Provider, { type Configuration, errors, interactionPolicy, type KoaContextWithOIDC } from 'oidc-provider';
-import { doorResource } from '../../lib/auth/doors.js';
-import { isGroupName, MAX_GROUP_NAME_CHARACTERS } from '../../lib/auth/endpoint-scope.js';
-import { TOKEN_EXCHANGE_GRANT } from '../../lib/auth/token-exchange.js';
-import type { Config } from '../../lib/config.js';
-import { BadRequestError, ForbiddenError } from '../../lib/errors.js';
-import { isAllowedOrigin, isOwnOrigin } from '../../lib/mcp/cors.js';
+import { isGroupName, MAX_GROUP_NAME_CHARACTERS } from '../../lib/store/records.js';
 import { authorizationStore, type StoreLimits } from './authorization-store.js';
 import { clientIdDocuments, DOCUMENT_REFUSED, isDocumentUrl } from './client-id-documents.js';
 import { DEMO_TENANTS } from './demo.js';
 import { targetOf } from './events.js';
+import { LocalRefusal } from './failure.js';
 import { BodyTooLargeError, readBoundedBody } from './http.js';
 import type { LocalIssuer } from './issuer.js';
 import { LOOPBACK_NAMES } from './own-address.js';
 import type { LocalRoute } from './router.js';
+import { admitsOrigin, doorResources, SERVICE_DEFAULTS, type StackConfig } from './settings.js';
 import { errorPage, PAGE_HEADERS, signInPage } from './sign-in-page.js';
+import { TOKEN_EXCHANGE_GRANT } from './token-exchange.js';
 import { TOKEN_EXCHANGE_PARAMETERS, tokenExchangeGrant } from './token-exchange-grant.js';
 
 /**
@@ -36,7 +34,7 @@ export interface AuthorizationServerOptions {
   /** The MCP broker's client secret (the one confidential client, for the token exchange). */
   brokerSecret: string;
   /** The stack's configuration once it listens (its issuer, public URL, audiences, claims). */
-  config: Config;
+  config: StackConfig;
   /** The tenants the sign-in page offers (default the demo tenants). */
   tenants?: () => readonly string[];
   /** How much of each kind its store keeps (infra/local/authorization-store.ts; default STORE_LIMITS). */
@@ -59,8 +57,8 @@ export const ISSUER_PATHS = Object.freeze({
 });
 
 export const ACCESS_TOKEN_SECONDS = 3_600;
-/** The one scope of both doors: reading the endpoints the token's tenant and groups allow. */
-export const DOOR_SCOPE = 'endpoints:read';
+/** The one scope of both doors (REQUIRED_SCOPE), granted here even when the doors require none. */
+const doorScopeOf = (cfg: StackConfig): string => cfg.requiredScope ?? SERVICE_DEFAULTS.requiredScope;
 /** The scopes oidc-provider itself knows (OpenID Connect's), which a sign-in grants when asked. */
 const PROVIDER_SCOPES = new Set(['openid', 'offline_access']);
 const REFRESH_TOKEN_SECONDS = 7 * 86_400;
@@ -127,19 +125,11 @@ function redirectUriRefusal(value: unknown): string | undefined {
   return undefined;
 }
 
-/** The resource servers: each public door's identifier (its RFC 9728 `resource`) and the audience of its tokens. */
-function resourceServers(cfg: Config): Map<string, string> {
-  return new Map([
-    [doorResource(cfg, 'mcp'), cfg.mcpAudience],
-    [doorResource(cfg, 'inventory'), cfg.jwtAudience],
-  ]);
-}
-
 async function readForm(req: IncomingMessage): Promise<URLSearchParams> {
   try {
     return new URLSearchParams((await readBoundedBody(req, FORM_MAX_BYTES)).toString('utf8'));
   } catch (error) {
-    if (error instanceof BodyTooLargeError) throw new BadRequestError('The sign-in form is larger than 64 KiB.');
+    if (error instanceof BodyTooLargeError) throw new LocalRefusal(400, 'The sign-in form is larger than 64 KiB.');
     throw error;
   }
 }
@@ -147,6 +137,19 @@ async function readForm(req: IncomingMessage): Promise<URLSearchParams> {
 function sendPage(res: ServerResponse, status: number, html: string): void {
   res.writeHead(status, PAGE_HEADERS);
   res.end(html);
+}
+
+/**
+ * The doors' scope added to an authorization request that lacks it (true when the request
+ * changed): oidc-provider puts in a resource's token only the scopes the request asked, and MCP
+ * clients ask none, or only the OpenID scopes they found listed (mcp-remote asks `openid
+ * offline_access`), while every resource this server knows is a door whose tokens need it.
+ */
+function askDoorScope(target: URL, doorScope: string): boolean {
+  const asked = (target.searchParams.get('scope') ?? '').split(' ').filter((scope) => scope !== '');
+  if (asked.includes(doorScope)) return false;
+  target.searchParams.set('scope', [...asked, doorScope].join(' '));
+  return true;
 }
 
 /** The one value of a parameter oidc-provider parsed (a string, or the first of several). */
@@ -189,10 +192,11 @@ function showInvalidAuthorizationsOnAPage(provider: Provider): void {
 export async function localAuthorizationServer(options: AuthorizationServerOptions): Promise<LocalAuthorizationServer> {
   const cfg = options.config;
   const tenants = options.tenants ?? (() => DEMO_TENANTS);
-  const resources = resourceServers(cfg);
+  const resources = doorResources(cfg);
   const store = authorizationStore(options.storeLimits);
   // oidc-provider's own client store, where a client ID metadata document's client is put for the token endpoint to find.
   const clientStore = store('Client');
+  const doorScope = doorScopeOf(cfg);
 
   // The sign-in is asked every time (tenant, user and groups are chosen per client), never taken from an earlier one.
   const policy = interactionPolicy.base();
@@ -226,6 +230,8 @@ export async function localAuthorizationServer(options: AuthorizationServerOptio
       token_endpoint_auth_method: 'client_secret_basic',
     },
     responseTypes: ['code'],
+    // Listed in the metadata's scopes_supported, so clients that ask what they find listed ask for the doors' scope too.
+    scopes: [...PROVIDER_SCOPES, doorScope],
     pkce: { methods: ['S256'], required: () => true },
     jwks: { keys: [options.issuer.signingKey as never] },
     routes: {
@@ -239,8 +245,10 @@ export async function localAuthorizationServer(options: AuthorizationServerOptio
       long: { httpOnly: true, sameSite: 'lax' },
       short: { httpOnly: true, sameSite: 'lax' },
     },
+    // Every lifetime set here (oidc-provider prints a notice for each one left to its default).
     ttl: {
       AccessToken: ACCESS_TOKEN_SECONDS,
+      IdToken: ACCESS_TOKEN_SECONDS,
       AuthorizationCode: 60,
       RefreshToken: REFRESH_TOKEN_SECONDS,
       Grant: REFRESH_TOKEN_SECONDS,
@@ -268,7 +276,7 @@ export async function localAuthorizationServer(options: AuthorizationServerOptio
           if (audience === undefined)
             throw new errors.InvalidTarget(`resource must be one of this server's resources: ${[...resources.keys()].join(', ')}.`);
           return {
-            scope: DOOR_SCOPE,
+            scope: doorScope,
             audience,
             accessTokenTTL: ACCESS_TOKEN_SECONDS,
             accessTokenFormat: 'jwt',
@@ -296,7 +304,7 @@ export async function localAuthorizationServer(options: AuthorizationServerOptio
         },
       },
     },
-    clientBasedCORS: (_ctx, origin) => isAllowedOrigin(origin, cfg),
+    clientBasedCORS: (_ctx, origin) => admitsOrigin(cfg, origin),
     extraClientMetadata: {
       properties: ['software_id', 'software_version'],
       // Runs for every client (registered, metadata document, configured): the redirect and grant rules oidc-provider leaves open.
@@ -329,6 +337,7 @@ export async function localAuthorizationServer(options: AuthorizationServerOptio
       targetAudience: cfg.observationsAudience,
       tenantClaim: cfg.tenantClaim,
       scopeClaim: cfg.scopeClaim,
+      grantableScope: cfg.observationsScope,
     })),
     [...TOKEN_EXCHANGE_PARAMETERS],
     [],
@@ -338,7 +347,7 @@ export async function localAuthorizationServer(options: AuthorizationServerOptio
   provider.use(async (ctx, next) => {
     await next();
     const origin = ctx.get('Origin');
-    if (origin !== '' && isAllowedOrigin(origin, cfg)) {
+    if (origin !== '' && admitsOrigin(cfg, origin)) {
       if (ctx.response.get('Access-Control-Allow-Origin')) ctx.set('Access-Control-Allow-Origin', origin);
     } else for (const name of Object.keys(ctx.response.headers)) if (name.startsWith('access-control-')) ctx.remove(name);
   });
@@ -365,11 +374,7 @@ export async function localAuthorizationServer(options: AuthorizationServerOptio
   /** GET /oauth2/authorize: a client named by its metadata document is fetched here, the one place that fetches it. */
   const authorize = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const target = targetOf(req);
-    // oidc-provider issues nothing for a request that asks no scope; MCP clients ask none, so the doors' scope is asked for them.
-    if (!target.searchParams.has('scope')) {
-      target.searchParams.set('scope', DOOR_SCOPE);
-      req.url = `${target.pathname}${target.search}`;
-    }
+    if (askDoorScope(target, doorScope)) req.url = `${target.pathname}${target.search}`;
     const [url, ...more] = target.searchParams.getAll('client_id');
     if (url !== undefined && more.length === 0 && isDocumentUrl(url) && !(await documents.load(url)).ok)
       return sendPage(res, 400, errorPage(DOCUMENT_REFUSED));
@@ -411,8 +416,8 @@ export async function localAuthorizationServer(options: AuthorizationServerOptio
   const signIn = async (req: IncomingMessage, res: ServerResponse, uid: string | undefined): Promise<void> => {
     // A form posted from any other page is refused (it would sign anyone in as anyone): the browser names the page's origin.
     const origins = req.headers.origin;
-    if (typeof origins !== 'string' || !isOwnOrigin(origins, cfg))
-      throw new ForbiddenError('The sign-in form is accepted only from the sign-in page of this server (its Origin).');
+    if (typeof origins !== 'string' || !cfg.ownOrigins.includes(origins))
+      throw new LocalRefusal(403, 'The sign-in form is accepted only from the sign-in page of this server (its Origin).');
     const form = await readForm(req);
     const details = await interactionOf(req, res, uid);
     if (!details) return;
@@ -442,8 +447,9 @@ export async function localAuthorizationServer(options: AuthorizationServerOptio
     const accountId = accountIdOf({ tenant, user, ...(groups.length > 0 ? { groups } : {}) });
     const grant = new provider.Grant({ accountId, clientId: single(details.params.client_id) ?? '' });
     const asked = details.params.resource;
-    for (const resource of Array.isArray(asked) ? asked : [asked ?? cfg.mcpAudience]) grant.addResourceScope(String(resource), DOOR_SCOPE);
-    const oidcScopes = (single(details.params.scope) ?? '').split(' ').filter((scope) => PROVIDER_SCOPES.has(scope));
+    for (const resource of Array.isArray(asked) ? asked : [asked ?? cfg.mcpAudience]) grant.addResourceScope(String(resource), doorScope);
+    // The doors' scope is in the server's `scopes` (so its metadata lists it), so the grant names it there too.
+    const oidcScopes = (single(details.params.scope) ?? '').split(' ').filter((scope) => PROVIDER_SCOPES.has(scope) || scope === doorScope);
     if (oidcScopes.length > 0) grant.addOIDCScope(oidcScopes.join(' '));
     let grantId: string;
     try {

@@ -1,15 +1,17 @@
+import { StackConfigError } from './settings.js';
+
 /**
- * What the CLIs share: loading the service's modules, whose configuration is parsed when they load
- * (lib/config.ts), so that a bad variable ends the CLI with its one sentence rather than a stack trace.
+ * What the CLIs share: reading the stack's configuration (infra/local/settings.ts) as `npm start`
+ * reads it, so that a bad variable ends the CLI with its one sentence rather than a stack trace.
  */
 
-/** Runs `load` (the CLI's imports of the service's modules); a bad variable ends the CLI: `<cli>: <sentence>`, exit 2. */
-export async function loadOrRefuse<T>(cli: string, load: () => Promise<T>): Promise<T> {
+/** Runs `read`; a bad variable ends the CLI: `<cli>: <sentence>`, exit 2. */
+export function refuseBadSettings<T>(cli: string, read: () => T): T {
   try {
-    return await load();
+    return read();
   } catch (error) {
-    if ((error as Error | undefined)?.name !== 'ConfigError') throw error;
-    process.stderr.write(`${cli}: ${(error as Error).message}\n`);
+    if (!(error instanceof StackConfigError)) throw error;
+    process.stderr.write(`${cli}: ${error.message}\n`);
     process.exit(2);
   }
 }

@@ -2,8 +2,6 @@ import { mkdir } from 'node:fs/promises';
 import type { RequestListener, Server } from 'node:http';
 import { createRequire } from 'node:module';
 import type { AddressInfo } from 'node:net';
-import type { Config } from '../../lib/config.js';
-import { createDocumentClient } from '../../lib/store/client.js';
 import { guarded, NO_PAGES } from './guard.js';
 
 const require = createRequire(import.meta.url);
@@ -47,17 +45,5 @@ export async function startEmbeddedEngine(options: { port: number; host?: string
         server.closeAllConnections?.();
         server.close(() => resolve());
       }),
-  };
-}
-
-/**
- * The engine a CLI talks to, and a client of it: DYNAMODB_ENDPOINT, else the embedded engine of
- * `npm start` on DYNAMODB_PORT (default 8000).
- */
-export function cliStore(cfg: Config): { endpoint: string; db: ReturnType<typeof createDocumentClient> } {
-  const endpoint = cfg.dynamoEndpoint ?? `http://127.0.0.1:${cfg.dynamoPort}`;
-  return {
-    endpoint,
-    db: createDocumentClient({ region: cfg.region, endpoint, maxAttempts: cfg.dynamoMaxAttempts, timeoutMs: cfg.dynamoTimeoutMs }),
   };
 }

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import type { APIGatewayProxyEvent, APIGatewayRequestAuthorizerEvent } from 'aws-lambda';
-import { BadRequestError } from '../../lib/errors.js';
+import { LocalRefusal } from './failure.js';
 
 /**
  * Turns local HTTP requests into the very events API Gateway sends to Lambda, so the listeners
@@ -18,7 +18,7 @@ export function targetOf(req: IncomingMessage): URL {
   try {
     return target.startsWith('/') ? new URL(`http://local${target}`) : new URL(target);
   } catch {
-    throw new BadRequestError('The request target is not a valid path.');
+    throw new LocalRefusal(400, 'The request target is not a valid path.');
   }
 }
 

@@ -1,18 +1,22 @@
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import * as z from 'zod';
-import { ALL_GROUPS, isGroupName, MAX_GROUP_NAME_CHARACTERS } from '../../lib/auth/endpoint-scope.js';
-import { AgentId } from '../../lib/contract/schemas.js';
-import { connectionRecordItem, durableRecordItem } from '../../lib/store/agents.js';
-import { batchWriteItems } from '../../lib/store/batch-write.js';
-import { putTenantPolicy } from '../../lib/store/policy.js';
-import { TenantPolicy } from '../../lib/store/records.js';
-import { sampleItem } from '../../lib/store/samples.js';
+import { connectionRecordItem, durableRecordItem, policyItem, sampleItem } from '../../lib/store/items.js';
+import {
+  ALL_GROUPS,
+  isAgentId,
+  isGroupName,
+  MAX_AGENT_ID_CHARACTERS,
+  MAX_GROUP_NAME_CHARACTERS,
+  TenantPolicy,
+} from '../../lib/store/records.js';
+import { batchWriteItems } from './batch-write.js';
 
 /** The fleet file of DESIGN §7: tenants, their optional policy, agents, their records and samples. */
 const time = z.iso.datetime({ offset: true });
 const optionalString = z.string().nullish();
 const metric = z.number().min(0).max(100).nullish();
-/** An endpoint group: what a token's scope claim names (lib/auth/endpoint-scope.ts). */
+const agentId = z.string().refine(isAgentId, `must be 1 to ${MAX_AGENT_ID_CHARACTERS} characters`);
+/** An endpoint group: what a token's scope claim names. */
 const groupName = z
   .string()
   .refine(isGroupName, `a group name is 1 to ${MAX_GROUP_NAME_CHARACTERS} characters`)
@@ -24,7 +28,7 @@ const groups = z
 
 export const FleetAgent = z
   .strictObject({
-    agent_id: AgentId,
+    agent_id: agentId,
     hostname: z.string().min(1),
     os: z.string().min(1),
     arch: z.string().min(1),
@@ -205,7 +209,7 @@ export async function writeFleet(
   let samples = 0;
   let before = 0;
   for (const tenant of fleet.tenants) {
-    if (tenant.policy) await putTenantPolicy(db, tables.dataTable, tenant.tenant_id, tenant.policy);
+    if (tenant.policy) await batchWriteItems(db, tables.dataTable, [policyItem(tenant.tenant_id, tenant.policy)]);
     const written = await writeParsedAgents(db, tables, tenant.tenant_id, tenant.agents, retentionDays, {
       ...options,
       onProgress: (n) => options.onProgress?.(before + n),

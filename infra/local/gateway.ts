@@ -2,16 +2,14 @@ import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { APIGatewayProxyEvent } from 'aws-lambda';
 import { LRUCache } from 'lru-cache';
-import { DOORS, type Door } from '../../lib/auth/doors.js';
-import type { Config } from '../../lib/config.js';
-import { type GatewayResponseType, renderGatewayResponse } from '../gateway-responses.js';
+import { type GatewayResponseType, PAYLOAD_LIMITS, payloadTooLargeAnswer, renderGatewayResponse } from '../gateway-responses.js';
 import { localMethodArn, requestAuthorizerEvent, restApiEvent } from './events.js';
 import { BodyTooLargeError, readBoundedBody, sendGatewayResponse, sendLocalFailure } from './http.js';
 import { IntegrationFailure, sendFunctionAnswer } from './lambda/answer.js';
 import { MAX_BUFFERED_RESPONSE_BYTES } from './lambda/runtime-api.js';
 import type { InvocationOutcome } from './lambda/sandbox.js';
 import type { ApiRoutes } from './router.js';
-import { ROUTES, type Route, type RouteFunction } from './routes.js';
+import { ROUTES, type Route, type RouteAuthorizer, type RouteFunction } from './routes.js';
 
 /**
  * The local stand-in for API Gateway's REST APIs: serves the routes (infra/local/routes.ts) the
@@ -27,8 +25,6 @@ import { ROUTES, type Route, type RouteFunction } from './routes.js';
 /** API Gateway's default (and, buffered, its most) integration timeout of a REST API: 29 seconds. */
 export const DEFAULT_INTEGRATION_TIMEOUT_MS = 29_000;
 
-/** API Gateway's REST payload quota: a larger request is refused before anything runs. */
-const MAX_PAYLOAD_BYTES = 10 * 1024 * 1024;
 /** Authorizer answers kept at most (expired ones leave first): one per distinct token within the TTL. */
 const MAX_CACHED_ANSWERS = 10_000;
 
@@ -41,8 +37,12 @@ export interface LocalRestApiOptions {
   api: Route['api'];
   routes?: readonly Route[];
   functions: GatewayFunctions;
-  /** The service configuration the gateway responses are written with (public URL, admitted origins), known once the stack listens. */
-  cfg: () => Pick<Config, 'publicUrl' | 'mcpAllowedOrigins'>;
+  /**
+   * What the gateway responses are written with, known once the stack listens: the public URL (the
+   * challenge's metadata), the browser origins whose pages may read them (the MCP door's) and the
+   * scope the doors ask for (the challenge names it).
+   */
+  cfg: () => { publicUrl: string; mcpAllowedOrigins: readonly string[]; requiredScope: string | undefined };
   /** While true, every route answers 503 (the local stack is creating its tables and seeding). */
   isStarting?: () => boolean;
   /** The clock of the authorizer cache, in epoch milliseconds. */
@@ -53,11 +53,12 @@ export interface LocalRestApiOptions {
    */
   integrationTimeoutMs?: (route: Route) => number;
   /**
-   * Why the token authorizer refused a token with `Unauthorized` (the MCP door's refusal), in one
-   * sentence: API Gateway's UNAUTHORIZED response cannot carry the authorizer's reason, so on AWS
-   * that 401 says only that a valid token is required; locally the stack can say why.
+   * What the stack can add, in one sentence, to a door's refusal of a token (`answered`: an
+   * `Unauthorized` error, or a Deny): API Gateway's UNAUTHORIZED response cannot carry the
+   * authorizer's reason, so on AWS that 401 says only that a valid token is required; locally the
+   * stack can say why, and how to make a token this stack accepts.
    */
-  explainRefusal?: (authorization: string, door: Door) => Promise<string | undefined>;
+  explainRefusal?: (authorization: string, route: Route, answered: 'UNAUTHORIZED' | 'ACCESS_DENIED') => Promise<string | undefined>;
   /** A function started an instance for this request (a cold start), with its init time (Lambda's Init Duration). */
   onColdStart?: (requestId: string, name: RouteFunction | 'authorizer', initDurationMs: number) => void;
 }
@@ -136,6 +137,15 @@ function headerValuesOf(req: IncomingMessage, header: string): string[] {
   return values;
 }
 
+/**
+ * Whether an event is past Lambda's synchronous invocation payload (its JSON, the body inside it
+ * escaped): Lambda refuses such an invocation before the function runs (infra/gateway-responses.ts
+ * PAYLOAD_LIMITS), so no instance ever holds it.
+ */
+function exceedsInvocationPayload(event: APIGatewayProxyEvent): boolean {
+  return Buffer.byteLength(JSON.stringify(event)) >= PAYLOAD_LIMITS.lambdaInvocationBytes;
+}
+
 type Verdict =
   | { allowed: true; context: Record<string, string> }
   | { allowed: false; type: GatewayResponseType; context?: Record<string, string>; because?: string | undefined };
@@ -165,15 +175,20 @@ export function localRestApi(options: LocalRestApiOptions): LocalRestApi {
     req: IncomingMessage,
     event: APIGatewayProxyEvent,
     route: Route,
-    door: Door,
+    door: RouteAuthorizer,
     requestId: string,
   ): Promise<Verdict> => {
+    // The stack's note on a refusal of the token sent (none without one).
+    const explain = async (answered: 'UNAUTHORIZED' | 'ACCESS_DENIED'): Promise<string | undefined> => {
+      const sent = identityValue(req, 'Authorization');
+      return sent === undefined ? undefined : await options.explainRefusal?.(sent, route, answered);
+    };
     let cacheKey: string | undefined;
     if (door.identitySource) {
       const identity = identityValue(req, door.identitySource);
       // No identity source value: API Gateway refuses without invoking the authorizer.
       if (identity === undefined) return { allowed: false, type: 'UNAUTHORIZED' };
-      if (door.cacheTtlSeconds > 0) cacheKey = `${door.name}\n${identity}`;
+      if (door.ttlSeconds > 0) cacheKey = `${door.name}\n${identity}`;
     }
     let answer = cacheKey ? cache.get(cacheKey) : undefined;
     if (!answer) {
@@ -184,23 +199,18 @@ export function localRestApi(options: LocalRestApiOptions): LocalRestApi {
       if (outcome.type === 'failed') {
         // A Lambda authorizer refuses a token by failing with the exact message `Unauthorized`.
         if (outcome.error.errorMessage !== 'Unauthorized') return { allowed: false, type: 'AUTHORIZER_FAILURE' };
-        const sent = identityValue(req, 'Authorization');
-        return {
-          allowed: false,
-          type: 'UNAUTHORIZED',
-          because: sent === undefined ? undefined : await options.explainRefusal?.(sent, door),
-        };
+        return { allowed: false, type: 'UNAUTHORIZED', because: await explain('UNAUTHORIZED') };
       }
       const result = await answerJson(outcome);
       if (!isAuthorizerAnswer(result)) return { allowed: false, type: 'AUTHORIZER_CONFIGURATION_ERROR' };
       answer = { ...result, context: { ...result.context, integrationLatency: now() - started } };
-      if (cacheKey) cache.set(cacheKey, answer, { ttl: door.cacheTtlSeconds * 1000 });
+      if (cacheKey) cache.set(cacheKey, answer, { ttl: door.ttlSeconds * 1000 });
     }
     // API Gateway hands the context on with every value a string.
     const context: Record<string, string> = { principalId: answer.principalId };
     for (const [key, value] of Object.entries(answer.context ?? {})) context[key] = String(value);
     if (policyEffect(answer, localMethodArn(route.method, route.resource)) !== 'Allow')
-      return { allowed: false, type: 'ACCESS_DENIED', context };
+      return { allowed: false, type: 'ACCESS_DENIED', context, because: await explain('ACCESS_DENIED') };
     return { allowed: true, context };
   };
 
@@ -234,18 +244,19 @@ export function localRestApi(options: LocalRestApiOptions): LocalRestApi {
       }
       let body: Buffer;
       try {
-        body = await readBoundedBody(req, MAX_PAYLOAD_BYTES);
+        body = await readBoundedBody(req, PAYLOAD_LIMITS.apiGatewayBytes);
       } catch (error) {
-        if (error instanceof BodyTooLargeError) return reply('REQUEST_TOO_LARGE');
+        if (error instanceof BodyTooLargeError) return sendGatewayResponse(res, payloadTooLargeAnswer('apiGatewayBytes'));
         throw error;
       }
       // One event per request: the authorizer's is made from it, and its context is added once allowed.
       const event = restApiEvent(req, route.resource, { api: options.api, requestId, body });
       if (route.authorizer) {
-        const verdict = await authorize(req, event, route, DOORS[route.authorizer], requestId);
+        const verdict = await authorize(req, event, route, route.authorizer, requestId);
         if (!verdict.allowed) return reply(verdict.type, verdict.context, undefined, verdict.because);
         event.requestContext.authorizer = verdict.context;
       }
+      if (exceedsInvocationPayload(event)) return sendGatewayResponse(res, payloadTooLargeAnswer('lambdaInvocationBytes'));
       // API Gateway waits this long for the function's answer (a stream: for its end), then answers 504.
       const timeoutMs = options.integrationTimeoutMs?.(route) ?? DEFAULT_INTEGRATION_TIMEOUT_MS;
       let timer: NodeJS.Timeout | undefined;

@@ -1,6 +1,6 @@
 import type { ServerResponse } from 'node:http';
-import { FAILURE_HEADERS, failureBody } from '../../lib/http.js';
 import type { RenderedGatewayResponse } from '../gateway-responses.js';
+import { FAILURE_HEADERS, failureText } from './failure.js';
 
 /** A body longer than the reader's bound: each listener answers it in its own words (413, invalid_request…). */
 export class BodyTooLargeError extends Error {
@@ -44,5 +44,5 @@ export function sendLocalFailure(
   headers: Record<string, string> = {},
 ): void {
   res.writeHead(status, { ...FAILURE_HEADERS, ...headers });
-  res.end(failureBody(sentence, requestId));
+  res.end(failureText(sentence, requestId));
 }

@@ -1,8 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { createLocalJWKSet, exportJWK, generateKeyPair, importJWK, type JWK, SignJWT } from 'jose';
-import type { KeySource } from '../../lib/auth/key-set.js';
+import { createLocalJWKSet, exportJWK, generateKeyPair, importJWK, type JWK, type JWTVerifyGetKey, SignJWT } from 'jose';
 
 /**
  * The local JWT issuer: one RSA key pair kept under `.local/` so that `npm start`, `npm run token`
@@ -12,7 +11,7 @@ export interface LocalIssuer {
   kid: string;
   jwks: { keys: JWK[] };
   /** Its own keys as a key source, for checking the tokens it signed (the token exchange). */
-  keys: KeySource;
+  keys: JWTVerifyGetKey;
   /** The private key as a JWK, for the local authorization server, which signs with the same key (infra/local/authorization-server.ts). */
   signingKey: JWK;
   sign(claims: TokenClaims): Promise<string>;
@@ -27,6 +26,8 @@ export interface TokenClaims {
   expiresInSeconds?: number;
   /** `iat` in epoch seconds; now when absent (tests sign tokens issued in the future). */
   issuedAt?: number;
+  /** The OAuth scopes granted, space-separated, as the `scope` claim (RFC 9068); none when absent. */
+  scope?: string | undefined;
   extra?: Record<string, unknown>;
 }
 
@@ -87,9 +88,9 @@ export async function localIssuer(dir = LOCAL_DIR): Promise<LocalIssuer> {
     kid,
     jwks: { keys: [publicJwk] },
     signingKey: { ...jwk, kid, alg: 'RS256', use: 'sig' },
-    keys: { getKey: (header) => localKeys(header, undefined as never) },
+    keys: localKeys,
     async sign(c: TokenClaims): Promise<string> {
-      const payload: Record<string, unknown> = { ...c.extra };
+      const payload: Record<string, unknown> = { ...(c.scope !== undefined ? { scope: c.scope } : {}), ...c.extra };
       if (c.tenant !== undefined) payload[c.tenantClaim ?? 'tenant_id'] = c.tenant;
       const now = Math.floor(Date.now() / 1000);
       const jwt = new SignJWT(payload)

@@ -2,10 +2,10 @@ import { existsSync } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { Config } from '../../lib/config.js';
 import type { LocalIssuer } from './issuer.js';
 import { LOOPBACK_NAMES } from './own-address.js';
 import type { LocalRoute } from './router.js';
+import type { StackConfig } from './settings.js';
 
 /**
  * The local MCP App preview host (local stack only, never deployed, in no function bundle): a page
@@ -107,7 +107,7 @@ async function page(
   params: URLSearchParams,
   issuer: LocalIssuer,
   publicUrl: string,
-  cfg: Config,
+  cfg: StackConfig,
 ): Promise<void> {
   const agentId = oneParam(params, 'agent_id')?.trim() || 'ac-002';
   // list_endpoints' filters, as given (the tool checks them).
@@ -134,6 +134,7 @@ async function page(
     tenant,
     tenantClaim: cfg.tenantClaim,
     subject: `preview-user@${tenant}`,
+    scope: cfg.requiredScope,
   });
   const settings = {
     mcpUrl: `${publicUrl}/api/mcp`,
@@ -205,7 +206,7 @@ ${tool === 'observations' ? field('minutes', 'minutes', minutes === undefined ? 
 }
 
 /** The preview host's routes, for the public listener's table: its page per tool, its script, and a 404 for any other preview. */
-export function mcpAppPreviewRoutes(options: { issuer: LocalIssuer; publicUrl: () => string; config: Config }): LocalRoute[] {
+export function mcpAppPreviewRoutes(options: { issuer: LocalIssuer; publicUrl: () => string; config: StackConfig }): LocalRoute[] {
   const methods = ['GET', 'HEAD'];
   /** A handler that answers this machine only. */
   const local =

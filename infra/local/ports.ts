@@ -1,7 +1,7 @@
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { parseFailureBody } from '../../lib/http.js';
 import { gatewayResponse } from '../gateway-responses.js';
+import { sentenceOf } from './failure.js';
 
 /**
  * The ports of the local stack: each is bound and, when some are taken, every one of them is
@@ -48,8 +48,7 @@ async function holderOf(taken: StackPort): Promise<Holder> {
       return body && ('TableNames' in body || '__type' in body) ? 'engine' : 'other';
     }
     const response = await fetch(`${base}/.well-known/endpoint-read-service-port-probe`, { signal: AbortSignal.timeout(PROBE_TIMEOUT_MS) });
-    const failure = parseFailureBody(await response.text());
-    const ours = response.status === 404 && failure?.sentence === gatewayResponse('MISSING_AUTHENTICATION_TOKEN').sentence;
+    const ours = response.status === 404 && sentenceOf(await response.text()) === gatewayResponse('MISSING_AUTHENTICATION_TOKEN').sentence;
     return ours ? 'stack' : 'other';
   } catch {
     return 'other';

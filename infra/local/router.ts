@@ -1,7 +1,7 @@
 import { type IncomingMessage, METHODS, type ServerResponse } from 'node:http';
 import FindMyWay, { type HTTPMethod } from 'find-my-way';
-import { MethodNotAllowedError } from '../../lib/errors.js';
 import { pathOf } from './events.js';
+import { LocalRefusal } from './failure.js';
 import type { Route } from './routes.js';
 
 /**
@@ -18,7 +18,7 @@ import type { Route } from './routes.js';
 /** Path parameters of a matched route (`/oauth2/interaction/:uid` gives `uid`). */
 export type RouteParams = Readonly<Record<string, string | undefined>>;
 
-/** A handler of the stack's own routes; a thrown HttpError is answered by the listener (text/plain). */
+/** A handler of the stack's own routes; a thrown LocalRefusal is answered by the listener (text/plain). */
 export type LocalHandler = (req: IncomingMessage, res: ServerResponse, requestId: string, params: RouteParams) => Promise<void>;
 
 /** One of the stack's own routes: its methods, a find-my-way path (`/a/:param`, `/a/*`), its handler. */
@@ -60,7 +60,7 @@ export function listenerRouter(api: ApiRoutes, local: readonly LocalRoute[] = []
       if (target?.kind === 'api') return api.serve(target.route, req, res, requestId);
       if (target?.kind === 'local') return target.route.handler(req, res, requestId, found?.params ?? {});
       const allow = localMethods(path);
-      if (allow.length > 0) throw new MethodNotAllowedError('This method is not served here.', allow);
+      if (allow.length > 0) throw new LocalRefusal(405, 'This method is not served here.', { Allow: allow.join(', ') });
       api.missing(req, res, requestId);
     },
   };

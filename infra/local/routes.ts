@@ -1,18 +1,31 @@
-import type { DoorName } from '../../lib/auth/doors.js';
+import { join } from 'node:path';
+import { FUNCTIONS, type FunctionName, ROOT } from '../build.js';
+import type { TransferMode } from './lambda/answer.js';
+import { DOOR_PATHS } from './settings.js';
+import { readTemplateSource } from './template-sources.js';
 
 /**
- * The REST APIs' routes, for both listeners: method and resource to the deployed function,
- * the door whose token authorizer guards it (or none), and how its answer is sent. Each listener's
- * router (infra/local/router.ts) matches them, exactly as API Gateway matches a REST resource
- * without path parameters. It mirrors the template's REST APIs (serverless.yml's `http` events for the public one,
- * infra/private-api.yml for the private one); test/infra/template-public-api.test.ts proves they agree.
+ * The REST APIs' routes, for both listeners: method and resource to the deployed function, the
+ * token authorizer that guards it (or none), and how its answer is sent. Read from the template's
+ * own sources, never a second list that could drift: the public API from serverless.yml's `http`
+ * events (their authorizer's identity source and cache), the private one from the methods of
+ * infra/private-api.yml. Each listener's router (infra/local/router.ts) matches them, exactly as
+ * API Gateway matches a REST resource without path parameters; test/infra/template-public-api.test.ts
+ * proves the packaged template has the same.
  */
 
 /** The deployed functions the routes reach (infra/build.ts FUNCTIONS has their entry modules). */
-export type RouteFunction = 'inventory' | 'mcp' | 'observations';
+export type RouteFunction = Exclude<FunctionName, 'authorizer'>;
 
-/** BUFFERED: the function returns its whole answer; STREAM: it writes it as it goes (`transferMode: STREAM`). */
-export type TransferMode = 'BUFFERED' | 'STREAM';
+/** A REQUEST authorizer in front of a route, as serverless.yml declares it. */
+export interface RouteAuthorizer {
+  /** Its name in the template (one API Gateway authorizer per door). */
+  name: string;
+  /** The request header API Gateway caches its answer by; null: no cache, invoked for every request. */
+  identitySource: string | null;
+  /** How long API Gateway keeps an answer (0 without an identity source). */
+  ttlSeconds: number;
+}
 
 export interface Route {
   /** The public REST API, or the private one (the broker's VPC endpoint; locally the loopback listener). */
@@ -20,25 +33,89 @@ export interface Route {
   method: string;
   resource: string;
   function: RouteFunction;
-  authorizer: DoorName | null;
+  authorizer: RouteAuthorizer | null;
   transferMode: TransferMode;
 }
 
-/** An RFC 9728 document: GET, and the preflight a browser-based client's GET with `Mcp-Protocol-Version` needs. */
-const metadata = (resource: string): Route[] =>
-  ['GET', 'OPTIONS'].map((method) => ({ api: 'public', method, resource, function: 'mcp', authorizer: null, transferMode: 'BUFFERED' }));
+interface HttpEvent {
+  method: string;
+  path: string;
+  authorizer?: { name: string; identitySource?: string; resultTtlInSeconds?: number };
+  response?: { transferMode?: TransferMode };
+}
 
-export const ROUTES: readonly Route[] = Object.freeze([
-  { api: 'public', method: 'GET', resource: '/api/agents', function: 'inventory', authorizer: 'inventory', transferMode: 'STREAM' },
-  { api: 'public', method: 'POST', resource: '/api/mcp', function: 'mcp', authorizer: 'mcp', transferMode: 'BUFFERED' },
-  // A stateless server offers no event stream and no session to delete: the function answers 405.
-  { api: 'public', method: 'GET', resource: '/api/mcp', function: 'mcp', authorizer: 'mcp', transferMode: 'BUFFERED' },
-  { api: 'public', method: 'DELETE', resource: '/api/mcp', function: 'mcp', authorizer: 'mcp', transferMode: 'BUFFERED' },
-  // A browser's CORS preflight carries no token: answered by the MCP function, without an authorizer.
-  { api: 'public', method: 'OPTIONS', resource: '/api/mcp', function: 'mcp', authorizer: null, transferMode: 'BUFFERED' },
-  // RFC 9728 documents, public and without a token: how clients find the issuer.
-  ...metadata('/.well-known/oauth-protected-resource/api/mcp'),
-  ...metadata('/.well-known/oauth-protected-resource'),
-  ...metadata('/.well-known/oauth-protected-resource/api/agents'),
-  { api: 'private', method: 'GET', resource: '/api/mcp/endpoint', function: 'observations', authorizer: null, transferMode: 'BUFFERED' },
-] satisfies Route[]);
+/** `method.request.header.Authorization` → `Authorization`. */
+function headerOf(identitySource: string | undefined): string | null {
+  if (identitySource === undefined) return null;
+  const header = /^method\.request\.header\.([A-Za-z0-9-]+)$/.exec(identitySource)?.[1];
+  if (!header) throw new Error(`serverless.yml: an identity source the local gateway does not read: ${identitySource}`);
+  return header;
+}
+
+/** The public API: every deployed function's `http` events in serverless.yml. */
+function publicRoutes(file: string): Route[] {
+  const doc = readTemplateSource<{ functions: Record<string, { events?: Array<{ http?: HttpEvent }> }> }>(file);
+  return (Object.keys(FUNCTIONS) as FunctionName[]).flatMap((name) =>
+    (doc.functions[name]?.events ?? []).flatMap(({ http }): Route[] => {
+      if (!http) return [];
+      if (name === 'authorizer') throw new Error('serverless.yml: the authorizer function has no route of its own');
+      const authorizer = http.authorizer;
+      const identitySource = headerOf(authorizer?.identitySource);
+      return [
+        {
+          api: 'public',
+          method: http.method.toUpperCase(),
+          resource: http.path.startsWith('/') ? http.path : `/${http.path}`,
+          function: name,
+          authorizer: authorizer
+            ? { name: authorizer.name, identitySource, ttlSeconds: identitySource ? (authorizer.resultTtlInSeconds ?? 300) : 0 }
+            : null,
+          transferMode: http.response?.transferMode ?? 'BUFFERED',
+        },
+      ];
+    }),
+  );
+}
+
+type Resources = Record<string, { Type: string; Properties: Record<string, unknown> }>;
+
+/** The private API: the methods of infra/private-api.yml, each path walked up its resources. */
+function privateRoutes(file: string): Route[] {
+  const resources = readTemplateSource<{ Resources: Resources }>(file).Resources;
+  const pathOf = (ref: unknown): string => {
+    const id = (ref as { Ref?: string } | undefined)?.Ref;
+    const parent = id ? resources[id] : undefined;
+    return parent ? `${pathOf(parent.Properties.ParentId)}/${String(parent.Properties.PathPart)}` : '';
+  };
+  return Object.values(resources)
+    .filter((r) => r.Type === 'AWS::ApiGateway::Method')
+    .map(({ Properties: p }) => {
+      const uri = JSON.stringify((p.Integration as { Uri?: unknown } | undefined)?.Uri);
+      const fn = (Object.keys(FUNCTIONS) as FunctionName[]).find(
+        (name) => name !== 'authorizer' && uri.includes(`\${${name[0]?.toUpperCase()}${name.slice(1)}LambdaFunction.Arn}`),
+      );
+      if (!fn || fn === 'authorizer') throw new Error(`infra/private-api.yml: a method whose integration is no deployed function: ${uri}`);
+      return {
+        api: 'private',
+        method: String(p.HttpMethod),
+        resource: pathOf(p.ResourceId),
+        function: fn,
+        authorizer: null,
+        transferMode: 'BUFFERED',
+      };
+    });
+}
+
+/** Both REST APIs' routes, as the template's sources declare them. */
+export function readRoutes(files: { serverless?: string; privateApi?: string } = {}): readonly Route[] {
+  const routes = [
+    ...publicRoutes(files.serverless ?? join(ROOT, 'serverless.yml')),
+    ...privateRoutes(files.privateApi ?? join(ROOT, 'infra', 'private-api.yml')),
+  ];
+  const doors = new Set(Object.values(DOOR_PATHS) as string[]);
+  const unknown = routes.find((r) => r.authorizer && !doors.has(r.resource));
+  if (unknown) throw new Error(`serverless.yml guards ${unknown.resource}, a door the local issuer signs no tokens for (DOOR_PATHS)`);
+  return Object.freeze(routes);
+}
+
+export const ROUTES: readonly Route[] = readRoutes();

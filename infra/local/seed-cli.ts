@@ -10,7 +10,8 @@
  */
 import './node-version.js'; // first: the AWS SDK's Node-version notice off on Node 20 (docs/decisions.md, Node versions)
 import { parseArgs } from 'node:util';
-import { loadOrRefuse } from './cli.js';
+import { refuseBadSettings } from './cli.js';
+import { engineEndpoint, readStackConfig, readStackPorts } from './settings.js';
 
 const usage = ['usage: npm run seed -- --file FLEET.json', '       npm run seed -- --generate --tenant T --agents N [--samples M]'].join(
   '\n',
@@ -49,25 +50,24 @@ function progress(total: number): { update(written: number): void; done(written:
   };
 }
 
+// A bad variable is refused before the SDK and the rest load.
+const { cfg, endpoint } = refuseBadSettings('seed', () => {
+  const ports = readStackPorts(process.env);
+  return { cfg: readStackConfig(process.env, ports.port), endpoint: engineEndpoint(ports) };
+});
 const [
-  { config },
-  { isAwsEndpoint },
+  { isAwsEndpoint, storeClient },
   { ensureTables },
-  { cliStore },
   { fleetItemCount, writeFleet, writeTenantAgents },
   { realisticAgents },
   { readFleetFile },
-] = await loadOrRefuse('seed', () =>
-  Promise.all([
-    import('../../lib/config.js'),
-    import('../../lib/store/client.js'),
-    import('../../lib/store/tables.js'),
-    import('./engine.js'),
-    import('./fleet.js'),
-    import('./generator.js'),
-    import('./seed-file.js'),
-  ]),
-);
+] = await Promise.all([
+  import('./store-client.js'),
+  import('./tables.js'),
+  import('./fleet.js'),
+  import('./generator.js'),
+  import('./seed-file.js'),
+]);
 
 try {
   const { values } = parseArgs({
@@ -80,8 +80,7 @@ try {
     },
     strict: true,
   });
-  const cfg = config();
-  const { endpoint, db } = cliStore(cfg);
+  const db = storeClient({ region: cfg.region, endpoint, maxAttempts: cfg.dynamoMaxAttempts, timeoutMs: cfg.dynamoTimeoutMs });
   const local = !isAwsEndpoint(endpoint);
   let summary: { tenants: number; agents: number; samples: number };
   if (values.file && !values.generate) {

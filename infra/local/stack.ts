@@ -2,18 +2,14 @@ import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { type Door, doorAudience } from '../../lib/auth/doors.js';
-import { bearerToken, remoteKeys, verifyBearerToken } from '../../lib/auth/verify.js';
-import { type Config, ConfigError, parseConfig } from '../../lib/config.js';
-import { HttpError, UnauthorizedError } from '../../lib/errors.js';
-import { createDocumentClient } from '../../lib/store/client.js';
-import { ensureTables } from '../../lib/store/tables.js';
+import { createRemoteJWKSet, type JWTVerifyGetKey } from 'jose';
 import { DIST, type FunctionName } from '../build.js';
 import { renderGatewayResponse } from '../gateway-responses.js';
 import { ISSUER_PATHS, localAuthorizationServer } from './authorization-server.js';
 import { DEMO_TENANTS, demoFleet } from './demo.js';
 import { type DemoPulse, startDemoPulse } from './demo-pulse.js';
 import { type EmbeddedEngine, startEmbeddedEngine } from './engine.js';
+import { LocalRefusal } from './failure.js';
 import { loadFleet, writeFleet } from './fleet.js';
 import { shiftFleet, staleFleetNote } from './fleet-time.js';
 import { DEFAULT_INTEGRATION_TIMEOUT_MS, type LocalRestApi, localRestApi } from './gateway.js';
@@ -31,6 +27,10 @@ import { bind, portsInUseSentence, type StackPort } from './ports.js';
 import { type ListenerRouter, listenerRouter } from './router.js';
 import type { Route } from './routes.js';
 import { readFleetFile } from './seed-file.js';
+import { audienceAt, readStackConfig, STACK_DEFAULTS, type StackConfig, StackConfigError } from './settings.js';
+import { storeClient } from './store-client.js';
+import { ensureTables } from './tables.js';
+import { OTHER_ISSUER_HINT, refusalOfHeader } from './token-check.js';
 
 export interface StackOptions {
   /** Public listener port (0 = any free port). */
@@ -76,6 +76,13 @@ export interface StackOptions {
   functionLog?: (name: FunctionName, line: string, stream: 'stdout' | 'stderr') => void;
   /** How long a warm function instance waits for an event before it is stopped (default 10 minutes). */
   idleMs?: number;
+  /**
+   * Before anything else, start one instance of each function the user's environment gives a
+   * variable to, and refuse to start (StartError) when one cannot finish its init: the functions
+   * read and check the service's variables at init, so a bad one stops `npm start` with its
+   * sentence instead of failing every request to that function.
+   */
+  checkInits?: boolean;
 }
 
 /**
@@ -95,8 +102,8 @@ export interface LocalStack {
   issuer: LocalIssuer;
   /** The local broker's client secret at the issuer (the MCP door exchanges tokens with it). */
   brokerSecret: string;
-  /** The service configuration the stack runs with: its tables, issuer, audiences (each function's own variables are in `functions`). */
-  readonly config: Config;
+  /** The configuration the stack runs with: its tables, issuer, audiences (each function's own variables are in `functions`). */
+  readonly config: LocalStackConfig;
   /** The stack's own DynamoDB client, on its engine (the seed, the CLIs' and the tests' reads). */
   dynamo: DynamoDBDocumentClient;
   /** The deployed functions, each in its sandboxes: their environments and instances. */
@@ -149,7 +156,7 @@ function listener(
   bound: () => Bound | undefined,
   accessLog: ((line: string) => void) | undefined,
   coldStarts: Map<string, string[]>,
-  cfg: () => Pick<Config, 'publicUrl' | 'mcpAllowedOrigins'>,
+  cfg: () => Pick<StackConfig, 'publicUrl' | 'mcpAllowedOrigins' | 'requiredScope'>,
 ): (req: IncomingMessage, res: ServerResponse) => void {
   return (req, res) => {
     const started = performance.now();
@@ -177,7 +184,7 @@ function listener(
     neverAnyOrigin(res);
     serving.router.handle(req, res, requestId).catch((error: unknown) => {
       if (res.headersSent) res.destroy();
-      else if (error instanceof HttpError) sendLocalFailure(res, error.statusCode, error.message, requestId, error.headers);
+      else if (error instanceof LocalRefusal) sendLocalFailure(res, error.statusCode, error.message, requestId, { ...error.headers });
       else sendGatewayResponse(res, renderGatewayResponse('DEFAULT_5XX', { requestId, status: 500, cfg: cfg() }));
     });
   };
@@ -243,7 +250,7 @@ function prepareStore(options: {
   demoPulseMs: number | undefined;
   retryMs: number;
   dynamoEndpoint: string;
-  cfg: Config;
+  cfg: StackConfig;
   db: DynamoDBDocumentClient;
 }): { ready: Promise<boolean>; stop(): Promise<void> } {
   const { say, seed, fleetFile, seedLive, retryMs, dynamoEndpoint, cfg, db } = options;
@@ -311,28 +318,31 @@ function loopbackUrl(port: number, path: string): string {
   return `http://127.0.0.1:${port}${path}`;
 }
 
+/** The stack's configuration (infra/local/settings.ts) with the addresses of its own listeners the functions call. */
+export interface LocalStackConfig extends StackConfig {
+  /** The issuer's key set and token endpoint: JWKS_URL and TOKEN_ENDPOINT, else the local issuer's, by loopback address. */
+  jwksUrl: string;
+  tokenEndpoint: string;
+  /** The private operation as the MCP door calls it: OBSERVATIONS_URL, else the private listener's. */
+  observationsUrl: string;
+}
+
 /**
- * The stack's configuration: the service's variables as given, with what only the stack knows
- * where they leave it open (the engine, the ports, the issuer and its endpoints, the broker's secret).
+ * The stack's configuration for listeners on these ports: the variables as given, with what only
+ * the stack knows where they leave it open (the issuer and its endpoints, the private listener).
  */
-function stackConfig(
-  env: NodeJS.ProcessEnv,
-  known: { dynamoEndpoint: string; publicPort: number; privatePort: number; brokerSecret: string },
-): Config {
-  return parseConfig({
-    ...env,
-    DYNAMODB_ENDPOINT: known.dynamoEndpoint,
-    PORT: String(known.publicPort),
-    PRIVATE_PORT: String(known.privatePort),
-    JWT_ISSUER: env.JWT_ISSUER?.trim() || `http://localhost:${known.publicPort}`,
-    JWKS_URL: env.JWKS_URL?.trim() || loopbackUrl(known.publicPort, ISSUER_PATHS.jwks),
-    TOKEN_ENDPOINT: env.TOKEN_ENDPOINT?.trim() || loopbackUrl(known.publicPort, ISSUER_PATHS.token),
-    BROKER_CLIENT_SECRET: known.brokerSecret,
+function stackConfig(env: NodeJS.ProcessEnv, known: { publicPort: number; privatePort: number }): LocalStackConfig {
+  const given = (name: string): string | undefined => env[name]?.trim() || undefined;
+  return Object.freeze({
+    ...readStackConfig(env, known.publicPort),
+    jwksUrl: given('JWKS_URL') ?? loopbackUrl(known.publicPort, ISSUER_PATHS.jwks),
+    tokenEndpoint: given('TOKEN_ENDPOINT') ?? loopbackUrl(known.publicPort, ISSUER_PATHS.token),
+    observationsUrl: given('OBSERVATIONS_URL') ?? loopbackUrl(known.privatePort, '/api/mcp/endpoint'),
   });
 }
 
 /** What the functions' environments take from the stack (infra/local/lambda/environment.ts). */
-function localValues(cfg: Config, dynamoEndpoint: string, brokerSecret: string): LocalStackValues {
+function localValues(cfg: LocalStackConfig, dynamoEndpoint: string, brokerSecret: string): LocalStackValues {
   return {
     publicUrl: cfg.publicUrl,
     issuer: cfg.jwtIssuer,
@@ -345,6 +355,43 @@ function localValues(cfg: Config, dynamoEndpoint: string, brokerSecret: string):
     mcpAudience: cfg.mcpAudience,
     brokerClientId: cfg.brokerClientId,
     brokerAllowList: cfg.brokerAllowList,
+    ownOrigins: cfg.ownOrigins,
+  };
+}
+
+/** Whether two environments hold the same variables with the same values. */
+function sameVariables(a: Readonly<Record<string, string>>, b: Readonly<Record<string, string>>): boolean {
+  return Object.keys(a).length === Object.keys(b).length && Object.entries(a).every(([name, value]) => b[name] === value);
+}
+
+/**
+ * What the gateway responses are written with: the MCP door's origins, its own loopback spellings
+ * among them (as it is given them), and the scope the doors' challenge names.
+ */
+function gatewayValues(cfg: StackConfig): Pick<StackConfig, 'publicUrl' | 'mcpAllowedOrigins' | 'requiredScope'> {
+  return { publicUrl: cfg.publicUrl, mcpAllowedOrigins: [...cfg.mcpAllowedOrigins, ...cfg.ownOrigins], requiredScope: cfg.requiredScope };
+}
+
+/**
+ * The stack's note on a door's refusal of a token, which API Gateway's answer cannot carry: at the
+ * MCP door (its `Unauthorized` says no more than that a valid token is required) why the token was
+ * refused; at the inventory door (whose Deny says why) how to make a token this stack accepts, when
+ * the token was made for another issuer (another PORT). Checked with the issuer's key set, as the
+ * authorizer checks it; undefined when there is nothing to add.
+ */
+function refusalNotes(
+  cfg: () => LocalStackConfig,
+): (authorization: string, route: Route, answered: 'UNAUTHORIZED' | 'ACCESS_DENIED') => Promise<string | undefined> {
+  let keys: { url: string; get: JWTVerifyGetKey } | undefined;
+  return async (authorization, route, answered) => {
+    const current = cfg();
+    const audience = audienceAt(current, route.resource);
+    if (audience === undefined) return undefined;
+    if (keys?.url !== current.jwksUrl) keys = { url: current.jwksUrl, get: createRemoteJWKSet(new URL(current.jwksUrl)) };
+    const refusal = await refusalOfHeader(authorization, { issuer: current.jwtIssuer, audience, keys: keys.get });
+    if (!refusal) return undefined;
+    if (answered === 'UNAUTHORIZED') return `Here, locally: ${refusal.message}`;
+    return refusal.otherIssuer ? `Here, locally: ${OTHER_ISSUER_HINT}.` : undefined;
   };
 }
 
@@ -393,12 +440,7 @@ export async function startLocalStack(options: StackOptions = {}): Promise<Local
   // The broker's secret: one given in the environment wins (the issuer then registers that one).
   const brokerSecret = env.BROKER_CLIENT_SECRET?.trim() || (await localBrokerSecret(localDir));
   // The configuration with the ports asked for; once they are bound (port 0: any free one), with those.
-  let known = {
-    dynamoEndpoint: options.dynamoEndpoint ?? `http://127.0.0.1:${options.dynamoPort ?? 8000}`,
-    publicPort: options.port ?? 3000,
-    privatePort: options.privatePort ?? 3001,
-    brokerSecret,
-  };
+  let known = { publicPort: options.port ?? STACK_DEFAULTS.port, privatePort: options.privatePort ?? STACK_DEFAULTS.privatePort };
   let cfg = stackConfig(env, known);
   let functions: LocalFunctions | undefined;
   const running = (): LocalFunctions => {
@@ -411,20 +453,9 @@ export async function startLocalStack(options: StackOptions = {}): Promise<Local
   const coldStarts = new Map<string, string[]>();
   const gatewayOptions = {
     // The MCP door's 401 cannot say why on AWS (docs/mcp.md); locally the stack checks the token as the authorizer did and says.
-    explainRefusal: async (authorization: string, door: Door): Promise<string | undefined> => {
-      try {
-        await verifyBearerToken(bearerToken(authorization), {
-          issuer: cfg.jwtIssuer,
-          audience: doorAudience(cfg, door.name),
-          keys: remoteKeys(cfg.jwksUrl),
-        });
-        return undefined;
-      } catch (error) {
-        return error instanceof UnauthorizedError ? `Here, locally: ${error.message}` : undefined;
-      }
-    },
+    explainRefusal: refusalNotes(() => cfg),
     functions: { invoke: (name: FunctionName, event: unknown, requestId: string) => running().invoke(name, event, requestId) },
-    cfg: () => cfg,
+    cfg: () => gatewayValues(cfg),
     // A streamed route waits as long as its `timeoutInMillis` says (serverless.yml); a buffered one API Gateway's 29 s.
     integrationTimeoutMs: (route: Route) =>
       (route.transferMode === 'STREAM' ? running().specs[route.function].integrationTimeoutMs : undefined) ??
@@ -447,7 +478,7 @@ export async function startLocalStack(options: StackOptions = {}): Promise<Local
       () => publicListener,
       accessLog,
       coldStarts,
-      () => cfg,
+      () => gatewayValues(cfg),
     ),
   );
   const privateServer = createServer(
@@ -455,7 +486,7 @@ export async function startLocalStack(options: StackOptions = {}): Promise<Local
       () => privateListener,
       accessLog,
       coldStarts,
-      () => cfg,
+      () => gatewayValues(cfg),
     ),
   );
   const host = options.host ?? '127.0.0.1';
@@ -467,16 +498,20 @@ export async function startLocalStack(options: StackOptions = {}): Promise<Local
       ...(options.dynamoEndpoint
         ? {}
         : {
-            engine: { port: options.dynamoPort ?? 8000, start: (port: number) => startEmbeddedEngine({ port, dataDir: options.dataDir }) },
+            engine: {
+              port: options.dynamoPort ?? STACK_DEFAULTS.dynamoPort,
+              start: (port: number) => startEmbeddedEngine({ port, dataDir: options.dataDir }),
+            },
           }),
     },
-    { port: options.port ?? 3000, host, privatePort: options.privatePort ?? 3001 },
+    { port: known.publicPort, host, privatePort: known.privatePort },
   );
   const { engine } = bound;
-  const dynamoEndpoint = engine?.endpoint ?? known.dynamoEndpoint;
-  known = { dynamoEndpoint, publicPort: bound.publicPort, privatePort: bound.privatePort, brokerSecret };
+  // The embedded engine's, or the one given (no engine is started then).
+  const dynamoEndpoint = engine ? engine.endpoint : String(options.dynamoEndpoint);
+  known = { publicPort: bound.publicPort, privatePort: bound.privatePort };
   cfg = stackConfig(env, known);
-  const db = createDocumentClient({
+  const db = storeClient({
     region: cfg.region,
     endpoint: dynamoEndpoint,
     maxAttempts: cfg.dynamoMaxAttempts,
@@ -519,7 +554,23 @@ export async function startLocalStack(options: StackOptions = {}): Promise<Local
       say,
       ...(options.idleMs !== undefined ? { idleMs: options.idleMs } : {}),
     });
+    if (options.checkInits) {
+      // The stack's own values are checked before it starts (settings.ts); what a function takes
+      // straight from the user's environment only its own init can check. Logging switches aside
+      // (Powertools reads them leniently), a function given nothing of the user's needs no check.
+      const stackOnly = Object.fromEntries(Object.entries(env).filter(([name]) => name.startsWith('POWERTOOLS_')));
+      const values = localValues(cfg, functionsDynamoEndpoint, brokerSecret);
+      const givenByUser = Object.values(specs)
+        .filter((spec) => !sameVariables(environmentOf(spec), functionEnvironment(spec, Object.values(specs), values, stackOnly)))
+        .map((spec) => spec.name);
+      const [failed] = await functions.checkInits(givenByUser);
+      if (failed) {
+        const sentence = failed.error.errorMessage.split('\n')[0] ?? failed.error.errorType;
+        throw new StartError(`the ${failed.name} function cannot start with this environment: ${sentence}`);
+      }
+    }
   } catch (error) {
+    await functions?.stop();
     await Promise.all([closeServer(publicServer), closeServer(privateServer)]);
     await engine?.close();
     throw error;
@@ -565,7 +616,7 @@ export async function startLocalStack(options: StackOptions = {}): Promise<Local
         cfg = stackConfig(env, known);
       } catch (error) {
         // A bad variable is the functions' to refuse, at their next init, as a deployment with it would be.
-        if (!(error instanceof ConfigError)) throw error;
+        if (!(error instanceof StackConfigError)) throw error;
       }
       for (const spec of Object.values(specs)) running().setEnvironment(spec.name, environmentOf(spec));
       return previous;

@@ -2,7 +2,9 @@ import './node-version.js'; // first: the AWS SDK's Node-version notice off on N
 /**
  * `npm start`: the whole service on this machine, on its embedded defaults (docs/design.md §7).
  * Environment: PORT, HOST, PRIVATE_PORT, DYNAMODB_PORT, DYNAMODB_ENDPOINT, DATA_DIR, SEED and the
- * service's own variables (README, Configuration), validated before anything starts. SEED_LIVE=true
+ * service's own variables (README, Configuration); what the stack reads of them is validated before
+ * anything starts (infra/local/settings.ts), the rest by an init of each function given them, before
+ * it serves. SEED_LIVE=true
  * moves a fleet file's times to now and keeps it reporting (infra/local/fleet-time.ts). Metric lines
  * (EMF) are off unless POWERTOOLS_METRICS_DISABLED=false asks for them; the handlers' log records
  * below WARN unless POWERTOOLS_LOG_LEVEL=INFO (or DEBUG) asks for them.
@@ -11,15 +13,9 @@ import './node-version.js'; // first: the AWS SDK's Node-version notice off on N
  * started it goes away (npm does not pass SIGHUP on). A bad variable, a port in use or a bad fleet
  * file stops the start with one sentence and exit code 2.
  */
-import { loadOrRefuse } from './cli.js';
+import { refuseBadSettings } from './cli.js';
+import { readStackConfig, readStackPorts, STACK_DEFAULTS, StackConfigError } from './settings.js';
 import type { LocalStack } from './stack.js';
-
-// The service's configuration is parsed when its module loads, as in a function's init: a bad
-// variable is refused here, with its one sentence, before anything of the stack loads.
-const { ConfigError, parseConfig } = await loadOrRefuse('npm start', () => import('../../lib/config.js'));
-
-/** The configuration's own defaults, against which the printed commands say what differs. */
-const defaults = parseConfig({});
 
 function fail(message: string): never {
   process.stderr.write(`npm start: ${message}\n`);
@@ -63,7 +59,12 @@ const say = (line: string): void => {
   else held.push(line);
 };
 
-const checked = parseConfig(env);
+// A bad variable of those the stack reads is refused here, with its one sentence, before anything of the stack loads.
+const checked = refuseBadSettings('npm start', () => {
+  const ports = readStackPorts(env);
+  readStackConfig(env, ports.port);
+  return ports;
+});
 const seedLive = env.SEED_LIVE?.trim() ?? '';
 // The public listener's address: this machine only unless HOST opts in to another (the banner then says so).
 const host = env.HOST?.trim() || '127.0.0.1';
@@ -85,16 +86,17 @@ try {
     host,
     privatePort: checked.privatePort,
     dynamoPort: checked.dynamoPort,
-    dynamoEndpoint: env.DYNAMODB_ENDPOINT || undefined,
+    dynamoEndpoint: checked.dynamoEndpoint,
     dataDir: env.DATA_DIR ? userPath(env.DATA_DIR) : undefined,
     seed: env.SEED || 'demo',
     // Bundles already built (`npm run build`'s dist/), run as they are; by default the stack builds and watches.
     bundlesDir: env.LAMBDA_BUNDLES ? userPath(env.LAMBDA_BUNDLES) : undefined,
     say,
     seedLive: seedLive === 'true',
+    checkInits: true,
   });
 } catch (error) {
-  if (error instanceof StartError || error instanceof ConfigError) fail(error.message);
+  if (error instanceof StartError || error instanceof StackConfigError) fail(error.message);
   if (error instanceof FleetFileError) fail(`SEED: ${error.message} (SEED is demo, none, or the path of a fleet file).`);
   throw error;
 }
@@ -102,11 +104,11 @@ if (stopping) process.exit(0);
 const cfg = stack.config;
 const publicPort = Number(new URL(stack.publicUrl).port);
 // What `npm run token` and `npm run audit` need to reach this stack, when it is not on the defaults.
-const tokenEnv = prefix({ PORT: publicPort === defaults.port ? undefined : publicPort, JWT_ISSUER: env.JWT_ISSUER || undefined });
+const tokenEnv = prefix({ PORT: publicPort === STACK_DEFAULTS.port ? undefined : publicPort, JWT_ISSUER: env.JWT_ISSUER || undefined });
 const auditEnv = prefix(
-  env.DYNAMODB_ENDPOINT
-    ? { DYNAMODB_ENDPOINT: env.DYNAMODB_ENDPOINT }
-    : { DYNAMODB_PORT: checked.dynamoPort === defaults.dynamoPort ? undefined : new URL(stack.dynamoEndpoint).port },
+  checked.dynamoEndpoint
+    ? { DYNAMODB_ENDPOINT: checked.dynamoEndpoint }
+    : { DYNAMODB_PORT: checked.dynamoPort === STACK_DEFAULTS.dynamoPort ? undefined : new URL(stack.dynamoEndpoint).port },
 );
 
 const lines = [
@@ -126,7 +128,14 @@ const lines = [
 ];
 /** A bearer token from the stack's issuer, for the inventory unless told otherwise; valid one hour. */
 const tokenFor = (tenant: string, audience = cfg.jwtAudience): Promise<string> =>
-  stack.issuer.sign({ issuer: cfg.jwtIssuer, audience, tenant, tenantClaim: cfg.tenantClaim, subject: `demo-user@${tenant}` });
+  stack.issuer.sign({
+    issuer: cfg.jwtIssuer,
+    audience,
+    tenant,
+    tenantClaim: cfg.tenantClaim,
+    subject: `demo-user@${tenant}`,
+    scope: cfg.requiredScope,
+  });
 // Tokens for a few tenants of the seed, and the command that makes one for any of them.
 const TOKENS_SHOWN = 3;
 const tenants = stack.tenants;

@@ -1,5 +1,5 @@
 /**
- * `npm run token -- --tenant T [--sub S] [--groups G1,G2] [--expires-in SECONDS] [--audience A | --mcp | --as-broker]`
+ * `npm run token -- --tenant T [--sub S] [--groups G1,G2] [--scope "A B"] [--expires-in SECONDS] [--audience A | --mcp | --as-broker]`
  * Prints one bearer token signed by the local issuer, and nothing else:
  * - by default for the inventory (JWT_AUDIENCE);
  * - `--mcp`: for the MCP resource (MCP_AUDIENCE), what an MCP client sends to POST /api/mcp;
@@ -9,18 +9,24 @@
  * `--groups emea,servers` gives a scoped token: the endpoint scope claim (ENDPOINT_SCOPE_CLAIM,
  * default `endpoint_groups`) as the JSON array `["emea","servers"]`; `--groups '*'` sees every
  * endpoint. With `--as-broker` the claim is carried as the token exchange carries it.
+ * The token carries the scope its door asks for (`scope`: REQUIRED_SCOPE, `endpoints:read` by
+ * default; with `--as-broker` the observations operation's, `observations:read`); `--scope "a b"`
+ * gives it these scopes instead, and `--scope ''` none.
  * A negative --expires-in gives an expired token; `--tenant ''` gives a token without the tenant claim.
  */
 import './node-version.js'; // first: the AWS SDK's Node-version notice off on Node 20 (docs/decisions.md, Node versions)
 import { parseArgs } from 'node:util';
-import { isGroupName, MAX_GROUP_NAME_CHARACTERS } from '../../lib/auth/endpoint-scope.js';
-import { loadOrRefuse } from './cli.js';
+import { isGroupName, MAX_GROUP_NAME_CHARACTERS } from '../../lib/store/records.js';
+import { refuseBadSettings } from './cli.js';
 import { localIssuer } from './issuer.js';
+import { readStackConfig, readStackPorts } from './settings.js';
 import { brokerTokenFor, EXCHANGED_TOKEN_SECONDS } from './token-exchange.js';
 
-const { config } = await loadOrRefuse('token', () => import('../../lib/config.js'));
+// The stack's configuration, as `npm start` reads it: the issuer on PORT (or JWT_ISSUER), the audiences and claims it signs.
+const cfg = refuseBadSettings('token', () => readStackConfig(process.env, readStackPorts(process.env).port));
 
-const usage = 'usage: npm run token -- --tenant T [--sub S] [--groups G1,G2] [--expires-in SECONDS] [--audience A | --mcp | --as-broker]';
+const usage =
+  'usage: npm run token -- --tenant T [--sub S] [--groups G1,G2] [--scope "A B"] [--expires-in SECONDS] [--audience A | --mcp | --as-broker]';
 
 try {
   // `--expires-in -60` must read as a negative number, not as another option.
@@ -39,6 +45,7 @@ try {
       tenant: { type: 'string' },
       sub: { type: 'string', default: 'local-user' },
       groups: { type: 'string' },
+      scope: { type: 'string' },
       'expires-in': { type: 'string' },
       audience: { type: 'string' },
       mcp: { type: 'boolean', default: false },
@@ -58,7 +65,12 @@ try {
       `--groups takes endpoint group names separated by commas, each 1 to ${MAX_GROUP_NAME_CHARACTERS} characters (or '*' for all)`,
     );
   }
-  const cfg = config();
+  // The scope the token's door asks for, unless --scope names others ('' : none).
+  const asked = values.scope
+    ?.split(/\s+/)
+    .filter((scope) => scope !== '')
+    .join(' ');
+  const scope = values.scope !== undefined ? asked || undefined : values['as-broker'] ? cfg.observationsScope : cfg.requiredScope;
   const issuer = await localIssuer();
   const tenant = values.tenant === '' ? undefined : values.tenant;
   let token: string;
@@ -73,6 +85,7 @@ try {
         clientId: cfg.brokerClientId,
         audience: cfg.observationsAudience,
         lifetimeSeconds: expiresIn,
+        scope,
       },
       { subject: values.sub, tenant, groups },
     );
@@ -84,6 +97,7 @@ try {
       tenantClaim: cfg.tenantClaim,
       subject: values.sub,
       expiresInSeconds: expiresIn,
+      scope,
       ...(groups ? { extra: { [cfg.scopeClaim]: groups } } : {}),
     });
   }

@@ -1,8 +1,7 @@
 import { errors, type KoaContextWithOIDC } from 'oidc-provider';
-import { ACCESS_TOKEN_TYPE } from '../../lib/auth/token-exchange.js';
-import { verifyBearerToken } from '../../lib/auth/verify.js';
 import type { LocalIssuer } from './issuer.js';
-import { EXCHANGED_TOKEN_SECONDS, issueExchangedToken } from './token-exchange.js';
+import { checkToken } from './token-check.js';
+import { ACCESS_TOKEN_TYPE, EXCHANGED_TOKEN_SECONDS, issueExchangedToken } from './token-exchange.js';
 
 /**
  * RFC 8693 token exchange as a grant type registered with oidc-provider, which has none of its
@@ -24,6 +23,8 @@ export interface TokenExchangePolicy {
   targetAudience: string;
   tenantClaim: string;
   scopeClaim: string;
+  /** The one scope the broker may ask for (the observations operation's); undefined: none is issued. */
+  grantableScope: string | undefined;
 }
 
 /** The parameters of an RFC 8693 request oidc-provider parses for the grant (no parameter may repeat). */
@@ -45,7 +46,8 @@ const invalid = (error: string, description: string): errors.CustomOIDCProviderE
  * The RFC 8693 grant as oidc-provider calls a registered grant type, once it has authenticated
  * the client (its secret) and parsed the parameters. Refuses, in this order: a client other than
  * the broker (`unauthorized_client`), missing or unsupported parameters (`invalid_request`), an
- * audience it may not ask for (`invalid_target`), and a subject token that does not verify or is
+ * audience it may not ask for (`invalid_target`), a scope other than the one it may ask for
+ * (`invalid_scope`; the one granted goes into the token's `scope`), and a subject token that does not verify or is
  * not for the broker's resource (`invalid_grant`). The token issued expires with the subject
  * token if that comes first.
  */
@@ -65,19 +67,26 @@ export function tokenExchangeGrant(issuer: LocalIssuer, policy: () => TokenExcha
     }
     const audience = params.audience ?? params.resource;
     if (audience !== cfg.targetAudience) throw invalid('invalid_target', 'The client may not obtain a token for that audience.');
+    const scope = params.scope?.trim() || undefined;
+    if (scope !== undefined && scope !== cfg.grantableScope) {
+      throw invalid('invalid_scope', `The client may ask for ${cfg.grantableScope ? `the scope ${cfg.grantableScope} only` : 'no scope'}.`);
+    }
     let subject: Record<string, unknown>;
     try {
-      subject = (await verifyBearerToken(subjectToken, { issuer: cfg.issuer, audience: cfg.subjectAudience, keys: issuer.keys })) as Record<
-        string,
-        unknown
-      >;
+      subject = await checkToken(subjectToken, { issuer: cfg.issuer, audience: cfg.subjectAudience, keys: issuer.keys });
     } catch (error) {
       throw invalid('invalid_grant', `The subject token is not acceptable: ${(error as Error).message}`);
     }
     // Never outlives the subject token: a sign-in that ends ends the broker's access for it too.
     const lifetimeSeconds = Math.min(EXCHANGED_TOKEN_SECONDS, Number(subject.exp) - Math.floor(Date.now() / 1000));
     if (!(lifetimeSeconds > 0)) throw invalid('invalid_grant', 'The subject token is about to expire.');
-    const token = await issueExchangedToken(issuer, { ...cfg, lifetimeSeconds }, { subject, clientId: client.clientId, audience });
-    ctx.body = { access_token: token, issued_token_type: ACCESS_TOKEN_TYPE, token_type: 'Bearer', expires_in: lifetimeSeconds };
+    const token = await issueExchangedToken(issuer, { ...cfg, lifetimeSeconds }, { subject, clientId: client.clientId, audience, scope });
+    ctx.body = {
+      access_token: token,
+      issued_token_type: ACCESS_TOKEN_TYPE,
+      token_type: 'Bearer',
+      expires_in: lifetimeSeconds,
+      ...(scope !== undefined ? { scope } : {}),
+    };
   };
 }

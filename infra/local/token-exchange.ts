@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { LocalIssuer } from './issuer.js';
+import { SERVICE_DEFAULTS } from './settings.js';
 
 /**
  * The tokens of the RFC 8693 token exchange at the local authorization server
@@ -10,6 +11,10 @@ import type { LocalIssuer } from './issuer.js';
  * the bench get exactly what the exchange issues.
  */
 
+/** RFC 8693's identifiers: the grant type, and the token type of an access token. */
+export const TOKEN_EXCHANGE_GRANT = 'urn:ietf:params:oauth:grant-type:token-exchange';
+export const ACCESS_TOKEN_TYPE = 'urn:ietf:params:oauth:token-type:access_token';
+
 /** Lifetime of an exchanged token: short, the broker exchanges again when it needs to. */
 export const EXCHANGED_TOKEN_SECONDS = 300;
 
@@ -18,12 +23,14 @@ export interface ExchangedTokenRequest {
   subject: Record<string, unknown>;
   clientId: string;
   audience: string;
+  /** The scope the broker asked for and was granted (the observations operation's), as the token's `scope`. */
+  scope?: string | undefined;
 }
 
 /**
  * Signs the token an exchange issues: `sub`, the tenant claim and the endpoint scope claim copied
  * from the subject token (the scope exactly as it is, whatever its form, or left out when the
- * subject token has none: the exchange never widens nor narrows it), `aud` the requested audience, `act.sub` the exchanging client (an actor already in the subject
+ * subject token has none: the exchange never widens nor narrows it), `aud` the requested audience, `scope` the scope granted, `act.sub` the exchanging client (an actor already in the subject
  * token is kept nested below it), a fresh `jti`, and the lifetime given (never past the subject token's, see infra/local/token-exchange-grant.ts).
  */
 export async function issueExchangedToken(
@@ -43,6 +50,7 @@ export async function issueExchangedToken(
     subject: typeof subject.sub === 'string' ? subject.sub : 'unknown',
     ...(typeof tenant === 'string' ? { tenant, tenantClaim: policy.tenantClaim } : {}),
     expiresInSeconds: policy.lifetimeSeconds,
+    scope: request.scope,
     extra,
   });
 }
@@ -57,6 +65,8 @@ export interface BrokerTokenFor {
   audience: string;
   /** Default EXCHANGED_TOKEN_SECONDS. */
   lifetimeSeconds?: number;
+  /** The scope granted (default the observations operation's; undefined in options: none). */
+  scope?: string | undefined;
 }
 
 /**
@@ -87,6 +97,7 @@ export function brokerTokenFor(
       },
       clientId: broker.clientId,
       audience: broker.audience,
+      scope: 'scope' in broker ? broker.scope : SERVICE_DEFAULTS.observationsScope,
     },
   );
 }

@@ -20,7 +20,7 @@ export const UNAUTHORIZED = 'Unauthorized';
 export const REFUSAL_CONTEXT_KEY = 'refusal';
 
 export interface AuthorizeOptions {
-  cfg?: Pick<Config, 'jwtIssuer' | 'jwtAudience' | 'mcpAudience' | 'jwksUrl' | 'tenantClaim' | 'scopeClaim'>;
+  cfg?: Pick<Config, 'jwtIssuer' | 'jwtAudience' | 'mcpAudience' | 'jwksUrl' | 'tenantClaim' | 'scopeClaim' | 'oauthScopeClaim'>;
   keys?: KeySource;
   /** The invocation's deadline: a key fetch stops with it. */
   signal?: AbortSignal | undefined;
@@ -54,7 +54,9 @@ function refuse(door: Door, methodArn: string, sentence: string): APIGatewayAuth
 
 /**
  * Judges one request at a public door. Invariants: an Allow names only that door's methods and
- * carries tenant, `sub`, `exp` and the endpoint scope when the token has the scope claim
+ * carries tenant, `sub`, `exp`, the granted OAuth scopes (the handler judges them: a token without
+ * the door's scope is the handler's 403, as a token without a tenant is) and the endpoint scope
+ * when the token has the scope claim
  * (lib/auth/caller.ts; a bad claim is let through marked `invalid`, and the handler answers its 403); a token that fails any check of
  * verifyBearerToken (RSA only, `kid`, `iss` exact, the door's own audience, `exp`, `nbf`, `iat` at
  * most 60 s ahead), no token, or more than one `Authorization` header is refused; an issuer whose
@@ -84,6 +86,6 @@ export async function authorizeRequest(
     if (error instanceof UnauthorizedError) return refuse(door, event.methodArn, error.message);
     throw error;
   }
-  const context = authorizerContextOf(claims, cfg.tenantClaim, cfg.scopeClaim);
+  const context = authorizerContextOf(claims, cfg.tenantClaim, cfg.scopeClaim, cfg.oauthScopeClaim);
   return { principalId: context.sub || 'unknown', policyDocument: policy('Allow', doorMethodArns(event.methodArn, door)), context };
 }

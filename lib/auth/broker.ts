@@ -1,4 +1,5 @@
 import { ForbiddenError } from '../errors.js';
+import { INSUFFICIENT_SCOPE } from './scopes.js';
 
 /**
  * The broker of a brokered observations read is named by the token it sends, not by IAM: the
@@ -7,8 +8,10 @@ import { ForbiddenError } from '../errors.js';
  * user's own token passed through carries no actor, or another audience, and is refused (403).
  */
 
-/** Sentences the observations operation answers with; the MCP door recognises them as its own misconfiguration. */
+/** Sentences (or how they begin) the observations operation answers with; the MCP door recognises them as its own misconfiguration. */
 export const BROKER_REFUSALS = Object.freeze({
+  /** The exchanged token lacks the operation's scope: the broker did not ask for it, or the issuer did not grant it. */
+  scope: INSUFFICIENT_SCOPE,
   missing: 'The token names no broker: the observations operation accepts only a token a broker obtained by token exchange.',
   notAllowed: 'The broker named by the token is not allowed to call this operation.',
   passthrough:

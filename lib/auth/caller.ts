@@ -3,10 +3,11 @@ import type { JWTPayload } from 'jose';
 import { type Config, config } from '../config.js';
 import { ForbiddenError } from '../errors.js';
 import { headerValues } from '../rest-event.js';
-import { refusedAtDoor } from './challenge.js';
+import { insufficientScope, refusedAtDoor } from './challenge.js';
 import type { DoorName } from './doors.js';
 import { badScopeClaimSentence, type EndpointScope, readScopeClaim, scopeContextValue, scopeFromContextValue } from './endpoint-scope.js';
 import { type CallerIdentity, identityFromClaims } from './identity.js';
+import { grantedScopes } from './scopes.js';
 
 /**
  * What the token authorizer hands to the handlers behind a public door, in its answer's `context`
@@ -15,33 +16,45 @@ import { type CallerIdentity, identityFromClaims } from './identity.js';
  * subject, the token's expiry, which the handler checks again because API Gateway may serve a
  * cached answer after the token expired, and the endpoint scope when the token carries the scope
  * claim (its string form, lib/auth/endpoint-scope.ts scopeContextValue; `invalid` for a bad claim,
- * which the handler refuses as it refuses a missing tenant). The scope comes from the token alone,
- * so an answer cached for that token carries the right one.
+ * which the handler refuses as it refuses a missing tenant), and the OAuth scopes the token was
+ * granted, space-separated (lib/auth/scopes.ts), which the handler checks against the door's. Both
+ * come from the token alone, so an answer cached for that token carries the right ones.
  */
 export interface AuthorizerContext {
   tenant: string;
   sub: string;
   exp: number;
   scope?: string;
+  grantedScopes: string;
   [key: string]: string | number | boolean | undefined;
 }
 
 /** The context of an allowed token, from its verified claims. */
-export function authorizerContextOf(claims: JWTPayload, tenantClaim: string, scopeClaim: string): AuthorizerContext {
+export function authorizerContextOf(
+  claims: JWTPayload,
+  tenantClaim: string,
+  scopeClaim: string,
+  oauthScopeClaim?: string,
+): AuthorizerContext {
   let tenant = '';
   try {
     tenant = identityFromClaims(claims as Record<string, unknown>, tenantClaim).tenantId;
   } catch {
     // No single tenant: the handler refuses with 403, never a default tenant (DESIGN §5).
   }
-  const context: AuthorizerContext = { tenant, sub: typeof claims.sub === 'string' ? claims.sub : '', exp: Number(claims.exp) };
+  const context: AuthorizerContext = {
+    tenant,
+    sub: typeof claims.sub === 'string' ? claims.sub : '',
+    exp: Number(claims.exp),
+    grantedScopes: grantedScopes(claims as Record<string, unknown>, oauthScopeClaim).join(' '),
+  };
   const scope = scopeContextValue(readScopeClaim((claims as Record<string, unknown>)[scopeClaim]));
   if (scope !== undefined) context.scope = scope;
   return context;
 }
 
 export interface CallerOptions {
-  cfg?: Pick<Config, 'tenantClaim' | 'scopeClaim' | 'publicUrl'>;
+  cfg?: Pick<Config, 'tenantClaim' | 'scopeClaim' | 'publicUrl' | 'requiredScope'>;
   /** The clock, in epoch seconds (tests). */
   now?: () => number;
 }
@@ -50,7 +63,8 @@ export interface CallerOptions {
  * The caller of a request behind a public door's authorizer, read from the authorizer's context
  * (payload 1.0: `event.requestContext.authorizer`). Invariants: a request with no verified caller,
  * with an `Authorization` header sent more than once, or whose token's `exp` has passed (an answer
- * API Gateway served from its cache) is a 401 with the door's challenge; a verified token without a
+ * API Gateway served from its cache) is a 401 with the door's challenge; a verified token without
+ * the door's OAuth scope is a 403 `insufficient_scope` naming it; a verified token without a
  * single tenant is a 403, never a default tenant, and so is a bad scope claim (naming the claim).
  * The tenant and the scope come from nowhere else. `expiresAt` is the token's `exp` (epoch
  * seconds): what the MCP door caps its exchanged tokens by.
@@ -71,6 +85,8 @@ export function callerFromAuthorizer(
   }
   const now = options.now?.() ?? Math.floor(Date.now() / 1000);
   if (exp <= now) throw refusedAtDoor(cfg, door, 'The bearer token has expired.', true);
+  const granted = typeof context.grantedScopes === 'string' ? context.grantedScopes.split(' ') : [];
+  if (cfg.requiredScope !== undefined && !granted.includes(cfg.requiredScope)) throw insufficientScope(cfg, door, cfg.requiredScope);
   const identity = identityFromClaims({ [cfg.tenantClaim]: context.tenant, sub: context.sub }, cfg.tenantClaim);
   const scope = scopeFromContextValue(context.scope);
   if (scope === 'invalid') throw new ForbiddenError(badScopeClaimSentence(cfg.scopeClaim));

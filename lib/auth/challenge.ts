@@ -1,6 +1,7 @@
 import type { Config } from '../config.js';
 import { UnauthorizedError } from '../errors.js';
 import { type DoorName, resourceMetadataUrl } from './doors.js';
+import { InsufficientScopeError } from './scopes.js';
 
 /**
  * RFC 6750 §3 quoted-string values may hold only printable ASCII other than `"` and `\`: a
@@ -12,15 +13,33 @@ function quotable(text: string): string {
 
 /**
  * The one `WWW-Authenticate` value of a 401 at a public door: `Bearer` with the
- * `resource_metadata` of that door's RFC 9728 document (RFC 9728 §5.1), and, when a token was sent
- * and refused, `error="invalid_token"` with the refusal as `error_description` (RFC 6750 §3).
+ * `resource_metadata` of that door's RFC 9728 document (RFC 9728 §5.1) and the scope the door
+ * requires (RFC 6750 §3, so a client asks for it; none when REQUIRED_SCOPE is empty), and, when a
+ * token was sent and refused, `error="invalid_token"` with the refusal as `error_description`.
  * Without `refusal` (no token, or a refusal that cannot be told apart) there is no error code, as
  * RFC 6750 §3.1 asks. The gateway responses of the template and of the local gateway, and every
  * handler that answers 401 itself, build the header here, so they cannot drift.
  */
-export function bearerChallenge(cfg: Pick<Config, 'publicUrl'>, door: DoorName, refusal?: string): string {
-  const metadata = `Bearer resource_metadata="${resourceMetadataUrl(cfg, door)}"`;
-  return refusal === undefined ? metadata : `${metadata}, error="invalid_token", error_description="${quotable(refusal)}"`;
+export function bearerChallenge(cfg: Pick<Config, 'publicUrl' | 'requiredScope'>, door: DoorName, refusal?: string): string {
+  const scope = cfg.requiredScope === undefined ? '' : `, scope="${quotable(cfg.requiredScope)}"`;
+  const challenge = `Bearer resource_metadata="${resourceMetadataUrl(cfg, door)}"${scope}`;
+  return refusal === undefined ? challenge : `${challenge}, error="invalid_token", error_description="${quotable(refusal)}"`;
+}
+
+/**
+ * The 403 of a valid token without the scope `scope` (RFC 6750 §3.1 `insufficient_scope`, the
+ * MCP authorization specification's step-up): at a public door its challenge names the door's
+ * RFC 9728 document too; at the private operation (`door` undefined) it names the scope alone.
+ */
+export function insufficientScope(
+  cfg: Pick<Config, 'publicUrl'>,
+  door: DoorName | undefined,
+  scope: string,
+  remedy?: string,
+): InsufficientScopeError {
+  const metadata = door === undefined ? '' : `resource_metadata="${resourceMetadataUrl(cfg, door)}", `;
+  const challenge = `Bearer ${metadata}error="insufficient_scope", scope="${quotable(scope)}", error_description="${quotable(`The token lacks the scope ${scope}.`)}"`;
+  return new InsufficientScopeError(scope, challenge, remedy);
 }
 
 /**
@@ -28,7 +47,7 @@ export function bearerChallenge(cfg: Pick<Config, 'publicUrl'>, door: DoorName, 
  * sent and refused, without when none was sent.
  */
 export function refusedAtDoor(
-  cfg: Pick<Config, 'publicUrl'>,
+  cfg: Pick<Config, 'publicUrl' | 'requiredScope'>,
   door: DoorName,
   sentence: string,
   tokenSent: boolean,

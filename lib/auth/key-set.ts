@@ -73,7 +73,7 @@ export class RemoteKeySet implements KeySource {
   private lastFailure: { at: number; error: KeySetFetchError } | undefined;
 
   constructor(
-    private readonly url: string,
+    readonly url: string,
     options: RemoteKeySetOptions = {},
     private readonly now: () => number = Date.now,
   ) {
@@ -229,15 +229,11 @@ function getText(url: string, signal: AbortSignal, redirects = 0): Promise<{ sta
   });
 }
 
-/** One key set per JWKS URL (a function has one; tests that change JWKS_URL a few). */
-const keySets = new LRUCache<string, RemoteKeySet>({ max: 16 });
+/** The function's key set: a function has one JWKS URL (JWKS_URL), so one set, kept across invocations of a warm Lambda. */
+let keySet: RemoteKeySet | undefined;
 
-/** The key set of a JWKS URL, one per URL per process, kept across invocations of a warm Lambda. */
+/** The key set of the function's JWKS URL, made on first use. */
 export function remoteKeys(jwksUrl: string): RemoteKeySet {
-  let keys = keySets.get(jwksUrl);
-  if (!keys) {
-    keys = new RemoteKeySet(jwksUrl);
-    keySets.set(jwksUrl, keys);
-  }
-  return keys;
+  if (keySet?.url !== jwksUrl) keySet = new RemoteKeySet(jwksUrl);
+  return keySet;
 }

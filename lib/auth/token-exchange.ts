@@ -36,6 +36,8 @@ export interface ExchangeRequest {
   /** The user's token, as the MCP door received it. */
   subjectToken: string;
   audience: string;
+  /** The scope asked for the exchanged token (the observations operation's), when one is required. */
+  scope?: string | undefined;
   /** Bounds the whole exchange (the caller's deadline). */
   signal: AbortSignal;
 }
@@ -79,6 +81,7 @@ export async function exchangeToken(request: ExchangeRequest): Promise<Exchanged
         subject_token_type: ACCESS_TOKEN_TYPE,
         requested_token_type: ACCESS_TOKEN_TYPE,
         audience: request.audience,
+        ...(request.scope !== undefined ? { scope: request.scope } : {}),
       }),
       signal: request.signal,
     });

@@ -80,16 +80,12 @@ export class AudienceMismatchError extends UnauthorizedError {
   }
 }
 
-/** An issuer on this machine can only be the local stack's (`npm start`). */
-const LOCAL_ISSUER = /^https?:\/\/(localhost|127\.0\.0\.1|\[::1\])(:[0-9]+)?(\/|$)/;
-
 /**
  * The refusal of a token from another issuer names the issuer expected (public: the protected
- * resource metadata names it too), never what the token says; locally it says how to match it.
+ * resource metadata names it too), never what the token says.
  */
 function issuerRefusal(expected: string): string {
-  const hint = LOCAL_ISSUER.test(expected) ? '; make local tokens with the PORT (and JWT_ISSUER) that npm start runs with' : '';
-  return `The bearer token's "iss" claim is not the issuer this service accepts, "${expected}"${hint}.`;
+  return `The bearer token's "iss" claim is not the issuer this service accepts, "${expected}".`;
 }
 
 function refusal(cause: unknown, issuer: string): Error {

@@ -111,6 +111,9 @@ export function reasonSchema(name: string) {
     .check(z.refine((v) => reasonProblem(v) === undefined, { error: (issue) => sentence(issue.input) }));
 }
 
+/** The one ticket system accepted when TICKET_SYSTEM names none (lib/config.ts's default; test/unit/openapi.test.ts holds them equal): the OpenAPI document's. */
+export const DEFAULT_TICKET_SYSTEM = 'servicenow';
+
 /**
  * Attribution as the handler accepts it: a reason by the reason rule (reasonProblem), and the
  * ticket number (pattern) with the ticket system (the one configured constant) both or neither.

@@ -1,6 +1,5 @@
 import * as z from 'zod';
-import { parseConfig } from '../config.js';
-import { ATTRIBUTION_HEADERS, attributionSchema, REASON_ENCODING } from './attribution.js';
+import { ATTRIBUTION_HEADERS, attributionSchema, DEFAULT_TICKET_SYSTEM, REASON_ENCODING } from './attribution.js';
 import {
   AgentInventory,
   AgentSummary,
@@ -182,7 +181,8 @@ function failureResponse(statusLines: string[]): JsonObject {
     headers: {
       'Cache-Control': NO_STORE_HEADER,
       'WWW-Authenticate': {
-        description: 'Sent with 401: the bearer challenge (`Bearer`).',
+        description:
+          'Sent with 401: the bearer challenge (`Bearer`), naming the scope the operation requires; and with the 403 of a token without that scope (`error="insufficient_scope"`). On AWS, API Gateway may rename a function\'s `WWW-Authenticate` to `x-amzn-Remapped-WWW-Authenticate`; the body names the scope in either case.',
         schema: { type: 'string', pattern: '^Bearer( |$)' },
       },
       'Retry-After': {
@@ -203,7 +203,9 @@ function successResponse(description: string, schema: JsonObject, headers: Recor
 }
 
 const STATUS_401 =
-  '401 with `WWW-Authenticate: Bearer`: the bearer token is missing, malformed, badly signed, of the wrong issuer or audience, expired, or uses `alg: none`.';
+  '401 with `WWW-Authenticate: Bearer` (with `scope="endpoints:read"`, the scope `REQUIRED_SCOPE` names, when one is required): the bearer token is missing, malformed, badly signed, of the wrong issuer or audience, expired, or uses `alg: none`.';
+const STATUS_403_SCOPE =
+  '403 with `WWW-Authenticate: Bearer resource_metadata="…", error="insufficient_scope", scope="endpoints:read"`: the token is valid but was not granted the scope `REQUIRED_SCOPE` (default `endpoints:read`, read from the claim `scope`, or else `scp`, or the claim `SCOPE_CLAIM` names).';
 const STATUS_502 =
   '502 with `Retry-After`: DynamoDB (or what answered in its place) gave an answer that cannot be read, such as a page without items, with a status below 500; never read as an empty result.';
 const STATUS_503 =
@@ -234,6 +236,7 @@ function inventoryOperation(): JsonObject {
       '200': successResponse("The caller's whole tenant, one AgentSummary per endpoint, streamed.", componentRef('AgentInventory')),
       default: failureResponse([
         STATUS_401,
+        STATUS_403_SCOPE,
         '403: the token is valid but carries no tenant claim (never a default tenant).',
         STATUS_502,
         `${STATUS_503}.`,
@@ -250,7 +253,7 @@ function observationsOperation(ticketSystem: string): JsonObject {
     operationId: OPERATION_IDS.observations,
     summary: 'Read the curated observations dashboard of one endpoint (internal)',
     description: [
-      "Internal: reached only privately by the MCP broker (the MCP service), on behalf of a user, through a VPC-only private API that admits only the broker's VPC endpoint (loopback locally); it is never reachable at the public API host, where this path answers 404. External clients call the MCP tool `observations` through `tools/call` on `/api/mcp`. The broker sends a bearer token for the user that it obtained by an RFC 8693 token exchange: its audience is this service (`OBSERVATIONS_AUDIENCE`, different from the inventory and MCP audiences), `sub` is the user, the tenant claim is the user's, and the broker is named in the claim `BROKER_CLAIM` (default `act.sub`, the actor), which must be on the allow-list. A user's own token passed through names no broker and is refused (403). Broker identity, attribution, audit and ticket policy stay authoritative.",
+      "Internal: reached only privately by the MCP broker (the MCP service), on behalf of a user, through a VPC-only private API that admits only the broker's VPC endpoint; it is never reachable at the public API host, where this path answers 404. External clients call the MCP tool `observations` through `tools/call` on `/api/mcp`. The broker sends a bearer token for the user that it obtained by an RFC 8693 token exchange: its audience is this service (`OBSERVATIONS_AUDIENCE`, different from the inventory and MCP audiences), `sub` is the user, the tenant claim is the user's, and the broker is named in the claim `BROKER_CLAIM` (default `act.sub`, the actor), which must be on the allow-list. A user's own token passed through names no broker and is refused (403). Broker identity, attribution, audit and ticket policy stay authoritative.",
       '',
       'Every authenticated request writes an audit item (request id, time, tenant, subject, broker, agent_id, reason, ticket, minutes, limit, outcome); a successful read returns data only after its audit item is written. A repeated query parameter or attribution header is a 400, never a guess.',
       '',
@@ -272,8 +275,9 @@ function observationsOperation(ticketSystem: string): JsonObject {
     servers: [
       {
         url: '{private_base_url}',
-        description: 'The private, VPC-only API the MCP broker calls; never the public host. Locally the loopback listener.',
-        variables: { private_base_url: { default: 'http://127.0.0.1:3001' } },
+        description:
+          'The private, VPC-only REST API the MCP broker calls through its execute-api VPC endpoint (its execute-api URL with the stage); never the public host.',
+        variables: { private_base_url: { default: 'https://private-api-id.execute-api.us-east-1.amazonaws.com/prod' } },
       },
     ],
     security: [{ [BEARER_SCHEME]: [] }],
@@ -283,7 +287,7 @@ function observationsOperation(ticketSystem: string): JsonObject {
       default: failureResponse([
         '400: a query parameter or attribution header is invalid (bounds, pattern, the ticket pair rule, the ticket-system constant) or repeated.',
         STATUS_401,
-        "403: the token is valid but carries no tenant claim; it names no broker (a user's token passed through) or a broker not on the allow-list; or the tenant policy requires a ticket and none was sent.",
+        '403: the token is valid but carries no tenant claim; it names no broker (a user\'s token passed through) or a broker not on the allow-list; it was not granted the scope `observations:read` (`WWW-Authenticate: Bearer error="insufficient_scope", scope="observations:read"`; required whenever `REQUIRED_SCOPE` is set, and asked for by the broker in its token exchange); or the tenant policy requires a ticket and none was sent.',
         "404: the agent is not in the caller's tenant (unknown or another tenant's: the same answer); or this path was asked at the public host.",
         STATUS_502,
         `${STATUS_503}, or the audit write failed.`,
@@ -305,7 +309,7 @@ export interface OpenApiOptions {
  * the committed `openapi.json` can be compared byte for byte with a fresh build.
  */
 export function buildOpenApiDocument(options: OpenApiOptions = {}): JsonObject {
-  const ticketSystem = options.ticketSystem ?? parseConfig({}).ticketSystem;
+  const ticketSystem = options.ticketSystem ?? DEFAULT_TICKET_SYSTEM;
   return {
     openapi: '3.1.0',
     info: {
@@ -318,14 +322,18 @@ export function buildOpenApiDocument(options: OpenApiOptions = {}): JsonObject {
         '',
         'Paths already contain the `/api` prefix. Every object rejects undeclared properties; timestamps are RFC 3339 date-times.',
         '',
+        "Scope: the public operations (this inventory, and the MCP door `POST /api/mcp` that brokers the observations read) ask for one OAuth scope, `REQUIRED_SCOPE` (default `endpoints:read`); their RFC 9728 documents list it in `scopes_supported`, every 401 names it, and a valid token without it is a 403 `insufficient_scope`. The observations operation asks for `observations:read` on the broker's exchanged token.",
+        '',
+        'Limits: API Gateway refuses a request body over 10 MB (10,485,760 bytes) with its own `413` (`HTTP content length exceeded 10485760 bytes.`), and Lambda an invocation whose event passes 6 MB (6,291,456 bytes) with API Gateway\'s `413` `{"message": "Request Too Long"}`; neither can be worded by the service. The MCP door reads at most 128 KiB (131,072 bytes) of body, nested at most 32 deep, before it parses anything: a larger body is a `413` and a deeper one a JSON-RPC parse error (`-32700`, `400`), each one sentence (docs/mcp.md).',
+        '',
         'Generated from the zod wire types in `lib/contract` by `npm run openapi`; never edited by hand.',
       ].join('\n'),
     },
     servers: [
       {
         url: '{base_url}',
-        description: 'The public API host. Locally, `npm start` listens on http://localhost:3000.',
-        variables: { base_url: { default: 'http://localhost:3000' } },
+        description: "The public API host: its custom domain, or the public REST API's execute-api URL with the stage (`PUBLIC_URL`).",
+        variables: { base_url: { default: 'https://api.example.com' } },
       },
     ],
     paths: {
@@ -339,7 +347,7 @@ export function buildOpenApiDocument(options: OpenApiOptions = {}): JsonObject {
           scheme: 'bearer',
           bearerFormat: 'JWT',
           description:
-            'A JWT in `Authorization: Bearer <token>`, required on both operations. Issuer, audience and JWKS come from configuration; the caller is `sub` and the tenant the claim named by `TENANT_CLAIM` (default `tenant_id`). Inventory tokens are verified by the token authorizer of the public API (RSA keys, `kid`, exact `iss`, `aud` or else `client_id`, `exp`, `nbf`, `iat`), and a refused one is a 401 whose `WWW-Authenticate` names the RFC 9728 document of the inventory (`resource_metadata`); observations tokens are issued to the broker for the user by an RFC 8693 token exchange, with the observations audience and the broker as actor (`act.sub`), and verified by the service itself.',
+            "A JWT in `Authorization: Bearer <token>`, required on both operations. Issuer, audience and JWKS come from configuration; the caller is `sub` and the tenant the claim named by `TENANT_CLAIM` (default `tenant_id`). The token must grant the operation's scope (`endpoints:read` by default for the inventory, `observations:read` for observations) in `scope` (space-separated) or `scp` (a string or an array). Inventory tokens are verified by the token authorizer of the public API (RSA keys, `kid`, exact `iss`, `aud` or else `client_id`, `exp`, `nbf`, `iat`), and a refused one is a 401 whose `WWW-Authenticate` names the RFC 9728 document of the inventory (`resource_metadata`); observations tokens are issued to the broker for the user by an RFC 8693 token exchange, with the observations audience and the broker as actor (`act.sub`), and verified by the service itself.",
         },
       },
       schemas: componentSchemas(),

@@ -2,8 +2,8 @@ import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-sec
 import { config } from '../config.js';
 
 /**
- * The broker's client secret at the issuer. Locally it is a plain variable (BROKER_CLIENT_SECRET,
- * set by `npm start`); on AWS it is read at run time from Secrets Manager (BROKER_CLIENT_SECRET_ARN)
+ * The broker's client secret at the issuer: a plain variable (BROKER_CLIENT_SECRET) where no
+ * secret store holds it; on AWS it is read at run time from Secrets Manager (BROKER_CLIENT_SECRET_ARN)
  * and never appears in the template or the function's environment. Cached for a few minutes, so a
  * rotated secret is picked up without a deploy, and dropped at once when the issuer refuses it.
  * Ours rather than Powertools Parameters' getSecret (the same cache): its fetch takes no abort
@@ -24,14 +24,9 @@ export class BrokerSecretError extends Error {
   }
 }
 
+/** Made on first use, from the environment as the SDK reads it (region, credentials, AWS_ENDPOINT_URL_SECRETS_MANAGER). */
 let client: SecretsManagerClient | undefined;
 let cached: { secret: string; until: number } | undefined;
-
-/** Replaces the Secrets Manager client (tests); `undefined` resets it and the cache. */
-export function setSecretsClient(next: SecretsManagerClient | undefined): void {
-  client = next;
-  cached = undefined;
-}
 
 /** Forgets the cached secret, so the next exchange reads it again (after an `invalid_client`). */
 export function forgetBrokerSecret(): void {

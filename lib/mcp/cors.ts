@@ -1,21 +1,20 @@
 import type { MiddlewareObj } from '@middy/core';
 import httpCors, { type Options as HttpCorsOptions } from '@middy/http-cors';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
-import { type Config, config } from '../config.js';
+import type { Config } from '../config.js';
 
 /**
  * Cross-origin access to the MCP function (the MCP door and the RFC 9728 documents) for
  * browser-based clients, admitted by origin: the service's own (its public URL's) and those of
- * `MCP_ALLOWED_ORIGINS` (exact `scheme://host[:port]` strings, checked at start, lib/config.ts).
+ * `MCP_ALLOWED_ORIGINS` (exact `scheme://host[:port]` strings, checked at start, lib/config.ts),
+ * and nothing else: no origin is inferred from another (a deployment reached under several names
+ * lists the others).
  * An admitted origin gets its answers readable (`Access-Control-Allow-Origin` naming it, never
  * `*`, the challenge and protocol headers exposed) and its preflights answered; any other origin
  * gets no `Access-Control-Allow-Origin`, so the browser keeps the answer from the page.
  * `Vary: Origin` on every answer, since the headers depend on it. @middy/http-cors writes the
  * headers, asking `isAllowedOrigin` for each request.
  */
-
-/** This machine's names, where the service's own origin may be spelled three ways (http://localhost:PORT, 127.0.0.1, [::1]). */
-export const LOOPBACK_HOSTNAMES: readonly string[] = Object.freeze(['localhost', '127.0.0.1', '[::1]']);
 
 /**
  * The request headers an MCP client sends: the token, the JSON body, and the protocol's own
@@ -40,38 +39,22 @@ export const MCP_METHODS = Object.freeze(['POST']);
 /** How long a browser may keep a preflight's answer (Chromium keeps at most 2 hours). */
 const PREFLIGHT_MAX_AGE_SECONDS = 600;
 
-/**
- * The service's own origins: its public URL's, and for a URL on a loopback name the same scheme
- * and port on each loopback name (a page of the local stack may be opened at any of them).
- */
-export function ownOrigins(cfg: Pick<Config, 'publicUrl'> = config()): readonly string[] {
-  const url = new URL(cfg.publicUrl);
-  if (!LOOPBACK_HOSTNAMES.includes(url.hostname)) return [url.origin];
-  return LOOPBACK_HOSTNAMES.map((name) => `${url.protocol}//${name}${url.port === '' ? '' : `:${url.port}`}`);
-}
-
-/** True when a browser's `Origin` is one of the service's own. */
-export function isOwnOrigin(origin: string | undefined, cfg: Pick<Config, 'publicUrl'> = config()): origin is string {
-  return origin !== undefined && ownOrigins(cfg).includes(origin);
-}
-
-/** True when a browser's `Origin` is one the service admits: its own, or one of MCP_ALLOWED_ORIGINS. */
-export function isAllowedOrigin(
-  origin: string | undefined,
-  cfg: Pick<Config, 'publicUrl' | 'mcpAllowedOrigins'> = config(),
-): origin is string {
-  return origin !== undefined && (cfg.mcpAllowedOrigins.includes(origin) || isOwnOrigin(origin, cfg));
+/** True when a browser's `Origin` is one the service admits: its public URL's, or one of MCP_ALLOWED_ORIGINS. */
+export function isAllowedOrigin(origin: string | undefined, cfg: Pick<Config, 'publicUrl' | 'mcpAllowedOrigins'>): origin is string {
+  return origin !== undefined && (origin === new URL(cfg.publicUrl).origin || cfg.mcpAllowedOrigins.includes(origin));
 }
 
 /**
- * The MCP function's CORS middleware: registered before the failure handler, so it also runs on
- * the text/plain failures that handler writes.
+ * The MCP function's CORS middleware, admitting by the configuration `cfg` gives: registered before
+ * the failure handler, so it also runs on the text/plain failures that handler writes.
  */
-export function mcpCors(): MiddlewareObj<APIGatewayProxyEvent, APIGatewayProxyResult | undefined, Error> {
+export function mcpCors(
+  cfg: () => Pick<Config, 'publicUrl' | 'mcpAllowedOrigins'>,
+): MiddlewareObj<APIGatewayProxyEvent, APIGatewayProxyResult | undefined, Error> {
   // `vary` is an option of @middy/http-cors that its type declarations leave out.
   const options: HttpCorsOptions & { vary: string } = {
     // Asked per request: the configuration, not the module's load, says who is admitted. Null: no header.
-    getOrigin: (incoming) => (isAllowedOrigin(incoming) ? incoming : (null as unknown as string)),
+    getOrigin: (incoming) => (isAllowedOrigin(incoming, cfg()) ? incoming : (null as unknown as string)),
     methods: MCP_METHODS.join(', '),
     headers: MCP_REQUEST_HEADERS.join(', '),
     exposeHeaders: MCP_EXPOSED_HEADERS.join(', '),

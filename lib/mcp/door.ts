@@ -8,6 +8,7 @@ import { logger } from '../observability/logger.js';
 import { headerValues, singleHeader } from '../rest-event.js';
 import { isAllowedOrigin } from './cors.js';
 import { UPSTREAM_CONCURRENCY } from './limits.js';
+import { eventBodyBytes, oversizeRefusal } from './request-body.js';
 import { metadataDoorOf, protectedResourceMetadata } from './resource-metadata.js';
 import { serveMcpRequest } from './server.js';
 
@@ -42,7 +43,8 @@ function webRequest(event: APIGatewayProxyEvent, body: string): Request {
     if (HOP_HEADERS.has(name.toLowerCase())) continue;
     for (const value of headerValues(event, name)) headers.append(name, value);
   }
-  const host = event.requestContext.domainName || 'localhost';
+  // API Gateway always names the host; a reserved name stands in for an event without one.
+  const host = event.requestContext.domainName || 'host.invalid';
   const query = new URLSearchParams();
   for (const [name, values] of Object.entries(event.multiValueQueryStringParameters ?? {}))
     for (const value of values ?? []) query.append(name, value);
@@ -75,7 +77,7 @@ function metadataResult(door: 'inventory' | 'mcp'): APIGatewayProxyResult {
 /** Servers must refuse a browser's request from an origin they do not serve (DNS rebinding): 403. */
 function assertAllowedOrigin(origin: string | undefined): void {
   if (origin === undefined) return;
-  if (!isAllowedOrigin(origin)) {
+  if (!isAllowedOrigin(origin, config())) {
     throw new ForbiddenError('Requests from this Origin are not allowed; set MCP_ALLOWED_ORIGINS to admit it.');
   }
 }
@@ -121,6 +123,13 @@ export async function serveMcpDoor(event: APIGatewayProxyEvent, deadline: AbortS
   const caller = callerFromAuthorizer(event, 'mcp');
   const token = bearerToken(singleHeader(event, 'authorization', 'Authorization'));
   logger.appendKeys({ tenant: caller.tenantId, subject: caller.subject });
+  // Measured on the event's own string, before it is decoded or parsed (lib/mcp/request-body.ts).
+  const bytes = eventBodyBytes(event.body, event.isBase64Encoded);
+  const tooLarge = oversizeRefusal(bytes);
+  if (tooLarge) {
+    logger.info('request body refused: too large', { bytes });
+    return lambdaResult(tooLarge);
+  }
   const body = bodyOf(event);
   // One request's upstream reads share a small concurrency bound (lib/mcp/limits.ts).
   const upstream = pLimit(UPSTREAM_CONCURRENCY);

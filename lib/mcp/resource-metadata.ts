@@ -22,16 +22,19 @@ export function metadataDoorOf(path: string): DoorName | undefined {
 /**
  * The RFC 9728 metadata of a door's protected resource: `resource` is the door's identifier
  * (lib/auth/doors.ts doorResource: the URL clients call, which is what they send as the RFC 8707
- * `resource`), the issuer its one authorization server. Public, the same for everyone, served
+ * `resource`), the issuer its one authorization server, `scopes_supported` the door's one scope
+ * (when one is required). Public, the same for everyone, served
  * without an authorizer.
  */
 export function protectedResourceMetadata(
-  cfg: Pick<Config, 'mcpAudience' | 'jwtIssuer' | 'publicUrl'>,
+  cfg: Pick<Config, 'mcpAudience' | 'jwtIssuer' | 'publicUrl' | 'requiredScope'>,
   door: DoorName = 'mcp',
 ): Record<string, unknown> {
   return {
     resource: doorResource(cfg, door),
     authorization_servers: [cfg.jwtIssuer],
+    // The one scope the door asks for (lib/auth/scopes.ts): MCP clients ask for what this lists.
+    ...(cfg.requiredScope !== undefined ? { scopes_supported: [cfg.requiredScope] } : {}),
     bearer_methods_supported: ['header'],
     resource_name: door === 'mcp' ? 'Endpoint read service (MCP)' : 'Endpoint read service (inventory)',
   };

@@ -9,6 +9,8 @@ import {
 } from '@modelcontextprotocol/server';
 import { CONTRACT_VERSION } from '../contract/openapi.js';
 import { logger } from '../observability/logger.js';
+import { inOneSentence, JSON_RPC_ERRORS, jsonRpcError } from './json-rpc.js';
+import { parseRequestBody } from './request-body.js';
 import { requestRefusal } from './request-rules.js';
 import { registerTools, type ToolCaller } from './tools.js';
 import { registerViews } from './views.js';
@@ -30,8 +32,6 @@ const INSTRUCTIONS = [
   'observations needs a reason (it is audited) and, for some tenants, a ticket.',
   'Missing data is unknown, never healthy; a null value is not zero; an error result means the read failed, not that all is well.',
 ].join(' ');
-
-const JSONRPC_METHOD_NOT_FOUND = -32601;
 
 function buildServer(caller: ToolCaller): McpServer {
   // No list changes are ever announced: the tools and views are fixed, and the server keeps no state to announce from.
@@ -65,7 +65,7 @@ const JSON_MODE_NOTICE = "responseMode: 'json' drops mid-call notifications";
 /**
  * Runs `make` with that one console notice sent to the logger at DEBUG instead: our tools send no
  * mid-call notifications, so it is news to nobody, yet it would be a plain-text line in the
- * function's log on each cold start and in `npm start`'s terminal on the first MCP call. Any
+ * function's log on each cold start (and in a local stack's terminal on the first MCP call). Any
  * other console output passes through; the SDK has no option to turn the notice off.
  */
 function withoutJsonModeNotice<T>(make: () => T): T {
@@ -88,48 +88,40 @@ function singleRequest(body: unknown): { id: string | number; method: string } |
   return (typeof id === 'string' || typeof id === 'number') && typeof method === 'string' ? { id, method } : undefined;
 }
 
-function jsonRpcError(id: string | number, code: number, message: string): Response {
-  return new Response(JSON.stringify({ jsonrpc: '2.0', id, error: { code, message } }), {
-    status: 200,
-    headers: { 'Content-Type': 'application/json' },
-  });
-}
-
 /**
- * Answers one MCP POST for a verified caller. `body` is the raw request body. What
- * lib/mcp/request-rules.ts refuses (batches beyond the bounds, arguments that are not an object)
- * never reaches the SDK. A subscription
+ * Answers one MCP POST for a verified caller. `body` is the raw request body, already within
+ * MAX_REQUEST_BODY_BYTES (lib/mcp/request-body.ts): it is parsed here only once its nesting depth
+ * is known to be bounded. What lib/mcp/request-rules.ts refuses never reaches the SDK, and what
+ * the SDK answers with an error is written as one sentence (lib/mcp/json-rpc.ts). A subscription
  * stream (`subscriptions/listen`) cannot be served by a buffered Lambda answer and there is
  * nothing to subscribe to, so it is refused as an unknown method.
  */
 export async function serveMcpRequest(request: Request, body: string, caller: ToolCaller): Promise<Response> {
-  let parsedBody: unknown;
-  try {
-    parsedBody = JSON.parse(body);
-  } catch {
-    parsedBody = undefined; // the SDK answers the parse error
-  }
+  const read = parseRequestBody(body);
+  if ('refusal' in read) return read.refusal;
+  const parsedBody = read.parsed;
   const refusal = requestRefusal(parsedBody, request.headers.get('mcp-protocol-version'));
   if (refusal) return refusal;
   const single = singleRequest(parsedBody);
   if (single?.method === 'subscriptions/listen') {
     return jsonRpcError(
+      200,
       single.id,
-      JSONRPC_METHOD_NOT_FOUND,
+      JSON_RPC_ERRORS.methodNotFound,
       'subscriptions/listen is not served: this server is stateless and its tools never change.',
     );
   }
   const authInfo: AuthInfo = { token: caller.token, clientId: caller.subject, scopes: [], extra: { caller } };
-  const options = parsedBody === undefined ? { authInfo } : { authInfo, parsedBody };
+  const options = { authInfo, parsedBody };
   if (await isLegacyRequest(request, parsedBody)) {
     const server = buildServer(caller);
     const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
     await server.connect(transport);
     try {
-      return await transport.handleRequest(request, options);
+      return await inOneSentence(await transport.handleRequest(request, options), parsedBody);
     } finally {
       await server.close();
     }
   }
-  return modernHandler().fetch(request, options);
+  return inOneSentence(await modernHandler().fetch(request, options), parsedBody);
 }

@@ -157,31 +157,3 @@ export async function getAgentRecordsAndPolicy(
   }
   return { policy: policyFromItem(policyItem), durable, connection, unreadable: unreadable.count, unreadableKeys: unreadable.keys };
 }
-
-/**
- * The stored item of an agent's durable record: the one place that decides its shape (key, kind,
- * tenant, then the record's fields; undefined fields are left out when written). `groups` is
- * written as a string set (`SS`), and left out when the agent is in no group.
- */
-export function durableRecordItem(tenantId: string, record: DurableRecord): Record<string, unknown> {
-  // Object.assign rather than spread: seeding builds hundreds of thousands of these, and V8's
-  // object spread is an order of magnitude slower here.
-  const item: Record<string, unknown> = Object.assign(
-    {} as Record<string, unknown>,
-    durableAgentKey(tenantId, record.agent_id),
-    { kind: RECORD_KIND.durable, tenant_id: tenantId },
-    record,
-  );
-  item.groups = record.groups && record.groups.length > 0 ? new Set(record.groups) : undefined;
-  return item;
-}
-
-/** The stored item of an agent's connection record: the one place that decides its shape. */
-export function connectionRecordItem(tenantId: string, record: ConnectionRecord): Record<string, unknown> {
-  return Object.assign(
-    {} as Record<string, unknown>,
-    connectionKey(tenantId, record.agent_id),
-    { kind: RECORD_KIND.connection, tenant_id: tenantId },
-    record,
-  );
-}

@@ -1,8 +1,7 @@
 import { type DynamoDBDocumentClient, PutCommand } from '@aws-sdk/lib-dynamodb';
-import { auditKey, auditPartition } from './keys.js';
-import { queryAllDocuments } from './query.js';
+import { auditKey } from './keys.js';
 
-/** One audited observations request (allowed or denied), as stored and as `npm run audit` prints it. */
+/** One audited observations request (allowed or denied), as stored (and as `npm run audit` prints it). */
 export interface AuditItem {
   audit_id: string;
   /** The Lambda request id: the one a failure text quotes as "request id", and the logs' correlation_id. */
@@ -50,14 +49,4 @@ export async function putAuditItem(db: DynamoDBDocumentClient, table: string, it
     }),
     signal ? { abortSignal: signal } : {},
   );
-}
-
-/** A tenant's audit items, oldest first (operators' CLI; the functions themselves may only put). */
-export async function listAuditItems(db: DynamoDBDocumentClient, table: string, tenantId: string | null): Promise<AuditItem[]> {
-  const items = await queryAllDocuments(db, {
-    TableName: table,
-    KeyConditionExpression: 'pk = :pk',
-    ExpressionAttributeValues: { ':pk': auditPartition(tenantId) },
-  });
-  return items.map(({ pk: _pk, sk: _sk, ...rest }) => rest as unknown as AuditItem);
 }

@@ -1,6 +1,5 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { config } from '../config.js';
 
 export interface ClientOptions {
   region: string;
@@ -28,8 +27,8 @@ export function isAwsEndpoint(endpoint: string): boolean {
  * A DynamoDB document client with bounded attempts and timeouts (the SDK only warns on a request
  * timeout unless told to throw). Engines that are not AWS get static dummy credentials; AWS (with
  * or without an explicit endpoint) gets the SDK's provider, which the Lambda bundles
- * narrow to the environment's credentials (see infra/build.ts). Every client of the project, the
- * service's, the CLIs' and the tests', is made here.
+ * narrow to the environment's credentials (see infra/build.ts). The service's clients are made here
+ * (lib/store/tenant-client.ts); this module reads no configuration of its own.
  *
  * The SDK's logger middleware is removed: with no logger configured it still builds a filtered
  * deep copy of every answer (every item of every Query page) for a logger that discards it, which
@@ -50,20 +49,3 @@ export function createDocumentClient(options: ClientOptions): DynamoDBDocumentCl
 
 /** The name under which the SDK registers its logger middleware. */
 export const SDK_LOGGER_MIDDLEWARE = 'loggerMiddleware';
-
-/**
- * The service's client, made once when this module loads from the configuration and reused across
- * invocations. Timeouts and retries are bounded so a slow or absent engine becomes a 504/503 well
- * inside the Lambda timeout.
- */
-const client = createDocumentClient({
-  region: config().region,
-  endpoint: config().dynamoEndpoint,
-  maxAttempts: config().dynamoMaxAttempts,
-  timeoutMs: config().dynamoTimeoutMs,
-});
-
-/** The service's DynamoDB client (see above). */
-export function dynamo(): DynamoDBDocumentClient {
-  return client;
-}

@@ -1,10 +1,10 @@
 import { GetItemCommand, type GetItemCommandOutput } from '@aws-sdk/client-dynamodb';
-import { type DynamoDBDocumentClient, PutCommand } from '@aws-sdk/lib-dynamodb';
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { UnreadableStoreAnswerError } from '../errors.js';
 import { fromAttributeValue, toItem } from './attribute-values.js';
 import { policyKey } from './keys.js';
 import { sendLowLevel } from './query.js';
-import { type RawItem, RECORD_KIND, TenantPolicy } from './records.js';
+import { type RawItem, TenantPolicy } from './records.js';
 
 /** The default policy: ticket optional, scope optional, and the thresholds of DESIGN §4 for every metric. */
 export const DEFAULT_POLICY: TenantPolicy = Object.freeze({ ticket: 'optional', scope: 'optional', thresholds: {} }) as TenantPolicy;
@@ -41,13 +41,4 @@ export async function getTenantPolicy(
   if (item !== undefined && (item === null || typeof item !== 'object'))
     throw new UnreadableStoreAnswerError('a GetItem answer with an item that is not an object');
   return policyFromItem(item);
-}
-
-export async function putTenantPolicy(db: DynamoDBDocumentClient, table: string, tenantId: string, policy: TenantPolicy): Promise<void> {
-  await db.send(
-    new PutCommand({
-      TableName: table,
-      Item: { ...policyKey(tenantId), kind: RECORD_KIND.policy, tenant_id: tenantId, ...policy },
-    }),
-  );
 }

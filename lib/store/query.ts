@@ -111,15 +111,3 @@ export async function* queryPages(
     pending?.catch(() => undefined);
   }
 }
-
-/**
- * Every item of one Query through the document client (native values), in order, checked page by
- * page as queryPages does. For small collections read by the operators' CLIs (audit trails).
- */
-export async function queryAllDocuments(db: DynamoDBDocumentClient, input: DocumentQueryInput): Promise<Record<string, unknown>[]> {
-  const items: Record<string, unknown>[] = [];
-  for await (const page of paginateQuery({ client: db }, { ...input })) {
-    for (const item of checkedPage<Record<string, unknown>>(page).items) items.push(item);
-  }
-  return items;
-}

@@ -60,6 +60,9 @@ export const RECORD_KIND = { durable: 'agent', connection: 'connection', sample:
 /** The contract's bound on `agent_id`, in characters (code points) as JSON Schema counts them. */
 export const MAX_AGENT_ID_CHARACTERS = 128;
 
+/** The names a durable record's `groups` may hold: the endpoint scope's own rule, for producers. */
+export { ALL_GROUPS, isGroupName, MAX_GROUP_NAME_CHARACTERS } from '../auth/endpoint-scope.js';
+
 /** Marks a value that is present but cannot be read (distinct from an absent one). */
 const BAD = Symbol('unreadable');
 type Bad = typeof BAD;
@@ -111,6 +114,11 @@ function characterCount(v: string): number {
     }
   }
   return count;
+}
+
+/** An `agent_id` a producer may write: 1 to MAX_AGENT_ID_CHARACTERS characters, counted as code points. */
+export function isAgentId(value: unknown): value is string {
+  return typeof value === 'string' && value !== '' && characterCount(value) <= MAX_AGENT_ID_CHARACTERS;
 }
 
 /** A required non-empty string attribute, or BAD. */

@@ -1,10 +1,9 @@
 import { QueryCommand, type QueryCommandOutput } from '@aws-sdk/client-dynamodb';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { UnreadableStoreAnswerError } from '../errors.js';
-import { sampleKey, sampleSortKey, samplesPartition } from './keys.js';
+import { sampleSortKey, samplesPartition } from './keys.js';
 import { noteUnreadable, queryPages, type StoredKey, sendLowLevel } from './query.js';
-import { RECORD_KIND, readSampleRecord, type SampleRecord } from './records.js';
-import { TTL_ATTRIBUTE } from './tables.js';
+import { readSampleRecord, type SampleRecord } from './records.js';
 
 /** Samples read from the store, and how many stored samples could not be read (never silently dropped). */
 export interface SamplesRead {
@@ -92,22 +91,4 @@ export async function newestSample(
   const unreadable = { count: 0, keys: [] as StoredKey[] };
   noteUnreadable(unreadable, item);
   return { sample: undefined, unreadable: unreadable.count, unreadableKeys: unreadable.keys };
-}
-
-/** The stored item of one sample, with its TTL: the one place that decides its shape. */
-export function sampleItem(tenantId: string, agentId: string, sample: SampleRecord, retentionDays: number): Record<string, unknown> {
-  const at = new Date(sample.observed_at);
-  const key = sampleKey(tenantId, agentId, at);
-  return {
-    pk: key.pk,
-    sk: key.sk,
-    kind: RECORD_KIND.sample,
-    tenant_id: tenantId,
-    agent_id: agentId,
-    observed_at: at.toISOString(),
-    cpu: sample.cpu,
-    memory: sample.memory,
-    disk: sample.disk,
-    [TTL_ATTRIBUTE]: Math.floor(at.getTime() / 1000) + retentionDays * 86_400,
-  };
 }

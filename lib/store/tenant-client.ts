@@ -4,12 +4,12 @@ import { LRUCache } from 'lru-cache';
 import { type Config, config } from '../config.js';
 import { ForbiddenError, ServiceUnavailableError } from '../errors.js';
 import { logger } from '../observability/logger.js';
-import { createDocumentClient, dynamo } from './client.js';
+import { createDocumentClient } from './client.js';
 import { type FenceKind, tenantSessionRequest } from './tenant-fence.js';
 
 /**
- * The DynamoDB clients that work on one tenant's items. With `TENANT_FENCING=off` (the local stack)
- * each is the service's one client. With `iam` (on AWS) each is a client of its own for the
+ * The DynamoDB clients that work on one tenant's items. With `TENANT_FENCING=off` (where no STS
+ * can be asked) each is the service's one client. With `iam` (on AWS) each is a client of its own for the
  * tenant, signing with the credentials of a session of a tenant role, assumed with the tenant's
  * `tenant` session tag (which the role's own policy fences to) and session policy
  * (lib/store/tenant-fence.ts): the tenant-read role for data-table reads, the tenant-audit role
@@ -21,6 +21,18 @@ import { type FenceKind, tenantSessionRequest } from './tenant-fence.js';
  * fence (the least recently used leaves), and reads of a tenant whose session is being assumed
  * share that one AssumeRole (lru-cache's single-flight `fetch`, bounded by the first caller's signal).
  */
+
+/**
+ * The service's own client, made once when this module loads (Lambda's init) from the
+ * configuration and reused across invocations. Timeouts and retries are bounded so a slow or
+ * absent engine becomes a 504/503 well inside the Lambda timeout.
+ */
+const serviceClient = createDocumentClient({
+  region: config().region,
+  endpoint: config().dynamoEndpoint,
+  maxAttempts: config().dynamoMaxAttempts,
+  timeoutMs: config().dynamoTimeoutMs,
+});
 
 const LIFETIME_SECONDS = 3_600;
 const RENEW_BEFORE_MS = 5 * 60_000;
@@ -49,17 +61,8 @@ function sessionCache(kind: FenceKind): LRUCache<string, Fenced> {
   });
 }
 
-const sessions: Record<FenceKind, LRUCache<string, Fenced>> = { read: sessionCache('read'), audit: sessionCache('audit') };
+const sessions: Readonly<Record<FenceKind, LRUCache<string, Fenced>>> = { read: sessionCache('read'), audit: sessionCache('audit') };
 let sts: STSClient | undefined;
-
-/** Forgets every fenced session (tests, and a configuration reset). */
-export function resetTenantClients(): void {
-  for (const kind of ['read', 'audit'] as const) {
-    for (const { client } of sessions[kind].values()) client.destroy();
-    sessions[kind] = sessionCache(kind);
-  }
-  sts = undefined;
-}
 
 function stsClient(): STSClient {
   const cfg = config();
@@ -122,7 +125,7 @@ async function fencedClient(kind: FenceKind, tenantId: string, signal: AbortSign
  * STS call as it bounds the reads.
  */
 export async function tenantDynamo(tenantId: string, signal?: AbortSignal): Promise<DynamoDBDocumentClient> {
-  if (config().tenantFencing !== 'iam') return dynamo();
+  if (config().tenantFencing !== 'iam') return serviceClient;
   return fencedClient('read', tenantId, signal);
 }
 
@@ -132,7 +135,7 @@ export async function tenantDynamo(tenantId: string, signal?: AbortSignal): Prom
  * put with the function's own role, which may put only into their partition (NO_TENANT).
  */
 export async function tenantAuditDynamo(tenantId: string | null, signal?: AbortSignal): Promise<DynamoDBDocumentClient> {
-  if (config().tenantFencing !== 'iam' || tenantId === null) return dynamo();
+  if (config().tenantFencing !== 'iam' || tenantId === null) return serviceClient;
   return fencedClient('audit', tenantId, signal);
 }
 

@@ -2,6 +2,7 @@ import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import { decodeJwt } from 'jose';
 import { afterAll, describe, it } from 'vitest';
 import { realisticAgents } from '../../infra/local/generator.js';
 import { AgentInventory } from '../../lib/contract/schemas.js';
@@ -41,13 +42,15 @@ describe.concurrent('E2E: the local stack and its CLIs as separate processes', (
     const bannerToken = /^ {2}acme: (\S+)$/m.exec(stack.output())?.[1];
     // Every token this test needs, minted at once by `npm run token` (the issuer's key exists once the stack is up).
     // The MCP one must be signed for the MCP resource this stack serves, which holds its PORT.
-    const [token, brokerToken, emeaToken, emeaBroker, mcpToken] = (
+    const [token, brokerToken, emeaToken, emeaBroker, mcpToken, otherScopes, noScope] = (
       await Promise.all([
         cli('token-cli.ts', ['--tenant', 'acme'], env),
         cli('token-cli.ts', ['--tenant', 'acme', '--as-broker'], env),
         cli('token-cli.ts', ['--tenant', 'acme', '--groups', 'emea'], env),
         cli('token-cli.ts', ['--tenant', 'acme', '--groups', 'emea,databases', '--as-broker'], env),
         cli('token-cli.ts', ['--tenant', 'acme', '--mcp'], env),
+        cli('token-cli.ts', ['--tenant', 'acme', '--scope', 'openid endpoints:write'], env),
+        cli('token-cli.ts', ['--tenant', 'acme', '--scope', ''], env),
       ])
     ).map((out) => out.trim());
 
@@ -63,6 +66,15 @@ describe.concurrent('E2E: the local stack and its CLIs as separate processes', (
     const agents = AgentInventory.parse(JSON.parse(listed.body));
     expect(agents.length).toBeGreaterThanOrEqual(50);
     expect(new Set(agents.map((a) => a.connection_state))).toEqual(new Set(['connected', 'stale', 'disconnected', 'never_connected']));
+    // The tokens carry the door's scope unless `--scope` names others, or none.
+    expect(decodeJwt(token!).scope).toBe('endpoints:read');
+    expect(decodeJwt(brokerToken!).scope).toBe('observations:read');
+    expect(decodeJwt(otherScopes!).scope).toBe('openid endpoints:write');
+    for (const unscoped of [otherScopes, noScope]) {
+      const answer = await get(`${stack.publicUrl}/api/agents`, { Authorization: `Bearer ${unscoped}` });
+      expect(answer.status).toBe(403);
+      expect(answer.headers.get('www-authenticate')).toMatch(/error="insufficient_scope", scope="endpoints:read"/);
+    }
     expect(agents.every((a) => a.agent_id.startsWith('ac-') || a.agent_id.startsWith('ops/'))).toBe(true);
 
     // The private hop takes only the token the broker gets by exchange: the inventory one passed through is an audited 403.

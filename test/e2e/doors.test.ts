@@ -92,14 +92,14 @@ describe('E2E: each door refuses the tokens of the other', () => {
     const res = await agents(await stack.mcpToken());
 
     expectFailure(res, 401, /The bearer token is not for this service \(audience\)\./);
-    expect(res.headers.get('www-authenticate')).toBe(`Bearer resource_metadata="${metadata.inventory}"`);
+    expect(res.headers.get('www-authenticate')).toBe(`Bearer resource_metadata="${metadata.inventory}", scope="endpoints:read"`);
   });
 
   it("refuses an inventory token at POST /api/mcp, with the MCP door's challenge", async () => {
     const res = await mcp(await stack.token());
 
     expectFailure(res, 401, mcp401Because(/The bearer token is not for this service \(audience\)\./));
-    expect(res.headers.get('www-authenticate')).toBe(`Bearer resource_metadata="${metadata.mcp}"`);
+    expect(res.headers.get('www-authenticate')).toBe(`Bearer resource_metadata="${metadata.mcp}", scope="endpoints:read"`);
   });
 
   it('says at the MCP door, as the inventory does, that a token of another issuer was refused and how to make a local one', async () => {
@@ -144,7 +144,7 @@ describe('E2E: an answer API Gateway cached for a token', () => {
     // The gateway's own 401 would say the static sentence: this one comes from the cached answer's handler.
     expectFailure(res, 401, /The bearer token has expired\./);
     expect(res.headers.get('www-authenticate')).toBe(
-      `Bearer resource_metadata="${metadata.mcp}", error="invalid_token", error_description="The bearer token has expired."`,
+      `Bearer resource_metadata="${metadata.mcp}", scope="endpoints:read", error="invalid_token", error_description="The bearer token has expired."`,
     );
   });
 
@@ -166,7 +166,7 @@ describe('E2E: two Authorization headers at the inventory door', () => {
     const res = await twice('/api/agents', 'GET', [`Bearer ${token}`, `Bearer ${token}`]);
 
     expectFailure(res, 401, /The Authorization header was sent more than once\./);
-    expect(res.headers.get('www-authenticate')).toBe(`Bearer resource_metadata="${metadata.inventory}"`);
+    expect(res.headers.get('www-authenticate')).toBe(`Bearer resource_metadata="${metadata.inventory}", scope="endpoints:read"`);
   });
 });
 
@@ -183,7 +183,7 @@ describe("E2E: every refusal of the local gateway, in the contract's words", () 
     const res = await ask();
 
     expectFailure(res, status, sentence);
-    expect(res.headers.get('www-authenticate')).toBe(door ? `Bearer resource_metadata="${metadata[door]}"` : null);
+    expect(res.headers.get('www-authenticate')).toBe(door ? `Bearer resource_metadata="${metadata[door]}", scope="endpoints:read"` : null);
   });
 });
 
@@ -214,5 +214,71 @@ describe('E2E: a CORS preflight at the MCP door', () => {
     expect(res.status).toBe(204);
     expect(res.headers.get('www-authenticate')).toBeNull();
     expect(res.body).not.toMatch(GATEWAY_401_AT_MCP);
+  });
+});
+
+describe("E2E: each door's OAuth scope, asked and checked", () => {
+  const door = {
+    inventory: { call: agents, token: (claims: Parameters<TestStack['token']>[0]) => stack.token(claims) },
+    mcp: { call: (token?: string) => mcp(token), token: (claims: Parameters<TestStack['token']>[0]) => stack.mcpToken(claims) },
+  };
+
+  it.each([
+    ['no scope', { scope: undefined }],
+    ['an empty scope', { scope: '' }],
+    ['other scopes', { scope: 'openid offline_access endpoints:write' }],
+    ['an empty scp', { scope: undefined, extra: { scp: '' } }],
+    ['scp naming another scope', { scope: undefined, extra: { scp: ['profile'] } }],
+  ])('refuses a valid token with %s at both doors: 403 insufficient_scope naming endpoints:read', async (_what, claims) => {
+    for (const name of ['inventory', 'mcp'] as const) {
+      const res = await door[name].call(await door[name].token(claims));
+
+      expect(res.status, name).toBe(403);
+      expect(res.headers.get('content-type'), name).toBe('text/plain; charset=utf-8');
+      expect(res.body, name).toMatch(
+        /^The bearer token was not granted the scope "endpoints:read" that this door requires: sign in again, asking for it\. \(request id: /,
+      );
+      expect(res.headers.get('www-authenticate'), name).toBe(
+        `Bearer resource_metadata="${metadata[name]}", error="insufficient_scope", scope="endpoints:read", error_description="The token lacks the scope endpoints:read."`,
+      );
+    }
+  });
+
+  it.each([
+    ['scope, among others', { scope: 'openid endpoints:read offline_access' }],
+    ['scp as a string (Entra ID)', { scope: undefined, extra: { scp: 'endpoints:read' } }],
+    ['scp as an array', { scope: undefined, extra: { scp: ['profile', 'endpoints:read'] } }],
+  ])('serves a token granting the scope in %s at both doors', async (_what, claims) => {
+    for (const name of ['inventory', 'mcp'] as const)
+      expect((await door[name].call(await door[name].token(claims))).status, name).toBe(200);
+  });
+
+  it('reads the scope from the claim SCOPE_CLAIM names, and only there', async () => {
+    const previous = stack.updateEnvironment({ SCOPE_CLAIM: 'permissions' });
+    try {
+      const named = await stack.token({ scope: undefined, extra: { permissions: ['endpoints:read'] } });
+      const elsewhere = await stack.token({ scope: 'endpoints:read' });
+      expect([(await agents(named)).status, (await agents(elsewhere)).status]).toEqual([200, 403]);
+    } finally {
+      stack.updateEnvironment(previous);
+    }
+  });
+
+  it('asks for no scope when REQUIRED_SCOPE is empty: tokens without one are served, and the metadata lists none', async () => {
+    const previous = stack.updateEnvironment({ REQUIRED_SCOPE: '' });
+    try {
+      const res = await agents(await stack.token({ scope: undefined }));
+      const document = (await (await fetch(metadata.mcp)).json()) as Record<string, unknown>;
+      expect(res.status).toBe(200);
+      expect(document.scopes_supported).toBeUndefined();
+    } finally {
+      stack.updateEnvironment(previous);
+    }
+  });
+
+  it.each(['inventory', 'mcp'] as const)('lists endpoints:read in the %s door’s RFC 9728 document', async (name) => {
+    const document = (await (await fetch(metadata[name])).json()) as Record<string, unknown>;
+
+    expect(document.scopes_supported).toEqual(['endpoints:read']);
   });
 });

@@ -73,7 +73,7 @@ describe('E2E: GET /api/agents over HTTP through the token authorizer', () => {
     expect(res.headers.get('content-type')).toBe('text/plain; charset=utf-8');
     // The gateway's 401 for this door (ACCESS_DENIED): static headers, the authorizer's own sentence.
     expect(res.headers.get('www-authenticate')).toBe(
-      `Bearer resource_metadata="${stack.publicUrl}/.well-known/oauth-protected-resource/api/agents"`,
+      `Bearer resource_metadata="${stack.publicUrl}/.well-known/oauth-protected-resource/api/agents", scope="endpoints:read"`,
     );
     expect(res.headers.get('cache-control')).toBe('no-store');
     expect(res.body).toMatch(new RegExp(`^${sentence.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} \\(request id: [0-9a-f-]{36}\\)\n$`));
@@ -202,7 +202,8 @@ describe('E2E: GET /api/agents over HTTP through the token authorizer', () => {
 
     expectUnauthorized(
       await get(url, { Authorization: `Bearer ${otherIssuer}` }),
-      `The bearer token's "iss" claim is not the issuer this service accepts, "${stack.config.jwtIssuer}"; make local tokens with the PORT (and JWT_ISSUER) that npm start runs with.`,
+      // The authorizer's sentence, and the stack's own note on how to make a token it accepts.
+      `The bearer token's "iss" claim is not the issuer this service accepts, "${stack.config.jwtIssuer}". Here, locally: make local tokens with the PORT (and JWT_ISSUER) that npm start runs with.`,
     );
     expectUnauthorized(await get(url, { Authorization: `Bearer ${notYet}` }), 'The bearer token\'s "nbf" claim is not acceptable.');
   });

@@ -1,7 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import pLimit from 'p-limit';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { DOCUMENT_REFUSED } from '../../infra/local/client-id-documents.js';
 import { doorResource } from '../../lib/auth/doors.js';
 import { browserStandIn, claimsOf, pkce, signInAsBrowser } from '../helpers/sign-in.js';
@@ -128,6 +128,7 @@ describe('E2E: the local issuer as an OAuth 2.1 authorization server', () => {
       code_challenge_methods_supported: ['S256'],
       client_id_metadata_document_supported: true,
       authorization_response_iss_parameter_supported: true,
+      scopes_supported: ['openid', 'offline_access', 'endpoints:read'],
     });
     expect([...metadata.grant_types_supported!].sort()).toEqual(
       ['authorization_code', 'refresh_token', 'urn:ietf:params:oauth:grant-type:token-exchange'].sort(),
@@ -201,8 +202,37 @@ describe('E2E: the local issuer as an OAuth 2.1 authorization server', () => {
       sub: 'bob',
       tenant_id: 'globex',
       client_id: clientId,
+      scope: 'endpoints:read',
     });
   });
+
+  it.each([
+    ['only openid offline_access, as mcp-remote does', 'openid offline_access'],
+    ['another scope', 'endpoints:write'],
+  ])(
+    "grants the doors' scope to a client that asks %s, and no scope it may not have, with no notice in the terminal",
+    async (_asked, scope) => {
+      // oidc-provider prints a notice (console.info) the first time it falls back on a lifetime of its own.
+      const notices = vi.spyOn(console, 'info');
+      const clientId = await publicClient();
+      const { verifier, challenge } = pkce();
+      const back = await signInAsBrowser(authorizationUrl(clientId, challenge, { scope }), { tenant: 'acme', user: 'dora' });
+
+      const { status, body } = await token({
+        grant_type: 'authorization_code',
+        code: back.searchParams.get('code')!,
+        code_verifier: verifier,
+        client_id: clientId,
+        redirect_uri: REDIRECT,
+        resource: stack.config.mcpAudience,
+      });
+
+      expect(status).toBe(200);
+      expect(claimsOf(body.access_token as string).scope).toBe('endpoints:read');
+      expect(notices.mock.calls.flat().join('\n')).not.toMatch(/oidc-provider/);
+      notices.mockRestore();
+    },
+  );
 
   it('issues a token for the inventory when that is the resource asked (RFC 8707), and it opens the inventory only', async () => {
     const clientId = await publicClient();

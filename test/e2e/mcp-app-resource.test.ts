@@ -1,7 +1,7 @@
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { auditItemsOf } from '../../infra/local/audit-items.js';
 import { answerBytes, RESULT_BUDGET_BYTES } from '../../lib/mcp/limits.js';
-import { listAuditItems } from '../../lib/store/audit.js';
 import { smallFleet } from '../fixtures/small-fleet.js';
 import { startTestStack, type TestStack } from '../helpers/stack.js';
 
@@ -131,7 +131,7 @@ describe("E2E: the observations tool as a host's form built from its input schem
     const c = await client('acme');
     try {
       const result = await c.callTool({ name: 'observations', arguments: INSPECTOR_FORM_INPUT });
-      const audited = (await listAuditItems(stack.dynamo, stack.config.auditTable, 'acme')).filter((i) => i.subject === 'form-user@acme');
+      const audited = (await auditItemsOf(stack.dynamo, stack.config.auditTable, 'acme')).filter((i) => i.subject === 'form-user@acme');
 
       expect(result.isError).toBeFalsy();
       expect(result.structuredContent).toMatchObject({ schema: 'endpoint-dashboard/v1', endpoint: { id: 'ac-002' } });

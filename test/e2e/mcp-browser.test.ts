@@ -125,7 +125,9 @@ describe('E2E: a browser page calls the MCP door across origins (headless Chromi
     const result = await challengeInPage(admitted.origin, simple);
 
     expect(result.status).toBe(401);
-    expect(result.challenge).toBe(`Bearer resource_metadata="${stack.publicUrl}/.well-known/oauth-protected-resource/api/mcp"`);
+    expect(result.challenge).toBe(
+      `Bearer resource_metadata="${stack.publicUrl}/.well-known/oauth-protected-resource/api/mcp", scope="endpoints:read"`,
+    );
     expect(result.body).toMatch(/^A valid bearer token issued for this MCP server is required; .* \(request id: [0-9a-f-]{36}\)\n$/);
   });
 

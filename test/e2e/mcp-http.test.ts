@@ -1,7 +1,8 @@
 import type { APIGatewayProxyEvent } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { config } from '../../lib/config.js';
+import { useEnvironment } from '../helpers/env.js';
 import { eventFixture, setHeader, testContext } from '../helpers/events.js';
+import { FUNCTION_ENVIRONMENT } from '../helpers/function-environment.js';
 import { recentDemoFleet } from '../helpers/mcp-client.js';
 import { get, startTestStack, type TestStack } from '../helpers/stack.js';
 
@@ -18,6 +19,8 @@ async function functionAnswerTo(
   method: 'POST' | 'OPTIONS',
   origin: string,
 ): Promise<{ statusCode: number; headers: Record<string, string>; body: string }> {
+  // As a function with serverless.yml's environment (its own origin is PUBLIC_URL's, never evil.example).
+  useEnvironment({});
   const { handler } = await import('../../functions/mcp/handler.js');
   const event = eventFixture<APIGatewayProxyEvent>('rest-api', 'list-agents', (e) => {
     e.resource = '/api/mcp';
@@ -174,6 +177,8 @@ describe('E2E: the MCP door over plain HTTP', () => {
   });
 
   it('answers a 401 of its own (no verified caller reached it) with the Bearer challenge that leads to the metadata', async () => {
+    // The handler called in-process (no gateway can hand it an event without a caller), as a function with serverless.yml's environment.
+    useEnvironment({});
     const { handler } = await import('../../functions/mcp/handler.js');
     const event = eventFixture<APIGatewayProxyEvent>('rest-api', 'list-agents', (e) => {
       e.resource = '/api/mcp';
@@ -190,14 +195,13 @@ describe('E2E: the MCP door over plain HTTP', () => {
     delete event.multiValueHeaders.Authorization;
     const missing = (await handler(event as never, testContext('mcp'))) as { statusCode: number; headers: Record<string, string> };
 
-    // The handler called in-process (no gateway can hand it an event without a caller) reads this process's configuration.
-    const metadata = `${config().publicUrl}/.well-known/oauth-protected-resource/api/mcp`;
+    const metadata = `${FUNCTION_ENVIRONMENT.PUBLIC_URL}/.well-known/oauth-protected-resource/api/mcp`;
     expect(presented.statusCode).toBe(401);
     expect(presented.headers['WWW-Authenticate']).toBe(
-      `Bearer resource_metadata="${metadata}", error="invalid_token", error_description="A bearer token checked by the token authorizer is required."`,
+      `Bearer resource_metadata="${metadata}", scope="endpoints:read", error="invalid_token", error_description="A bearer token checked by the token authorizer is required."`,
     );
     expect(missing.statusCode).toBe(401);
-    expect(missing.headers['WWW-Authenticate']).toBe(`Bearer resource_metadata="${metadata}"`);
+    expect(missing.headers['WWW-Authenticate']).toBe(`Bearer resource_metadata="${metadata}", scope="endpoints:read"`);
   });
 
   it.each(['/.well-known/oauth-protected-resource/api/mcp', '/.well-known/oauth-protected-resource'])(
@@ -210,6 +214,7 @@ describe('E2E: the MCP door over plain HTTP', () => {
       expect(await res.json()).toEqual({
         resource: stack.config.mcpAudience,
         authorization_servers: [stack.config.jwtIssuer],
+        scopes_supported: ['endpoints:read'],
         bearer_methods_supported: ['header'],
         resource_name: 'Endpoint read service (MCP)',
       });
@@ -222,6 +227,228 @@ describe('E2E: the MCP door over plain HTTP', () => {
 
     expect(res.status).toBe(400);
     expect(await res.json()).toMatchObject({ jsonrpc: '2.0', error: { code: -32700 } });
+  });
+
+  describe('every malformed JSON-RPC form, answered in one sentence naming what was wrong', () => {
+    const MODERN = { 'Mcp-Protocol-Version': '2025-06-18' };
+    const initializeWith = (params: unknown) => ({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'initialize',
+      ...(params === undefined ? {} : { params }),
+    });
+    it.each<[string, string | unknown, Record<string, string>, number, number, RegExp | string]>([
+      [
+        'initialize without params',
+        initializeWith(undefined),
+        {},
+        200,
+        -32602,
+        'initialize needs params such as {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "…", "version": "…"}}, and it has none.',
+      ],
+      [
+        'initialize without clientInfo',
+        initializeWith({ protocolVersion: '2025-06-18', capabilities: {} }),
+        {},
+        200,
+        -32602,
+        /clientInfo \(an object with the strings name and version\) is missing/,
+      ],
+      [
+        'a batch holding initialize',
+        [initializeWith(initialize.params), { jsonrpc: '2.0', id: 2, method: 'tools/list' }],
+        {},
+        400,
+        -32600,
+        'initialize cannot be batched: send it alone, in an HTTP request of its own, before anything else; nothing in the batch was run.',
+      ],
+      [
+        'a malformed MCP-Protocol-Version header',
+        { jsonrpc: '2.0', id: 3, method: 'tools/list' },
+        { 'Mcp-Protocol-Version': 'latest please' },
+        400,
+        -32600,
+        'The MCP-Protocol-Version header `latest please` names no protocol version this server speaks: it speaks 2026-07-28, 2025-11-25, 2025-06-18, 2025-03-26, 2024-11-05 and 2024-10-07.',
+      ],
+      ['an empty body', '', {}, 400, -32700, 'The request body is empty: send one JSON-RPC message as JSON.'],
+      ['a number', '42', {}, 400, -32600, /^A JSON-RPC message must be an object .*; got a number\.$/],
+      [
+        'no "jsonrpc": "2.0"',
+        { jsonrpc: '1.0', id: 4, method: 'tools/list' },
+        {},
+        400,
+        -32600,
+        'A JSON-RPC message must say "jsonrpc": "2.0".',
+      ],
+      [
+        'an id that is an object',
+        { jsonrpc: '2.0', id: {}, method: 'tools/list' },
+        {},
+        400,
+        -32600,
+        'The id of a JSON-RPC message must be a string or a number; got an object.',
+      ],
+      ['no method', { jsonrpc: '2.0', id: 5 }, {}, 400, -32600, /^A JSON-RPC message needs a "method"/],
+      [
+        'params that are an array',
+        { jsonrpc: '2.0', id: 6, method: 'tools/list', params: [] },
+        MODERN,
+        200,
+        -32602,
+        'The params of `tools/list` must be a JSON object; got an array.',
+      ],
+      ['an empty batch', [], {}, 400, -32600, 'A JSON-RPC batch must carry at least one message; this one is empty.'],
+      [
+        'a batch of numbers',
+        [1, 2],
+        {},
+        400,
+        -32600,
+        /^Message 1 of the batch is refused: a JSON-RPC message must be an object .*; nothing in the batch was run\.$/,
+      ],
+      [
+        'an unknown method',
+        { jsonrpc: '2.0', id: 7, method: 'prompts/list' },
+        MODERN,
+        200,
+        -32601,
+        'This MCP server does not serve the method `prompts/list`.',
+      ],
+      [
+        'an unknown tool',
+        { jsonrpc: '2.0', id: 8, method: 'tools/call', params: { name: 'rm -rf' } },
+        MODERN,
+        200,
+        -32602,
+        'There is no tool `rm -rf` here; the tools are observations and list_endpoints.',
+      ],
+      [
+        'tools/call without params',
+        { jsonrpc: '2.0', id: 9, method: 'tools/call' },
+        MODERN,
+        200,
+        -32602,
+        'tools/call needs params.name, the tool to call: observations and list_endpoints.',
+      ],
+      [
+        'resources/read without a uri',
+        { jsonrpc: '2.0', id: 10, method: 'resources/read', params: {} },
+        MODERN,
+        200,
+        -32602,
+        'resources/read needs params.uri, the URI of a resource that resources/list names.',
+      ],
+      [
+        'an unknown resource',
+        { jsonrpc: '2.0', id: 11, method: 'resources/read', params: { uri: 'ui://nowhere' } },
+        MODERN,
+        200,
+        -32602,
+        'There is no resource `ui://nowhere` here; resources/list names the ones there are.',
+      ],
+      [
+        'a 2026-07-28 request without its _meta',
+        { jsonrpc: '2.0', id: 12, method: 'tools/list' },
+        { 'Mcp-Protocol-Version': '2026-07-28' },
+        400,
+        -32602,
+        /^A 2026-07-28 request .* lacks `_meta`\.$/,
+      ],
+      [
+        'an Accept without JSON',
+        { jsonrpc: '2.0', id: 13, method: 'tools/list' },
+        { ...MODERN, Accept: 'text/html' },
+        406,
+        -32000,
+        'The Accept header must name both application/json and text/event-stream.',
+      ],
+      [
+        'a Content-Type that is not JSON',
+        { jsonrpc: '2.0', id: 14, method: 'tools/list' },
+        { ...MODERN, 'Content-Type': 'text/plain' },
+        415,
+        -32000,
+        'The Content-Type header must be application/json.',
+      ],
+    ])('%s', async (_form, body, headers, status, code, message) => {
+      const res = await post(body, { Authorization: `Bearer ${await stack.mcpToken()}`, ...headers });
+      const answer = (await res.json()) as { error: { code: number; message: string } };
+
+      expect(res.status).toBe(status);
+      expect(answer.error.code).toBe(code);
+      if (typeof message === 'string') expect(answer.error.message).toBe(message);
+      else expect(answer.error.message).toMatch(message);
+      // One sentence: one line, no issue dump, no SDK prefix.
+      expect(answer.error.message).toMatch(/^[^\n]+[.]$/);
+      expect(answer.error.message).not.toMatch(/^(Bad Request|Invalid params|Invalid Request|Parse error):|"code": "invalid_type"/);
+    });
+  });
+
+  describe('bodies bounded before they are parsed, the instance unharmed', () => {
+    /** Arrays and objects nested in balance until the body has `bytes` bytes (arrays alone: no quote for the event to escape). */
+    const nested = (bytes: number, kind: 'arrays' | 'arrays and objects' = 'arrays and objects'): string => {
+      if (kind === 'arrays') return `${'['.repeat(bytes / 2)}${']'.repeat(bytes / 2)}`;
+      const levels = Math.floor(bytes / 8);
+      return `${'{"a":['.repeat(levels)}${']}'.repeat(levels)}`;
+    };
+    /** A legal tools/call whose reason is padded with spaces (trimmed away) until the message has about `bytes` bytes. */
+    const validMessage = (bytes: number): string =>
+      JSON.stringify({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'tools/call',
+        params: { name: 'observations', arguments: { agent_id: 'ac-001', reason: `${' '.repeat(bytes)}size check` } },
+      });
+    const toolsList = (token: string) =>
+      post({ jsonrpc: '2.0', id: 2, method: 'tools/list' }, { Authorization: `Bearer ${token}`, 'Mcp-Protocol-Version': '2025-06-18' });
+
+    it.each<[string, string, number, RegExp]>([
+      [
+        '1 MB of nested arrays and objects',
+        nested(1_000_000),
+        413,
+        /^The request body has 1,000,000 bytes, and this MCP server reads at most 131,072 \(128 KiB\): none of it was read\.$/,
+      ],
+      ['5.5 MB of nested arrays', nested(5_500_000, 'arrays'), 413, /^The request body has 5,500,000 bytes/],
+      ['a valid message of 1.5 MB', validMessage(1_500_000), 413, /^The request body has 1,500,[0-9]{3} bytes/],
+      ['a small body nested 5,000 deep', nested(40_000), 400, /^The request body nests arrays and objects more than 32 deep/],
+    ])('refuses %s without parsing it, and the same instance then answers a normal call', async (_what, body, status, message) => {
+      const token = await stack.mcpToken();
+      expect((await toolsList(token)).status).toBe(200);
+      const before = stack.functions.stats('mcp');
+
+      const refused = await post(body, { Authorization: `Bearer ${token}` });
+      const answer = (await refused.json()) as { id: unknown; error: { message: string } };
+      const after = await toolsList(token);
+
+      expect(refused.status).toBe(status);
+      expect(refused.headers.get('content-type')).toMatch(/^application\/json/);
+      expect(answer.id).toBeNull();
+      expect(answer.error.message).toMatch(message);
+      expect(after.status).toBe(200);
+      expect(((await after.json()) as { result: { tools: unknown[] } }).result.tools).toHaveLength(2);
+      // No instance was lost or added: the refusal and the next call ran on the warm one.
+      expect(stack.functions.stats('mcp').coldStarts).toBe(before.coldStarts);
+    });
+
+    // In the event the body is a JSON string: each quote costs two bytes, so 5.5 MB with quotes is past Lambda's 6 MB too.
+    it.each([
+      ['9.9 MB of nested arrays and objects', nested(9_900_000)],
+      ['5.5 MB of nested arrays and objects', nested(5_500_000)],
+    ])("refuses %s at Lambda's 6 MB invocation payload, as AWS does, before any instance holds it", async (_what, body) => {
+      const token = await stack.mcpToken();
+      expect((await toolsList(token)).status).toBe(200);
+      const before = stack.functions.stats('mcp');
+
+      const refused = await post(body, { Authorization: `Bearer ${token}` });
+      const text = await refused.text();
+      const after = await toolsList(token);
+
+      expect(refused.status).toBe(413);
+      expect(text).toBe('{"message": "Request Too Long"}');
+      expect(after.status).toBe(200);
+      expect(stack.functions.stats('mcp')).toMatchObject({ coldStarts: before.coldStarts, invocations: before.invocations + 1 });
+    });
   });
 
   it('refuses a subscription stream it cannot serve with a JSON-RPC error', async () => {
@@ -239,7 +466,7 @@ describe('E2E: the MCP door over plain HTTP', () => {
 
     expect(res.status).toBe(401);
     expect(res.headers.get('www-authenticate')).toBe(
-      `Bearer resource_metadata="${stack.publicUrl}/.well-known/oauth-protected-resource/api/mcp"`,
+      `Bearer resource_metadata="${stack.publicUrl}/.well-known/oauth-protected-resource/api/mcp", scope="endpoints:read"`,
     );
     expect(await res.text()).toMatch(
       /^A valid bearer token issued for this MCP server is required; none was sent, or the one sent was refused\. Here, locally: The bearer token has expired\. \(request id: /,

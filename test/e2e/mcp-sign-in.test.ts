@@ -1,4 +1,4 @@
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -6,7 +6,7 @@ import type { Readable } from 'node:stream';
 import { Client, StreamableHTTPClientTransport, UnauthorizedError } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { listAuditItems } from '../../lib/store/audit.js';
+import { auditItemsOf } from '../../infra/local/audit-items.js';
 import { smallFleet } from '../fixtures/small-fleet.js';
 import { claimsOf, InMemoryOAuthProvider, signInAsBrowser } from '../helpers/sign-in.js';
 import { startTestStack, type TestStack } from '../helpers/stack.js';
@@ -78,8 +78,9 @@ describe.each(ERAS)('E2E: the SDK client (%s) signs in through the local issuer 
         aud: stack.config.mcpAudience,
         sub: `sdk-${revision}`,
         tenant_id: 'acme',
+        scope: expect.stringMatching(/(^| )endpoints:read( |$)/),
       });
-      const audited = (await listAuditItems(stack.dynamo, stack.config.auditTable, 'acme')).filter((i) => i.subject === `sdk-${revision}`);
+      const audited = (await auditItemsOf(stack.dynamo, stack.config.auditTable, 'acme')).filter((i) => i.subject === `sdk-${revision}`);
       expect(audited).toEqual([expect.objectContaining({ broker: 'local-broker', agent_id: 'ac-002', outcome: 'allowed' })]);
     } finally {
       await client.close();
@@ -171,8 +172,13 @@ describe('E2E: mcp-remote (pinned) signs in through the local issuer, headless',
       expect(tools.map((t) => t.name).sort()).toEqual(['list_endpoints', 'observations']);
       expect(result.isError).toBeFalsy();
       expect(result.structuredContent).toMatchObject({ endpoint: { id: 'gx-002' } });
-      const audited = (await listAuditItems(stack.dynamo, stack.config.auditTable, 'globex')).filter((i) => i.subject === 'remote-user');
+      const audited = (await auditItemsOf(stack.dynamo, stack.config.auditTable, 'globex')).filter((i) => i.subject === 'remote-user');
       expect(audited).toEqual([expect.objectContaining({ ticket_number: 'CHG0099', outcome: 'allowed' })]);
+      // The token mcp-remote keeps (under its config folder) was granted the doors' scope, whatever it asked.
+      const kept = (await readdir(configDir, { recursive: true })).filter((file) => file.endsWith('_tokens.json'));
+      expect(kept).toHaveLength(1);
+      const { access_token } = JSON.parse(await readFile(join(configDir, kept[0]!), 'utf8')) as { access_token: string };
+      expect(claimsOf(access_token).scope).toMatch(/(^| )endpoints:read( |$)/);
     } finally {
       await client.close().catch(() => undefined);
       await connected.catch(() => undefined);

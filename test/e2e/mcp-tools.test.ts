@@ -1,9 +1,9 @@
 import type { Client } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { auditItemsOf } from '../../infra/local/audit-items.js';
 import { demoFleet } from '../../infra/local/demo.js';
 import { EndpointList } from '../../lib/contract/mcp-tools.js';
 import { EndpointDashboard } from '../../lib/contract/schemas.js';
-import { listAuditItems } from '../../lib/store/audit.js';
 import { call, connectTo, ERAS, recentDemoFleet, textOf, withoutClock } from '../helpers/mcp-client.js';
 import { get, startTestStack, type TestStack } from '../helpers/stack.js';
 
@@ -124,7 +124,7 @@ describe.each(ERAS)('E2E: MCP tools over HTTP with %s', (_era, options, revision
     const result = await call(client, 'observations', { agent_id: 'ac-002', reason, ticket: { number: 'INC0042', system: 'servicenow' } });
 
     expect(result.isError).toBeFalsy();
-    const items = (await listAuditItems(stack.dynamo, stack.config.auditTable, 'acme')).filter((i) => i.reason === reason);
+    const items = (await auditItemsOf(stack.dynamo, stack.config.auditTable, 'acme')).filter((i) => i.reason === reason);
     expect(items).toEqual([
       expect.objectContaining({
         tenant_id: 'acme',
@@ -181,17 +181,17 @@ describe.each(ERAS)('E2E: MCP tools over HTTP with %s', (_era, options, revision
     [
       'an unknown argument',
       { agent_id: 'ac-001', reason: 'disk alert', tenant: 'globex' },
-      'Unknown argument "tenant"; this tool takes agent_id, minutes, limit, reason, ticket.',
+      'Unknown argument `tenant`; this tool takes agent_id, minutes, limit, reason, ticket.',
     ],
     [
       "another tenant's agent",
       { agent_id: 'gx-001', reason: 'disk alert' },
-      'No endpoint with agent_id "gx-001" is visible to you; list_endpoints shows the endpoints you can read.',
+      'No endpoint with agent_id `gx-001` is visible to you; list_endpoints shows the endpoints you can read.',
     ],
     [
       'an unknown agent',
       { agent_id: 'nope', reason: 'disk alert' },
-      'No endpoint with agent_id "nope" is visible to you; list_endpoints shows the endpoints you can read.',
+      'No endpoint with agent_id `nope` is visible to you; list_endpoints shows the endpoints you can read.',
     ],
   ])('answers %s with an error result of one sentence', async (_what, args, sentence) => {
     const result = await call(client, 'observations', args);
@@ -248,10 +248,10 @@ describe.each(ERAS)('E2E: MCP tools over HTTP with %s', (_era, options, revision
       endpoints: [{ hostname: 'acme-db-1' }],
     });
     expect(textOf(byHost)).toMatch(
-      /^More than 1 endpoint with hostname containing "ACME-DB"; the first 1 in inventory order \(the listing stopped there: use a filter, or a higher limit, to see others\):\n- agent_id "ops\/db #1": hostname "acme-db-1", OS "linux"\/"x86_64", version "[^"]+", /,
+      /^More than 1 endpoint with hostname containing `ACME-DB`; the first 1 in inventory order \(the listing stopped there: use a filter, or a higher limit, to see others\):\n- agent_id `ops\/db #1`: hostname `acme-db-1`, OS `linux`\/`x86_64`, version `[^`]+`, /,
     );
     expect(none).toMatchObject({ structuredContent: { endpoints: [], matching: 0 } });
-    expect(textOf(none)).toMatch(/^No endpoint with hostname containing "no-such-host" \(the tenant has \d+\)\./);
+    expect(textOf(none)).toMatch(/^No endpoint with hostname containing `no-such-host` \(the tenant has \d+\)\./);
     expect(none.isError).toBeFalsy();
   });
 
@@ -322,10 +322,10 @@ describe('E2E: MCP tools with a scoped user token (the exchange copies the endpo
     expect(outside).toMatchObject({
       isError: true,
       content: [
-        { type: 'text', text: 'No endpoint with agent_id "ac-001" is visible to you; list_endpoints shows the endpoints you can read.' },
+        { type: 'text', text: 'No endpoint with agent_id `ac-001` is visible to you; list_endpoints shows the endpoints you can read.' },
       ],
     });
-    const items = (await listAuditItems(stack.dynamo, stack.config.auditTable, 'acme')).filter((i) => i.reason === reason);
+    const items = (await auditItemsOf(stack.dynamo, stack.config.auditTable, 'acme')).filter((i) => i.reason === reason);
     expect(items.map((i) => [i.agent_id, i.subject, i.scope, i.status_code]).sort()).toEqual([
       ['ac-001', subject, ['americas'], 404],
       ['ac-030', subject, ['americas'], 200],

@@ -60,7 +60,11 @@ describe.each(['inventory', 'mcp'] as const)('E2E: the %s door, from its 401 to 
 
     expect(refused.status).toBe(401);
     expect(document).toEqual(
-      expect.objectContaining({ resource: doorResource(stack.config, door), authorization_servers: [stack.config.jwtIssuer] }),
+      expect.objectContaining({
+        resource: doorResource(stack.config, door),
+        authorization_servers: [stack.config.jwtIssuer],
+        scopes_supported: ['endpoints:read'],
+      }),
     );
     expect(first).toBe('REDIRECT');
     expect(provider.client?.client_id).toMatch(/^local-/);
@@ -72,6 +76,7 @@ describe.each(['inventory', 'mcp'] as const)('E2E: the %s door, from its 401 to 
       aud: doorAudience(stack.config, door),
       sub: `discovery-${door}`,
       tenant_id: 'acme',
+      scope: expect.stringMatching(/(^| )endpoints:read( |$)/),
     });
     expect(granted.status).toBe(200);
   });

@@ -1,13 +1,13 @@
 import { DeleteTableCommand } from '@aws-sdk/client-dynamodb';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { auditItemsOf } from '../../infra/local/audit-items.js';
 import { sampleSeries } from '../../infra/local/demo.js';
 import type { Fleet } from '../../infra/local/fleet.js';
+import { ensureTables } from '../../infra/local/tables.js';
 import { BROKER_REFUSALS } from '../../lib/auth/broker.js';
 import { encodedReasonHeaders } from '../../lib/contract/attribution.js';
 import { EndpointDashboard } from '../../lib/contract/schemas.js';
-import { listAuditItems } from '../../lib/store/audit.js';
-import { ensureTables } from '../../lib/store/tables.js';
 import { expectResponseMatchesContract } from '../helpers/contract.js';
 import { get, startTestStack, type TestStack } from '../helpers/stack.js';
 
@@ -354,8 +354,8 @@ describe('E2E: GET /api/mcp/endpoint on the private loopback listener', () => {
         403,
         BROKER_REFUSALS.passthrough,
       );
-      const acme = (await listAuditItems(stack.dynamo, stack.config.auditTable, 'acme')).filter((i) => i.subject === inventorySubject);
-      const globex = (await listAuditItems(stack.dynamo, stack.config.auditTable, 'globex')).filter((i) => i.subject === mcpSubject);
+      const acme = (await auditItemsOf(stack.dynamo, stack.config.auditTable, 'acme')).filter((i) => i.subject === inventorySubject);
+      const globex = (await auditItemsOf(stack.dynamo, stack.config.auditTable, 'globex')).filter((i) => i.subject === mcpSubject);
       expect(acme).toEqual([expect.objectContaining({ tenant_id: 'acme', outcome: 'denied', status_code: 403 })]);
       expect(globex).toEqual([expect.objectContaining({ tenant_id: 'globex', broker: null, outcome: 'denied', status_code: 403 })]);
     });
@@ -367,7 +367,7 @@ describe('E2E: GET /api/mcp/endpoint on the private loopback listener', () => {
       const res = await observe('agent_id=healthy', {}, userToken);
 
       expectFailure(res, 403, BROKER_REFUSALS.missing);
-      const items = (await listAuditItems(stack.dynamo, stack.config.auditTable, 'acme')).filter((i) => i.subject === subject);
+      const items = (await auditItemsOf(stack.dynamo, stack.config.auditTable, 'acme')).filter((i) => i.subject === subject);
       expect(items).toEqual([expect.objectContaining({ broker: null, outcome: 'denied', status_code: 403, agent_id: null })]);
     });
 
@@ -384,14 +384,41 @@ describe('E2E: GET /api/mcp/endpoint on the private loopback listener', () => {
       const res = await observe('agent_id=healthy', {}, await stack.brokerToken({ subject, client: 'some-other-client' }));
 
       expectFailure(res, 403, BROKER_REFUSALS.notAllowed);
-      const items = (await listAuditItems(stack.dynamo, stack.config.auditTable, 'acme')).filter((i) => i.subject === subject);
+      const items = (await auditItemsOf(stack.dynamo, stack.config.auditTable, 'acme')).filter((i) => i.subject === subject);
       expect(items).toEqual([expect.objectContaining({ broker: 'some-other-client', outcome: 'denied', status_code: 403 })]);
+    });
+
+    it.each([
+      ['no scope', undefined],
+      ['an empty scope', ''],
+      ["the public doors' scope instead", 'endpoints:read'],
+    ])("refuses with 403 insufficient_scope the broker's token with %s, naming observations:read, and audits it", async (_what, scope) => {
+      const subject = `scope-${String(scope)}-${now}`;
+      const exchanged = await stack.brokerToken({ subject, scope });
+
+      const res = await observe('agent_id=healthy', {}, exchanged);
+
+      expectFailure(
+        res,
+        403,
+        `${BROKER_REFUSALS.scope} "observations:read" that this door requires: the broker asks for it in its token exchange.`,
+      );
+      expect(res.headers.get('www-authenticate')).toBe(
+        'Bearer error="insufficient_scope", scope="observations:read", error_description="The token lacks the scope observations:read."',
+      );
+      const items = (await auditItemsOf(stack.dynamo, stack.config.auditTable, 'acme')).filter((i) => i.subject === subject);
+      expect(items).toEqual([expect.objectContaining({ broker: 'local-broker', outcome: 'denied', status_code: 403 })]);
     });
 
     it('reads the broker from the claim BROKER_CLAIM names (azp for an on-behalf-of issuer)', async () => {
       const previous = stack.updateEnvironment({ BROKER_CLAIM: 'azp' });
       try {
-        const onBehalfOf = await stack.token({ audience: stack.config.observationsAudience, extra: { azp: 'local-broker' } });
+        // An on-behalf-of issuer (Entra ID) grants the scope in `scp`.
+        const onBehalfOf = await stack.token({
+          audience: stack.config.observationsAudience,
+          scope: undefined,
+          extra: { azp: 'local-broker', scp: ['observations:read'] },
+        });
         expect((await observe('agent_id=healthy', {}, onBehalfOf)).status).toBe(200);
         // The actor claim no longer counts once the deployment names azp.
         expectFailure(await observe('agent_id=healthy', {}, token), 403, BROKER_REFUSALS.missing);
@@ -424,7 +451,7 @@ describe('E2E: GET /api/mcp/endpoint on the private loopback listener', () => {
 
   describe('endpoint scope (the endpoint_groups claim the exchange copied)', () => {
     const auditOf = async (tenant: string, subject: string) =>
-      (await listAuditItems(stack.dynamo, stack.config.auditTable, tenant)).filter((i) => i.subject === subject);
+      (await auditItemsOf(stack.dynamo, stack.config.auditTable, tenant)).filter((i) => i.subject === subject);
 
     it("reads an endpoint in one of the token's groups, answers one outside them with the unknown endpoint's 404, and audits both with the scope", async () => {
       const subject = `scoped-${now}`;
@@ -501,7 +528,7 @@ describe('E2E: GET /api/mcp/endpoint on the private loopback listener', () => {
         ids.push(res.headers.get('x-audit-id') as string);
       }
 
-      const items = (await listAuditItems(stack.dynamo, stack.config.auditTable, 'acme')).filter((i) => i.subject === subject);
+      const items = (await auditItemsOf(stack.dynamo, stack.config.auditTable, 'acme')).filter((i) => i.subject === subject);
 
       expect(items.map((i) => i.audit_id).sort()).toEqual([...ids].sort());
       expect(new Set(ids).size).toBe(3);
@@ -528,7 +555,7 @@ describe('E2E: GET /api/mcp/endpoint on the private loopback listener', () => {
       const literal = await observe('agent_id=healthy', { 'X-Service-Reason': '100% literal, no encoding header' }, bearer);
 
       expect([encoded.status, literal.status]).toEqual([200, 200]);
-      const items = (await listAuditItems(stack.dynamo, stack.config.auditTable, 'acme')).filter((i) => i.subject === subject);
+      const items = (await auditItemsOf(stack.dynamo, stack.config.auditTable, 'acme')).filter((i) => i.subject === subject);
       expect(items.map((i) => i.reason).sort()).toEqual(['100% literal, no encoding header', meant].sort());
     });
 
@@ -537,7 +564,7 @@ describe('E2E: GET /api/mcp/endpoint on the private loopback listener', () => {
       const res = await observe('agent_id=nope', {}, await stack.brokerToken({ tenant: 'acme', subject }));
       const quoted = /\(request id: ([0-9a-f-]{36})\)/.exec(res.body)?.[1];
 
-      const items = (await listAuditItems(stack.dynamo, stack.config.auditTable, 'acme')).filter((i) => i.subject === subject);
+      const items = (await auditItemsOf(stack.dynamo, stack.config.auditTable, 'acme')).filter((i) => i.subject === subject);
 
       expect(quoted).toBeDefined();
       expect(items).toEqual([expect.objectContaining({ request_id: quoted, audit_id: quoted, status_code: 404 })]);
@@ -551,7 +578,7 @@ describe('E2E: GET /api/mcp/endpoint on the private loopback listener', () => {
       await observe('agent_id=healthy&limit=0', {}, bearer);
       await observe('agent_id=healthy', {}, await stack.brokerToken({ tenant: 'acme', subject, expiresInSeconds: -5 }));
 
-      const items = (await listAuditItems(stack.dynamo, stack.config.auditTable, 'acme')).filter((i) => i.subject === subject);
+      const items = (await auditItemsOf(stack.dynamo, stack.config.auditTable, 'acme')).filter((i) => i.subject === subject);
 
       expect(items.map((i) => [i.outcome, i.status_code]).sort()).toEqual([
         ['denied', 400],

@@ -101,6 +101,8 @@ describe('E2E: each function in a sandbox of its own, with its own environment',
     expect(mcp).toMatchObject({ MCP_AUDIENCE: stack.config.mcpAudience, BROKER_CLIENT_SECRET: stack.brokerSecret });
     expect(mcp).not.toHaveProperty('BROKER_CLIENT_SECRET_ARN');
     expect(mcp.NODE_OPTIONS).toBe('--enable-source-maps');
+    // The door admits no origin it is not given: the stack gives it its own, by each loopback name.
+    expect(mcp.MCP_ALLOWED_ORIGINS?.split(',')).toEqual(stack.config.ownOrigins);
   });
   it('answers a function whose variable is bad with the text/plain 502 and says why in one sentence, and goes on serving the others', async () => {
     const metadata = `${stack.publicUrl}/.well-known/oauth-protected-resource/api/mcp`;

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { listAuditItems } from '../../lib/store/audit.js';
+import { auditItemsOf } from '../../infra/local/audit-items.js';
 import { tenantAuditSessionPolicy, tenantSessionPolicy } from '../../lib/store/tenant-fence.js';
 import { get, startTestStack, type TestStack } from '../helpers/stack.js';
 import { type StsStandIn, startStsStandIn } from '../helpers/sts.js';
@@ -53,7 +53,7 @@ describe('E2E: an observations read with tenant fencing on', () => {
     ]);
     expect(JSON.parse(sts.calls[0]!.Policy)).toEqual(tenantSessionPolicy('müller gmbh'));
     expect(JSON.parse(sts.calls[1]!.Policy)).toEqual(tenantAuditSessionPolicy('müller gmbh'));
-    const items = await listAuditItems(stack.dynamo, stack.config.auditTable, 'müller gmbh');
+    const items = await auditItemsOf(stack.dynamo, stack.config.auditTable, 'müller gmbh');
     expect(items.map((i) => i.audit_id)).toEqual([res.headers.get('x-audit-id')]);
   });
 
@@ -65,7 +65,7 @@ describe('E2E: an observations read with tenant fencing on', () => {
     expect(res.status).toBe(403);
     expect(res.headers.get('content-type')).toBe('text/plain; charset=utf-8');
     expect(sts.calls).toEqual([]);
-    const items = await listAuditItems(stack.dynamo, stack.config.auditTable, null);
+    const items = await auditItemsOf(stack.dynamo, stack.config.auditTable, null);
     expect(items.map((i) => i.audit_id)).toContain(res.headers.get('x-audit-id'));
   });
 

@@ -1,15 +1,16 @@
 import { vi } from 'vitest';
 import type { TestEngine } from './engine.js';
+import { FUNCTION_ENVIRONMENT } from './function-environment.js';
 
 /**
  * The service's modules read their configuration, and make their clients, when they load (as a
- * Lambda function does at init). A test that needs other variables sets them here and then imports
- * the handler or use case it calls (`await import(…)`): the variables are stubbed (vitest's
- * stubEnv) and the module registry is reset, so the modules load again with them, as a new
- * instance with a changed configuration would.
+ * Lambda function does at init). A test that calls them in-process sets its variables here and
+ * then imports the handler or use case it calls (`await import(…)`): the variables are stubbed
+ * (vitest's stubEnv) on top of FUNCTION_ENVIRONMENT and the module registry is reset, so the
+ * modules load again with them, as a new instance with a changed configuration would.
  */
 export function useEnvironment(env: Record<string, string | undefined>): void {
-  for (const [name, value] of Object.entries(env)) vi.stubEnv(name, value);
+  for (const [name, value] of Object.entries({ ...FUNCTION_ENVIRONMENT, ...env })) vi.stubEnv(name, value);
   vi.resetModules();
 }
 

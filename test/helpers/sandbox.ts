@@ -10,7 +10,6 @@ import { type LambdaFunctionSpec, readFunctionSpecs } from '../../infra/local/la
 import { type LocalFunctions, startLocalFunctions } from '../../infra/local/lambda/local-functions.js';
 import { lambdaRuntime } from '../../infra/local/lambda/runtimes.js';
 import { listenerRouter } from '../../infra/local/router.js';
-import { parseConfig } from '../../lib/config.js';
 
 /**
  * The local gateway and sandboxes with the fixture functions of test/fixtures/functions/ in place
@@ -50,6 +49,13 @@ export async function fixtureFunctions(
   return Object.assign(functions, { said, logged });
 }
 
+/** What the fixture gateway writes its gateway responses with: a public URL, and no browser origin admitted. */
+export const FIXTURE_GATEWAY_CONFIG = Object.freeze({
+  publicUrl: 'https://api.example.com',
+  mcpAllowedOrigins: [] as readonly string[],
+  requiredScope: 'endpoints:read' as string | undefined,
+});
+
 export interface FixtureGateway {
   base: string;
   close(): Promise<void>;
@@ -60,8 +66,7 @@ export async function fixtureGateway(
   functions: LocalFunctions,
   options: Omit<LocalRestApiOptions, 'functions' | 'cfg'> & { cfg?: LocalRestApiOptions['cfg'] },
 ): Promise<FixtureGateway> {
-  const cfg = parseConfig({});
-  const router = listenerRouter(localRestApi({ cfg: () => cfg, ...options, functions }));
+  const router = listenerRouter(localRestApi({ cfg: () => FIXTURE_GATEWAY_CONFIG, ...options, functions }));
   const server: Server = createServer((req, res) => void router.handle(req, res, randomUUID()));
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return {

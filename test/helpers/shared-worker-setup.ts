@@ -1,12 +1,10 @@
 import { installAwsLambdaGlobal } from '../../infra/local/lambda/awslambda.js';
-import { setSecretsClient } from '../../lib/mcp/broker-secret.js';
-import { resetTenantClients } from '../../lib/store/tenant-client.js';
 
 /**
  * Runs before each file of a project whose files share one worker's modules (vitest `isolate:
- * false`): each file starts from the environment the worker started with, and from no fenced
- * session or broker secret that an earlier file left. A file that needs other variables loads the
- * service's modules afresh after setting them (test/helpers/env.ts).
+ * false`): each file starts from the environment the worker started with. A file that needs the
+ * service's modules in-process loads them afresh with its variables (test/helpers/env.ts), so no
+ * fenced session or broker secret of an earlier file is left in them.
  */
 
 const worker = globalThis as { __pristineEnv?: NodeJS.ProcessEnv };
@@ -18,5 +16,3 @@ for (const name of Object.keys(process.env)) if (ours(name) && !(name in pristin
 for (const [name, value] of Object.entries(pristine)) if (ours(name)) process.env[name] = value;
 // What Lambda's Node runtime installs before it loads a handler: the streaming handlers call it when their module loads.
 installAwsLambdaGlobal();
-resetTenantClients();
-setSecretsClient(undefined);

@@ -15,6 +15,8 @@ export interface TokenOptions {
   /** `iat` in epoch seconds, when not now. */
   issuedAt?: number;
   audience?: string | string[] | undefined;
+  /** The `scope` claim: the door's (REQUIRED_SCOPE; for brokerToken the observations operation's) unless given; undefined: none. */
+  scope?: string | undefined;
   extra?: Record<string, unknown>;
 }
 
@@ -74,6 +76,7 @@ export function withTokens(stack: LocalStack): TestStack {
       tenant: 'tenant' in options ? options.tenant : 'acme',
       tenantClaim: cfg.tenantClaim,
       subject: options.subject ?? 'user-1',
+      scope: 'scope' in options ? options.scope : cfg.requiredScope,
       ...(options.expiresInSeconds !== undefined ? { expiresInSeconds: options.expiresInSeconds } : {}),
       ...(options.issuedAt !== undefined ? { issuedAt: options.issuedAt } : {}),
       ...(options.extra ? { extra: options.extra } : {}),
@@ -93,6 +96,7 @@ export function withTokens(stack: LocalStack): TestStack {
           scopeClaim: cfg.scopeClaim,
           clientId: options.client ?? cfg.brokerClientId,
           audience: cfg.observationsAudience,
+          scope: 'scope' in options ? options.scope : cfg.observationsScope,
           ...(options.expiresInSeconds !== undefined ? { lifetimeSeconds: options.expiresInSeconds } : {}),
         },
         { subject: options.subject ?? 'user-1', tenant: 'tenant' in options ? options.tenant : 'acme', groups: options.groups },

@@ -1,6 +1,5 @@
 import { inject } from 'vitest';
 import type { Route } from '../../infra/local/routes.js';
-import { DOORS } from '../../lib/auth/doors.js';
 import { type Json, packagedTemplate } from './package.js';
 
 /**
@@ -51,7 +50,7 @@ export interface TemplateRoute extends Route {
 
 /**
  * The routes of both REST APIs as the template has them: each method's path (walked up its
- * resources), the function its integration invokes, the door of its authorizer and its transfer mode.
+ * resources), the function its integration invokes, its authorizer (name, identity source, cache) and its transfer mode.
  */
 export function routesOfTemplate(): TemplateRoute[] {
   const pathOf = (ref: Json | undefined, api: string): string => {
@@ -59,10 +58,11 @@ export function routesOfTemplate(): TemplateRoute[] {
     const r = resource(ref.Ref as string).Properties;
     return `${pathOf(r.ParentId, api)}/${r.PathPart as string}`;
   };
-  const doorOf = (authorizerId: Json | undefined): Route['authorizer'] => {
+  const authorizerOf = (authorizerId: Json | undefined): Route['authorizer'] => {
     if (!authorizerId) return null;
-    const name = resource(authorizerId.Ref as string).Properties.Name as string;
-    return Object.values(DOORS).find((d) => d.authorizerName === name)!.name;
+    const p = resource(authorizerId.Ref as string).Properties;
+    const identitySource = (p.IdentitySource as string | undefined)?.replace(/^method\.request\.header\./, '') ?? null;
+    return { name: p.Name as string, identitySource, ttlSeconds: p.AuthorizerResultTtlInSeconds as number };
   };
   return ofType('AWS::ApiGateway::Method').map(([id, m]) => {
     const p = m.Properties;
@@ -74,7 +74,7 @@ export function routesOfTemplate(): TemplateRoute[] {
       method: p.HttpMethod,
       resource: pathOf(p.ResourceId, api),
       function: fn,
-      authorizer: doorOf(p.AuthorizerId),
+      authorizer: authorizerOf(p.AuthorizerId),
       transferMode: p.Integration.ResponseTransferMode ?? 'BUFFERED',
     };
   });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { GATEWAY_RESPONSES, gatewayResponseResources } from '../../infra/gateway-responses.js';
-import { ROUTES } from '../../infra/local/routes.js';
+import { ROUTES, type Route } from '../../infra/local/routes.js';
 import { DOORS } from '../../lib/auth/doors.js';
 import type { Json } from '../helpers/package.js';
 import { asList, EXAMPLE, getAtt, ofType, resource, resources, routesOfTemplate, template } from '../helpers/template.js';
@@ -31,12 +31,10 @@ describe('Template: the public REST API (inventory and the MCP door)', () => {
   });
 
   it('has exactly the routes of the local gateway (infra/local/routes.ts): methods, functions, authorizers and transfer modes', () => {
-    const local = ROUTES.map(
-      (r) => `${r.api} ${r.method} ${r.resource} -> ${r.function} [${r.authorizer ?? 'none'}, ${r.transferMode}]`,
-    ).sort();
-    const deployed = routesOfTemplate()
-      .map((r) => `${r.api} ${r.method} ${r.resource} -> ${r.function} [${r.authorizer ?? 'none'}, ${r.transferMode}]`)
-      .sort();
+    const line = (r: Route): string =>
+      `${r.api} ${r.method} ${r.resource} -> ${r.function} [${r.authorizer ? JSON.stringify(r.authorizer) : 'none'}, ${r.transferMode}]`;
+    const local = ROUTES.map(line).sort();
+    const deployed = routesOfTemplate().map(line).sort();
 
     expect(deployed).toEqual(local);
   });
@@ -124,7 +122,7 @@ describe('Template: the public REST API (inventory and the MCP door)', () => {
   it("answers every refusal API Gateway makes itself in the contract's words: the table of infra/gateway-responses.ts", () => {
     const responses = Object.fromEntries(ofType('AWS::ApiGateway::GatewayResponse'));
 
-    expect(responses).toEqual(gatewayResponseResources(EXAMPLE.publicUrl, 'https://no-browser-origin.invalid'));
+    expect(responses).toEqual(gatewayResponseResources(EXAMPLE.publicUrl, 'https://no-browser-origin.invalid', 'endpoints:read'));
     expect(Object.keys(responses)).toHaveLength(GATEWAY_RESPONSES.length);
     for (const response of Object.values(responses)) {
       const headers = response.Properties.ResponseParameters;
@@ -146,13 +144,13 @@ describe('Template: the public REST API (inventory and the MCP door)', () => {
     expect(headersOf('UNAUTHORIZED')).toMatchObject({
       StatusCode: '401',
       ResponseParameters: {
-        'gatewayresponse.header.WWW-Authenticate': `'Bearer resource_metadata="https://api.example.com/.well-known/oauth-protected-resource/api/mcp"'`,
+        'gatewayresponse.header.WWW-Authenticate': `'Bearer resource_metadata="https://api.example.com/.well-known/oauth-protected-resource/api/mcp", scope="endpoints:read"'`,
       },
     });
     expect(headersOf('ACCESS_DENIED')).toMatchObject({
       StatusCode: '401',
       ResponseParameters: {
-        'gatewayresponse.header.WWW-Authenticate': `'Bearer resource_metadata="https://api.example.com/.well-known/oauth-protected-resource/api/agents"'`,
+        'gatewayresponse.header.WWW-Authenticate': `'Bearer resource_metadata="https://api.example.com/.well-known/oauth-protected-resource/api/agents", scope="endpoints:read"'`,
       },
       ResponseTemplates: { 'text/plain': '$context.authorizer.refusal (request id: $context.requestId)\n' },
     });
@@ -169,7 +167,6 @@ describe('Template: the public REST API (inventory and the MCP door)', () => {
       ResponseParameters: { 'gatewayresponse.header.Retry-After': "'1'" },
     });
     expect(headersOf('INTEGRATION_TIMEOUT').StatusCode).toBe('504');
-    expect(headersOf('REQUEST_TOO_LARGE').StatusCode).toBe('413');
     expect(headersOf('MISSING_AUTHENTICATION_TOKEN').StatusCode).toBe('404');
     expect(headersOf('DEFAULT_4XX').StatusCode).toBeUndefined();
   });

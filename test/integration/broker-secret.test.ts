@@ -1,6 +1,5 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { useEnvironment } from '../helpers/env.js';
 
@@ -47,21 +46,23 @@ afterAll(async () => {
   await new Promise<void>((resolve) => server.close(() => resolve()));
 });
 
-/** The module as the MCP function loads it with these variables, its Secrets Manager client the stand-in's (injected, Powertools' way). */
+/**
+ * The module as the MCP function loads it with these variables (a fresh instance each time), its
+ * Secrets Manager at the stand-in by the SDK's own service endpoint variable.
+ */
 let secrets: typeof import('../../lib/mcp/broker-secret.js');
 
 async function load(env: Record<string, string | undefined>): Promise<void> {
-  useEnvironment(env);
-  secrets = await import('../../lib/mcp/broker-secret.js');
   const { port } = server.address() as AddressInfo;
-  secrets.setSecretsClient(
-    new SecretsManagerClient({
-      region: 'eu-west-1',
-      endpoint: `http://127.0.0.1:${port}`,
-      credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
-      maxAttempts: 1,
-    }),
-  );
+  useEnvironment({
+    AWS_REGION: 'eu-west-1',
+    AWS_ENDPOINT_URL_SECRETS_MANAGER: `http://127.0.0.1:${port}`,
+    AWS_ACCESS_KEY_ID: 'local',
+    AWS_SECRET_ACCESS_KEY: 'local',
+    AWS_SESSION_TOKEN: undefined,
+    ...env,
+  });
+  secrets = await import('../../lib/mcp/broker-secret.js');
 }
 
 beforeEach(async () => {

@@ -2,10 +2,10 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { APIGatewayProxyEvent, Context } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { auditItemsOf } from '../../infra/local/audit-items.js';
 import { loadFleet } from '../../infra/local/fleet.js';
 import { type LocalIssuer, localIssuer } from '../../infra/local/issuer.js';
 import { brokerTokenFor } from '../../infra/local/token-exchange.js';
-import { listAuditItems } from '../../lib/store/audit.js';
 import { startTestEngine, type TestEngine } from '../helpers/engine.js';
 import { useEngine } from '../helpers/env.js';
 import { eventFixture } from '../helpers/events.js';
@@ -197,6 +197,6 @@ describe('Deadlines: a short function timeout and a dependency that never answer
     const answer = await observations(await observationsEvent(), shortContext(10_000));
 
     expect(answer.statusCode).toBe(200);
-    expect((await listAuditItems(engine.db, engine.tables.auditTable, 'acme')).some((i) => i.outcome === 'allowed')).toBe(true);
+    expect((await auditItemsOf(engine.db, engine.tables.auditTable, 'acme')).some((i) => i.outcome === 'allowed')).toBe(true);
   });
 });

@@ -3,7 +3,6 @@ import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import type { APIGatewayProxyEvent } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { type FleetAgent, loadFleet } from '../../infra/local/fleet.js';
-import { authorizerContextOf } from '../../lib/auth/caller.js';
 import { AgentInventory } from '../../lib/contract/schemas.js';
 import { agentSortKey, connectionKey, durableAgentKey } from '../../lib/store/keys.js';
 import { expectResponseMatchesContract } from '../helpers/contract.js';
@@ -19,6 +18,7 @@ type Event = APIGatewayProxyEvent;
 let handler: typeof import('../../functions/inventory/handler.js').handler;
 let logger: typeof import('../../lib/observability/logger.js').logger;
 let config: typeof import('../../lib/config.js').config;
+let authorizerContextOf: typeof import('../../lib/auth/caller.js').authorizerContextOf;
 
 const recent = (): string => new Date(Date.now() - 5_000).toISOString();
 
@@ -34,7 +34,7 @@ function agent(id: string, extra: Partial<FleetAgent> = {}): FleetAgent {
 async function listAs(tenant: string, acceptEncoding?: string, claims: Record<string, unknown> = {}): Promise<StreamedAnswer> {
   const event = eventFixture<Event>('rest-api', 'list-agents', (e) => {
     const context = authorizerContextOf(
-      { sub: 'user-42', exp: 4_102_444_800, tenant_id: tenant, ...claims },
+      { sub: 'user-42', exp: 4_102_444_800, tenant_id: tenant, scope: 'endpoints:read', ...claims },
       'tenant_id',
       'endpoint_groups',
     );
@@ -60,6 +60,7 @@ describe('Handler: inventory against a real DynamoDB API', () => {
     ({ handler } = await import('../../functions/inventory/handler.js'));
     ({ logger } = await import('../../lib/observability/logger.js'));
     ({ config } = await import('../../lib/config.js'));
+    ({ authorizerContextOf } = await import('../../lib/auth/caller.js'));
     await loadFleet(
       engine.db,
       engine.tables,
@@ -265,7 +266,7 @@ describe('Handler: inventory against a real DynamoDB API', () => {
 
   it('returns 403 when the tenant claim is an array: the authorizer hands over no tenant for it', async () => {
     const context = authorizerContextOf(
-      { sub: 'user-42', exp: 4_102_444_800, tenant_id: ['acme', 'globex'] },
+      { sub: 'user-42', exp: 4_102_444_800, tenant_id: ['acme', 'globex'], scope: 'endpoints:read' },
       'tenant_id',
       'endpoint_groups',
     );
@@ -288,7 +289,7 @@ describe('Handler: inventory against a real DynamoDB API', () => {
 
     expect(response.statusCode).toBe(401);
     expect(response.headers['WWW-Authenticate']).toBe(
-      `Bearer resource_metadata="${config().publicUrl}/.well-known/oauth-protected-resource/api/agents", error="invalid_token", error_description="The bearer token has expired."`,
+      `Bearer resource_metadata="${config().publicUrl}/.well-known/oauth-protected-resource/api/agents", scope="endpoints:read", error="invalid_token", error_description="The bearer token has expired."`,
     );
     expect(response.body).toMatch(/^The bearer token has expired\. \(request id: [0-9a-f-]{36}\)\n$/);
   });

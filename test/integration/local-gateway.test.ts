@@ -1,8 +1,13 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { GATEWAY_RESPONSES, gatewayResponse } from '../../infra/gateway-responses.js';
-import type { Route } from '../../infra/local/routes.js';
-import { parseConfig } from '../../lib/config.js';
-import { type FixtureFunctions, type FixtureGateway, fixtureFunctions, fixtureGateway } from '../helpers/sandbox.js';
+import { GATEWAY_RESPONSES, gatewayResponse, PAYLOAD_LIMITS } from '../../infra/gateway-responses.js';
+import { ROUTES as DEPLOYED_ROUTES, type Route, type RouteAuthorizer } from '../../infra/local/routes.js';
+import {
+  FIXTURE_GATEWAY_CONFIG,
+  type FixtureFunctions,
+  type FixtureGateway,
+  fixtureFunctions,
+  fixtureGateway,
+} from '../helpers/sandbox.js';
 
 /**
  * The local REST API emulation over real HTTP, with fixture functions behind its routes
@@ -15,13 +20,15 @@ import { type FixtureFunctions, type FixtureGateway, fixtureFunctions, fixtureGa
 
 // The fixture behind these routes answers buffered (the streamed inventory through the gateway:
 // test/integration/sandbox.test.ts and test/e2e/inventory-streaming.test.ts).
+/** The authorizer serverless.yml puts in front of a door (its identity source and cache). */
+const doorAt = (resource: string): RouteAuthorizer => DEPLOYED_ROUTES.find((r) => r.resource === resource && r.authorizer)!.authorizer!;
 const ROUTES: Route[] = [
-  { api: 'public', method: 'GET', resource: '/api/agents', function: 'mcp', authorizer: 'inventory', transferMode: 'BUFFERED' },
-  { api: 'public', method: 'POST', resource: '/api/mcp', function: 'mcp', authorizer: 'mcp', transferMode: 'BUFFERED' },
+  { api: 'public', method: 'GET', resource: '/api/agents', function: 'mcp', authorizer: doorAt('/api/agents'), transferMode: 'BUFFERED' },
+  { api: 'public', method: 'POST', resource: '/api/mcp', function: 'mcp', authorizer: doorAt('/api/mcp'), transferMode: 'BUFFERED' },
   { api: 'public', method: 'GET', resource: '/open', function: 'observations', authorizer: null, transferMode: 'BUFFERED' },
 ];
 
-const cfg = parseConfig({});
+const cfg = FIXTURE_GATEWAY_CONFIG;
 let functions: FixtureFunctions;
 let gateway: FixtureGateway;
 let clock = 1_000_000;
@@ -82,7 +89,7 @@ describe('Local gateway: API Gateway’s own answers', () => {
     const refused = await call('/api/mcp', withToken('unauthorized', { method: 'POST' }));
     expectGatewayResponse(refused, 'UNAUTHORIZED');
     expect(refused.headers.get('www-authenticate')).toBe(
-      `Bearer resource_metadata="${cfg.publicUrl}/.well-known/oauth-protected-resource/api/mcp"`,
+      `Bearer resource_metadata="${cfg.publicUrl}/.well-known/oauth-protected-resource/api/mcp", scope="endpoints:read"`,
     );
   });
 
@@ -91,7 +98,7 @@ describe('Local gateway: API Gateway’s own answers', () => {
 
     expect(res.status).toBe(401);
     expect(res.headers.get('www-authenticate')).toBe(
-      `Bearer resource_metadata="${cfg.publicUrl}/.well-known/oauth-protected-resource/api/agents"`,
+      `Bearer resource_metadata="${cfg.publicUrl}/.well-known/oauth-protected-resource/api/agents", scope="endpoints:read"`,
     );
     expect(res.body).toMatch(/^Not for this door\. \(request id: [0-9a-f-]{36}\)\n$/);
   });
@@ -101,11 +108,29 @@ describe('Local gateway: API Gateway’s own answers', () => {
     expect(authorizerCalls()).toBe(0);
   });
 
-  it('refuses a payload over API Gateway’s 10 MB with REQUEST_TOO_LARGE', async () => {
-    expectGatewayResponse(
-      await call('/api/mcp', withToken('t', { method: 'POST', body: Buffer.alloc(10 * 1024 * 1024 + 1, 'a') })),
-      'REQUEST_TOO_LARGE',
+  it('refuses a body over API Gateway’s 10 MB as AWS does (413 text, not a gateway response it lets us word), before the authorizer', async () => {
+    const res = await call('/api/mcp', withToken('t', { method: 'POST', body: Buffer.alloc(PAYLOAD_LIMITS.apiGatewayBytes + 1, 'a') }));
+
+    expect(res.status).toBe(413);
+    expect(res.headers.get('content-type')).toBe('text; charset=utf-8');
+    expect(res.body).toBe('HTTP content length exceeded 10485760 bytes.');
+    expect(authorizerCalls()).toBe(0);
+  });
+
+  it('refuses an event past Lambda’s 6 MB invocation payload as AWS does (413 "Request Too Long"), never invoking the function', async () => {
+    const invoked = functions.stats('mcp').invocations;
+    const under = await call(
+      '/api/mcp',
+      withToken('t', { method: 'POST', body: Buffer.alloc(PAYLOAD_LIMITS.lambdaInvocationBytes - 8192, 'a') }),
     );
+    const over = await call('/api/mcp', withToken('t', { method: 'POST', body: Buffer.alloc(PAYLOAD_LIMITS.lambdaInvocationBytes, 'a') }));
+
+    expect(under.status).toBe(200);
+    expect(over.status).toBe(413);
+    expect(over.headers.get('content-type')).toBe('application/json');
+    expect(over.headers.get('x-amzn-errortype')).toBe('BadRequestException');
+    expect(over.body).toBe('{"message": "Request Too Long"}');
+    expect(functions.stats('mcp').invocations).toBe(invoked + 1);
   });
 
   it.each([
@@ -167,7 +192,6 @@ describe('Gateway responses table', () => {
         'AUTHORIZER_CONFIGURATION_ERROR',
         'THROTTLED',
         'QUOTA_EXCEEDED',
-        'REQUEST_TOO_LARGE',
         'INTEGRATION_TIMEOUT',
         'INTEGRATION_FAILURE',
         'MISSING_AUTHENTICATION_TOKEN',
@@ -185,7 +209,6 @@ describe('Gateway responses table', () => {
     ['AUTHORIZER_CONFIGURATION_ERROR', 503],
     ['THROTTLED', 429],
     ['QUOTA_EXCEEDED', 429],
-    ['REQUEST_TOO_LARGE', 413],
     ['INTEGRATION_TIMEOUT', 504],
     ['MISSING_AUTHENTICATION_TOKEN', 404],
     ['RESOURCE_NOT_FOUND', 404],

@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { batchWriteItems } from '../../lib/store/batch-write.js';
+import { batchWriteItems } from '../../infra/local/batch-write.js';
 import { queryPages } from '../../lib/store/query.js';
 import { documentClient, startTestEngine, type TestEngine } from '../helpers/engine.js';
 import { countingProxy } from '../helpers/faults.js';

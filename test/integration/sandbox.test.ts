@@ -28,9 +28,11 @@ let gateway: FixtureGateway;
 const coldStarts: Array<{ name: string; initDurationMs: number }> = [];
 
 beforeAll(async () => {
-  // serverless.yml's settings, with a timeout, memory and concurrency small enough to pass on purpose.
+  // serverless.yml's settings, with a timeout, memory and concurrency small enough to pass on purpose:
+  // Lambda's least memory, and a timeout long enough for the fixture to fill it even on a loaded
+  // machine (touching a page costs microseconds here; 100 MB, a good part of a second).
   functions = await fixtureFunctions({
-    observations: { timeoutSeconds: 1, memorySizeMb: 160, reservedConcurrency: 2 },
+    observations: { timeoutSeconds: 3, memorySizeMb: 128, reservedConcurrency: 2 },
   });
   gateway = await fixtureGateway(functions, {
     api: 'public',
@@ -109,15 +111,15 @@ describe('Local sandbox: a function runs as Lambda runs it', () => {
       _HANDLER: 'index.handler',
       LAMBDA_TASK_ROOT: join(FIXTURE_FUNCTIONS, 'observations'),
       AWS_LAMBDA_FUNCTION_NAME: 'endpoint-read-service-local-observations',
-      AWS_LAMBDA_FUNCTION_MEMORY_SIZE: '160',
+      AWS_LAMBDA_FUNCTION_MEMORY_SIZE: '128',
       AWS_LAMBDA_LOG_GROUP_NAME: '/aws/lambda/endpoint-read-service-local-observations',
       AWS_REGION: 'us-east-1',
       AWS_EXECUTION_ENV: 'AWS_Lambda_nodejs24.x',
     });
     expect(env.AWS_LAMBDA_RUNTIME_API).toMatch(/^127\.0\.0\.1:\d+$/);
-    // Its timeout here is 1 s: the context counts down from it.
+    // Its timeout here is 3 s: the context counts down from it.
     expect(remainingMs).toBeGreaterThan(0);
-    expect(remainingMs).toBeLessThanOrEqual(1_000);
+    expect(remainingMs).toBeLessThanOrEqual(3_000);
   });
 
   it('reuses a warm instance for the next event, and reports the init time of a cold start', async () => {
@@ -156,11 +158,11 @@ describe('Local sandbox: a function runs as Lambda runs it', () => {
 
 describe('Local sandbox: a function that fails is answered as API Gateway answers it, and the next request gets a fresh instance', () => {
   it.each([
-    ['runs past its timeout', 'hang', /^observations: Task timed out after 1\.00 seconds \(Sandbox\.Timedout\)/],
+    ['runs past its timeout', 'hang', /^observations: Task timed out after 3\.00 seconds \(Sandbox\.Timedout\)/],
     [
       'holds more than its memorySize',
       'allocate',
-      /^observations: Runtime exited with error: signal: killed \(memory \d+ MB over its memorySize of 160 MB\)/,
+      /^observations: Runtime exited with error: signal: killed \(memory \d+ MB over its memorySize of 128 MB\)/,
     ],
     ['crashes (its process exits)', 'exit', /^observations: Runtime exited with error: exit status 3 \(Runtime\.ExitError\)/],
   ])('answers a function that %s with the text/plain 502, says so, and serves the next request', async (_what, fault, said) => {

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { localAuthorizationServer } from '../../infra/local/authorization-server.js';
 import { localIssuer } from '../../infra/local/issuer.js';
 import { type ListenerRouter, listenerRouter } from '../../infra/local/router.js';
-import { parseConfig } from '../../lib/config.js';
+import { readStackConfig } from '../../infra/local/settings.js';
 import { localDirWithKey } from '../helpers/local-dir.js';
 import { browserStandIn, pkce, signInAsBrowser } from '../helpers/sign-in.js';
 
@@ -34,7 +34,7 @@ beforeAll(async () => {
   const authorizationServer = await localAuthorizationServer({
     issuer: await localIssuer(await localDirWithKey('sign-in-cap-')),
     brokerSecret: 'local-broker-secret',
-    config: parseConfig({ PORT: String(port) }),
+    config: readStackConfig({}, port),
     storeLimits: { perClient: 2, total: 100, others: 100 },
   });
   // No REST API on this listener: the authorization server's routes alone.

@@ -1,8 +1,25 @@
 import { DescribeTableCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ensureTables } from '../../lib/store/tables.js';
+import { ensureTables, templateTables } from '../../infra/local/tables.js';
+import { TTL_ATTRIBUTE } from '../../lib/store/items.js';
 import { documentClient, startTestEngine, type TestEngine, uniqueTables } from '../helpers/engine.js';
 import { answeringEndpoint } from '../helpers/faults.js';
+
+describe('Function: templateTables', () => {
+  it("reads the template's two tables: keys pk and sk, on demand, TTL on the data table's attribute the sample items carry", () => {
+    const { data, audit } = templateTables();
+
+    for (const table of [data, audit]) {
+      expect(table.keySchema).toEqual([
+        { AttributeName: 'pk', KeyType: 'HASH' },
+        { AttributeName: 'sk', KeyType: 'RANGE' },
+      ]);
+      expect(table.billingMode).toBe('PAY_PER_REQUEST');
+    }
+    expect(data.ttlAttribute).toBe(TTL_ATTRIBUTE);
+    expect(audit.ttlAttribute).toBeUndefined();
+  });
+});
 
 describe('Function: ensureTables', () => {
   let engine: TestEngine;

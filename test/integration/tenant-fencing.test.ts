@@ -1,7 +1,8 @@
 import type { APIGatewayProxyEvent, Context } from 'aws-lambda';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { auditItemsOf } from '../../infra/local/audit-items.js';
 import { loadFleet } from '../../infra/local/fleet.js';
-import { type AuditItem, listAuditItems, putAuditItem } from '../../lib/store/audit.js';
+import { type AuditItem, putAuditItem } from '../../lib/store/audit.js';
 import { tenantAuditSessionPolicy, tenantSessionName, tenantSessionPolicy } from '../../lib/store/tenant-fence.js';
 import { startTestEngine, type TestEngine } from '../helpers/engine.js';
 import { useEngine } from '../helpers/env.js';
@@ -129,7 +130,8 @@ describe('Tenant fencing by IAM: reads (an STS stand-in, the real local engine)'
     await listFor('a*b');
     expect(sts.calls.map((c) => c.RoleSessionName)).toEqual([tenantSessionName('acme'), tenantSessionName('a*b')]);
 
-    clients.resetTenantClients();
+    // A new instance (fresh modules): no session kept from before.
+    await load({ TENANT_FENCING: 'iam', TENANT_READ_ROLE_ARN: READ_ROLE, TENANT_AUDIT_ROLE_ARN: AUDIT_ROLE, STS_ENDPOINT: sts.endpoint });
     sts.calls = [];
     sts.expiresInMs = 4 * 60_000; // inside the five minutes before expiry: renewed at the next read
     await listFor('acme');
@@ -173,7 +175,7 @@ describe('Tenant fencing by IAM: audit puts (an STS stand-in, the real local eng
       tags: ['tenant=a=0020b'],
     });
     expect(JSON.parse(sts.calls[0]!.Policy)).toEqual(tenantAuditSessionPolicy('a b'));
-    expect((await listAuditItems(engine.db, config().auditTable, 'a b')).map((i) => i.audit_id)).toEqual(['audit-fenced-1']);
+    expect((await auditItemsOf(engine.db, config().auditTable, 'a b')).map((i) => i.audit_id)).toEqual(['audit-fenced-1']);
   });
 
   it('keeps audit sessions apart from read sessions, and each for the hour its credentials last', async () => {
@@ -191,7 +193,7 @@ describe('Tenant fencing by IAM: audit puts (an STS stand-in, the real local eng
     await putAuditItem(db, config().auditTable, auditItem(null, 'audit-no-tenant-1'));
 
     expect(sts.calls).toHaveLength(0);
-    expect((await listAuditItems(engine.db, config().auditTable, null)).map((i) => i.audit_id)).toContain('audit-no-tenant-1');
+    expect((await auditItemsOf(engine.db, config().auditTable, null)).map((i) => i.audit_id)).toContain('audit-no-tenant-1');
   });
 
   it('refuses a tenant that is the empty string rather than tag a session with it', async () => {

@@ -61,6 +61,7 @@ const sign = (audience: string, extra: { tenant?: string | undefined; expiresInS
     tenant: 'tenant' in extra ? extra.tenant : 'acme',
     subject: 'user-1',
     ...(extra.expiresInSeconds !== undefined ? { expiresInSeconds: extra.expiresInSeconds } : {}),
+    extra: { scope: 'openid endpoints:read' },
   });
 
 /** The REQUEST authorizer event for a method; `authorization` as the client sent it (several values: the header repeated). */
@@ -96,7 +97,7 @@ describe('Handler: authorizer (the public REST API token authorizer)', () => {
           Version: '2012-10-17',
           Statement: [{ Action: 'execute-api:Invoke', Effect: 'Allow', Resource: [`${API_ARN}/GET/api/agents`] }],
         },
-        context: { tenant: 'acme', sub: 'user-1', exp },
+        context: { tenant: 'acme', sub: 'user-1', exp, grantedScopes: 'openid endpoints:read' },
       });
     });
 

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { assertAllowedBroker, BROKER_REFUSALS, brokerOf, claimAt } from '../../lib/auth/broker.js';
+import { insufficientScope } from '../../lib/auth/challenge.js';
 
 /** Claims as an RFC 8693 token exchange writes them: the user as `sub`, the broker as actor. */
 const exchanged = { sub: 'alice', tenant_id: 'acme', aud: 'endpoint-observations', act: { sub: 'mcp-broker' }, azp: 'mcp-app' };
@@ -50,6 +51,18 @@ describe('Function: assertAllowedBroker', () => {
   ])('refuses with 403 when the allow-list holds %s', (_how, list) => {
     expect(() => assertAllowedBroker('mcp-broker', list)).toThrow(
       expect.objectContaining({ statusCode: 403, message: BROKER_REFUSALS.notAllowed }),
+    );
+  });
+});
+
+describe('Constant: BROKER_REFUSALS.scope', () => {
+  it("begins the private operation's refusal of a token without its scope, which the MCP door reads as its own misconfiguration", () => {
+    const refusal = insufficientScope({ publicUrl: 'https://api.example.com' }, undefined, 'observations:read', 'the broker asks for it');
+
+    expect(refusal.statusCode).toBe(403);
+    expect(refusal.message.startsWith(BROKER_REFUSALS.scope)).toBe(true);
+    expect(refusal.headers['WWW-Authenticate']).toBe(
+      'Bearer error="insufficient_scope", scope="observations:read", error_description="The token lacks the scope observations:read."',
     );
   });
 });

@@ -1,6 +1,6 @@
 import type { APIGatewayProxyEvent } from 'aws-lambda';
 import { describe, expect, it } from 'vitest';
-import { callerFromAuthorizer } from '../../lib/auth/caller.js';
+import { authorizerContextOf, callerFromAuthorizer } from '../../lib/auth/caller.js';
 import { bearerChallenge } from '../../lib/auth/challenge.js';
 import { ForbiddenError, type UnauthorizedError } from '../../lib/errors.js';
 import { eventFixture, setHeader } from '../helpers/events.js';
@@ -10,13 +10,25 @@ import { eventFixture, setHeader } from '../helpers/events.js';
  * and the one 401 challenge every public door answers with.
  */
 
-const cfg = { tenantClaim: 'tenant_id', scopeClaim: 'endpoint_groups', publicUrl: 'https://api.example.com' };
+const cfg = {
+  tenantClaim: 'tenant_id',
+  scopeClaim: 'endpoint_groups',
+  publicUrl: 'https://api.example.com',
+  requiredScope: 'endpoints:read',
+};
 const NOW = 1_800_000_000;
 const options = { cfg, now: () => NOW };
 
 const event = (change: (e: APIGatewayProxyEvent) => void = () => undefined): APIGatewayProxyEvent =>
   eventFixture<APIGatewayProxyEvent>('rest-api', 'list-agents', (e) => {
-    e.requestContext.authorizer = { principalId: 'user-42', integrationLatency: 3, tenant: 'acme', sub: 'user-42', exp: String(NOW + 60) };
+    e.requestContext.authorizer = {
+      principalId: 'user-42',
+      integrationLatency: 3,
+      tenant: 'acme',
+      sub: 'user-42',
+      exp: String(NOW + 60),
+      grantedScopes: 'openid endpoints:read',
+    };
     change(e);
   });
 
@@ -67,10 +79,10 @@ describe('Function: callerFromAuthorizer', () => {
 
     expect([atInventory.statusCode, atInventory.message]).toEqual([401, 'The bearer token has expired.']);
     expect(atInventory.headers['WWW-Authenticate']).toBe(
-      'Bearer resource_metadata="https://api.example.com/.well-known/oauth-protected-resource/api/agents", error="invalid_token", error_description="The bearer token has expired."',
+      'Bearer resource_metadata="https://api.example.com/.well-known/oauth-protected-resource/api/agents", scope="endpoints:read", error="invalid_token", error_description="The bearer token has expired."',
     );
     expect(atMcp.headers['WWW-Authenticate']).toBe(
-      'Bearer resource_metadata="https://api.example.com/.well-known/oauth-protected-resource/api/mcp", error="invalid_token", error_description="The bearer token has expired."',
+      'Bearer resource_metadata="https://api.example.com/.well-known/oauth-protected-resource/api/mcp", scope="endpoints:read", error="invalid_token", error_description="The bearer token has expired."',
     );
   });
 
@@ -126,13 +138,81 @@ describe('Function: callerFromAuthorizer', () => {
   });
 });
 
+describe("Function: callerFromAuthorizer (the door's OAuth scope)", () => {
+  it.each([
+    ['no scope at all', undefined],
+    ['an empty scope', ''],
+    ['another scope', 'openid offline_access endpoints:write'],
+    ['a scope that only begins like it', 'endpoints:readonly'],
+  ])('refuses a valid token with %s: 403 insufficient_scope naming the scope, at either door', (_what, granted) => {
+    const e = event((ev) => {
+      if (granted === undefined) delete (ev.requestContext.authorizer as Record<string, unknown>).grantedScopes;
+      else ev.requestContext.authorizer!.grantedScopes = granted;
+    });
+
+    for (const door of ['inventory', 'mcp'] as const) {
+      const error = refusal(() => callerFromAuthorizer(e, door, options));
+      expect(error.statusCode).toBe(403);
+      expect(error.message).toBe(
+        'The bearer token was not granted the scope "endpoints:read" that this door requires: sign in again, asking for it.',
+      );
+      expect(error.headers['WWW-Authenticate']).toBe(
+        `Bearer resource_metadata="https://api.example.com/.well-known/oauth-protected-resource/${door === 'mcp' ? 'api/mcp' : 'api/agents'}", error="insufficient_scope", scope="endpoints:read", error_description="The token lacks the scope endpoints:read."`,
+      );
+    }
+  });
+
+  it.each([
+    ['`scope`, space-separated (RFC 9068)', { scope: 'openid endpoints:read' }, undefined],
+    ['`scp` as a string (Entra ID)', { scp: 'endpoints:read' }, undefined],
+    ['`scp` as an array', { scp: ['profile', 'endpoints:read'] }, undefined],
+    ['the claim SCOPE_CLAIM names', { permissions: ['endpoints:read'], scope: 'other' }, 'permissions'],
+  ])('lets a token through that grants the scope in %s', (_where, claims, claim) => {
+    const context = authorizerContextOf({ tenant_id: 'acme', sub: 'u', exp: NOW + 60, ...claims }, 'tenant_id', 'endpoint_groups', claim);
+    const e = event((ev) => {
+      ev.requestContext.authorizer = { principalId: 'u', ...Object.fromEntries(Object.entries(context).map(([k, v]) => [k, String(v)])) };
+    });
+
+    expect(callerFromAuthorizer(e, 'mcp', options).subject).toBe('u');
+  });
+
+  it.each([
+    ['an empty `scope` and no `scp`', { scope: '' }],
+    ['`scp` of another shape', { scp: { read: true } }],
+    ['the scope under another claim than SCOPE_CLAIM', { scope: 'endpoints:read', scopeClaim: 'permissions' }],
+  ])('refuses a token with %s', (_what, { scopeClaim, ...claims }: Record<string, unknown>) => {
+    const context = authorizerContextOf(
+      { tenant_id: 'acme', sub: 'u', exp: NOW + 60, ...claims },
+      'tenant_id',
+      'endpoint_groups',
+      scopeClaim as string | undefined,
+    );
+    const e = event((ev) => {
+      ev.requestContext.authorizer = { principalId: 'u', ...Object.fromEntries(Object.entries(context).map(([k, v]) => [k, String(v)])) };
+    });
+
+    expect(refusal(() => callerFromAuthorizer(e, 'inventory', options)).statusCode).toBe(403);
+  });
+
+  it('asks no scope when REQUIRED_SCOPE is empty', () => {
+    const e = event((ev) => {
+      ev.requestContext.authorizer!.grantedScopes = '';
+    });
+
+    expect(callerFromAuthorizer(e, 'mcp', { ...options, cfg: { ...cfg, requiredScope: undefined } }).tenantId).toBe('acme');
+  });
+});
+
 describe('Function: bearerChallenge', () => {
   it('names the door’s RFC 9728 document, and nothing else when no token was refused (RFC 6750 §3.1)', () => {
     expect(bearerChallenge(cfg, 'mcp')).toBe(
-      'Bearer resource_metadata="https://api.example.com/.well-known/oauth-protected-resource/api/mcp"',
+      'Bearer resource_metadata="https://api.example.com/.well-known/oauth-protected-resource/api/mcp", scope="endpoints:read"',
     );
     expect(bearerChallenge(cfg, 'inventory')).toBe(
-      'Bearer resource_metadata="https://api.example.com/.well-known/oauth-protected-resource/api/agents"',
+      'Bearer resource_metadata="https://api.example.com/.well-known/oauth-protected-resource/api/agents", scope="endpoints:read"',
+    );
+    expect(bearerChallenge({ ...cfg, requiredScope: undefined }, 'mcp')).toBe(
+      'Bearer resource_metadata="https://api.example.com/.well-known/oauth-protected-resource/api/mcp"',
     );
   });
 
@@ -140,7 +220,7 @@ describe('Function: bearerChallenge', () => {
     const challenge = bearerChallenge(cfg, 'inventory', 'The bearer token\'s "iss" claim is not acceptable \\ é.');
 
     expect(challenge).toBe(
-      'Bearer resource_metadata="https://api.example.com/.well-known/oauth-protected-resource/api/agents", error="invalid_token", error_description="The bearer token\'s \'iss\' claim is not acceptable    ."',
+      'Bearer resource_metadata="https://api.example.com/.well-known/oauth-protected-resource/api/agents", scope="endpoints:read", error="invalid_token", error_description="The bearer token\'s \'iss\' claim is not acceptable    ."',
     );
     expect(challenge.match(/error_description="([^"]*)"$/)?.[1]).not.toMatch(/[\\"]/);
   });

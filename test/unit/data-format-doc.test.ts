@@ -3,10 +3,8 @@ import { join } from 'node:path';
 import { marshall } from '@aws-sdk/util-dynamodb';
 import { describe, expect, it } from 'vitest';
 import { ROOT } from '../../infra/build.js';
-import { connectionRecordItem, durableRecordItem } from '../../lib/store/agents.js';
-import { policyKey } from '../../lib/store/keys.js';
-import { RECORD_KIND, readConnectionRecord, readDurableRecord, readSampleRecord } from '../../lib/store/records.js';
-import { sampleItem } from '../../lib/store/samples.js';
+import { connectionRecordItem, durableRecordItem, policyItem, sampleItem } from '../../lib/store/items.js';
+import { readConnectionRecord, readDurableRecord, readSampleRecord } from '../../lib/store/records.js';
 
 /**
  * The producers' guide (docs/data-format.md) shows one item of each kind for writers in other
@@ -40,14 +38,7 @@ describe('Docs: the example items of docs/data-format.md', () => {
         last_heartbeat: '2026-11-20T09:00:12.000Z',
       }),
       sampleItem(TENANT, AGENT, { observed_at: '2026-11-20T09:00:00.000Z', cpu: 12.5, memory: null, disk: 40 }, 8),
-      {
-        ...policyKey(TENANT),
-        kind: RECORD_KIND.policy,
-        tenant_id: TENANT,
-        ticket: 'required',
-        scope: 'optional',
-        thresholds: { disk: { warning: 80, critical: 90 } },
-      },
+      policyItem(TENANT, { ticket: 'required', scope: 'optional', thresholds: { disk: { warning: 80, critical: 90 } } }),
     ].map(asDynamoJson);
 
     expect(examples).toEqual(written);

@@ -155,7 +155,7 @@ describe('Function: assertScopeAllowed', () => {
 
 describe("The scope through the token authorizer's context", () => {
   const NOW = 1_800_000_000;
-  const cfg = { tenantClaim: 'tenant_id', scopeClaim: 'endpoint_groups', publicUrl: 'https://api.example.com' };
+  const cfg = { tenantClaim: 'tenant_id', scopeClaim: 'endpoint_groups', publicUrl: 'https://api.example.com', requiredScope: undefined };
   const through = (claims: Record<string, unknown>) => {
     // API Gateway hands every context value on as a string.
     const context = authorizerContextOf({ tenant_id: 'acme', sub: 'u', exp: NOW + 60, ...claims }, cfg.tenantClaim, cfg.scopeClaim);

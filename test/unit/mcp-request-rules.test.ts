@@ -21,14 +21,14 @@ describe('Function: requestRefusal (what the door refuses before the SDK)', () =
       [toolCall(1)],
       '2025-06-18',
       400,
-      'JSON-RPC batches are not part of MCP protocol "2025-06-18"; send one request per HTTP request.',
+      'JSON-RPC batches are not part of MCP protocol `2025-06-18`; send one request per HTTP request.',
     ],
     [
       'a batch in 2026-07-28',
       [toolCall(1)],
       '2026-07-28',
       400,
-      'JSON-RPC batches are not part of MCP protocol "2026-07-28"; send one request per HTTP request.',
+      'JSON-RPC batches are not part of MCP protocol `2026-07-28`; send one request per HTTP request.',
     ],
     [
       'five tool calls',

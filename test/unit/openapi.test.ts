@@ -1,10 +1,10 @@
 import { readFileSync } from 'node:fs';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { describe, expect, it } from 'vitest';
-import { parseConfig } from '../../lib/config.js';
 import { buildOpenApiDocument, renderOpenApiDocument } from '../../lib/contract/openapi.js';
 import { TICKET_NUMBER_PATTERN } from '../../lib/contract/schemas.js';
 import { ContractMismatchError, expectResponseMatchesContract } from '../helpers/contract.js';
+import { useEnvironment } from '../helpers/env.js';
 
 // biome-ignore lint/suspicious/noExplicitAny: the generated OpenAPI document read as JSON; the tests drill into it and assert what they find.
 type Json = { [key: string]: any };
@@ -104,7 +104,9 @@ describe('Contract: openapi.json', () => {
       expect(observations.description).toMatch(/reached only privately by the MCP broker/);
       expect(observations.description).toMatch(/never reachable at the public API host/);
       expect(observations.description).toContain('`tools/call` on `/api/mcp`');
-      expect(observations.servers[0].variables.private_base_url.default).toBe('http://127.0.0.1:3001');
+      expect(observations.servers[0].variables.private_base_url.default).toBe(
+        'https://private-api-id.execute-api.us-east-1.amazonaws.com/prod',
+      );
     });
 
     it('takes no parameters on the inventory and documents every observations parameter with its bounds', () => {
@@ -132,8 +134,10 @@ describe('Contract: openapi.json', () => {
       expect(parameter('X-Service-Ticket-Number').schema.pattern).toBe(TICKET_NUMBER_PATTERN.source);
     });
 
-    it('allows exactly one ticket system, the configured default, as a const', () => {
-      const { ticketSystem } = parseConfig({});
+    it('allows exactly one ticket system, the configured default, as a const', async () => {
+      // The configuration as a function loads it, with nothing but what serverless.yml gives every function.
+      useEnvironment({});
+      const { ticketSystem } = (await import('../../lib/config.js')).config();
       expect(ticketSystem).toBe('servicenow');
       expect(parameter('X-Service-Ticket-System').schema).toEqual({ type: 'string', const: ticketSystem });
       expect(parameter('X-Service-Ticket-System').description).toMatch(/Sent together with `X-Service-Ticket-Number`/);

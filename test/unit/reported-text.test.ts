@@ -1,29 +1,35 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { capReported, escapeReported, quoted } from '../../lib/mcp/reported-text.js';
+import { capReported, escapeReported, inertJson, quoted } from '../../lib/mcp/reported-text.js';
 import { anyCharacter } from '../helpers/arbitraries.js';
+import { elementsIn, renderMarkdown } from '../helpers/markdown.js';
 
 describe('Function: quoted (endpoint-reported values in text)', () => {
   it.each([
-    ['a plain hostname', 'web-1', '"web-1"'],
-    ['line breaks and tabs', 'a\nb\r\tc', '"a\\nb\\r\\tc"'],
-    ['quotes and backslashes', 'say "hi" \\o/', '"say \\"hi\\" \\\\o/"'],
-    ['a bidi override', 'admin\u202Egnp.exe', '"admin\\u{202E}gnp.exe"'],
-    ['zero-width characters and the BOM', 'ac\u200Bme\uFEFF', '"ac\\u{200B}me\\u{FEFF}"'],
-    ['NUL, BEL and ESC', '\u0000\u0007\u001b[31m', '"\\u{0000}\\u{0007}\\u{001B}[31m"'],
-    ['the line and paragraph separators', 'a\u2028b\u2029c', '"a\\u{2028}b\\u{2029}c"'],
-    ['a lone surrogate', 'x\uD800y', '"x\\u{D800}y"'],
-    ['letters of any script, kept as they are', 'Grüße 磁盘 ✓ 😀', '"Grüße 磁盘 ✓ 😀"'],
-  ])('writes %s visibly, in one line', (_what, value, text) => {
+    ['a plain hostname', 'web-1', '`web-1`'],
+    ['line breaks and tabs', 'a\nb\r\tc', '`a\\nb\\r\\tc`'],
+    ['quotes and backslashes', 'say "hi" \\o/', '`say "hi" \\\\o/`'],
+    ['a bidi override', 'admin\u202Egnp.exe', '`admin\\u{202E}gnp.exe`'],
+    ['zero-width characters and the BOM', 'ac\u200Bme\uFEFF', '`ac\\u{200B}me\\u{FEFF}`'],
+    ['NUL, BEL and ESC', '\u0000\u0007\u001b[31m', '`\\u{0000}\\u{0007}\\u{001B}[31m`'],
+    ['the line and paragraph separators', 'a\u2028b\u2029c', '`a\\u{2028}b\\u{2029}c`'],
+    ['a lone surrogate', 'x\uD800y', '`x\\u{D800}y`'],
+    ['letters of any script, kept as they are', 'Grüße 磁盘 ✓ 😀', '`Grüße 磁盘 ✓ 😀`'],
+    ['a markdown image', '![x](https://evil.example/p.png)', '`![x](https://evil.example/p.png)`'],
+    ['backticks inside', 'a`b``c', '```a`b``c```'],
+    ['a backtick at an end', '`x', '`` `x ``'],
+    ['spaces at both ends', ' x ', '`  x  `'],
+    ['nothing', '', '` `'],
+  ])('writes %s visibly, in one line, as a code span', (_what, value, text) => {
     expect(quoted(value)).toBe(text);
   });
 
   it('cuts a long value at 120 characters and says how long it was', () => {
-    expect(quoted('n'.repeat(10_240))).toBe(`"${'n'.repeat(120)}"…[cut: 10240 characters in all]`);
+    expect(quoted('n'.repeat(10_240))).toBe(`\`${'n'.repeat(120)}\`…[cut: 10240 characters in all]`);
   });
 
   it('counts characters, not UTF-16 units, so a cut never splits a character', () => {
-    expect(quoted('😀'.repeat(121))).toBe(`"${'😀'.repeat(120)}"…[cut: 121 characters in all]`);
+    expect(quoted('😀'.repeat(121))).toBe(`\`${'😀'.repeat(120)}\`…[cut: 121 characters in all]`);
   });
 
   it('never lets any value start a line, hide a character, or run past its bound', () => {
@@ -31,9 +37,96 @@ describe('Function: quoted (endpoint-reported values in text)', () => {
       fc.property(fc.string({ unit: anyCharacter(), maxLength: 400 }), (value) => {
         const text = quoted(value);
         expect(text).not.toMatch(/[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{Cs}]/u);
-        expect(text.startsWith('"')).toBe(true);
-        expect(text.length).toBeLessThanOrEqual(120 * 10 + 2 + 40);
+        expect(text.startsWith('`')).toBe(true);
+        expect(text.length).toBeLessThanOrEqual(120 * 10 + 2 * 122 + 40);
       }),
+    );
+  });
+
+  it('renders any value, markdown or HTML included, as one code span and nothing else, in a CommonMark and GFM renderer', () => {
+    const markup = fc.constantFrom(
+      '![x](https://evil.example/p.png?d=',
+      '[link](',
+      '<img src=x onerror=alert(1)>',
+      '<https://evil.example>',
+      'www.evil.example',
+      'https://evil.example/x',
+      'a@evil.example',
+      '`',
+      '``',
+      '|',
+      '# ',
+      '> ',
+      '- ',
+      '```',
+      '*',
+      '_',
+      '~~',
+      '&lt;',
+      '\\',
+      ' ',
+      '\n',
+    );
+    fc.assert(
+      fc.property(fc.array(fc.oneof(markup, fc.string({ unit: anyCharacter(), maxLength: 8 })), { maxLength: 12 }), (parts) => {
+        const html = renderMarkdown(`hostname ${quoted(parts.join(''))} and more`);
+
+        expect([...elementsIn(html)].sort()).toEqual(['code', 'p']);
+        expect(html.match(/<code>/g)).toHaveLength(1);
+      }),
+      { numRuns: 500 },
+    );
+  });
+});
+
+describe('Function: inertJson (the JSON text copy)', () => {
+  const hostile = fc.array(
+    fc.oneof(
+      fc.constantFrom(
+        '![x](https://evil.example/p.png?d=',
+        '](',
+        '<img src=x>',
+        '<b>',
+        'www.evil.example',
+        'WWW.EVIL.EXAMPLE',
+        'http://evil.example',
+        'mailto:a@evil.example',
+        '`code`',
+        '|a|b|',
+        '**',
+        '~~x~~',
+        '&amp;',
+        '\\[',
+        '"',
+      ),
+      fc.string({ unit: anyCharacter(), maxLength: 8 }),
+    ),
+    { maxLength: 12 },
+  );
+
+  it('parses back to exactly the value it was given', () => {
+    fc.assert(
+      fc.property(
+        fc.dictionary(
+          fc.string({ maxLength: 12 }),
+          hostile.map((p) => p.join('')),
+        ),
+        (value) => {
+          expect(JSON.parse(inertJson(value))).toEqual(value);
+        },
+      ),
+      { numRuns: 300 },
+    );
+  });
+
+  it('renders as one paragraph of text: no link, image, autolink, code or HTML from any value', () => {
+    fc.assert(
+      fc.property(hostile, (parts) => {
+        const html = renderMarkdown(inertJson({ hostname: parts.join(''), agent_id: 'a-1', endpoints: [{ os: parts.join(' ') }] }));
+
+        expect([...elementsIn(html)]).toEqual(['p']);
+      }),
+      { numRuns: 500 },
     );
   });
 });

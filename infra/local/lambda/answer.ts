@@ -1,9 +1,11 @@
 import type { ServerResponse } from 'node:http';
 import { BodyTooLargeError, readBoundedBody } from '../http.js';
-import type { TransferMode } from '../routes.js';
 import { PRELUDE_CONTENT_TYPE, PRELUDE_DELIMITER_BYTES } from './awslambda.js';
 import { MAX_BUFFERED_RESPONSE_BYTES } from './runtime-api.js';
 import type { InvocationOutcome } from './sandbox.js';
+
+/** BUFFERED: the function returns its whole answer; STREAM: it writes it as it goes (`transferMode: STREAM`). */
+export type TransferMode = 'BUFFERED' | 'STREAM';
 
 /**
  * The gateway's side of a function's answer: what API Gateway's Lambda proxy integration makes of

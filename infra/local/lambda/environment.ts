@@ -1,4 +1,3 @@
-import { CONFIG_VARIABLES } from '../../../lib/config.js';
 import { LAMBDA_RUNTIME_ID, SDK_NODE_MAJOR, SDK_NODE_VERSION_WARNING_SWITCH } from '../node-version.js';
 import type { LambdaFunctionSpec } from './functions.js';
 
@@ -7,15 +6,17 @@ import type { LambdaFunctionSpec } from './functions.js';
  * (provider-level variables, then its own), resolved for the local stack, and nothing another
  * function is given. docs/local-stack.md lists the rules; in short, for each variable serverless.yml
  * gives the function:
+ *   0. the MCP door's allowed origins: MCP_ALLOWED_ORIGINS as set, and the stack's own (its public
+ *      listener's origin by each loopback name), since the door admits no origin it is not given;
  *   1. the value set in `npm start`'s environment, when set (the user's configuration);
  *   2. else the stack's own value where the deployed one names AWS or a stage parameter the issuer
  *      must agree with (localReplacements: the public URL, the issuer, its endpoints and audiences,
  *      the broker's client id, the private API's URL, tenant fencing off, the secret's ARN left out
  *      for the secret itself);
  *   3. else serverless.yml's value (a literal, a `params.default`, a table name);
- *   4. else nothing, and lib/config.ts's default applies (as it would for a stage that leaves it out).
- * Then the service's tuning variables serverless.yml gives no function (ONLINE_GRACE_SECONDS,
- * DYNAMODB_TIMEOUT_MS, POWERTOOLS_*…), when set in `npm start`'s environment, go to every function,
+ *   4. else nothing, and the service's default applies (as it would for a stage that leaves it out).
+ * Then the service's tuning variables serverless.yml gives no function (TUNING_VARIABLES, and
+ * POWERTOOLS_*), when set in `npm start`'s environment, go to every function,
  * and the few LOCAL_ADDITIONS every local function needs. What Lambda's runtime sets itself
  * (AWS_LAMBDA_FUNCTION_NAME, _HANDLER, AWS_LAMBDA_RUNTIME_API…) is added by the sandbox
  * (runtimeEnvironment).
@@ -44,6 +45,8 @@ export interface LocalStackValues {
   mcpAudience: string;
   brokerClientId: string;
   brokerAllowList: readonly string[];
+  /** The public listener's own browser origins (its public URL's, and by each loopback name), which the MCP door admits. */
+  ownOrigins: readonly string[];
 }
 
 /**
@@ -63,6 +66,7 @@ export const UNREACHABLE_STACK_VALUES: Readonly<LocalStackValues> = Object.freez
   mcpAudience: 'http://localhost:1/api/mcp',
   brokerClientId: 'local-broker',
   brokerAllowList: ['local-broker'],
+  ownOrigins: ['http://localhost:1'],
 });
 
 /**
@@ -109,19 +113,29 @@ export function localAdditions(
   };
 }
 
-/** Variables of the stack itself, never a function's: its ports and the engine it starts. */
-const STACK_ONLY = new Set(['PORT', 'PRIVATE_PORT', 'DYNAMODB_PORT', 'DYNAMODB_ENDPOINT']);
-
 /**
- * The service's variables that serverless.yml gives no function: their deployed value is
- * lib/config.ts's default, and a value set in `npm start`'s environment goes to every function.
- * Powertools' own switches (POWERTOOLS_*) likewise.
+ * The service's variables that serverless.yml gives no function: their deployed value is the
+ * service's default (lib/config.ts), and a value set in `npm start`'s environment goes to every
+ * function. With what serverless.yml gives, DYNAMODB_ENDPOINT and BROKER_CLIENT_SECRET (local
+ * additions), these are every variable the service reads: test/unit/stack-settings.test.ts holds
+ * the lists together.
  */
+export const TUNING_VARIABLES: readonly string[] = Object.freeze([
+  'AWS_REGION',
+  'DYNAMODB_TIMEOUT_MS',
+  'DYNAMODB_MAX_ATTEMPTS',
+  'ONLINE_GRACE_SECONDS',
+  'OBSERVATION_TTL_SECONDS',
+  'SAMPLE_RETENTION_DAYS',
+  'STS_ENDPOINT',
+]);
+
+/** The tuning variables set in `npm start`'s environment, and Powertools' own switches (POWERTOOLS_*). */
 function tuningVariables(userEnv: NodeJS.ProcessEnv, givenByServerless: ReadonlySet<string>): Record<string, string> {
   const tuning: Record<string, string> = {};
   for (const [name, value] of Object.entries(userEnv)) {
-    if (value === undefined || givenByServerless.has(name) || STACK_ONLY.has(name)) continue;
-    if ((CONFIG_VARIABLES as readonly string[]).includes(name) || name.startsWith('POWERTOOLS_')) tuning[name] = value;
+    if (value === undefined || givenByServerless.has(name)) continue;
+    if (TUNING_VARIABLES.includes(name) || name.startsWith('POWERTOOLS_')) tuning[name] = value;
   }
   return tuning;
 }
@@ -139,7 +153,10 @@ export function functionEnvironment(
   const replacements = localReplacements(values);
   const env: Record<string, string> = {};
   for (const [name, deployed] of Object.entries(spec.environment)) {
-    const value = userEnv[name] ?? (name in replacements ? replacements[name] : deployed);
+    const value =
+      name === 'MCP_ALLOWED_ORIGINS'
+        ? [userEnv[name]?.trim() || deployed, ...values.ownOrigins].filter(Boolean).join(',')
+        : (userEnv[name] ?? (name in replacements ? replacements[name] : deployed));
     if (value !== undefined) env[name] = value;
   }
   const givenByServerless = new Set(allSpecs.flatMap((s) => Object.keys(s.environment)));

@@ -1,7 +1,6 @@
-import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { parse, type Tags } from 'yaml';
 import { FUNCTIONS, type FunctionName, ROOT } from '../../build.js';
+import { readTemplateSource, type YamlValue } from '../template-sources.js';
 
 /**
  * The deployed functions as serverless.yml declares them, read from serverless.yml itself (never a
@@ -15,17 +14,6 @@ import { FUNCTIONS, type FunctionName, ROOT } from '../../build.js';
 export const LOCAL_STAGE = 'local';
 /** The account id in the ARNs `!Sub` makes locally (AWS's documentation account). */
 const LOCAL_ACCOUNT_ID = '000000000000';
-
-/** A value of serverless.yml after YAML parsing: CloudFormation's short forms become their long forms. */
-type YamlValue = string | number | boolean | null | YamlValue[] | { [key: string]: YamlValue };
-
-/** CloudFormation's short-form tags, read as the long forms CloudFormation itself turns them into. */
-const CLOUDFORMATION_TAGS: Tags = [
-  { tag: '!Ref', resolve: (value: string) => ({ Ref: value }) },
-  { tag: '!Sub', resolve: (value: string) => ({ 'Fn::Sub': value }) },
-  { tag: '!GetAtt', resolve: (value: string) => ({ 'Fn::GetAtt': value.split('.') }) },
-  { tag: '!Split', collection: 'seq', resolve: (value) => ({ 'Fn::Split': value.toJSON() as YamlValue }) },
-];
 
 export interface LambdaFunctionSpec {
   /** The name in serverless.yml `functions` (and the bundle folder dist/<name>/). */
@@ -151,7 +139,7 @@ export function readFunctionSpecs(
   resources: LocalResources = {},
   file: string = join(ROOT, 'serverless.yml'),
 ): Readonly<Record<FunctionName, LambdaFunctionSpec>> {
-  const doc = parse(readFileSync(file, 'utf8'), { customTags: CLOUDFORMATION_TAGS }) as ServerlessFile;
+  const doc = readTemplateSource<ServerlessFile>(file);
   const region = resolveVariables(doc.provider.region ?? 'us-east-1', doc) ?? 'us-east-1';
   const specs = {} as Record<FunctionName, LambdaFunctionSpec>;
   for (const name of Object.keys(FUNCTIONS) as FunctionName[]) {

@@ -225,7 +225,7 @@ class Instance {
     this.invokedAt = performance.now();
     this.watchMemory();
     const timeoutMs = spec.timeoutSeconds * 1000;
-    this.invocationTimer = setTimeout(() => void this.stop({ kind: 'timeout' }), timeoutMs);
+    this.invocationTimer = setTimeout(() => void this.stop(this.overMemory() ?? { kind: 'timeout' }), timeoutMs);
     const answer = await this.api.invoke({
       requestId,
       event,
@@ -263,14 +263,23 @@ class Instance {
     this.stopWatchingMemory();
   }
 
+  /**
+   * The memory stop when the instance holds more than its memorySize now. Lambda's limit holds at
+   * every moment (a cgroup); this reading is a sample, so the deadline takes one more before it
+   * calls an instance over its memory a timeout (on a loaded machine the last poll may be late).
+   */
+  private overMemory(): { kind: 'memory'; rssBytes: number } | undefined {
+    const rss = residentBytes(this.pid);
+    if (rss === undefined) return undefined;
+    this.peakRssBytes = Math.max(this.peakRssBytes, rss);
+    return rss > this.options.spec.memorySizeMb * 1024 * 1024 ? { kind: 'memory', rssBytes: rss } : undefined;
+  }
+
   private watchMemory(): void {
     if (this.memoryTimer) return;
-    const limit = this.options.spec.memorySizeMb * 1024 * 1024;
     this.memoryTimer = setInterval(() => {
-      const rss = residentBytes(this.pid);
-      if (rss === undefined) return;
-      this.peakRssBytes = Math.max(this.peakRssBytes, rss);
-      if (rss > limit) void this.stop({ kind: 'memory', rssBytes: rss });
+      const over = this.overMemory();
+      if (over) void this.stop(over);
     }, MEMORY_POLL_MS);
   }
 
@@ -412,6 +421,21 @@ export class FunctionPool {
       return;
     }
     this.idle.push(instance);
+  }
+
+  /**
+   * Whether the function can start at all: one instance started and stopped once its init is over,
+   * with no event (its configuration is read and checked at init). The error its init failed with,
+   * or undefined; the next event still meets a cold start, as the first one on Lambda does.
+   */
+  async checkInit(): Promise<FunctionError | undefined> {
+    try {
+      const instance = await Instance.start({ ...this.options, say: () => undefined }, this.generation, () => undefined);
+      await instance.stop({ kind: 'retired' });
+      return undefined;
+    } catch (error) {
+      return error as FunctionError;
+    }
   }
 
   /** The function's code changed: idle instances stop now, busy ones when their event is over. */

@@ -1,9 +1,8 @@
-import { BatchWriteItemCommand, type BatchWriteItemCommandOutput, type WriteRequest } from '@aws-sdk/client-dynamodb';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { BatchWriteItemCommand, type DynamoDBClient, type WriteRequest } from '@aws-sdk/client-dynamodb';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import pLimit from 'p-limit';
-import { toItem } from './attribute-values.js';
-import { waitBeforeRetry } from './backoff.js';
-import { sendLowLevel } from './query.js';
+import { toItem } from '../../lib/store/attribute-values.js';
 
 /** DynamoDB's most put requests per BatchWriteItem. */
 export const BATCH_WRITE_MAX_ITEMS = 25;
@@ -26,10 +25,18 @@ export class UnprocessedItemsError extends Error {
   override name = 'UnprocessedItemsError';
 }
 
+/** The wait before a retry: exponential backoff with full jitter, as AWS advises, capped at 5 s; `signal` ends it. */
+function backoff(round: number, baseMs: number, signal: AbortSignal | undefined): Promise<void> {
+  return sleep(Math.random() * Math.min(5_000, baseMs * 2 ** (round - 1)), undefined, signal ? { signal } : undefined);
+}
+
 /**
- * Writes (puts) `items` into `table` in BatchWriteItems of 25, `concurrency` in flight (p-limit).
- * Items DynamoDB returns unprocessed (throttling, a busy partition) are sent again, with
- * exponential backoff and full jitter (lib/store/backoff.ts), until none are left; a batch still
+ * Writes (puts) `items` into `table` in BatchWriteItems of 25, `concurrency` in flight (p-limit):
+ * how the stack seeds a fleet, and how `npm run seed` loads one into any table. Items go in
+ * DynamoDB's wire form (lib/store/attribute-values.ts, cheaper than the document client's
+ * marshaller for hundreds of thousands of flat items) through the base client the document client
+ * wraps. Items DynamoDB returns unprocessed (throttling, a busy partition) are sent again, with
+ * exponential backoff and full jitter, until none are left; a batch still
  * unprocessed after `maxRetries` rounds fails the whole write. Items are taken from the iterable
  * only when a request can be sent, so a generator of items is never held in memory at once. Puts
  * of the same key overwrite, so writing twice is idempotent.
@@ -67,12 +74,11 @@ export async function batchWriteItems(
           `DynamoDB left ${pending.length} item(s) unprocessed after ${maxRetries} retries; try again later.`,
         );
       }
-      if (round > 0) await waitBeforeRetry(round, { baseMs: baseDelayMs, signal });
+      if (round > 0) await backoff(round, baseDelayMs, signal);
       signal?.throwIfAborted();
-      const out = await sendLowLevel<BatchWriteItemCommandOutput>(
-        db,
+      const out = await (db as unknown as DynamoDBClient).send(
         new BatchWriteItemCommand({ RequestItems: { [table]: pending } }),
-        signal,
+        signal ? { abortSignal: signal } : {},
       );
       pending = out.UnprocessedItems?.[table] ?? [];
     }

@@ -1,0 +1,42 @@
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+
+/**
+ * The DynamoDB client of the stack and its CLIs (creating tables, seeding, the audit CLI), on the
+ * engine they use. The functions make their own (lib/store/client.ts) from the environment the
+ * stack gives them; this one is the stack's, as a producer's client is its own.
+ */
+
+export interface StoreClientOptions {
+  region: string;
+  endpoint: string;
+  maxAttempts: number;
+  /** Per attempt, for connecting and for the answer; past it the attempt fails with a TimeoutError. */
+  timeoutMs: number;
+}
+
+/**
+ * An endpoint of AWS itself (`https://dynamodb.<region>.amazonaws.com`, a VPC endpoint's name under
+ * `amazonaws.com`, the `api.aws` dual-stack names), which needs real credentials. Any other is an
+ * engine that takes any (the embedded engine, DynamoDB Local, a test's stand-in).
+ */
+export function isAwsEndpoint(endpoint: string): boolean {
+  const host = new URL(endpoint).hostname.toLowerCase();
+  return /(^|\.)amazonaws\.com(\.cn)?$/.test(host) || /(^|\.)api\.aws$/.test(host);
+}
+
+/**
+ * A document client with bounded attempts and timeouts (the SDK only warns on a request timeout
+ * unless told to throw); dummy credentials for an engine, the SDK's own chain for AWS. Undefined
+ * attributes are left out, as the item builders expect (lib/store/items.ts).
+ */
+export function storeClient(options: StoreClientOptions): DynamoDBDocumentClient {
+  const base = new DynamoDBClient({
+    region: options.region,
+    endpoint: options.endpoint,
+    maxAttempts: options.maxAttempts,
+    requestHandler: { connectionTimeout: options.timeoutMs, requestTimeout: options.timeoutMs, throwOnRequestTimeout: true },
+    ...(isAwsEndpoint(options.endpoint) ? {} : { credentials: { accessKeyId: 'local', secretAccessKey: 'local' } }),
+  });
+  return DynamoDBDocumentClient.from(base, { marshallOptions: { removeUndefinedValues: true } });
+}

@@ -1,0 +1,117 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { ROOT } from '../../infra/build.js';
+import { TUNING_VARIABLES } from '../../infra/local/lambda/environment.js';
+import { readFunctionSpecs } from '../../infra/local/lambda/functions.js';
+import { readStackConfig, readStackPorts, SERVICE_DEFAULTS, StackConfigError } from '../../infra/local/settings.js';
+import { parseConfig } from '../../lib/config.js';
+import { FUNCTION_ENVIRONMENT } from '../helpers/function-environment.js';
+
+/**
+ * The stack's own configuration (infra/local/settings.ts): what it reads of `npm start`'s
+ * environment, the one sentence for a bad variable, and where its values come from when none is
+ * set: serverless.yml's stage defaults, else the stack's own choice, else the service's defaults,
+ * which it must agree on with lib/config.ts (checked here, since it may not import it).
+ */
+
+describe('Function: readStackPorts', () => {
+  it('takes the default ports and the embedded engine when nothing is set, and an empty variable as unset', () => {
+    expect(readStackPorts({ PORT: ' ' })).toEqual({ port: 3000, privatePort: 3001, dynamoPort: 8000, dynamoEndpoint: undefined });
+  });
+
+  it('names every bad variable in one sentence, with the URL a scheme-less endpoint likely meant', () => {
+    expect(() => readStackPorts({ PORT: 'abc', PRIVATE_PORT: '70000', DYNAMODB_ENDPOINT: 'localhost:8000' })).toThrow(
+      new StackConfigError(
+        'Invalid configuration: PORT: must be a port number from 0 to 65535, not "abc"; PRIVATE_PORT: must be a port number from 0 to 65535, not "70000"; DYNAMODB_ENDPOINT: must be an http:// or https:// URL, not "localhost:8000"; write it with its scheme, e.g. http://localhost:8000',
+      ),
+    );
+  });
+});
+
+describe('Function: readStackConfig', () => {
+  it("signs as the public listener's own issuer, with serverless.yml's stage defaults for the claims and audience it gives the functions", () => {
+    const cfg = readStackConfig({}, 4300);
+
+    expect(cfg).toMatchObject({
+      jwtIssuer: 'http://localhost:4300',
+      publicUrl: 'http://localhost:4300',
+      mcpAudience: 'http://localhost:4300/api/mcp',
+      jwtAudience: 'endpoint-read-service',
+      tenantClaim: 'tenant_id',
+      scopeClaim: 'endpoint_groups',
+      observationsAudience: 'endpoint-observations',
+      brokerClientId: 'local-broker',
+      brokerAllowList: ['local-broker'],
+      mcpAllowedOrigins: [],
+      ownOrigins: ['http://localhost:4300', 'http://127.0.0.1:4300', 'http://[::1]:4300'],
+    });
+  });
+
+  it('takes what the variables say, an allow list falling back to the broker it registers as serverless.yml does', () => {
+    const cfg = readStackConfig(
+      {
+        PUBLIC_URL: 'https://api.example.test/',
+        TENANT_CLAIM: 'org',
+        BROKER_CLIENT_ID: 'mcp-broker',
+        MCP_ALLOWED_ORIGINS: 'https://app.example',
+      },
+      4300,
+    );
+
+    expect(cfg).toMatchObject({
+      publicUrl: 'https://api.example.test',
+      mcpAudience: 'https://api.example.test/api/mcp',
+      tenantClaim: 'org',
+      brokerAllowList: ['mcp-broker'],
+      mcpAllowedOrigins: ['https://app.example'],
+      ownOrigins: ['https://api.example.test'],
+    });
+  });
+
+  it('refuses browser origins that are not exact ones, as the MCP door would', () => {
+    expect(() => readStackConfig({ MCP_ALLOWED_ORIGINS: '*' }, 4300)).toThrow(
+      'Invalid configuration: MCP_ALLOWED_ORIGINS: must list exact browser origins such as https://app.example.com, comma-separated (* and null are refused), not "*"',
+    );
+  });
+
+  it("agrees with the service's own defaults where it reads a variable the functions read too", () => {
+    const service = parseConfig({ ...FUNCTION_ENVIRONMENT });
+
+    expect(SERVICE_DEFAULTS).toEqual({
+      region: service.region,
+      dataTable: service.dataTable,
+      auditTable: service.auditTable,
+      jwtAudience: service.jwtAudience,
+      onlineGraceSeconds: service.onlineGraceSeconds,
+      sampleRetentionDays: service.sampleRetentionDays,
+      dynamoTimeoutMs: service.dynamoTimeoutMs,
+      dynamoMaxAttempts: service.dynamoMaxAttempts,
+      requiredScope: service.requiredScope,
+      observationsScope: service.observationsScope,
+    });
+  });
+});
+
+/** Every variable lib/config.ts reads: the keys of its schema of the environment, as written. */
+function serviceVariables(): string[] {
+  const source = readFileSync(join(ROOT, 'lib', 'config.ts'), 'utf8');
+  const schema = source.slice(
+    source.indexOf('const EnvVariables = z.object({'),
+    source.indexOf('\n});', source.indexOf('const EnvVariables')),
+  );
+  return [...schema.matchAll(/^ {2}([A-Z][A-Z0-9_]*):/gm)].map((m) => m[1]!);
+}
+
+describe('Constant: TUNING_VARIABLES (infra/local/lambda/environment.ts)', () => {
+  it('with what serverless.yml gives the functions and the two local additions, passes on every variable the service reads', () => {
+    const given = new Set(Object.values(readFunctionSpecs()).flatMap((spec) => Object.keys(spec.environment)));
+    const passed = new Set([...given, ...TUNING_VARIABLES, 'DYNAMODB_ENDPOINT', 'BROKER_CLIENT_SECRET']);
+
+    const read = serviceVariables();
+
+    expect(read).toEqual(expect.arrayContaining(['JWT_ISSUER', 'PUBLIC_URL', 'MCP_ALLOWED_ORIGINS', 'STS_ENDPOINT']));
+    expect(read.filter((name) => !passed.has(name))).toEqual([]);
+    expect(TUNING_VARIABLES.filter((name) => given.has(name) || !read.includes(name))).toEqual([]);
+  });
+});

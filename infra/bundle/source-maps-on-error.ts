@@ -4,11 +4,11 @@ import { isAbsolute } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
 /**
- * Injected first into every Lambda bundle (infra/build.ts): stack traces of the bundle's code name
- * the TypeScript sources, as Node's --enable-source-maps names them, but the source map is read
- * when the first stack is formatted instead of when the bundle loads. Node reads, parses and
- * indexes a linked map (and counts the length of every line of the bundle) at the import itself:
- * 15 to 60 ms of every cold start of these bundles on Node 24 (docs/performance.md, "Cold
+ * Run first in every Lambda bundle (infra/build.ts starts each from it): stack traces of the
+ * bundle's code name the TypeScript sources, as Node's --enable-source-maps names them, but the
+ * source map is read when the first stack is formatted instead of when the bundle loads. Node
+ * reads, parses and indexes a linked map (and counts the length of every line of the bundle) at
+ * the import itself: 11 to 100 ms of these bundles' import on Node 24 (docs/performance.md, "Cold
  * starts"), for stacks that only a failure ever prints. The bundles are built without the
  * `sourceMappingURL` comment, so Node's own mapping finds nothing to read, and this maps the
  * bundle's frames with Node's own SourceMap class and the same rules as Node

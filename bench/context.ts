@@ -193,7 +193,14 @@ export async function benchContext(quick: boolean): Promise<BenchContext> {
     restApiEvent(fakeRequest(path, { ...headers, Authorization: 'Bearer verified-by-the-authorizer' }, method), path, {
       api: 'public',
       ...(body === undefined ? {} : { body: Buffer.from(body) }),
-      authorizer: { principalId: 'bench', tenant, sub: 'bench', exp: String(Math.floor(Date.now() / 1000) + 86_400) },
+      authorizer: {
+        principalId: 'bench',
+        tenant,
+        sub: 'bench',
+        exp: String(Math.floor(Date.now() / 1000) + 86_400),
+        // The door's scope, granted to the token the authorizer verified (lib/auth/caller.ts checks it).
+        grantedScopes: cfg.requiredScope ?? '',
+      },
     });
   return {
     quick,

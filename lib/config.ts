@@ -43,7 +43,7 @@ const EnvVariables = z.object({
   AUDIT_TABLE: z._default(z.string().check(z.minLength(3)), 'endpoint-audit'),
   DYNAMODB_ENDPOINT: optionalTextThen(httpUrl),
   DYNAMODB_TIMEOUT_MS: z._default(positiveInt, 3000),
-  DYNAMODB_MAX_ATTEMPTS: z._default(positiveInt.check(z.maximum(10)), 3),
+  DYNAMODB_MAX_ATTEMPTS: z._default(positiveInt.check(z.maximum(10, { error: 'must be a whole number from 1 to 10' })), 3),
   TENANT_CLAIM: z._default(z.string().check(z.minLength(1)), 'tenant_id'),
   ENDPOINT_SCOPE_CLAIM: z._default(z.string().check(z.minLength(1)), 'endpoint_groups'),
   // Set but empty: no scope is required (an identity provider that issues none for this audience).

@@ -19,6 +19,38 @@ const COLD_AGENTS = 25;
  * taken when they were built.
  */
 export async function coldStartFigure(ctx: BenchContext, observedAgentId: string): Promise<void> {
+  const runs = ctx.quick ? 5 : 9;
+  ctx.say(`cold starts, ${runs} interleaved runs per bundle`);
+  const events = await coldStartEvents(ctx, observedAgentId);
+  const coldRuns = Object.fromEntries(BENCH_BUNDLES.map((name) => [name, [] as FreshRun[]])) as Record<BenchBundle, FreshRun[]>;
+  await interleaved(
+    Object.fromEntries(
+      BENCH_BUNDLES.map((name) => [name, async () => coldRuns[name].push(await invokeFresh(ctx.freshSandbox(name), events[name]))]),
+    ),
+    runs,
+  );
+  const floor = median(coldRuns['bare-sdk'].map((r) => r.wallMs));
+  for (const name of BENCH_BUNDLES) {
+    const list = coldRuns[name];
+    if (list.some((r) => r.status !== 200)) throw new Error(`the ${name} cold start did not answer 200`);
+    // A tool's failure is a 200 too: the MCP door's answer must be the tenant's list.
+    const unlisted = MCP_DOORS.includes(name) ? list.find((r) => listedTotal(r.body) !== COLD_AGENTS) : undefined;
+    if (unlisted) throw new Error(`the ${name} cold start did not list the ${COLD_AGENTS} endpoints: ${unlisted.body?.slice(0, 500)}`);
+    const ms = median(list.map((r) => r.wallMs));
+    ctx.results.coldStart.push({ name, ms, importMs: median(list.map((r) => r.initMs)), ratio: ms / floor });
+  }
+  ctx.say(`  ${ctx.results.coldStart.map((c) => `${c.name} ${n(c.ms)} ms (${c.ratio.toFixed(2)}x)`).join(', ')}`);
+}
+
+/** The MCP doors among the bench's bundles: their first answer must list the cold tenant. */
+const MCP_DOORS: readonly string[] = ['mcp', MCP_RUNTIME_SDK];
+
+/**
+ * The first event of each bundle's cold start (the tenant of COLD_AGENTS it reads written first):
+ * the inventory of that tenant, a dashboard of the observed endpoint with the broker's token, the
+ * MCP door's `tools/call` of list_endpoints, and the floor's one Query.
+ */
+export async function coldStartEvents(ctx: BenchContext, observedAgentId: string): Promise<Record<BenchBundle, unknown>> {
   await writeTenantAgents(
     ctx.db,
     { dataTable: ctx.dataTable },
@@ -26,8 +58,6 @@ export async function coldStartFigure(ctx: BenchContext, observedAgentId: string
     realisticAgents('bench-cold', COLD_AGENTS, { now: ctx.now }),
     8,
   );
-  const runs = ctx.quick ? 5 : 9;
-  ctx.say(`cold starts, ${runs} interleaved runs per bundle`);
   const token = await brokerToken(ctx);
   const observationsEvent = restApiEvent(
     ctx.fakeRequest(`/api/mcp/endpoint?agent_id=${encodeURIComponent(observedAgentId)}`, {
@@ -42,32 +72,13 @@ export async function coldStartFigure(ctx: BenchContext, observedAgentId: string
     headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream' },
     body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'list_endpoints', arguments: {} } }),
   });
-  const mcpDoors: readonly string[] = ['mcp', MCP_RUNTIME_SDK];
-  const events: Record<BenchBundle, unknown> = {
+  return {
     inventory: ctx.inventoryEvent('bench-cold'),
     observations: observationsEvent,
     mcp: mcpEvent,
     [MCP_RUNTIME_SDK]: mcpEvent,
     'bare-sdk': { pk: agentsPartition('bench-cold') },
   };
-  const coldRuns = Object.fromEntries(BENCH_BUNDLES.map((name) => [name, [] as FreshRun[]])) as Record<BenchBundle, FreshRun[]>;
-  await interleaved(
-    Object.fromEntries(
-      BENCH_BUNDLES.map((name) => [name, async () => coldRuns[name].push(await invokeFresh(ctx.freshSandbox(name), events[name]))]),
-    ),
-    runs,
-  );
-  const floor = median(coldRuns['bare-sdk'].map((r) => r.wallMs));
-  for (const name of BENCH_BUNDLES) {
-    const list = coldRuns[name];
-    if (list.some((r) => r.status !== 200)) throw new Error(`the ${name} cold start did not answer 200`);
-    // A tool's failure is a 200 too: the MCP door's answer must be the tenant's list.
-    const unlisted = mcpDoors.includes(name) ? list.find((r) => listedTotal(r.body) !== COLD_AGENTS) : undefined;
-    if (unlisted) throw new Error(`the ${name} cold start did not list the ${COLD_AGENTS} endpoints: ${unlisted.body?.slice(0, 500)}`);
-    const ms = median(list.map((r) => r.wallMs));
-    ctx.results.coldStart.push({ name, ms, importMs: median(list.map((r) => r.initMs)), ratio: ms / floor });
-  }
-  ctx.say(`  ${ctx.results.coldStart.map((c) => `${c.name} ${n(c.ms)} ms (${c.ratio.toFixed(2)}x)`).join(', ')}`);
 }
 
 /** The `total` of a `list_endpoints` result in a JSON-RPC answer's body; undefined for anything else. */

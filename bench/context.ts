@@ -8,7 +8,7 @@ import { build } from 'esbuild';
 import { buildAll, bundleOptions, FUNCTIONS, type FunctionName, ROOT } from '../infra/build.js';
 import { restApiEvent } from '../infra/local/events.js';
 import { runtimeEnvironment } from '../infra/local/lambda/environment.js';
-import type { LambdaFunctionSpec } from '../infra/local/lambda/functions.js';
+import type { LambdaFunctionSpec } from '../infra/local/lambda/function-specs.js';
 import { type LambdaRuntime, lambdaRuntime } from '../infra/local/lambda/runtimes.js';
 import { type LocalStack, type LocalStackConfig, startLocalStack } from '../infra/local/stack.js';
 import { ensureTables } from '../infra/local/tables.js';
@@ -193,7 +193,14 @@ export async function benchContext(quick: boolean): Promise<BenchContext> {
     restApiEvent(fakeRequest(path, { ...headers, Authorization: 'Bearer verified-by-the-authorizer' }, method), path, {
       api: 'public',
       ...(body === undefined ? {} : { body: Buffer.from(body) }),
-      authorizer: { principalId: 'bench', tenant, sub: 'bench', exp: String(Math.floor(Date.now() / 1000) + 86_400) },
+      authorizer: {
+        principalId: 'bench',
+        tenant,
+        sub: 'bench',
+        exp: String(Math.floor(Date.now() / 1000) + 86_400),
+        // The door's scope, granted to the token the authorizer verified (lib/auth/caller.ts checks it).
+        grantedScopes: cfg.requiredScope ?? '',
+      },
     });
   return {
     quick,

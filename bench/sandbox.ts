@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { PRELUDE_CONTENT_TYPE, PRELUDE_DELIMITER_BYTES } from '../infra/local/lambda/awslambda.js';
-import type { LambdaFunctionSpec } from '../infra/local/lambda/functions.js';
+import type { LambdaFunctionSpec } from '../infra/local/lambda/function-specs.js';
 import type { LambdaRuntime } from '../infra/local/lambda/runtimes.js';
 import { FunctionPool, type InvocationOutcome } from '../infra/local/lambda/sandbox.js';
 

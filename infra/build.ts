@@ -25,15 +25,19 @@
  *   what is in it): the service's own schemas (lib/config.ts, lib/contract/, lib/store/records.ts)
  *   use zod/mini (`import * as z from 'zod/mini'`), whose functions esbuild keeps only when used,
  *   and which attaches no JSON Schema generator to its schemas, with English set once from
- *   `zod/locales` (lib/zod-english.ts; the `z.locales` namespace would pull in all 260 KiB of them);
+ *   `zod/locales` (lib/zod-english-locale.ts; the `z.locales` namespace would pull in all 260 KiB of them);
  *   classic zod is left to the MCP door, whose SDK is built on it. The SDK's credential chain is
  *   replaced by the environment's credentials (infra/bundle/credential-provider-env-only.ts), which
  *   is all a Lambda function has, dropping the SSO, STS and sign-in clients the chain brings; the
  *   SDK's event-stream support and DynamoDB endpoint discovery, which no function uses, are left
  *   out the same way (no-event-streams.ts, no-endpoint-discovery.ts); and the SDK clients'
  *   package.json is cut to the name and version they read.
- * - Source maps are external with no sources inside; Lambda runs with
- *   NODE_OPTIONS=--enable-source-maps, so stack traces point at the TypeScript lines.
+ * - Source maps are external with no sources inside, and the bundle does not name its map: Node's
+ *   --enable-source-maps (in the functions' NODE_OPTIONS) would read and index a named map as the
+ *   bundle loads, 11 to 100 ms of each import on Node 24 here. Instead
+ *   infra/bundle/source-maps-on-error.ts, run first in each bundle, reads the map when a stack is
+ *   first formatted and maps the bundle's frames as Node does, so stack traces in the logs still
+ *   point at the TypeScript lines.
  */
 import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -86,6 +90,37 @@ export interface BuiltFunction {
  */
 const REQUIRE_SHIM = "import{createRequire as __createRequire}from'node:module';const require=__createRequire(import.meta.url);";
 
+/** Run first in every function bundle: its stack traces mapped to the sources when first formatted (see the file header). */
+const SOURCE_MAPS_ON_ERROR = join(ROOT, 'infra', 'bundle', 'source-maps-on-error.ts');
+
+/**
+ * Each function bundle starts from a module of two lines: SOURCE_MAPS_ON_ERROR, then everything
+ * the handler's module exports (esbuild's `inject` would instead wrap that module and call it from
+ * every other one). It is named by the handler module's path from `root`
+ * (`lambda-entry:functions/…`), so no path of the building machine lands in the bundle or its map.
+ */
+const LAMBDA_ENTRY = 'lambda-entry';
+
+function lambdaEntries(root: string): Plugin {
+  return {
+    name: LAMBDA_ENTRY,
+    setup(b) {
+      b.onResolve({ filter: new RegExp(`^${LAMBDA_ENTRY}:`) }, (args) => ({
+        path: args.path.slice(LAMBDA_ENTRY.length + 1),
+        namespace: LAMBDA_ENTRY,
+      }));
+      b.onLoad({ filter: /.*/, namespace: LAMBDA_ENTRY }, (args) => ({
+        contents: `import ${JSON.stringify(SOURCE_MAPS_ON_ERROR)};\nexport * from ${JSON.stringify(join(root, args.path))};\n`,
+        resolveDir: root,
+        loader: 'js',
+      }));
+    },
+  };
+}
+
+/** The entry point of a function bundle whose handler module is `entry`, a path under `root`. */
+const lambdaEntryOf = (entry: string, root: string): string => `${LAMBDA_ENTRY}:${relative(root, resolve(entry)).split('\\').join('/')}`;
+
 /** Modules replaced in the bundles by a smaller one with the same exports (see the file header). */
 export const BUNDLE_REPLACEMENTS: Readonly<Record<string, string>> = Object.freeze({
   '@aws-sdk/credential-provider-node': join(ROOT, 'infra', 'bundle', 'credential-provider-env-only.ts'),
@@ -137,7 +172,9 @@ const BUNDLE_OPTIONS = {
   target: `node${LAMBDA_NODE_MAJOR}`,
   minify: true,
   keepNames: true,
-  sourcemap: 'linked',
+  // The map beside the bundle without a `sourceMappingURL` comment, which would make Node read it
+  // as the bundle loads: SOURCE_MAPS_ON_ERROR maps stack traces from it when one is first formatted.
+  sourcemap: 'external',
   sourcesContent: false,
   legalComments: 'none',
   metafile: true,
@@ -147,7 +184,12 @@ const BUNDLE_OPTIONS = {
 
 /** The esbuild options of one bundle built alone, with the functions' options (the bench's floor bundle). */
 export function bundleOptions(entry: string, outfile: string): BuildOptions & { metafile: true } {
-  return { ...BUNDLE_OPTIONS, entryPoints: [entry], outfile };
+  return {
+    ...BUNDLE_OPTIONS,
+    plugins: [lambdaEntries(ROOT), ...BUNDLE_OPTIONS.plugins],
+    entryPoints: [lambdaEntryOf(entry, ROOT)],
+    outfile,
+  };
 }
 
 /** Where a function's build lives in `dist`: its bundle folder, bundle, source map, zip and metafile. */
@@ -173,9 +215,10 @@ export function functionsBuildOptions(
   }
   return {
     ...BUNDLE_OPTIONS,
+    plugins: [lambdaEntries(root), ...BUNDLE_OPTIONS.plugins],
     // Each output where functionFiles puts it: `out` is its path under outdir without the extension.
     entryPoints: names.map((name) => ({
-      in: join(root, FUNCTIONS[name]),
+      in: lambdaEntryOf(join(root, FUNCTIONS[name]), root),
       out: relative(dist, functionFiles(name, dist).bundle).replace(/\.mjs$/, ''),
     })),
     outdir: dist,

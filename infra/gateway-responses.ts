@@ -6,11 +6,11 @@
  * (infra/local/gateway.ts) answers its refusals from it, so the two cannot drift.
  *
  * Every one is a failure in the contract's words (DESIGN §6): `text/plain; charset=utf-8`, one
- * sentence and the request id as lib/http.ts failureBody writes them, `Cache-Control: no-store`,
+ * sentence and the request id as lib/responses.ts failureBody writes them, `Cache-Control: no-store`,
  * `Retry-After` where waiting helps, and every 401 with the challenge of its door
  * (lib/auth/challenge.ts). Gateway response bodies get simple `$context` substitution (no VTL), and
  * their headers are static or copied from the request: which door refuses with which type is
- * decided in lib/auth/doors.ts.
+ * decided in lib/auth/public-doors.ts.
  *
  * CORS: every gateway response says `Vary: Origin` and exposes the challenge and protocol headers,
  * so a browser-based MCP client at an admitted origin can read a 401 and start its sign-in. The
@@ -19,10 +19,10 @@
  * local gateway names the request's origin when lib/mcp/cors.ts admits it (docs/decisions.md).
  */
 import { bearerChallenge } from '../lib/auth/challenge.js';
-import { DOORS, type DoorName } from '../lib/auth/doors.js';
+import { DOORS, type DoorName } from '../lib/auth/public-doors.js';
 import type { Config } from '../lib/config.js';
-import { FAILURE_HEADERS, failureBody } from '../lib/http.js';
 import { isAllowedOrigin, MCP_EXPOSED_HEADERS } from '../lib/mcp/cors.js';
+import { FAILURE_HEADERS, failureBody } from '../lib/responses.js';
 
 export type GatewayResponseType =
   | 'UNAUTHORIZED'
@@ -50,10 +50,10 @@ export interface GatewayResponseDefinition {
   challenge?: DoorName;
 }
 
-/** Which door answers which 401 type, from lib/auth/doors.ts: UNAUTHORIZED for an `Unauthorized` error, ACCESS_DENIED for a Deny. */
+/** Which door answers which 401 type, from lib/auth/public-doors.ts: UNAUTHORIZED for an `Unauthorized` error, ACCESS_DENIED for a Deny. */
 function doorRefusingWith(refusal: 'unauthorized' | 'deny'): DoorName {
   const door = Object.values(DOORS).find((d) => d.refusal === refusal);
-  if (!door) throw new Error(`no door refuses with ${refusal} (lib/auth/doors.ts)`);
+  if (!door) throw new Error(`no door refuses with ${refusal} (lib/auth/public-doors.ts)`);
   return door.name;
 }
 

@@ -3,7 +3,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import { FUNCTIONS, type FunctionName, ROOT } from './build.js';
 import { functionEnvironment, UNREACHABLE_STACK_VALUES } from './local/lambda/environment.js';
-import { type LambdaFunctionSpec, readFunctionSpecs } from './local/lambda/functions.js';
+import { type LambdaFunctionSpec, readFunctionSpecs } from './local/lambda/function-specs.js';
 import { type LambdaRuntime, lambdaRuntime } from './local/lambda/runtimes.js';
 import { FunctionPool, type InvocationOutcome } from './local/lambda/sandbox.js';
 

@@ -1,8 +1,13 @@
 import * as z from 'zod/mini';
-import { DEFAULT_REQUIRED_SCOPE, OBSERVATIONS_SCOPE } from './auth/scopes.js';
-import './zod-english.js';
+import './zod-english-locale.js';
 
-const positiveInt = z.coerce.number().check(z.int(), z.positive());
+/** The OAuth scope each public door asks for unless REQUIRED_SCOPE names another (lib/auth/scopes.ts). */
+export const DEFAULT_REQUIRED_SCOPE = 'endpoints:read';
+/** The scope of the private observations operation, which the broker asks for in its token exchange whenever the doors ask for theirs. */
+export const OBSERVATIONS_SCOPE = 'observations:read';
+
+const POSITIVE_RULE = 'must be a whole number above 0';
+const positiveInt = z.coerce.number({ error: POSITIVE_RULE }).check(z.int({ error: POSITIVE_RULE }), z.positive({ error: POSITIVE_RULE }));
 /** An empty variable counts as unset, so `FOO=` falls back to the default. */
 const optionalText = z.pipe(
   z.optional(z.string()),
@@ -38,7 +43,7 @@ const EnvVariables = z.object({
   AUDIT_TABLE: z._default(z.string().check(z.minLength(3)), 'endpoint-audit'),
   DYNAMODB_ENDPOINT: optionalTextThen(httpUrl),
   DYNAMODB_TIMEOUT_MS: z._default(positiveInt, 3000),
-  DYNAMODB_MAX_ATTEMPTS: z._default(positiveInt.check(z.maximum(10)), 3),
+  DYNAMODB_MAX_ATTEMPTS: z._default(positiveInt.check(z.maximum(10, { error: 'must be a whole number from 1 to 10' })), 3),
   TENANT_CLAIM: z._default(z.string().check(z.minLength(1)), 'tenant_id'),
   ENDPOINT_SCOPE_CLAIM: z._default(z.string().check(z.minLength(1)), 'endpoint_groups'),
   // Set but empty: no scope is required (an identity provider that issues none for this audience).
@@ -132,7 +137,7 @@ const EnvSchema = z.pipe(
       /**
        * The public API's base URL as clients reach it (a custom domain, or the execute-api URL with
        * its stage), without a trailing slash: the RFC 9728 documents and every 401's
-       * `resource_metadata` are under it (lib/auth/doors.ts).
+       * `resource_metadata` are under it (lib/auth/public-doors.ts).
        */
       publicUrl,
       /** The MCP resource: the `aud` of tokens for POST /api/mcp, and `resource` in its RFC 9728 metadata. */

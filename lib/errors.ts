@@ -1,90 +1,54 @@
+import { createError, HttpError } from '@middy/util';
 import { isServerError, isThrottlingError, isTransientError } from '@smithy/core/retry';
 
+export { HttpError };
+
 /**
- * The one error model. Every failure a client may see is an HttpError: a short sentence
- * (`message`, sent as text/plain), a status code and optional headers. Anything else becomes a
- * 500 with a generic sentence, so internals never reach a client.
+ * The one error model: every failure a client may see is middy's own HttpError, the error
+ * @middy/http-error-handler reads, made by its createError: a status, one short sentence
+ * (`message`, sent as text/plain by lib/middleware/failures.ts), `expose`, the headers the answer
+ * carries and the `cause`. Anything else becomes a 500 with INTERNAL_ERROR, so internals never
+ * reach a client.
+ *
+ * Two things middy's createError leaves to its caller: `expose` is true here for every status
+ * (each sentence is written for the client, a 503's included, where middy hides every 5xx), and
+ * the headers are set on the error after it is made (createError hands its properties to Error's
+ * constructor, which keeps only `cause`).
  */
-export class HttpError extends Error {
-  readonly statusCode: number;
-  readonly expose = true;
-  readonly headers: Record<string, string>;
-
-  constructor(statusCode: number, message: string, options: { cause?: unknown; headers?: Record<string, string> } = {}) {
-    super(message, { cause: options.cause });
-    this.statusCode = statusCode;
-    this.headers = options.headers ?? {};
-  }
-}
-
-/** 400: a query parameter or header is invalid. */
-export class BadRequestError extends HttpError {
-  override name = 'BadRequestError';
-  constructor(message: string) {
-    super(400, message);
-  }
+export function httpError(
+  statusCode: number,
+  sentence: string,
+  options: { cause?: unknown; headers?: Record<string, string> } = {},
+): HttpError {
+  const error = createError(statusCode, sentence, options.cause === undefined ? { expose: true } : { cause: options.cause, expose: true });
+  error.headers = { ...options.headers };
+  return error;
 }
 
 /**
- * 401: no usable bearer token. Carries the challenge clients expect: a bare `Bearer` unless the
+ * 401: no usable bearer token, with the challenge clients expect: a bare `Bearer` unless the
  * caller gives the door's own (lib/auth/challenge.ts, bearerChallenge).
  */
-export class UnauthorizedError extends HttpError {
-  override name = 'UnauthorizedError';
-  constructor(message: string, cause?: unknown, challenge = 'Bearer') {
-    super(401, message, { cause, headers: { 'WWW-Authenticate': challenge } });
-  }
+export function unauthorized(sentence: string, cause?: unknown, challenge = 'Bearer'): HttpError {
+  return httpError(401, sentence, { cause, headers: { 'WWW-Authenticate': challenge } });
 }
 
-/** 403: authenticated, but not allowed (no tenant, broker not allowed, ticket required). */
-export class ForbiddenError extends HttpError {
-  override name = 'ForbiddenError';
-  constructor(message: string) {
-    super(403, message);
-  }
+/** 502 or 503: a dependency failed in a way that may pass; `Retry-After` says when to try again. */
+export function retryLater(statusCode: 502 | 503, sentence: string, cause?: unknown, retryAfterSeconds = 5): HttpError {
+  return httpError(statusCode, sentence, { cause, headers: { 'Retry-After': String(retryAfterSeconds) } });
 }
 
-/** 404: not found, or not visible to this caller (same answer on purpose). */
-export class NotFoundError extends HttpError {
-  override name = 'NotFoundError';
-  constructor(message: string) {
-    super(404, message);
-  }
+/** The sentence of every failure nobody mapped: a 500 says no more than this. */
+export const INTERNAL_ERROR = 'The request could not be completed because of an internal error.';
+
+/** The status a client gets for `error`: its own when it is an HttpError it may see, else 500. */
+export function statusOf(error: unknown): number {
+  return error instanceof HttpError && error.expose ? error.statusCode : 500;
 }
 
-/** 405: the path exists, the method does not; `Allow` names the ones that do. */
-export class MethodNotAllowedError extends HttpError {
-  override name = 'MethodNotAllowedError';
-  constructor(message: string, allowed: readonly string[]) {
-    super(405, message, { headers: { Allow: allowed.join(', ') } });
-  }
-}
-
-/**
- * 502: a dependency answered something that cannot be read (a page without `Items`, an item that
- * is not an object). A failed read, never an empty one; the client may retry later.
- */
-export class BadGatewayError extends HttpError {
-  override name = 'BadGatewayError';
-  constructor(message: string, cause?: unknown, retryAfterSeconds = 5) {
-    super(502, message, { cause, headers: { 'Retry-After': String(retryAfterSeconds) } });
-  }
-}
-
-/** 503: a dependency is throttled or down after bounded retries; the client may retry later. */
-export class ServiceUnavailableError extends HttpError {
-  override name = 'ServiceUnavailableError';
-  constructor(message: string, cause?: unknown, retryAfterSeconds = 5) {
-    super(503, message, { cause, headers: { 'Retry-After': String(retryAfterSeconds) } });
-  }
-}
-
-/** 504: a dependency did not answer in time. */
-export class GatewayTimeoutError extends HttpError {
-  override name = 'GatewayTimeoutError';
-  constructor(message: string, cause?: unknown) {
-    super(504, message, { cause });
-  }
+/** `error` as the failure a client gets: itself when it is an HttpError it may see, else the 500 of INTERNAL_ERROR, which keeps it as its cause. */
+export function clientFailure(error: unknown): HttpError {
+  return error instanceof HttpError && error.expose ? error : httpError(500, INTERNAL_ERROR, { cause: error });
 }
 
 /**
@@ -170,7 +134,7 @@ function isStoreUnavailable(link: ErrorLink): boolean {
 export function dependencyFailure(error: unknown, what: string): Error {
   if (error instanceof HttpError) return error;
   const chain = causeChain(error);
-  const unavailable = new ServiceUnavailableError(`The ${what} is unavailable right now; try again later.`, error);
+  const unavailable = retryLater(503, `The ${what} is unavailable right now; try again later.`, error);
   if (chain.some(isConnectionFailure)) return unavailable;
   // A body the SDK could not parse as JSON: a SyntaxError it decorated with the response ($metadata, $response).
   const unparsable = chain.some(
@@ -179,10 +143,10 @@ export function dependencyFailure(error: unknown, what: string): Error {
   );
   if (unparsable || chain.some((e) => e instanceof UnreadableStoreAnswerError)) {
     if (chain.some((e) => (e.$metadata?.httpStatusCode ?? 0) >= 500)) return unavailable;
-    return new BadGatewayError(`The ${what} gave an answer that cannot be read; try again later.`, error);
+    return retryLater(502, `The ${what} gave an answer that cannot be read; try again later.`, error);
   }
   if (chain.some((e) => TIMEOUT_CODES.has(codeOf(e)) || TIMEOUT_NAMES.has(nameOf(e)))) {
-    return new GatewayTimeoutError(`The ${what} timed out; try again.`, error);
+    return httpError(504, `The ${what} timed out; try again.`, { cause: error });
   }
   if (chain.some(isStoreUnavailable)) return unavailable;
   return error instanceof Error ? error : new Error(String(error));

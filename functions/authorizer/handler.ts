@@ -1,13 +1,13 @@
 import middy from '@middy/core';
 import type { APIGatewayAuthorizerResult, APIGatewayRequestAuthorizerEvent } from 'aws-lambda';
 import { authorizeRequest, UNAUTHORIZED } from '../../lib/auth/authorizer.js';
-import type { DeadlineContext } from '../../lib/deadline.js';
-import { invocationDeadline } from '../../lib/middleware/deadline.js';
+import type { DeadlineContext } from '../../lib/invocation-deadline.js';
+import { invocationDeadline } from '../../lib/middleware/context-deadline.js';
 import { HANDLER_OPTIONS } from '../../lib/middleware/failures.js';
 import { authorizerObservability } from '../../lib/middleware/observability.js';
 
 /**
- * The public REST API's token authorizer (a REQUEST authorizer for each door, lib/auth/doors.ts):
+ * The public REST API's token authorizer (a REQUEST authorizer for each door, lib/auth/public-doors.ts):
  * verifies the bearer token for the door asked and answers Allow with the caller in its context,
  * a refusal, or a failure (503), as API Gateway expects (lib/auth/authorizer.ts).
  */

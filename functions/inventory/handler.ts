@@ -2,14 +2,14 @@ import middy from '@middy/core';
 import type { APIGatewayProxyEvent } from 'aws-lambda';
 import { callerFromAuthorizer } from '../../lib/auth/caller.js';
 import type { EndpointScope } from '../../lib/auth/endpoint-scope.js';
-import type { DeadlineContext } from '../../lib/deadline.js';
 import { listInventoryResponse } from '../../lib/inventory/list.js';
+import type { DeadlineContext } from '../../lib/invocation-deadline.js';
 import type { StreamedResult } from '../../lib/json-array-stream.js';
-import { invocationDeadline } from '../../lib/middleware/deadline.js';
+import { invocationDeadline } from '../../lib/middleware/context-deadline.js';
 import { failureHandling, HANDLER_OPTIONS } from '../../lib/middleware/failures.js';
 import { observability } from '../../lib/middleware/observability.js';
 import { logger } from '../../lib/observability/logger.js';
-import { headerValues } from '../../lib/rest-event.js';
+import { headerValues, restRequest } from '../../lib/rest-event.js';
 
 /**
  * What the inventory takes from the gateway's event (the public REST API, payload 1.0): the caller
@@ -22,9 +22,10 @@ function inventoryRequest(event: APIGatewayProxyEvent): {
   scope: EndpointScope;
   acceptEncoding: string | undefined;
 } {
-  const caller = callerFromAuthorizer(event, 'inventory');
+  const request = restRequest(event);
+  const caller = callerFromAuthorizer(request, 'inventory');
   // A list header may come as several lines; together they are one list (RFC 9110 §5.3).
-  const acceptEncoding = headerValues(event, 'accept-encoding').join(', ') || undefined;
+  const acceptEncoding = headerValues(request, 'accept-encoding').join(', ') || undefined;
   return { tenantId: caller.tenantId, subject: caller.subject, scope: caller.scope, acceptEncoding };
 }
 

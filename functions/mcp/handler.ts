@@ -1,10 +1,10 @@
 import middy from '@middy/core';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import { config } from '../../lib/config.js';
-import { type DeadlineContext, deadlineOf } from '../../lib/deadline.js';
+import { type DeadlineContext, deadlineOf } from '../../lib/invocation-deadline.js';
 import { mcpCors } from '../../lib/mcp/cors.js';
-import { serveMcpDoor, upstreamDeadline } from '../../lib/mcp/door.js';
-import { invocationDeadline } from '../../lib/middleware/deadline.js';
+import { serveMcpDoor, upstreamDeadline } from '../../lib/mcp/door-routes.js';
+import { invocationDeadline } from '../../lib/middleware/context-deadline.js';
 import { failureHandling, HANDLER_OPTIONS } from '../../lib/middleware/failures.js';
 import { observability } from '../../lib/middleware/observability.js';
 

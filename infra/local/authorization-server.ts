@@ -7,10 +7,10 @@ import { clientIdDocuments, documentRefused, FAILURE_ANSWER_MS, isDocumentUrl } 
 import { DEMO_TENANTS } from './demo.js';
 import { targetOf } from './events.js';
 import { LocalRefusal } from './failure.js';
-import { BodyTooLargeError, readBoundedBody } from './http.js';
 import type { LocalIssuer } from './issuer.js';
+import { BodyTooLargeError, readBoundedBody } from './listener-io.js';
+import type { LocalRoute } from './listener-router.js';
 import { LOOPBACK_NAMES } from './own-address.js';
-import type { LocalRoute } from './router.js';
 import { admitsOrigin, doorResources, SERVICE_DEFAULTS, type StackConfig } from './settings.js';
 import { errorPage, PAGE_HEADERS, signInPage } from './sign-in-page.js';
 import { TOKEN_EXCHANGE_GRANT } from './token-exchange.js';

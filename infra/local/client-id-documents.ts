@@ -1,6 +1,6 @@
 import { BlockList, isIP } from 'node:net';
 import { LRUCache } from 'lru-cache';
-import { readBoundedBody } from './http.js';
+import { readBoundedBody } from './listener-io.js';
 import { LOOPBACK_NAMES } from './own-address.js';
 
 /**

@@ -4,16 +4,16 @@ import type { APIGatewayProxyEvent } from 'aws-lambda';
 import { LRUCache } from 'lru-cache';
 import { type GatewayResponseType, PAYLOAD_LIMITS, payloadTooLargeAnswer, renderGatewayResponse } from '../gateway-responses.js';
 import { localMethodArn, requestAuthorizerEvent, restApiEvent } from './events.js';
-import { BodyTooLargeError, readBoundedBody, sendGatewayResponse, sendLocalFailure } from './http.js';
-import { IntegrationFailure, sendFunctionAnswer } from './lambda/answer.js';
+import { IntegrationFailure, sendFunctionAnswer } from './lambda/proxy-integration.js';
 import { MAX_BUFFERED_RESPONSE_BYTES } from './lambda/runtime-api.js';
 import type { InvocationOutcome } from './lambda/sandbox.js';
-import type { ApiRoutes } from './router.js';
-import { ROUTES, type Route, type RouteAuthorizer, type RouteFunction } from './routes.js';
+import { BodyTooLargeError, readBoundedBody, sendGatewayResponse, sendLocalFailure } from './listener-io.js';
+import type { ApiRoutes } from './listener-router.js';
+import { ROUTES, type Route, type RouteAuthorizer, type RouteFunction } from './template-routes.js';
 
 /**
- * The local stand-in for API Gateway's REST APIs: serves the routes (infra/local/routes.ts) the
- * listener's router (infra/local/router.ts) matched with the deployed functions, each invoked in its sandbox (infra/local/lambda/) with a payload 1.0 event; in front of
+ * The local stand-in for API Gateway's REST APIs: serves the routes (infra/local/template-routes.ts) the
+ * listener's router (infra/local/listener-router.ts) matched with the deployed functions, each invoked in its sandbox (infra/local/lambda/) with a payload 1.0 event; in front of
  * a guarded route, the token authorizer function invoked as API Gateway invokes it, its answers
  * cached per door and token for the door's TTL, its policy applied to the method; and API
  * Gateway's own answers as the gateway responses of infra/gateway-responses.ts: a function that

@@ -3,8 +3,8 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { LocalIssuer } from './issuer.js';
+import type { LocalRoute } from './listener-router.js';
 import { LOOPBACK_NAMES } from './own-address.js';
-import type { LocalRoute } from './router.js';
 import type { StackConfig } from './settings.js';
 
 /**
@@ -16,7 +16,7 @@ import type { StackConfig } from './settings.js';
  * MCP audience minted by the local issuer (tenant `acme` unless told). Since that token is anyone's
  * for the asking, the page answers only this machine: a loopback peer asking for a loopback host
  * (the listener already refuses any other Host; a peer that is not loopback reaches it only when
- * HOST opts in to another address). Its routes are in the public listener's table (infra/local/router.ts).
+ * HOST opts in to another address). Its routes are in the public listener's table (infra/local/listener-router.ts).
  *
  * `GET /preview/observations?agent_id=ac-002[&tenant=acme][&theme=light|dark][&width=320][&height=750][&minutes=60][&limit=100]`
  * `GET /preview/list_endpoints[?tenant=acme][&hostname=…][&connection_state=…][&limit=100][&theme=…][&width=…][&height=…]`

@@ -1,4 +1,4 @@
-import { readFunctionSpecs } from './lambda/functions.js';
+import { readFunctionSpecs } from './lambda/function-specs.js';
 import { LOOPBACK_NAMES } from './own-address.js';
 
 /**

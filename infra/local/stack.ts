@@ -14,22 +14,22 @@ import { loadFleet, writeFleet } from './fleet.js';
 import { shiftFleet, staleFleetNote } from './fleet-time.js';
 import { DEFAULT_INTEGRATION_TIMEOUT_MS, type LocalRestApi, localRestApi } from './gateway.js';
 import { type ListenerPolicy, NO_PAGES, neverAnyOrigin, refusal } from './guard.js';
-import { sendGatewayResponse, sendLocalFailure } from './http.js';
 import { LOCAL_DIR, type LocalIssuer, localBrokerSecret, localIssuer } from './issuer.js';
 import { type LocalBundles, prebuiltBundles, watchedBundles } from './lambda/bundles.js';
 import { functionEnvironment, type LocalStackValues } from './lambda/environment.js';
-import { type LambdaFunctionSpec, readFunctionSpecs } from './lambda/functions.js';
+import { type LambdaFunctionSpec, readFunctionSpecs } from './lambda/function-specs.js';
 import { type LocalFunctions, startLocalFunctions } from './lambda/local-functions.js';
 import { type LambdaRuntime, lambdaRuntime, RuntimeChoiceError } from './lambda/runtimes.js';
+import { sendGatewayResponse, sendLocalFailure } from './listener-io.js';
+import { type ListenerRouter, listenerRouter } from './listener-router.js';
 import { mcpAppPreviewRoutes } from './mcp-app-preview.js';
 import { isLoopbackAddress, loopbackOrigins } from './own-address.js';
 import { bind, portsInUseSentence, type StackPort } from './ports.js';
-import { type ListenerRouter, listenerRouter } from './router.js';
-import type { Route } from './routes.js';
 import { readFleetFile } from './seed-file.js';
 import { audienceAt, readStackConfig, STACK_DEFAULTS, type StackConfig, StackConfigError } from './settings.js';
 import { storeClient } from './store-client.js';
 import { ensureTables } from './tables.js';
+import type { Route } from './template-routes.js';
 import { OTHER_ISSUER_HINT, refusalOfHeader } from './token-check.js';
 
 export interface StackOptions {
@@ -78,6 +78,13 @@ export interface StackOptions {
   idleMs?: number;
   /** The fixed time of every client ID metadata document failure at the sign-in (default 3 s; tests shorten it). */
   documentFailureMs?: number;
+  /**
+   * Before anything else, start one instance of each function the user's environment gives a
+   * variable to, and refuse to start (StartError) when one cannot finish its init: the functions
+   * read and check the service's variables at init, so a bad one stops `npm start` with its
+   * sentence instead of failing every request to that function.
+   */
+  checkInits?: boolean;
 }
 
 /**
@@ -354,6 +361,11 @@ function localValues(cfg: LocalStackConfig, dynamoEndpoint: string, brokerSecret
   };
 }
 
+/** Whether two environments hold the same variables with the same values. */
+function sameVariables(a: Readonly<Record<string, string>>, b: Readonly<Record<string, string>>): boolean {
+  return Object.keys(a).length === Object.keys(b).length && Object.entries(a).every(([name, value]) => b[name] === value);
+}
+
 /**
  * What the gateway responses are written with: the MCP door's origins, its own loopback spellings
  * among them (as it is given them), and the scope the doors' challenge names.
@@ -409,7 +421,7 @@ async function functionBundles(options: StackOptions, say: (line: string) => voi
  * Starts the local stack of DESIGN §7: the engine, tables and seed, the issuer (JWKS, metadata,
  * token exchange), the public listener (the public REST API: GET /api/agents, /api/mcp and the
  * RFC 9728 documents, behind the token authorizer) and the private loopback listener (GET
- * /api/mcp/endpoint), each routed by one table (infra/local/router.ts), and behind them the
+ * /api/mcp/endpoint), each routed by one table (infra/local/listener-router.ts), and behind them the
  * deployed functions, each in sandboxes of its own (infra/local/lambda/). A dependency that is down
  * does not stop the listeners: requests then fail with 503 as they would on AWS.
  */
@@ -509,7 +521,7 @@ export async function startLocalStack(options: StackOptions = {}): Promise<Local
   });
 
   // The public listener: the REST API, the local authorization server and the MCP App preview host
-  // in one table (infra/local/router.ts), answering its loopback names, and HOST and PUBLIC_URL's when set;
+  // in one table (infra/local/listener-router.ts), answering its loopback names, and HOST and PUBLIC_URL's when set;
   // pages of its own origins and of MCP_ALLOWED_ORIGINS (browser-based MCP clients sign in and call the door).
   const publicUrl = `http://localhost:${bound.publicPort}`;
   const authorizationServer = await localAuthorizationServer({
@@ -549,7 +561,23 @@ export async function startLocalStack(options: StackOptions = {}): Promise<Local
       say,
       ...(options.idleMs !== undefined ? { idleMs: options.idleMs } : {}),
     });
+    if (options.checkInits) {
+      // The stack's own values are checked before it starts (settings.ts); what a function takes
+      // straight from the user's environment only its own init can check. Logging switches aside
+      // (Powertools reads them leniently), a function given nothing of the user's needs no check.
+      const stackOnly = Object.fromEntries(Object.entries(env).filter(([name]) => name.startsWith('POWERTOOLS_')));
+      const values = localValues(cfg, functionsDynamoEndpoint, brokerSecret);
+      const givenByUser = Object.values(specs)
+        .filter((spec) => !sameVariables(environmentOf(spec), functionEnvironment(spec, Object.values(specs), values, stackOnly)))
+        .map((spec) => spec.name);
+      const [failed] = await functions.checkInits(givenByUser);
+      if (failed) {
+        const sentence = failed.error.errorMessage.split('\n')[0] ?? failed.error.errorType;
+        throw new StartError(`the ${failed.name} function cannot start with this environment: ${sentence}`);
+      }
+    }
   } catch (error) {
+    await functions?.stop();
     await Promise.all([closeServer(publicServer), closeServer(privateServer)]);
     await engine?.close();
     throw error;

@@ -3,7 +3,8 @@ import './node-version.js'; // first: the AWS SDK's Node-version notice off on N
  * `npm start`: the whole service on this machine, on its embedded defaults (docs/design.md §7).
  * Environment: PORT, HOST, PRIVATE_PORT, DYNAMODB_PORT, DYNAMODB_ENDPOINT, DATA_DIR, SEED and the
  * service's own variables (README, Configuration); what the stack reads of them is validated before
- * anything starts (infra/local/settings.ts), the rest by each function at its init. SEED_LIVE=true
+ * anything starts (infra/local/settings.ts), the rest by an init of each function given them, before
+ * it serves. SEED_LIVE=true
  * moves a fleet file's times to now and keeps it reporting (infra/local/fleet-time.ts). Metric lines
  * (EMF) are off unless POWERTOOLS_METRICS_DISABLED=false asks for them; the handlers' log records
  * below WARN unless POWERTOOLS_LOG_LEVEL=INFO (or DEBUG) asks for them.
@@ -92,6 +93,7 @@ try {
     bundlesDir: env.LAMBDA_BUNDLES ? userPath(env.LAMBDA_BUNDLES) : undefined,
     say,
     seedLive: seedLive === 'true',
+    checkInits: true,
   });
 } catch (error) {
   if (error instanceof StartError || error instanceof StackConfigError) fail(error.message);

@@ -3,8 +3,8 @@ import { parse, type Tags } from 'yaml';
 
 /**
  * Reading the template's own sources (serverless.yml, infra/*.yml) as the local stack takes its
- * settings from them: the functions (infra/local/lambda/functions.ts), the routes
- * (infra/local/routes.ts) and the tables (infra/local/tables.ts).
+ * settings from them: the functions (infra/local/lambda/function-specs.ts), the routes
+ * (infra/local/template-routes.ts) and the tables (infra/local/tables.ts).
  */
 
 /** A value of a template source after YAML parsing: CloudFormation's short forms become their long forms. */

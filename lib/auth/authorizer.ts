@@ -1,10 +1,10 @@
-import type { APIGatewayAuthorizerResult, APIGatewayProxyEvent, APIGatewayRequestAuthorizerEvent } from 'aws-lambda';
+import type { APIGatewayAuthorizerResult, APIGatewayRequestAuthorizerEvent } from 'aws-lambda';
 import { type Config, config } from '../config.js';
-import { UnauthorizedError } from '../errors.js';
+import { HttpError } from '../errors.js';
 import { logger } from '../observability/logger.js';
-import { headerValues } from '../rest-event.js';
+import { headerValues, restRequest } from '../rest-event.js';
 import { authorizerContextOf } from './caller.js';
-import { type Door, doorAudience, doorOfResource } from './doors.js';
+import { type Door, doorAudience, doorOfResource } from './public-doors.js';
 import { bearerToken, type KeySource, remoteKeys, verifyBearerToken } from './verify.js';
 
 /**
@@ -43,7 +43,7 @@ function policy(effect: 'Allow' | 'Deny', resources: string[]): APIGatewayAuthor
 }
 
 /**
- * A refused token, the way this door refuses (lib/auth/doors.ts): a Deny whose context carries the
+ * A refused token, the way this door refuses (lib/auth/public-doors.ts): a Deny whose context carries the
  * sentence, or the `Unauthorized` error. The token never appears in it.
  */
 function refuse(door: Door, methodArn: string, sentence: string): APIGatewayAuthorizerResult {
@@ -71,7 +71,7 @@ export async function authorizeRequest(
   const cfg = options.cfg ?? config();
   const door = doorOfResource(event.resource);
   if (!door) throw new Error(`no public door is guarded at ${event.resource}`);
-  const authorizations = headerValues(event as unknown as APIGatewayProxyEvent, 'authorization');
+  const authorizations = headerValues(restRequest(event), 'authorization');
   if (authorizations.length > 1) return refuse(door, event.methodArn, 'The Authorization header was sent more than once.');
   let claims: Awaited<ReturnType<typeof verifyBearerToken>>;
   try {
@@ -83,7 +83,7 @@ export async function authorizeRequest(
       ...(options.now ? { now: options.now } : {}),
     });
   } catch (error) {
-    if (error instanceof UnauthorizedError) return refuse(door, event.methodArn, error.message);
+    if (error instanceof HttpError && error.statusCode === 401) return refuse(door, event.methodArn, error.message);
     throw error;
   }
   const context = authorizerContextOf(claims, cfg.tenantClaim, cfg.scopeClaim, cfg.oauthScopeClaim);

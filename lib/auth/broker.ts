@@ -1,4 +1,4 @@
-import { ForbiddenError } from '../errors.js';
+import { httpError } from '../errors.js';
 import { INSUFFICIENT_SCOPE } from './scopes.js';
 
 /**
@@ -41,7 +41,7 @@ export function brokerOf(claims: Record<string, unknown>, claimPath: string): st
  * passed-through user token) and a broker not on the list are both 403s, with different sentences.
  */
 export function assertAllowedBroker(broker: string | null, allowList: readonly string[]): string {
-  if (broker === null) throw new ForbiddenError(BROKER_REFUSALS.missing);
-  if (!allowList.includes(broker)) throw new ForbiddenError(BROKER_REFUSALS.notAllowed);
+  if (broker === null) throw httpError(403, BROKER_REFUSALS.missing);
+  if (!allowList.includes(broker)) throw httpError(403, BROKER_REFUSALS.notAllowed);
   return broker;
 }

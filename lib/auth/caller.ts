@@ -1,12 +1,11 @@
-import type { APIGatewayProxyEvent } from 'aws-lambda';
 import type { JWTPayload } from 'jose';
 import { type Config, config } from '../config.js';
-import { ForbiddenError } from '../errors.js';
-import { headerValues } from '../rest-event.js';
+import { httpError } from '../errors.js';
+import { headerValues, type RestRequest } from '../rest-event.js';
 import { insufficientScope, refusedAtDoor } from './challenge.js';
-import type { DoorName } from './doors.js';
 import { badScopeClaimSentence, type EndpointScope, readScopeClaim, scopeContextValue, scopeFromContextValue } from './endpoint-scope.js';
 import { type CallerIdentity, identityFromClaims } from './identity.js';
+import type { DoorName } from './public-doors.js';
 import { grantedScopes } from './scopes.js';
 
 /**
@@ -61,7 +60,7 @@ export interface CallerOptions {
 
 /**
  * The caller of a request behind a public door's authorizer, read from the authorizer's context
- * (payload 1.0: `event.requestContext.authorizer`). Invariants: a request with no verified caller,
+ * (payload 1.0: `requestContext.authorizer`). Invariants: a request with no verified caller,
  * with an `Authorization` header sent more than once, or whose token's `exp` has passed (an answer
  * API Gateway served from its cache) is a 401 with the door's challenge; a verified token without
  * the door's OAuth scope is a 403 `insufficient_scope` naming it; a verified token without a
@@ -70,15 +69,15 @@ export interface CallerOptions {
  * seconds): what the MCP door caps its exchanged tokens by.
  */
 export function callerFromAuthorizer(
-  event: APIGatewayProxyEvent,
+  request: Pick<RestRequest, 'headers' | 'authorizer'>,
   door: DoorName,
   options: CallerOptions = {},
 ): CallerIdentity & { expiresAt: number; scope: EndpointScope } {
   const cfg = options.cfg ?? config();
-  const authorizations = headerValues(event, 'authorization');
+  const authorizations = headerValues(request, 'authorization');
   // A cached answer is found by one header value; the others were never checked.
   if (authorizations.length > 1) throw refusedAtDoor(cfg, door, 'The Authorization header was sent more than once.', true);
-  const context = (event.requestContext?.authorizer ?? null) as Record<string, unknown> | null;
+  const context = request.authorizer;
   const exp = Number(context?.exp);
   if (context === null || !Number.isFinite(exp)) {
     throw refusedAtDoor(cfg, door, 'A bearer token checked by the token authorizer is required.', authorizations.length > 0);
@@ -89,6 +88,6 @@ export function callerFromAuthorizer(
   if (cfg.requiredScope !== undefined && !granted.includes(cfg.requiredScope)) throw insufficientScope(cfg, door, cfg.requiredScope);
   const identity = identityFromClaims({ [cfg.tenantClaim]: context.tenant, sub: context.sub }, cfg.tenantClaim);
   const scope = scopeFromContextValue(context.scope);
-  if (scope === 'invalid') throw new ForbiddenError(badScopeClaimSentence(cfg.scopeClaim));
+  if (scope === 'invalid') throw httpError(403, badScopeClaimSentence(cfg.scopeClaim));
   return { ...identity, expiresAt: exp, scope };
 }

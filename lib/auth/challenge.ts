@@ -1,7 +1,7 @@
 import type { Config } from '../config.js';
-import { UnauthorizedError } from '../errors.js';
-import { type DoorName, resourceMetadataUrl } from './doors.js';
-import { InsufficientScopeError } from './scopes.js';
+import { type HttpError, httpError, unauthorized } from '../errors.js';
+import { type DoorName, resourceMetadataUrl } from './public-doors.js';
+import { INSUFFICIENT_SCOPE } from './scopes.js';
 
 /**
  * RFC 6750 §3 quoted-string values may hold only printable ASCII other than `"` and `\`: a
@@ -35,11 +35,13 @@ export function insufficientScope(
   cfg: Pick<Config, 'publicUrl'>,
   door: DoorName | undefined,
   scope: string,
-  remedy?: string,
-): InsufficientScopeError {
+  remedy = 'sign in again, asking for it',
+): HttpError {
   const metadata = door === undefined ? '' : `resource_metadata="${resourceMetadataUrl(cfg, door)}", `;
   const challenge = `Bearer ${metadata}error="insufficient_scope", scope="${quotable(scope)}", error_description="${quotable(`The token lacks the scope ${scope}.`)}"`;
-  return new InsufficientScopeError(scope, challenge, remedy);
+  return httpError(403, `${INSUFFICIENT_SCOPE} "${scope}" that this door requires: ${remedy}.`, {
+    headers: { 'WWW-Authenticate': challenge },
+  });
 }
 
 /**
@@ -52,6 +54,7 @@ export function refusedAtDoor(
   sentence: string,
   tokenSent: boolean,
   cause?: unknown,
-): UnauthorizedError {
-  return new UnauthorizedError(sentence, cause, bearerChallenge(cfg, door, tokenSent ? sentence : undefined));
+): HttpError {
+  const challenge = bearerChallenge(cfg, door, tokenSent ? sentence : undefined);
+  return unauthorized(sentence, cause, challenge);
 }

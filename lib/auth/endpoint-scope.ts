@@ -1,4 +1,4 @@
-import { ForbiddenError } from '../errors.js';
+import { httpError } from '../errors.js';
 
 /**
  * The endpoint scope: the boundary below the tenant. A token may carry the claim named by
@@ -76,7 +76,7 @@ export function readScopeClaim(value: unknown): EndpointScope | 'invalid' {
  */
 export function scopeFromClaims(claims: Record<string, unknown>, claim: string): EndpointScope {
   const scope = readScopeClaim(claims[claim]);
-  if (scope === 'invalid') throw new ForbiddenError(badScopeClaimSentence(claim));
+  if (scope === 'invalid') throw httpError(403, badScopeClaimSentence(claim));
   return scope;
 }
 
@@ -98,7 +98,7 @@ export function scopeAdmits(scope: EndpointScope, groups: readonly string[] | un
  * A scoped caller passes whatever the policy says.
  */
 export function assertScopeAllowed(scope: EndpointScope, policy: { scope?: 'optional' | 'required' | undefined }, claim: string): void {
-  if (scope.kind === 'unscoped' && policy.scope === 'required') throw new ForbiddenError(scopeRequiredSentence(claim));
+  if (scope.kind === 'unscoped' && policy.scope === 'required') throw httpError(403, scopeRequiredSentence(claim));
 }
 
 /**

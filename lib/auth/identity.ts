@@ -1,4 +1,4 @@
-import { ForbiddenError, UnauthorizedError } from '../errors.js';
+import { httpError, unauthorized } from '../errors.js';
 
 /** Who is calling: the tenant comes only from the verified token, never from the request. */
 export interface CallerIdentity {
@@ -12,10 +12,10 @@ export interface CallerIdentity {
  * tenant) is refused (403), never defaulted. No claims at all means no token: 401.
  */
 export function identityFromClaims(claims: Record<string, unknown> | undefined, tenantClaim: string): CallerIdentity {
-  if (!claims) throw new UnauthorizedError('A bearer token is required.');
+  if (!claims) throw unauthorized('A bearer token is required.');
   const tenant = claims[tenantClaim];
   if (typeof tenant !== 'string' || tenant.trim() === '') {
-    throw new ForbiddenError(`The token carries no single tenant in its "${tenantClaim}" claim.`);
+    throw httpError(403, `The token carries no single tenant in its "${tenantClaim}" claim.`);
   }
   const sub = claims.sub;
   return { tenantId: tenant, subject: typeof sub === 'string' && sub !== '' ? sub : 'unknown' };

@@ -1,8 +1,7 @@
-import { get as httpGet } from 'node:http';
 import { get as httpsGet } from 'node:https';
 import { type CryptoKey, importJWK, type JWK, type JWTHeaderParameters } from 'jose';
 import { LRUCache } from 'lru-cache';
-import { GatewayTimeoutError, ServiceUnavailableError, UnauthorizedError } from '../errors.js';
+import { httpError, retryLater, unauthorized } from '../errors.js';
 import { logger } from '../observability/logger.js';
 import { recordKeySetFailure } from '../observability/metrics.js';
 
@@ -92,14 +91,14 @@ export class RemoteKeySet implements KeySource {
 
   async getKey(header: JWTHeaderParameters, signal?: AbortSignal): Promise<CryptoKey | Uint8Array> {
     const kid = header.kid;
-    if (typeof kid !== 'string' || kid === '') throw new UnauthorizedError('The bearer token has no key id.');
+    if (typeof kid !== 'string' || kid === '') throw unauthorized('The bearer token has no key id.');
     const now = this.now();
     const fresh = this.fetched.get(this.url);
     const known = fresh?.keys.get(kid);
     if (known) return this.importKey(known, header);
     // An unknown kid with fresh keys: refresh once per cooldown, else it is simply not the issuer's key.
     if (fresh && now - this.lastAttemptAt < this.options.cooldownMs) {
-      throw new UnauthorizedError('The bearer token was signed by an unknown key.');
+      throw unauthorized('The bearer token was signed by an unknown key.');
     }
     let keys: Fetched;
     try {
@@ -114,7 +113,7 @@ export class RemoteKeySet implements KeySource {
       throw this.failure(error);
     }
     const key = keys.keys.get(kid);
-    if (!key) throw new UnauthorizedError('The bearer token was signed by an unknown key.');
+    if (!key) throw unauthorized('The bearer token was signed by an unknown key.');
     return this.importKey(key, header);
   }
 
@@ -123,13 +122,13 @@ export class RemoteKeySet implements KeySource {
     const e = error instanceof KeySetFetchError ? error : new KeySetFetchError('the key set could not be read', false, { cause: error });
     logger.error('token keys unavailable', { cause: e.message });
     return e.timedOut
-      ? new GatewayTimeoutError('The token keys could not be fetched in time; try again.', e)
-      : new ServiceUnavailableError('The token keys are unavailable right now; try again later.', e);
+      ? httpError(504, 'The token keys could not be fetched in time; try again.', { cause: e })
+      : retryLater(503, 'The token keys are unavailable right now; try again later.', e);
   }
 
   private async importKey(jwk: JWK, header: JWTHeaderParameters): Promise<CryptoKey | Uint8Array> {
     const alg = header.alg;
-    if (jwk.alg !== undefined && jwk.alg !== alg) throw new UnauthorizedError('The bearer token uses a refused algorithm.');
+    if (jwk.alg !== undefined && jwk.alg !== alg) throw unauthorized('The bearer token uses a refused algorithm.');
     const byAlg = this.imported.get(jwk) ?? new Map<string, CryptoKey | Uint8Array>();
     this.imported.set(jwk, byAlg);
     let key = byAlg.get(alg);
@@ -137,7 +136,7 @@ export class RemoteKeySet implements KeySource {
       try {
         key = await importJWK(jwk, alg);
       } catch (cause) {
-        throw new UnauthorizedError('The bearer token was signed by an unknown key.', cause);
+        throw unauthorized('The bearer token was signed by an unknown key.', cause);
       }
       byAlg.set(alg, key);
     }
@@ -193,6 +192,14 @@ export class RemoteKeySet implements KeySource {
     return { keys, at: this.now() };
   }
 }
+
+/**
+ * node:http taken as Node's own CommonJS module, not through an ES import: on Node 22 and later,
+ * importing node:http as an ES module reads every export, and the WebSocket, CloseEvent and
+ * MessageEvent ones load undici, fetch's HTTP client, at init: 25 to 33 ms of CPU of the
+ * observations and authorizer bundles' import on Node 24 here, which Lambda's runtime does not load.
+ */
+const { get: httpGet } = process.getBuiltinModule('node:http');
 
 /** Redirects a key set URL may take, as fetch would follow them (an issuer moving its keys). */
 const MAX_REDIRECTS = 5;

@@ -1,5 +1,5 @@
 import { decodeProtectedHeader, type JWTPayload, errors as joseErrors, jwtVerify } from 'jose';
-import { HttpError, ServiceUnavailableError, UnauthorizedError } from '../errors.js';
+import { HttpError, retryLater, unauthorized } from '../errors.js';
 import type { KeySource } from './key-set.js';
 
 export { type KeySource, remoteKeys } from './key-set.js';
@@ -25,9 +25,9 @@ export interface VerifyOptions {
 
 /** Extracts the token from an `Authorization: Bearer <token>` header value. */
 export function bearerToken(header: string | undefined): string {
-  if (header === undefined || header.trim() === '') throw new UnauthorizedError('A bearer token is required.');
+  if (header === undefined || header.trim() === '') throw unauthorized('A bearer token is required.');
   const match = /^Bearer[ ]+([A-Za-z0-9._~+/-]+=*)\s*$/i.exec(header.trim());
-  if (!match?.[1]) throw new UnauthorizedError('The Authorization header is not a bearer token.');
+  if (!match?.[1]) throw unauthorized('The Authorization header is not a bearer token.');
   return match[1];
 }
 
@@ -39,13 +39,24 @@ export function bearerToken(header: string | undefined): string {
  * unreachable or unreadable JWKS is a 503 (504 when it did not answer in time), never a 401.
  */
 export async function verifyBearerToken(token: string, options: VerifyOptions): Promise<JWTPayload> {
+  const payload = await verifySignedToken(token, options);
+  if (!hasAudience(payload, options.audience)) throw unauthorized('The bearer token is not for this service (audience).');
+  return payload;
+}
+
+/**
+ * verifyBearerToken in every respect but the audience, which the caller judges (hasAudience): the
+ * observations operation answers a token made for another service (a user's token passed through)
+ * with an audited 403 rather than a 401.
+ */
+export async function verifySignedToken(token: string, options: Omit<VerifyOptions, 'audience'>): Promise<JWTPayload> {
   let kid: unknown;
   try {
     kid = decodeProtectedHeader(token).kid;
   } catch (cause) {
-    throw new UnauthorizedError('The bearer token is malformed.', cause);
+    throw unauthorized('The bearer token is malformed.', cause);
   }
-  if (typeof kid !== 'string' || kid === '') throw new UnauthorizedError('The bearer token has no key id.');
+  if (typeof kid !== 'string' || kid === '') throw unauthorized('The bearer token has no key id.');
   let payload: JWTPayload;
   const now = options.now?.() ?? Math.floor(Date.now() / 1000);
   try {
@@ -59,25 +70,16 @@ export async function verifyBearerToken(token: string, options: VerifyOptions): 
     throw refusal(cause, options.issuer);
   }
   if (typeof payload.iat === 'number' && payload.iat > now + ISSUED_AT_SKEW_SECONDS) {
-    throw new UnauthorizedError('The bearer token was issued in the future.');
+    throw unauthorized('The bearer token was issued in the future.');
   }
-  const aud = payload.aud;
-  const audiences = aud === undefined ? [] : Array.isArray(aud) ? aud : [aud];
-  const audienceOk = audiences.length > 0 ? audiences.includes(options.audience) : payload.client_id === options.audience;
-  if (!audienceOk) throw new AudienceMismatchError(payload);
   return payload;
 }
 
-/**
- * A token that verified in every respect but its audience: signed by the issuer, current, made for
- * another service. A 401 like any refusal, unless the caller has a reason to say more (the
- * observations operation answers a passed-through user token with an audited 403).
- */
-export class AudienceMismatchError extends UnauthorizedError {
-  override name = 'AudienceMismatchError';
-  constructor(readonly claims: JWTPayload) {
-    super('The bearer token is not for this service (audience).');
-  }
+/** Whether verified claims are for `audience`: `aud` names it, or (a token with no `aud`) `client_id` is it. */
+export function hasAudience(payload: JWTPayload, audience: string): boolean {
+  const aud = payload.aud;
+  const audiences = aud === undefined ? [] : Array.isArray(aud) ? aud : [aud];
+  return audiences.length > 0 ? audiences.includes(audience) : payload.client_id === audience;
 }
 
 /**
@@ -91,18 +93,17 @@ function issuerRefusal(expected: string): string {
 function refusal(cause: unknown, issuer: string): Error {
   // The key source's own answers (an unknown key, an issuer that is down) stand as they are.
   if (cause instanceof HttpError) return cause;
-  if (cause instanceof joseErrors.JWTExpired) return new UnauthorizedError('The bearer token has expired.', cause);
-  if (cause instanceof joseErrors.JWTClaimValidationFailed && cause.claim === 'iss')
-    return new UnauthorizedError(issuerRefusal(issuer), cause);
+  if (cause instanceof joseErrors.JWTExpired) return unauthorized('The bearer token has expired.', cause);
+  if (cause instanceof joseErrors.JWTClaimValidationFailed && cause.claim === 'iss') return unauthorized(issuerRefusal(issuer), cause);
   if (cause instanceof joseErrors.JWTClaimValidationFailed) {
-    return new UnauthorizedError(`The bearer token's "${cause.claim}" claim is not acceptable.`, cause);
+    return unauthorized(`The bearer token's "${cause.claim}" claim is not acceptable.`, cause);
   }
   if (cause instanceof joseErrors.JWSSignatureVerificationFailed) {
-    return new UnauthorizedError('The bearer token signature is invalid.', cause);
+    return unauthorized('The bearer token signature is invalid.', cause);
   }
-  if (cause instanceof joseErrors.JWKSNoMatchingKey) return new UnauthorizedError('The bearer token was signed by an unknown key.', cause);
-  if (cause instanceof joseErrors.JOSEAlgNotAllowed) return new UnauthorizedError('The bearer token uses a refused algorithm.', cause);
-  if (cause instanceof joseErrors.JOSEError) return new UnauthorizedError('The bearer token is invalid.', cause);
+  if (cause instanceof joseErrors.JWKSNoMatchingKey) return unauthorized('The bearer token was signed by an unknown key.', cause);
+  if (cause instanceof joseErrors.JOSEAlgNotAllowed) return unauthorized('The bearer token uses a refused algorithm.', cause);
+  if (cause instanceof joseErrors.JOSEError) return unauthorized('The bearer token is invalid.', cause);
   // Anything else failed on our side of the check, not in the caller's token.
-  return new ServiceUnavailableError('The token keys are unavailable right now; try again later.', cause);
+  return retryLater(503, 'The token keys are unavailable right now; try again later.', cause);
 }

@@ -2,8 +2,8 @@ import type { ConnectionState, DashboardEndpoint, EndpointDashboard } from '../c
 import { DASHBOARD_SCHEMA } from '../contract/schemas.js';
 import type { SampleRecord, TenantPolicy } from '../store/records.js';
 import { downsample } from './downsample.js';
+import { evaluateMetrics } from './evaluate-metrics.js';
 import { connectivityFinding, metricFindings, observationFindings, sortFindings } from './findings.js';
-import { evaluateMetrics } from './metrics.js';
 import { describePolicy } from './policy-description.js';
 import { worstStatus } from './status.js';
 import { thresholdsInForce } from './thresholds.js';

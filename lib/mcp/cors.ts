@@ -2,6 +2,7 @@ import type { MiddlewareObj } from '@middy/core';
 import httpCors, { type Options as HttpCorsOptions } from '@middy/http-cors';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import type { Config } from '../config.js';
+import { httpError } from '../errors.js';
 
 /**
  * Cross-origin access to the MCP function (the MCP door and the RFC 9728 documents) for
@@ -44,6 +45,30 @@ export function isAllowedOrigin(origin: string | undefined, cfg: Pick<Config, 'p
   return origin !== undefined && (origin === new URL(cfg.publicUrl).origin || cfg.mcpAllowedOrigins.includes(origin));
 }
 
+/** Servers must refuse a browser's request from an origin they do not serve (DNS rebinding): 403. */
+export function assertAllowedOrigin(origin: string | undefined, cfg: Pick<Config, 'publicUrl' | 'mcpAllowedOrigins'>): void {
+  if (origin !== undefined && !isAllowedOrigin(origin, cfg)) {
+    throw httpError(403, 'Requests from this Origin are not allowed; set MCP_ALLOWED_ORIGINS to admit it.');
+  }
+}
+
+/**
+ * A browser's preflight at the door: 204, which the CORS middleware (mcpCors) completes for an
+ * admitted origin with the methods and MCP headers it may send. At `/api/mcp` another origin is
+ * a 403, so the browser refuses the request; a preflight without an origin is told the methods.
+ * The metadata documents are the same for everyone: their preflight is a plain 204.
+ */
+export function preflightAnswer(
+  forMetadata: boolean,
+  origin: string | undefined,
+  cfg: Pick<Config, 'publicUrl' | 'mcpAllowedOrigins'>,
+): Response {
+  if (forMetadata) return new Response(null, { status: 204 });
+  if (origin === undefined) return new Response(null, { status: 204, headers: { Allow: 'OPTIONS, POST' } });
+  assertAllowedOrigin(origin, cfg);
+  return new Response(null, { status: 204, headers: { 'Cache-Control': 'no-store' } });
+}
+
 /**
  * The MCP function's CORS middleware, admitting by the configuration `cfg` gives: registered before
  * the failure handler, so it also runs on the text/plain failures that handler writes.
@@ -53,7 +78,7 @@ export function mcpCors(
 ): MiddlewareObj<APIGatewayProxyEvent, APIGatewayProxyResult | undefined, Error> {
   // `vary` is an option of @middy/http-cors that its type declarations leave out.
   const options: HttpCorsOptions & { vary: string } = {
-    // Asked per request: the configuration, not the module's load, says who is admitted. Null: no header.
+    // Null: no header.
     getOrigin: (incoming) => (isAllowedOrigin(incoming, cfg()) ? incoming : (null as unknown as string)),
     methods: MCP_METHODS.join(', '),
     headers: MCP_REQUEST_HEADERS.join(', '),

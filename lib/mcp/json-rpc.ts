@@ -1,10 +1,10 @@
 import { quoted } from './reported-text.js';
 
 /**
- * The JSON-RPC errors a client of the MCP door sees, each one sentence naming what was wrong: the
- * door's own (lib/mcp/request-rules.ts, lib/mcp/request-body.ts), written with jsonRpcError, and
- * the SDK's, rewritten by inOneSentence where the SDK's text is not such a sentence (a zod issue
- * dump, a bare "Method not found", a "Bad Request:" prefix).
+ * The JSON-RPC errors a client of the MCP door sees, all written by jsonRpcAnswer, each one
+ * sentence naming what was wrong: the door's own refusals (lib/mcp/request-rules.ts,
+ * lib/mcp/request-body.ts), and the SDK's errors, rewritten where the SDK's text is not such a
+ * sentence (a zod issue dump, a bare "Method not found", a "Bad Request:" prefix).
  */
 
 export const JSON_RPC_ERRORS = Object.freeze({
@@ -17,9 +17,17 @@ export const JSON_RPC_ERRORS = Object.freeze({
 
 export type JsonRpcId = string | number | null;
 
-/** A JSON-RPC error answer: one error object, the request's id (null when it has none or could not be read). */
-export function jsonRpcError(status: number, id: JsonRpcId, code: number, message: string): Response {
-  return new Response(JSON.stringify({ jsonrpc: '2.0', id, error: { code, message } }), {
+/** A refusal of the door's own, before the SDK sees the request: its HTTP status, the request's id (null when it has none or could not be read), the error code and its one sentence. */
+export interface JsonRpcRefusal {
+  status: number;
+  id: JsonRpcId;
+  code: number;
+  sentence: string;
+}
+
+/** A JSON-RPC error answer: one error object. */
+function jsonRpcError({ status, id, code, sentence }: JsonRpcRefusal): Response {
+  return new Response(JSON.stringify({ jsonrpc: '2.0', id, error: { code, message: sentence } }), {
     status,
     headers: { 'Content-Type': 'application/json' },
   });
@@ -82,11 +90,15 @@ function methodsById(body: unknown): Map<JsonRpcId, string> {
 }
 
 /**
- * The SDK's answer with every JSON-RPC error in it written as one sentence (lib/mcp/json-rpc.ts
- * sentenceFor); anything else unchanged. Only an answer whose text holds an error object is
- * parsed: a result's text cannot hold one outside a JSON string, where its quotes are escaped.
+ * The door's JSON-RPC answer to a request whose parsed body is `body` (undefined when it could not
+ * be read): a refusal of its own as one error object, or the SDK's answer with every JSON-RPC
+ * error in it written as one sentence (sentenceFor), anything else unchanged. Only an answer whose
+ * text holds an error object is parsed: a result's text cannot hold one outside a JSON string,
+ * where its quotes are escaped.
  */
-export async function inOneSentence(response: Response, body: unknown): Promise<Response> {
+export async function jsonRpcAnswer(served: JsonRpcRefusal | Response, body: unknown): Promise<Response> {
+  if (!(served instanceof Response)) return jsonRpcError(served);
+  const response = served;
   const type = response.headers.get('content-type') ?? '';
   if (!type.startsWith('application/json')) return response;
   const text = await response.text();

@@ -1,4 +1,4 @@
-import { LAMBDA_RESPONSE_LIMIT_BYTES } from '../http.js';
+import { LAMBDA_RESPONSE_LIMIT_BYTES } from '../responses.js';
 
 /**
  * The bounded cost of one HTTP request at the MCP door (docs/operations.md, "The MCP door's cost
@@ -47,7 +47,7 @@ export const MAX_REPORTED_CHARACTERS = 16_384;
 const ENVELOPE_BYTES = 65_536;
 
 /**
- * The most one tool result may add to the Lambda answer, as Lambda measures it (lib/http.ts
+ * The most one tool result may add to the Lambda answer, as Lambda measures it (lib/responses.ts
  * lambdaResponseBytes: the body is JSON inside JSON, so quotes and backslashes count twice). With
  * at most MAX_TOOL_CALLS_PER_REQUEST results the whole answer fits LAMBDA_RESPONSE_LIMIT_BYTES.
  * An observations result stays below it by construction (the bounds above; a test builds the

@@ -6,8 +6,8 @@ import { config } from '../config.js';
 import { ATTRIBUTION_HEADERS, encodedReasonHeaders, TICKET_REQUIRED } from '../contract/attribution.js';
 import type { ObservationsToolInput } from '../contract/mcp-tools.js';
 import { EndpointDashboard } from '../contract/schemas.js';
-import { parseFailureBody } from '../http.js';
 import { logger } from '../observability/logger.js';
+import { parseFailureBody } from '../responses.js';
 import { BrokerSecretError, brokerClientSecret, forgetBrokerSecret } from './broker-secret.js';
 import { misconfiguration, retryAfterSeconds, TOOL_SENTENCES, ToolFailure } from './tool-failure.js';
 

@@ -1,4 +1,6 @@
-import { JSON_RPC_ERRORS, jsonRpcError } from './json-rpc.js';
+import { logger } from '../observability/logger.js';
+import type { RestRequest } from '../rest-event.js';
+import { JSON_RPC_ERRORS, type JsonRpcRefusal } from './json-rpc.js';
 import { MAX_JSON_DEPTH, MAX_REQUEST_BODY_BYTES } from './limits.js';
 
 /**
@@ -21,14 +23,14 @@ export function eventBodyBytes(body: string | null | undefined, isBase64Encoded:
 }
 
 /** The 413 for a body of `bytes`, or undefined when it is within MAX_REQUEST_BODY_BYTES. */
-export function oversizeRefusal(bytes: number): Response | undefined {
+export function oversizeRefusal(bytes: number): JsonRpcRefusal | undefined {
   if (bytes <= MAX_REQUEST_BODY_BYTES) return undefined;
-  return jsonRpcError(
-    413,
-    null,
-    JSON_RPC_ERRORS.invalidRequest,
-    `The request body has ${bytes.toLocaleString('en-US')} bytes, and this MCP server reads at most ${MAX_REQUEST_BODY_BYTES.toLocaleString('en-US')} (${MAX_REQUEST_BODY_BYTES / KIB} KiB): none of it was read.`,
-  );
+  return {
+    status: 413,
+    id: null,
+    code: JSON_RPC_ERRORS.invalidRequest,
+    sentence: `The request body has ${bytes.toLocaleString('en-US')} bytes, and this MCP server reads at most ${MAX_REQUEST_BODY_BYTES.toLocaleString('en-US')} (${MAX_REQUEST_BODY_BYTES / KIB} KiB): none of it was read.`,
+  };
 }
 
 const QUOTE = 0x22;
@@ -63,8 +65,8 @@ export function nestsDeeperThan(text: string, max: number): boolean {
  * or not JSON, each a JSON-RPC parse error (-32700, HTTP 400) in one sentence. The body must
  * already be within MAX_REQUEST_BODY_BYTES (oversizeRefusal).
  */
-export function parseRequestBody(text: string): { parsed: unknown } | { refusal: Response } {
-  const refuse = (message: string) => ({ refusal: jsonRpcError(400, null, JSON_RPC_ERRORS.parseError, message) });
+export function parseRequestBody(text: string): { parsed: unknown } | { refusal: JsonRpcRefusal } {
+  const refuse = (sentence: string) => ({ refusal: { status: 400, id: null, code: JSON_RPC_ERRORS.parseError, sentence } });
   if (nestsDeeperThan(text, MAX_JSON_DEPTH)) {
     return refuse(
       `The request body nests arrays and objects more than ${MAX_JSON_DEPTH} deep, which no MCP message needs: it was not parsed.`,
@@ -77,4 +79,28 @@ export function parseRequestBody(text: string): { parsed: unknown } | { refusal:
     // JSON.parse's own message quotes the body: it is not repeated.
     return refuse('The request body is not valid JSON: send one JSON-RPC message (or, in protocol 2025-03-26, a batch of them) as JSON.');
   }
+}
+
+/** The door's request body: its text and the JSON it holds, or (both left empty) the refusal of it. */
+export interface RequestBody {
+  text: string;
+  parsed: unknown;
+  refusal?: JsonRpcRefusal;
+}
+
+/**
+ * The door's request body, read as this file says: its size measured on the event's own string
+ * (a 413 past MAX_REQUEST_BODY_BYTES, before it is decoded or copied), then decoded and parsed
+ * once its nesting is known to be bounded.
+ */
+export function readRequestBody(request: Pick<RestRequest, 'body' | 'isBase64Encoded'>): RequestBody {
+  const bytes = eventBodyBytes(request.body, request.isBase64Encoded);
+  const tooLarge = oversizeRefusal(bytes);
+  if (tooLarge) {
+    logger.info('request body refused: too large', { bytes });
+    return { text: '', parsed: undefined, refusal: tooLarge };
+  }
+  const text = request.isBase64Encoded ? Buffer.from(request.body, 'base64').toString('utf8') : request.body;
+  const read = parseRequestBody(text);
+  return 'refusal' in read ? { text: '', parsed: undefined, refusal: read.refusal } : { text, parsed: read.parsed };
 }

@@ -1,6 +1,6 @@
 import { SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/server';
 import { TOOL_NAMES } from '../contract/mcp-tools.js';
-import { idOf, JSON_RPC_ERRORS, jsonRpcError, named } from './json-rpc.js';
+import { idOf, JSON_RPC_ERRORS, type JsonRpcRefusal, named } from './json-rpc.js';
 import { MAX_BATCH_MESSAGES, MAX_TOOL_CALLS_PER_REQUEST } from './limits.js';
 
 /**
@@ -17,7 +17,9 @@ import { MAX_BATCH_MESSAGES, MAX_TOOL_CALLS_PER_REQUEST } from './limits.js';
  *   specification says); an empty one; one of more than MAX_BATCH_MESSAGES messages or
  *   MAX_TOOL_CALLS_PER_REQUEST tool calls and view reads together, refused whole, before any runs;
  * - `tools/call` of a tool the door does not have, or whose `arguments` is not an object;
- *   `resources/read` without a `uri`.
+ *   `resources/read` without a `uri`;
+ * - `subscriptions/listen` as a request of its own: a subscription stream cannot be served by a
+ *   buffered Lambda answer, and there is nothing to subscribe to (an unknown method, HTTP 200).
  */
 
 /** The protocol revision of requests that carry it in `_meta` (served by the SDK's per-request entry). */
@@ -120,8 +122,8 @@ function messageProblem(message: unknown): Problem | undefined {
 const lowerFirst = (sentence: string): string =>
   /^(?:A |[A-Z][a-z])/.test(sentence) ? `${sentence.charAt(0).toLowerCase()}${sentence.slice(1)}` : sentence;
 
-function batchRefusal(body: unknown[], version: string): Response | undefined {
-  const refuse = (message: string): Response => jsonRpcError(400, null, JSON_RPC_ERRORS.invalidRequest, message);
+function batchRefusal(body: unknown[], version: string): JsonRpcRefusal | undefined {
+  const refuse = (sentence: string): JsonRpcRefusal => ({ status: 400, id: null, code: JSON_RPC_ERRORS.invalidRequest, sentence });
   if (!BATCHING_PROTOCOLS.has(version)) {
     return refuse(`JSON-RPC batches are not part of MCP protocol ${named(version, 20)}; send one request per HTTP request.`);
   }
@@ -146,12 +148,12 @@ function batchRefusal(body: unknown[], version: string): Response | undefined {
   for (const [index, message] of body.entries()) {
     const problem = messageProblem(message);
     if (problem) {
-      return jsonRpcError(
-        400,
-        null,
-        problem.code,
-        `Message ${index + 1} of the batch is refused: ${lowerFirst(problem.sentence.replace(/\.$/, ''))}; nothing in the batch was run.`,
-      );
+      return {
+        status: 400,
+        id: null,
+        code: problem.code,
+        sentence: `Message ${index + 1} of the batch is refused: ${lowerFirst(problem.sentence.replace(/\.$/, ''))}; nothing in the batch was run.`,
+      };
     }
   }
   return undefined;
@@ -164,19 +166,27 @@ function batchRefusal(body: unknown[], version: string): Response | undefined {
  * cannot serve; a refusal of the whole HTTP request (the header, the message's shape, a batch) is
  * a 400 with `id: null`.
  */
-export function requestRefusal(body: unknown, protocolVersion: string | null): Response | undefined {
+export function requestRefusal(body: unknown, protocolVersion: string | null): JsonRpcRefusal | undefined {
   const header = protocolVersion?.trim();
   if (header !== undefined && header !== '' && !SPOKEN_PROTOCOL_VERSIONS.includes(header)) {
-    return jsonRpcError(
-      400,
-      idOf(body),
-      JSON_RPC_ERRORS.invalidRequest,
-      `The MCP-Protocol-Version header ${named(header, 40)} names no protocol version this server speaks: it speaks ${listed(SPOKEN_PROTOCOL_VERSIONS)}.`,
-    );
+    return {
+      status: 400,
+      id: idOf(body),
+      code: JSON_RPC_ERRORS.invalidRequest,
+      sentence: `The MCP-Protocol-Version header ${named(header, 40)} names no protocol version this server speaks: it speaks ${listed(SPOKEN_PROTOCOL_VERSIONS)}.`,
+    };
   }
   if (Array.isArray(body)) return batchRefusal(body, header || '2025-03-26');
   const problem = messageProblem(body);
-  if (!problem) return undefined;
   const id = idOf(body);
-  return jsonRpcError(problem.code === JSON_RPC_ERRORS.invalidParams && id !== null ? 200 : 400, id, problem.code, problem.sentence);
+  if (!problem && id !== null && (body as { method?: unknown }).method === 'subscriptions/listen') {
+    return {
+      status: 200,
+      id,
+      code: JSON_RPC_ERRORS.methodNotFound,
+      sentence: 'subscriptions/listen is not served: this server is stateless and its tools never change.',
+    };
+  }
+  if (!problem) return undefined;
+  return { status: problem.code === JSON_RPC_ERRORS.invalidParams && id !== null ? 200 : 400, id, ...problem };
 }

@@ -1,5 +1,6 @@
-import { DOORS, type DoorName, doorResource } from '../auth/doors.js';
+import { DOORS, type DoorName, doorResource } from '../auth/public-doors.js';
 import type { Config } from '../config.js';
+import { httpError } from '../errors.js';
 
 /**
  * Where the protected resource metadata (RFC 9728) of each public door is served: the MCP door's
@@ -21,7 +22,7 @@ export function metadataDoorOf(path: string): DoorName | undefined {
 
 /**
  * The RFC 9728 metadata of a door's protected resource: `resource` is the door's identifier
- * (lib/auth/doors.ts doorResource: the URL clients call, which is what they send as the RFC 8707
+ * (lib/auth/public-doors.ts doorResource: the URL clients call, which is what they send as the RFC 8707
  * `resource`), the issuer its one authorization server, `scopes_supported` the door's one scope
  * (when one is required). Public, the same for everyone, served
  * without an authorizer.
@@ -38,4 +39,21 @@ export function protectedResourceMetadata(
     bearer_methods_supported: ['header'],
     resource_name: door === 'mcp' ? 'Endpoint read service (MCP)' : 'Endpoint read service (inventory)',
   };
+}
+
+/**
+ * The answer to a request for a door's metadata document: GET (or HEAD) only, public and the same
+ * for everyone, so it may be kept an hour; a browser page reads it from an admitted origin
+ * (lib/mcp/cors.ts).
+ */
+export function metadataAnswer(
+  method: string,
+  door: DoorName,
+  cfg: Pick<Config, 'mcpAudience' | 'jwtIssuer' | 'publicUrl' | 'requiredScope'>,
+): Response {
+  if (method !== 'GET' && method !== 'HEAD') throw httpError(405, 'Only GET is served here.', { headers: { Allow: 'GET' } });
+  return new Response(JSON.stringify(protectedResourceMetadata(cfg, door)), {
+    status: 200,
+    headers: { 'Content-Type': 'application/json; charset=utf-8', 'Cache-Control': 'public, max-age=3600' },
+  });
 }

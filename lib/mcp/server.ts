@@ -8,10 +8,8 @@ import {
   WebStandardStreamableHTTPServerTransport,
 } from '@modelcontextprotocol/server';
 import { CONTRACT_VERSION } from '../contract/openapi.js';
-import { logger } from '../observability/logger.js';
-import { inOneSentence, JSON_RPC_ERRORS, jsonRpcError } from './json-rpc.js';
-import { parseRequestBody } from './request-body.js';
-import { requestRefusal } from './request-rules.js';
+import type { RestRequest } from '../rest-event.js';
+import type { RequestBody } from './request-body.js';
 import { registerTools, type ToolCaller } from './tools.js';
 import { registerViews } from './views.js';
 
@@ -52,76 +50,52 @@ function callerOf(authInfo: AuthInfo | undefined): ToolCaller {
 
 let modern: McpHttpHandler | undefined;
 
+/**
+ * The SDK's per-request entry, made once per process. Its answers are JSON: `auto`, the SDK's
+ * default, answers with JSON unless a tool sends a notification before its result, which ours
+ * never do (the door refuses to pass on a stream in any case). `json` would drop such
+ * notifications instead, but the SDK prints a console notice about that for every handler it
+ * makes, which no option turns off.
+ */
 function modernHandler(): McpHttpHandler {
-  modern ??= withoutJsonModeNotice(() =>
-    createMcpHandler((ctx: McpRequestContext) => buildServer(callerOf(ctx.authInfo)), { legacy: 'reject', responseMode: 'json' }),
-  );
+  modern ??= createMcpHandler((ctx: McpRequestContext) => buildServer(callerOf(ctx.authInfo)), { legacy: 'reject' });
   return modern;
 }
 
-/** The notice the SDK prints on the console each time it makes a handler in JSON response mode. */
-const JSON_MODE_NOTICE = "responseMode: 'json' drops mid-call notifications";
+/** Headers that describe the original connection, not the message; the Request recomputes what it needs. */
+const HOP_HEADERS = new Set(['host', 'content-length', 'transfer-encoding', 'connection', 'keep-alive']);
 
-/**
- * Runs `make` with that one console notice sent to the logger at DEBUG instead: our tools send no
- * mid-call notifications, so it is news to nobody, yet it would be a plain-text line in the
- * function's log on each cold start (and in a local stack's terminal on the first MCP call). Any
- * other console output passes through; the SDK has no option to turn the notice off.
- */
-function withoutJsonModeNotice<T>(make: () => T): T {
-  const warn = console.warn;
-  console.warn = (...args: unknown[]) => {
-    if (typeof args[0] === 'string' && args[0].startsWith(JSON_MODE_NOTICE)) logger.debug('MCP SDK notice', { notice: args[0] });
-    else warn.apply(console, args);
-  };
-  try {
-    return make();
-  } finally {
-    console.warn = warn;
+/** The web-standard Request the SDK takes, made from the door's request and its body's text. */
+function sdkRequest(request: RestRequest, body: string): Request {
+  const headers = new Headers();
+  for (const [name, values] of request.headers) {
+    if (HOP_HEADERS.has(name)) continue;
+    for (const value of values) headers.append(name, value);
   }
-}
-
-/** The JSON-RPC request in a body, when it is one (not a batch, not a notification). */
-function singleRequest(body: unknown): { id: string | number; method: string } | undefined {
-  if (!body || typeof body !== 'object' || Array.isArray(body)) return undefined;
-  const { id, method } = body as { id?: unknown; method?: unknown };
-  return (typeof id === 'string' || typeof id === 'number') && typeof method === 'string' ? { id, method } : undefined;
+  const query = new URLSearchParams();
+  for (const [name, values] of request.query) for (const value of values) query.append(name, value);
+  const search = query.toString();
+  return new Request(`https://${request.host}${request.path}${search ? `?${search}` : ''}`, { method: 'POST', headers, body });
 }
 
 /**
- * Answers one MCP POST for a verified caller. `body` is the raw request body, already within
- * MAX_REQUEST_BODY_BYTES (lib/mcp/request-body.ts): it is parsed here only once its nesting depth
- * is known to be bounded. What lib/mcp/request-rules.ts refuses never reaches the SDK, and what
- * the SDK answers with an error is written as one sentence (lib/mcp/json-rpc.ts). A subscription
- * stream (`subscriptions/listen`) cannot be served by a buffered Lambda answer and there is
- * nothing to subscribe to, so it is refused as an unknown method.
+ * The SDK's answer to one MCP POST for a verified caller, its body read within
+ * MAX_REQUEST_BODY_BYTES and MAX_JSON_DEPTH (lib/mcp/request-body.ts) and not refused by
+ * lib/mcp/request-rules.ts.
  */
-export async function serveMcpRequest(request: Request, body: string, caller: ToolCaller): Promise<Response> {
-  const read = parseRequestBody(body);
-  if ('refusal' in read) return read.refusal;
-  const parsedBody = read.parsed;
-  const refusal = requestRefusal(parsedBody, request.headers.get('mcp-protocol-version'));
-  if (refusal) return refusal;
-  const single = singleRequest(parsedBody);
-  if (single?.method === 'subscriptions/listen') {
-    return jsonRpcError(
-      200,
-      single.id,
-      JSON_RPC_ERRORS.methodNotFound,
-      'subscriptions/listen is not served: this server is stateless and its tools never change.',
-    );
-  }
+export async function serveMcpRequest(request: RestRequest, body: RequestBody, caller: ToolCaller): Promise<Response> {
+  const sdk = sdkRequest(request, body.text);
   const authInfo: AuthInfo = { token: caller.token, clientId: caller.subject, scopes: [], extra: { caller } };
-  const options = { authInfo, parsedBody };
-  if (await isLegacyRequest(request, parsedBody)) {
+  const options = { authInfo, parsedBody: body.parsed };
+  if (await isLegacyRequest(sdk, body.parsed)) {
     const server = buildServer(caller);
     const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
     await server.connect(transport);
     try {
-      return await inOneSentence(await transport.handleRequest(request, options), parsedBody);
+      return await transport.handleRequest(sdk, options);
     } finally {
       await server.close();
     }
   }
-  return inOneSentence(await modernHandler().fetch(request, options), parsedBody);
+  return modernHandler().fetch(sdk, options);
 }

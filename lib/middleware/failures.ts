@@ -1,11 +1,9 @@
 import type { MiddlewareObj, Request } from '@middy/core';
 import httpErrorHandler from '@middy/http-error-handler';
 import type { Context } from 'aws-lambda';
-import { GatewayTimeoutError, HttpError } from '../errors.js';
-import { FAILURE_HEADERS, failureBody } from '../http.js';
+import { HttpError, httpError, INTERNAL_ERROR, statusOf } from '../errors.js';
 import { logger } from '../observability/logger.js';
-
-export const FALLBACK_MESSAGE = 'The request could not be completed because of an internal error.';
+import { FAILURE_HEADERS, failureBody } from '../responses.js';
 
 interface FailureResponse {
   statusCode: number;
@@ -20,8 +18,10 @@ export function requestIdOf(context: Context | undefined): string {
 
 /** Logs what failed without the error's request data; 5xx with the cause chain, 4xx briefly. */
 function logFailure(error: unknown): void {
-  const e = error as Error & { statusCode?: number; cause?: unknown };
-  const status = e instanceof HttpError ? e.statusCode : 500;
+  const status = statusOf(error);
+  // The 500 made for an unexpected error (lib/errors.ts clientFailure) is logged as that error, stack and all.
+  const unexpected = error instanceof HttpError && status === 500 && error.cause !== undefined ? error.cause : error;
+  const e = unexpected as Error & { statusCode?: number; cause?: unknown };
   const cause = e?.cause as { name?: string; code?: string; message?: string } | undefined;
   const entry = {
     statusCode: status,
@@ -42,7 +42,7 @@ export function textPlainFailures(): MiddlewareObj {
   const finishFailureResponse = async (request: Request): Promise<void> => {
     const response = request.response as FailureResponse | undefined;
     if (!response) return;
-    const sentence = typeof response.body === 'string' && response.body !== '' ? response.body : FALLBACK_MESSAGE;
+    const sentence = typeof response.body === 'string' && response.body !== '' ? response.body : INTERNAL_ERROR;
     response.body = failureBody(sentence, requestIdOf(request.context));
     response.headers = { ...response.headers, ...FAILURE_HEADERS };
   };
@@ -54,7 +54,7 @@ export function textPlainFailures(): MiddlewareObj {
  * first. One error model, one mapping, for both operations.
  */
 export function failureHandling(): MiddlewareObj[] {
-  return [textPlainFailures(), httpErrorHandler({ fallbackMessage: FALLBACK_MESSAGE, logger: logFailure })];
+  return [textPlainFailures(), httpErrorHandler({ fallbackMessage: INTERNAL_ERROR, logger: logFailure })];
 }
 
 /**
@@ -64,6 +64,6 @@ export function failureHandling(): MiddlewareObj[] {
 export const HANDLER_OPTIONS = Object.freeze({
   timeoutEarlyInMillis: 500,
   timeoutEarlyResponse: (): never => {
-    throw new GatewayTimeoutError('The request ran out of time; try again.');
+    throw httpError(504, 'The request ran out of time; try again.');
   },
 });

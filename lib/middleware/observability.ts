@@ -20,13 +20,21 @@ interface ObservedResponse {
 const STARTED_AT = 'requestMetricsStartedAt';
 
 /**
- * Powertools' logMetrics, which flushes the function's metrics as one EMF line when the handler
- * has answered. The operation is the function's one default dimension, set once as its handler is
- * made (logMetrics' own option would set it again at every invocation, with a warning each time).
+ * The `operation` dimension of an invocation's metrics, beside Powertools' `service`. It is added
+ * to each flush rather than made a default dimension: a default belongs to the one `Metrics` of
+ * the process, and a handler that set it would change it for any other handler in the process
+ * (tests load several), where Powertools warns that it overwrote it.
  */
-function operationMetrics(operation: Operation): MiddlewareObj {
-  metrics.setDefaultDimensions({ operation });
-  return logMetrics(metrics);
+function addOperation(operation: Operation): void {
+  metrics.addDimension('operation', operation);
+}
+
+/**
+ * Powertools' logMetrics, which flushes the function's metrics as one EMF line when the handler
+ * has answered, with the invocation's `operation`.
+ */
+function operationMetrics(operation: Operation): MiddlewareObj[] {
+  return [{ before: () => addOperation(operation) }, logMetrics(metrics)];
 }
 
 /**
@@ -41,7 +49,7 @@ function operationMetrics(operation: Operation): MiddlewareObj {
  * logMetrics flushed before the first byte. A stream cut after its 200 counts as a 5xx: the
  * client saw a broken transfer; a client that went away is no failure of the service's.
  */
-export function requestMetrics(): MiddlewareObj {
+export function requestMetrics(operation: Operation): MiddlewareObj {
   const internal = (request: Request): Record<string, unknown> => request.internal as Record<string, unknown>;
   const startRequestMetrics = (request: Request): void => {
     internal(request)[STARTED_AT] = performance.now();
@@ -56,6 +64,8 @@ export function requestMetrics(): MiddlewareObj {
       finished(body, (error) => {
         const failed = Boolean(error) && (error as NodeJS.ErrnoException).code !== 'ERR_STREAM_PREMATURE_CLOSE';
         recordAnswer(failed ? 500 : (response?.statusCode ?? 200), latency(request));
+        // logMetrics' flush cleared the invocation's dimensions with its metrics.
+        addOperation(operation);
         metrics.publishStoredMetrics();
       });
       return;
@@ -92,7 +102,12 @@ export function correlationIds(): MiddlewareObj {
  * middy(handler).use(observability({ operation: 'listEndpointInventory' })).use(failureHandling())
  */
 export function observability(options: ObservabilityOptions): MiddlewareObj[] {
-  return [injectLambdaContext(logger, { resetKeys: true }), correlationIds(), operationMetrics(options.operation), requestMetrics()];
+  return [
+    injectLambdaContext(logger, { resetKeys: true }),
+    correlationIds(),
+    ...operationMetrics(options.operation),
+    requestMetrics(options.operation),
+  ];
 }
 
 /**
@@ -115,5 +130,10 @@ export function authorizerMetrics(options: { refusalMessage: string }): Middlewa
  * Lambda context and correlation ids, and authorizerMetrics flushed by logMetrics.
  */
 export function authorizerObservability(options: { refusalMessage: string }): MiddlewareObj[] {
-  return [injectLambdaContext(logger, { resetKeys: true }), correlationIds(), operationMetrics('authorizer'), authorizerMetrics(options)];
+  return [
+    injectLambdaContext(logger, { resetKeys: true }),
+    correlationIds(),
+    ...operationMetrics('authorizer'),
+    authorizerMetrics(options),
+  ];
 }

@@ -1,50 +1,54 @@
-import type { MiddlewareObj, Request } from '@middy/core';
-import type { APIGatewayProxyEvent } from 'aws-lambda';
 import { auditedScope } from '../auth/endpoint-scope.js';
 import { config } from '../config.js';
-import { deadlineOf } from '../deadline.js';
-import { ServiceUnavailableError } from '../errors.js';
+import type { ObservationsQuery } from '../contract/schemas.js';
+import { clientFailure, retryLater, statusOf } from '../errors.js';
+import { deadlineOf } from '../invocation-deadline.js';
 import { logger } from '../observability/logger.js';
 import { recordAuditWrite } from '../observability/metrics.js';
 import { type AuditItem, putAuditItem } from '../store/audit.js';
 import { tenantAuditDynamo } from '../store/tenant-client.js';
-import type { ObservationsContext } from './context.js';
+import type { BrokeredCaller } from './brokered-caller.js';
+import type { Attribution } from './query-and-attribution.js';
 
-type ObservationsRequest = Request<APIGatewayProxyEvent, unknown, Error, ObservationsContext>;
-interface Response {
-  statusCode: number;
-  headers?: Record<string, string | number | boolean>;
+/**
+ * One audit item per authenticated request (once the bearer token verified), allowed or refused:
+ * what it records is what the request got to, so a refusal before the query was read has no
+ * agent_id.
+ */
+export interface AuditedRequest {
+  /** Lambda's request id: the audit id, and the one every failure text quotes ("request id: …") and every log line carries (correlation_id). */
+  requestId: string;
+  /** API Gateway's request id, as in the API's access log. */
+  apiRequestId: string | null;
+  caller: BrokeredCaller;
+  query?: ObservationsQuery;
+  attribution?: Attribution;
 }
 
-function auditItem(request: ObservationsRequest, statusCode: number): AuditItem {
-  const { context } = request;
-  const outcome: AuditItem['outcome'] = statusCode < 400 ? 'allowed' : statusCode < 500 ? 'denied' : 'failed';
+function auditItem(request: AuditedRequest, statusCode: number): AuditItem {
+  const { caller, query, attribution } = request;
   return {
-    audit_id: context.awsRequestId,
-    // The id every failure text quotes ("request id: …") and every log line carries (correlation_id).
-    request_id: context.awsRequestId,
-    api_request_id: request.event.requestContext?.requestId ?? null,
+    audit_id: request.requestId,
+    request_id: request.requestId,
+    api_request_id: request.apiRequestId,
     at: new Date().toISOString(),
-    tenant_id: context.caller?.tenantId ?? null,
-    subject: context.caller?.subject ?? null,
-    broker: context.caller?.broker ?? null,
-    agent_id: context.query?.agent_id ?? null,
-    scope: context.caller ? auditedScope(context.caller.scope) : null,
-    reason: context.attribution?.reason ?? null,
-    ticket_number: context.attribution?.ticketNumber ?? null,
-    ticket_system: context.attribution?.ticketSystem ?? null,
-    minutes: context.query?.minutes ?? null,
-    limit: context.query?.limit ?? null,
-    outcome,
+    tenant_id: caller.tenantId,
+    subject: caller.subject,
+    broker: caller.broker,
+    agent_id: query?.agent_id ?? null,
+    scope: auditedScope(caller.scope),
+    reason: attribution?.reason ?? null,
+    ticket_number: attribution?.ticketNumber ?? null,
+    ticket_system: attribution?.ticketSystem ?? null,
+    minutes: query?.minutes ?? null,
+    limit: query?.limit ?? null,
+    outcome: statusCode < 400 ? 'allowed' : statusCode < 500 ? 'denied' : 'failed',
     status_code: statusCode,
   };
 }
 
-/** A refusal's audit item may still use the time before Lambda's own cut (and middy's early answer). */
-const REFUSAL_AUDIT_MARGIN_MS = 600;
-
 /** Puts the item with a client that may put only into its tenant's audit partition (when fencing is on). */
-async function write(item: AuditItem, signal: AbortSignal | undefined): Promise<void> {
+async function write(item: AuditItem, signal: AbortSignal): Promise<void> {
   try {
     await putAuditItem(await tenantAuditDynamo(item.tenant_id, signal), config().auditTable, item, signal);
   } catch (error) {
@@ -55,42 +59,46 @@ async function write(item: AuditItem, signal: AbortSignal | undefined): Promise<
 }
 
 /**
- * One audit item per authenticated request (once the bearer token verified), allowed or denied.
- * A success leaves only after its item is written (X-Audit-Id names it); when that write fails, the
- * read fails with a 503 and no data. A refusal whose item cannot be written keeps its own answer;
- * the failure is logged for the alarm (see docs/operations.md).
+ * Audits a read about to return its data, within the invocation's deadline, and gives the audit
+ * id its answer names (`X-Audit-Id`). Data leaves only after its item is written: when the write
+ * fails (or the deadline passes), the read fails with a 503 and no data, and nothing else is
+ * written for it (docs/operations.md).
  */
-export function auditTrail(): MiddlewareObj<APIGatewayProxyEvent, unknown, Error, ObservationsContext> {
-  const auditSuccess = async (request: ObservationsRequest): Promise<void> => {
-    const response = request.response as Response;
-    const item = auditItem(request, response.statusCode);
-    request.context.auditSettled = true;
-    try {
-      // Within the invocation's deadline: a slow audit table is a 503 with no data, not a cut run.
-      await write(item, request.context.deadline);
-    } catch (cause) {
-      logger.error('audit write failed; the read was refused', { auditId: item.audit_id, error: (cause as Error).name });
-      throw new ServiceUnavailableError('The read could not be audited, so no data was returned; try again later.', cause);
-    }
-    response.headers = { ...response.headers, 'X-Audit-Id': item.audit_id };
-  };
+export async function auditAllowed(request: AuditedRequest, deadline: AbortSignal): Promise<string> {
+  const item = auditItem(request, 200);
+  try {
+    await write(item, deadline);
+  } catch (cause) {
+    logger.error('audit write failed; the read was refused', { auditId: item.audit_id, error: (cause as Error).name });
+    throw retryLater(503, 'The read could not be audited, so no data was returned; try again later.', cause);
+  }
+  return item.audit_id;
+}
 
-  const auditRefusal = async (request: ObservationsRequest): Promise<void> => {
-    if (request.context.auditSettled || !request.context.caller) return;
-    const response = request.response as Response | undefined;
-    const item = auditItem(request, response?.statusCode ?? 500);
-    request.context.auditSettled = true;
-    try {
-      await write(item, deadlineOf(request.context, REFUSAL_AUDIT_MARGIN_MS));
-      if (response) response.headers = { ...response.headers, 'X-Audit-Id': item.audit_id };
-    } catch (cause) {
-      logger.error('audit write failed for a refused request', {
-        auditId: item.audit_id,
-        status: item.status_code,
-        error: (cause as Error).name,
-      });
-    }
-  };
+/** A refusal's audit item may still use the time before Lambda's own cut (and middy's early answer). */
+const REFUSAL_AUDIT_MARGIN_MS = 600;
 
-  return { after: auditSuccess, onError: auditRefusal };
+/**
+ * Audits a request refused with `error` (its status: the error's own, or 500 for anything
+ * unexpected), and gives back the error to answer with, naming its audit item (`X-Audit-Id`) when
+ * the item was written. The refusal keeps its answer when the write fails: the failure is logged
+ * for the alarm (docs/operations.md). The write may use the invocation's time up to
+ * REFUSAL_AUDIT_MARGIN_MS before Lambda's cut, so a read stopped by the deadline (a 504) is still
+ * audited.
+ */
+export async function auditRefused(request: AuditedRequest, error: unknown, remainingMs: () => number): Promise<unknown> {
+  const item = auditItem(request, statusOf(error));
+  try {
+    await write(item, deadlineOf({ getRemainingTimeInMillis: remainingMs }, REFUSAL_AUDIT_MARGIN_MS));
+  } catch (cause) {
+    logger.error('audit write failed for a refused request', {
+      auditId: item.audit_id,
+      status: item.status_code,
+      error: (cause as Error).name,
+    });
+    return error;
+  }
+  const failure = clientFailure(error);
+  failure.headers = { ...failure.headers, 'X-Audit-Id': item.audit_id };
+  return failure;
 }

@@ -3,7 +3,7 @@ import { config } from '../config.js';
 import { TICKET_REQUIRED } from '../contract/attribution.js';
 import type { EndpointDashboard, ObservationsQuery } from '../contract/schemas.js';
 import { evaluateDashboard } from '../dashboard/evaluate.js';
-import { dependencyFailure, ForbiddenError, NotFoundError } from '../errors.js';
+import { dependencyFailure, httpError } from '../errors.js';
 import { connectionStateOf, newerTime } from '../inventory/merge.js';
 import { logger } from '../observability/logger.js';
 import { recordUnreadableRecords, recordUnreadableSamples } from '../observability/metrics.js';
@@ -11,7 +11,7 @@ import { getAgentRecordsAndPolicy } from '../store/agents.js';
 import type { SampleRecord } from '../store/records.js';
 import { newestSample, querySamples } from '../store/samples.js';
 import { tenantDynamo } from '../store/tenant-client.js';
-import type { Attribution } from './request.js';
+import type { Attribution } from './query-and-attribution.js';
 
 /** The same sentence for an unknown agent, another tenant's and one outside the caller's endpoint scope: existence never leaks. */
 export const AGENT_NOT_FOUND = 'No endpoint with that agent_id is visible to you.';
@@ -27,14 +27,6 @@ export interface ObservationsRead {
   signal?: AbortSignal;
 }
 
-async function store<T>(read: Promise<T>): Promise<T> {
-  try {
-    return await read;
-  } catch (error) {
-    throw dependencyFailure(error, 'observations store');
-  }
-}
-
 /**
  * getEndpointObservations: the dashboard of one endpoint of the caller's tenant at `now`.
  * Reads, both at once: one BatchGetItem for the tenant policy and the agent's two records, and one
@@ -46,32 +38,34 @@ async function store<T>(read: Promise<T>): Promise<T> {
  * A failed read throws (502/503/504); it never becomes an empty dashboard. Samples that cannot be
  * read are counted in the `UnreadableSamples` metric and named in a finding, never dropped silently.
  */
-export async function readEndpointObservations({
-  tenantId,
-  scope,
-  query,
-  attribution,
-  now,
-  signal,
-}: ObservationsRead): Promise<EndpointDashboard> {
+export async function readEndpointObservations(read: ObservationsRead): Promise<EndpointDashboard> {
+  try {
+    return await readDashboard(read);
+  } catch (error) {
+    // A refusal stands as it is; a failed store read is a 502, 503 or 504 (lib/errors.ts).
+    throw dependencyFailure(error, 'observations store');
+  }
+}
+
+async function readDashboard({ tenantId, scope, query, attribution, now, signal }: ObservationsRead): Promise<EndpointDashboard> {
   const cfg = config();
   // The tenant's reads, fenced to its partitions when TENANT_FENCING is iam.
-  const db = await store(tenantDynamo(tenantId, signal));
+  const db = await tenantDynamo(tenantId, signal);
   // Samples past retention may linger until TTL deletion catches up: never read them.
   const retentionStart = new Date(now.getTime() - cfg.sampleRetentionDays * 86_400_000);
   const windowStart = new Date(Math.max(now.getTime() - query.minutes * 60_000, retentionStart.getTime()));
   const [records, window] = await Promise.all([
-    store(getAgentRecordsAndPolicy(db, cfg.dataTable, tenantId, query.agent_id, signal)),
-    store(querySamples(db, cfg.dataTable, tenantId, query.agent_id, windowStart, now, signal)),
+    getAgentRecordsAndPolicy(db, cfg.dataTable, tenantId, query.agent_id, signal),
+    querySamples(db, cfg.dataTable, tenantId, query.agent_id, windowStart, now, signal),
   ]);
   const { policy } = records;
   assertScopeAllowed(scope, policy, cfg.scopeClaim);
   if (policy.ticket === 'required' && attribution.ticketNumber === undefined) {
-    throw new ForbiddenError(TICKET_REQUIRED);
+    throw httpError(403, TICKET_REQUIRED);
   }
   const base = records.durable ?? records.connection;
   // The endpoint's groups are on its durable record: one known only to the broker is in none.
-  if (!base || !scopeAdmits(scope, records.durable?.groups)) throw new NotFoundError(AGENT_NOT_FOUND);
+  if (!base || !scopeAdmits(scope, records.durable?.groups)) throw httpError(404, AGENT_NOT_FOUND);
   if (records.unreadable > 0) {
     logger.warn('left out stored agent records that cannot be read', {
       unreadableRecords: records.unreadable,
@@ -85,7 +79,7 @@ export async function readEndpointObservations({
   let unreadableSampleKeys = window.unreadableKeys;
   let newestEver: SampleRecord | null = null;
   if (windowSamples.length === 0) {
-    const newest = await store(newestSample(db, cfg.dataTable, tenantId, query.agent_id, retentionStart, now, signal));
+    const newest = await newestSample(db, cfg.dataTable, tenantId, query.agent_id, retentionStart, now, signal);
     newestEver = newest.sample ?? null;
     // The newest sample is in the window when the window reaches it; count it once.
     if (newest.unreadable > 0 && window.unreadable === 0) {

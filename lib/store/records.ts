@@ -1,6 +1,6 @@
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import * as z from 'zod/mini';
-import '../zod-english.js';
+import '../zod-english-locale.js';
 
 /**
  * The records as the store holds them, read from DynamoDB items in their wire form (attribute

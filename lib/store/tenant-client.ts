@@ -2,7 +2,7 @@ import { AssumeRoleCommand, type AssumeRoleCommandOutput, STSClient } from '@aws
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { LRUCache } from 'lru-cache';
 import { type Config, config } from '../config.js';
-import { ForbiddenError, ServiceUnavailableError } from '../errors.js';
+import { httpError, retryLater } from '../errors.js';
 import { logger } from '../observability/logger.js';
 import { createDocumentClient } from './client.js';
 import { type FenceKind, tenantSessionRequest } from './tenant-fence.js';
@@ -86,7 +86,7 @@ async function assumeTenantRole(kind: FenceKind, tenantId: string, signal: Abort
     const e = error as { name?: string; $metadata?: { httpStatusCode?: number } };
     if (e.name === 'AbortError' || e.name === 'TimeoutError') throw error;
     if (e.name === 'Throttling' || e.name === 'RegionDisabledException' || (e.$metadata?.httpStatusCode ?? 0) >= 500) {
-      throw new ServiceUnavailableError('The tenant credentials are unavailable right now; try again later.', error);
+      throw retryLater(503, 'The tenant credentials are unavailable right now; try again later.', error);
     }
     // AccessDenied and the like: the function may not assume the role as configured.
     logger.error('tenant credentials refused', { error: e.name, fence: kind });
@@ -114,9 +114,9 @@ async function assumeTenantRole(kind: FenceKind, tenantId: string, signal: Abort
 
 async function fencedClient(kind: FenceKind, tenantId: string, signal: AbortSignal | undefined): Promise<DynamoDBDocumentClient> {
   // The token's tenant claim is never empty (lib/auth/identity.ts); an empty tag would name no tenant.
-  if (tenantId === '') throw new ForbiddenError('The token names no tenant.');
+  if (tenantId === '') throw httpError(403, 'The token names no tenant.');
   const fenced = await sessions[kind].fetch(tenantId, signal ? { signal } : {});
-  if (!fenced) throw new ServiceUnavailableError('The tenant credentials are unavailable right now; try again later.');
+  if (!fenced) throw retryLater(503, 'The tenant credentials are unavailable right now; try again later.');
   return fenced.client;
 }
 

@@ -2,7 +2,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { documentRefused } from '../../infra/local/client-id-documents.js';
-import { doorResource } from '../../lib/auth/doors.js';
+import { doorResource } from '../../lib/auth/public-doors.js';
 import { type SharedStack, sharedStack } from '../helpers/shared-stack.js';
 import { browserStandIn, claimsOf, pkce, signInAsBrowser } from '../helpers/sign-in.js';
 import { DOCUMENT_FAILURE_MS } from '../helpers/stack.js';

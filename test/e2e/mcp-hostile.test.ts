@@ -3,8 +3,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { auditItemsOf } from '../../infra/local/audit-items.js';
 import type { Fleet, FleetAgent } from '../../infra/local/fleet.js';
 import { EndpointList } from '../../lib/contract/mcp-tools.js';
-import { LAMBDA_RESPONSE_LIMIT_BYTES } from '../../lib/http.js';
 import { MAX_REPORTED_CHARACTERS, MAX_TOOL_CALLS_PER_REQUEST, RESULT_BUDGET_BYTES } from '../../lib/mcp/limits.js';
+import { LAMBDA_RESPONSE_LIMIT_BYTES } from '../../lib/responses.js';
 import { countingProxy } from '../helpers/faults.js';
 import { elementsIn, renderMarkdown } from '../helpers/markdown.js';
 import { type SharedStack, sharedStack } from '../helpers/shared-stack.js';
@@ -101,7 +101,7 @@ const call = async (name: string, args: Record<string, unknown>): Promise<ToolRe
 /** Every character a reader could not see, or that would start a line of its own. */
 const HIDDEN_OR_BREAKING = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}]/u;
 
-/** The door's answer as Lambda measures it (lib/http.ts lambdaResponseBytes): the JSON of status, headers and body. */
+/** The door's answer as Lambda measures it (lib/responses.ts lambdaResponseBytes): the JSON of status, headers and body. */
 const lambdaBytes = (res: Response, body: string): number =>
   Buffer.byteLength(JSON.stringify({ statusCode: res.status, headers: Object.fromEntries(res.headers), body }));
 

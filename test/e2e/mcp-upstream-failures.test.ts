@@ -28,8 +28,16 @@ const connect = (token: string, options?: (typeof ERAS)[number][1]): Promise<Cli
 describe('E2E: upstream failures reach the assistant as one sentence, never as an empty success', () => {
   let client: Client;
   let quiet: Record<string, string | undefined>;
+  /** What the functions write while the group runs: read by misconfigurationsDuring, kept out of the test run's output. */
+  const written: string[] = [];
+  let spies: Array<{ mockRestore: () => void }> = [];
 
   beforeAll(async () => {
+    const capture = (chunk: string | Uint8Array): boolean => {
+      written.push(typeof chunk === 'string' ? chunk : Buffer.from(chunk).toString('utf8'));
+      return true;
+    };
+    spies = [vi.spyOn(process.stdout, 'write').mockImplementation(capture), vi.spyOn(process.stderr, 'write').mockImplementation(capture)];
     // The functions' EMF lines and error logs on for the group, which counts them (misconfigurationsDuring).
     quiet = stack.updateEnvironment({ POWERTOOLS_METRICS_DISABLED: 'false', POWERTOOLS_LOG_LEVEL: 'ERROR' });
     client = await connect(await stack.mcpToken({ tenant: 'acme', subject: 'dave' }));
@@ -37,6 +45,7 @@ describe('E2E: upstream failures reach the assistant as one sentence, never as a
   afterAll(async () => {
     await client?.close();
     stack.updateEnvironment(quiet);
+    for (const spy of spies) spy.mockRestore();
   });
 
   /** Runs `fn` with the stack's environment changed (its functions restarted with it), then puts it back. */
@@ -54,31 +63,20 @@ describe('E2E: upstream failures reach the assistant as one sentence, never as a
    * read from the lines the functions write (their EMF metric lines and error logs are on in this group).
    */
   async function misconfigurationsDuring<T>(fn: () => Promise<T>): Promise<{ result: T; counted: number; logged: number }> {
-    const lines: string[] = [];
-    const capture = (chunk: string | Uint8Array): boolean => {
-      lines.push(typeof chunk === 'string' ? chunk : Buffer.from(chunk).toString('utf8'));
-      return true;
+    const from = written.length;
+    const result = await fn();
+    const records = written
+      .slice(from)
+      .join('')
+      .split('\n')
+      .filter((line) => line.startsWith('{'))
+      .map((line) => JSON.parse(line) as Record<string, unknown>);
+    const counts = records.filter((r) => '_aws' in r).map((r) => [r[METRIC.brokerMisconfigurations] ?? []].flat().length);
+    return {
+      result,
+      counted: counts.reduce((sum, n) => sum + n, 0),
+      logged: records.filter((r) => r.message === 'broker misconfiguration').length,
     };
-    const written = [
-      vi.spyOn(process.stdout, 'write').mockImplementation(capture),
-      vi.spyOn(process.stderr, 'write').mockImplementation(capture),
-    ];
-    try {
-      const result = await fn();
-      const records = lines
-        .join('')
-        .split('\n')
-        .filter((line) => line.startsWith('{'))
-        .map((line) => JSON.parse(line) as Record<string, unknown>);
-      const counts = records.filter((r) => '_aws' in r).map((r) => [r[METRIC.brokerMisconfigurations] ?? []].flat().length);
-      return {
-        result,
-        counted: counts.reduce((sum, n) => sum + n, 0),
-        logged: records.filter((r) => r.message === 'broker misconfiguration').length,
-      };
-    } finally {
-      for (const spy of written) spy.mockRestore();
-    }
   }
 
   it('says the services are unavailable, with when to retry, when the data store is down', async () => {

@@ -1,6 +1,6 @@
 import { auth, extractWWWAuthenticateParams } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type DoorName, doorAudience, doorResource } from '../../lib/auth/doors.js';
+import { type DoorName, doorAudience, doorResource } from '../../lib/auth/public-doors.js';
 import { smallFleet } from '../fixtures/small-fleet.js';
 import { type SharedStack, sharedStack } from '../helpers/shared-stack.js';
 import { claimsOf, InMemoryOAuthProvider, signInAsBrowser } from '../helpers/sign-in.js';

@@ -2,7 +2,7 @@ import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:f
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ROOT } from '../../infra/build.js';
-import { readFunctionSpecs } from '../../infra/local/lambda/functions.js';
+import { readFunctionSpecs } from '../../infra/local/lambda/function-specs.js';
 import type { LocalStack } from '../../infra/local/stack.js';
 import { localDirWithKey } from '../helpers/local-dir.js';
 import { startOnFreePorts, startTestStack, type TestStack } from '../helpers/stack.js';
@@ -122,7 +122,7 @@ describe('E2E: each function in a sandbox of its own, with its own environment',
     expect(failed.headers.get('content-type')).toBe('text/plain; charset=utf-8');
     expect(await failed.text()).toMatch(/^The service failed to answer; try again later\. \(request id: [0-9a-f-]{36}\)\n$/);
     expect(said).toContainEqual(
-      'mcp: init failed (ConfigError: Invalid configuration: UPSTREAM_TIMEOUT_MS: Invalid input: expected number, received NaN, not "soon"); the next request starts a new instance.',
+      'mcp: init failed (ConfigError: Invalid configuration: UPSTREAM_TIMEOUT_MS: must be a whole number above 0, not "soon"); the next request starts a new instance.',
     );
     expect(inventory.status).toBe(200);
     expect(next.status).toBe(200);

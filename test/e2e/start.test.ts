@@ -41,6 +41,12 @@ describe.concurrent('E2E: npm start refuses a bad start with one sentence', () =
       'npm start: SEED: there is no fleet file at /home/user/fleets/bogus (SEED is demo, none, or the path of a fleet file).',
     ],
     ['SEED_LIVE=yes', { SEED_LIVE: 'yes' }, 'npm start: SEED_LIVE must be true or false, not "yes".'],
+    // A variable only the functions read: checked by each function at its init, which npm start runs before it serves.
+    [
+      'UPSTREAM_TIMEOUT_MS=soon',
+      { UPSTREAM_TIMEOUT_MS: 'soon' },
+      'npm start: the mcp function cannot start with this environment: Invalid configuration: UPSTREAM_TIMEOUT_MS: must be a whole number above 0, not "soon"',
+    ],
     [
       'MCP_ALLOWED_ORIGINS=*',
       { MCP_ALLOWED_ORIGINS: '*' },

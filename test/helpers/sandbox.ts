@@ -6,10 +6,10 @@ import type { FunctionName } from '../../infra/build.js';
 import { type LocalRestApiOptions, localRestApi } from '../../infra/local/gateway.js';
 import { prebuiltBundles } from '../../infra/local/lambda/bundles.js';
 import { functionEnvironment, UNREACHABLE_STACK_VALUES } from '../../infra/local/lambda/environment.js';
-import { type LambdaFunctionSpec, readFunctionSpecs } from '../../infra/local/lambda/functions.js';
+import { type LambdaFunctionSpec, readFunctionSpecs } from '../../infra/local/lambda/function-specs.js';
 import { type LocalFunctions, startLocalFunctions } from '../../infra/local/lambda/local-functions.js';
 import { lambdaRuntime } from '../../infra/local/lambda/runtimes.js';
-import { listenerRouter } from '../../infra/local/router.js';
+import { listenerRouter } from '../../infra/local/listener-router.js';
 
 /**
  * The local gateway and sandboxes with the fixture functions of test/fixtures/functions/ in place

@@ -1,5 +1,5 @@
 import { inject } from 'vitest';
-import type { Route } from '../../infra/local/routes.js';
+import type { Route } from '../../infra/local/template-routes.js';
 import { type Json, packagedTemplate } from './package.js';
 
 /**

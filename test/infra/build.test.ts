@@ -1,5 +1,16 @@
 import { spawn, spawnSync } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+  appendFileSync,
+  cpSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { createServer, type IncomingHttpHeaders } from 'node:http';
 import { builtinModules } from 'node:module';
 import type { AddressInfo } from 'node:net';
@@ -110,13 +121,13 @@ describe('Script: infra/build.ts (npm run build)', () => {
   }, 300_000);
 
   describe.each(NAMES)('Function: %s', (name) => {
-    it('writes one bundle and its source map under dist/<function>/', () => {
+    it('writes one bundle and its source map under dist/<function>/, the bundle not naming its map (Node would read it as the bundle loads)', () => {
       const fn = built.get(name)!;
 
       expect(fn.bundle).toBe(join(dist, name, 'index.mjs'));
       expect(existsSync(fn.bundle)).toBe(true);
       expect(existsSync(fn.sourceMap)).toBe(true);
-      expect(readFileSync(fn.bundle, 'utf8').trimEnd().endsWith('//# sourceMappingURL=index.mjs.map')).toBe(true);
+      expect(readFileSync(fn.bundle, 'utf8')).not.toMatch(/^\/\/# sourceMappingURL=/m);
     });
 
     it('minifies the bundle', () => {
@@ -171,19 +182,21 @@ describe('Script: infra/build.ts (npm run build)', () => {
       expect(entries.every((e) => e.mode === 0o100644)).toBe(true);
     });
 
-    it("loads on its own in a fresh process of the sandboxes' Node (the runtime's awslambda global a stand-in, for the streaming inventory) and exports a handler function", () => {
+    it("loads on its own in a fresh process of the sandboxes' Node (the runtime's awslambda global a stand-in, for the streaming inventory) and exports a handler function, without loading undici at init", () => {
       const alone = mkdtempSync(join(tmpdir(), `bundle-${name}-`));
       cpSync(join(dist, name), alone, { recursive: true });
 
+      // undici is fetch's HTTP client, which Lambda's runtime does not load: on Node 22 and later an
+      // ES import of node:http loads it (tens of milliseconds of every cold start).
       const run = runIsolated(
         alone,
-        "globalThis.awslambda = { streamifyResponse: (h) => h }; const m = await import('./index.mjs'); console.log(typeof m.handler);",
+        "globalThis.awslambda = { streamifyResponse: (h) => h }; const m = await import('./index.mjs'); console.log(typeof m.handler, process.moduleLoadList.filter((m) => m.includes('undici')).join(',') || 'no undici');",
       );
 
       rmSync(alone, { recursive: true, force: true });
       expect(run.stderr).toBe('');
       expect(run.status).toBe(0);
-      expect(run.stdout.trim()).toBe('function');
+      expect(run.stdout.trim()).toBe('function no undici');
     });
   });
 
@@ -191,8 +204,9 @@ describe('Script: infra/build.ts (npm run build)', () => {
     // Targets (bench/targets.ts): inventory and observations 400 KiB. The MCP bundle has none (each way
     // under 500 KiB started slower, docs/performance.md: its cold start is what counts); its ceiling
     // stops it growing unnoticed (689 KiB: lru-cache's 18 KiB for its caches, about 8 KiB for the body
-    // bounds, the malformed-request sentences and the scope check).
-    const ceilingsKiB: Record<FunctionName, number> = { inventory: 400, authorizer: 200, observations: 400, mcp: 690 };
+    // bounds, the malformed-request sentences and the scope check; 1.5 KiB for the stack traces'
+    // source maps read on the first error).
+    const ceilingsKiB: Record<FunctionName, number> = { inventory: 400, authorizer: 200, observations: 400, mcp: 692 };
     for (const name of NAMES) {
       const kib = statSync(built.get(name)!.bundle).size / 1024;
 
@@ -263,6 +277,54 @@ describe('Script: infra/build.ts (npm run build)', () => {
     expect(response.body).toMatch(/^A bearer token is required\. \(request id: req-bundle-2\)\n$/);
   });
 
+  it("maps a stack through the observations bundle to the TypeScript sources exactly as Node's --enable-source-maps does, reading the map only when the first stack is formatted", () => {
+    // The bundle's code reads the event's headers: the getter's stack runs through it.
+    const probe = `
+      const context = { awsRequestId: 'req-stack', functionName: 'observations', getRemainingTimeInMillis: () => 10000 };
+      let probe;
+      const event = { resource: '/api/mcp/endpoint', path: '/api/mcp/endpoint', httpMethod: 'GET', multiValueHeaders: {},
+        queryStringParameters: null, multiValueQueryStringParameters: null, requestContext: { requestId: 'api-stack' },
+        get headers() { probe ??= new Error('probe'); return {}; } };
+      await handler(event, context);
+      process.stdout.write('STACK ' + JSON.stringify(probe.stack) + '\\n');`;
+    const stackOf = (run: { stdout: string; stderr: string }): string[] => {
+      const line = run.stdout.split('\n').find((l) => l.startsWith('STACK '));
+      if (!line) throw new Error(`no stack printed: ${run.stderr}`);
+      // The probe script's own frames differ between the two runs; the bundle's are compared.
+      return (JSON.parse(line.slice('STACK '.length)) as string).split('\n').filter((l) => !l.includes('[eval'));
+    };
+    // As built: the map is out of the way while the bundle loads, and put back before the first stack.
+    const built = mkdtempSync(join(tmpdir(), 'bundle-stack-'));
+    cpSync(join(dist, 'observations'), built, { recursive: true });
+    renameSync(join(built, 'index.mjs.map'), join(built, 'map.later'));
+    const ours = runIsolated(
+      built,
+      `const { handler } = await import('./index.mjs');
+      (await import('node:fs')).renameSync('map.later', 'index.mjs.map');
+      ${probe}`,
+    );
+    // Node's own: the same bundle naming its map, Node's stack formatting put back after the import.
+    const named = mkdtempSync(join(tmpdir(), 'bundle-stack-node-'));
+    cpSync(join(dist, 'observations'), named, { recursive: true });
+    appendFileSync(join(named, 'index.mjs'), '\n//# sourceMappingURL=index.mjs.map\n');
+    const node = runIsolated(
+      named,
+      `const nodeOwn = Error.prepareStackTrace;
+      const { handler } = await import('./index.mjs');
+      Error.prepareStackTrace = nodeOwn;
+      ${probe}`,
+    );
+
+    rmSync(built, { recursive: true, force: true });
+    rmSync(named, { recursive: true, force: true });
+    const stack = stackOf(ours);
+    expect(stack[0]).toBe('Error: probe');
+    // The event is read once, first thing (lib/rest-event.ts restRequest, called by the handler): both frames are the sources'.
+    expect(stack.filter((l) => /\/(?:lib|functions)\/[\w/-]+\.ts:\d+:\d+\)$/.test(l)).length).toBeGreaterThanOrEqual(2);
+    expect(stack.filter((l) => l.includes('index.mjs'))).toEqual([]);
+    expect(stack).toEqual(stackOf(node));
+  });
+
   it("fails the observations bundle's init naming every bad variable in zod's English when it runs alone with a broken configuration (zod/mini loads no locale by itself)", async () => {
     const alone = mkdtempSync(join(tmpdir(), 'bundle-obs-config-'));
     cpSync(join(dist, 'observations'), alone, { recursive: true });
@@ -293,8 +355,8 @@ describe('Script: infra/build.ts (npm run build)', () => {
     expect(failure).toEqual({
       name: 'ConfigError',
       message:
-        'Invalid configuration: DATA_TABLE: Too small: expected string to have >=3 characters, not "ab"; DYNAMODB_MAX_ATTEMPTS: Too big: expected number to be <=10, not "11"; ' +
-        'ONLINE_GRACE_SECONDS: Invalid input: expected int, received number, not "1.5"; SAMPLE_RETENTION_DAYS: Invalid input: expected number, received NaN, not "x"; ' +
+        'Invalid configuration: DATA_TABLE: Too small: expected string to have >=3 characters, not "ab"; DYNAMODB_MAX_ATTEMPTS: must be a whole number from 1 to 10, not "11"; ' +
+        'ONLINE_GRACE_SECONDS: must be a whole number above 0, not "1.5"; SAMPLE_RETENTION_DAYS: must be a whole number above 0, not "x"; ' +
         'JWKS_URL: must be an http:// or https:// URL, not "not a url"',
     });
   });

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { ACCOUNT, decide, REGION } from '../helpers/iam.js';
 import type { Json } from '../helpers/package.js';
 import { asList, EXAMPLE, ofType, resource, routesOfTemplate } from '../helpers/template.js';
 
@@ -9,27 +10,40 @@ describe('Template: the private REST API (observations)', () => {
     expect(resource('PrivateApi').Properties.EndpointConfiguration).toEqual({ Types: ['PRIVATE'], VpcEndpointIds: [EXAMPLE.vpce] });
   });
 
-  it('has a resource policy that admits the one method only through that endpoint, and denies everything else', () => {
-    const statements = resource('PrivateApi').Properties.Policy.Statement as Json[];
+  it("admits through its resource policy the one method the broker calls, only through the broker's VPC endpoint (judged by iam-simulate)", async () => {
+    const api = resource('PrivateApi').Properties;
+    const [brokerEndpoint] = api.EndpointConfiguration.VpcEndpointIds as string[];
+    const stage = resource('PrivateApiStage').Properties.StageName as string;
+    const [route] = routesOfTemplate().filter((r) => r.api === 'private');
+    // API Gateway reads `execute-api:/` in its resource policy as this API's own ARN.
+    const apiArn = `arn:aws:execute-api:${REGION}:${ACCOUNT}:a1b2c3d4e5`;
+    const policy = JSON.parse(JSON.stringify(api.Policy).replaceAll('"execute-api:/', `"${apiArn}/`)) as Json;
+    /** The broker (its own account's role, allowed to invoke anything) calling `method path` from `vpce`. */
+    const invoke = (method: string, path: string, vpce: string | undefined) =>
+      decide({
+        principal: `arn:aws:sts::210987654321:assumed-role/mcp-broker/session`,
+        action: 'execute-api:Invoke',
+        resource: `${apiArn}/${stage}/${method}${path}`,
+        context: vpce === undefined ? {} : { 'aws:SourceVpce': vpce },
+        identityPolicies: [
+          {
+            name: 'invoke-anything',
+            policy: { Version: '2012-10-17', Statement: [{ Effect: 'Allow', Action: 'execute-api:Invoke', Resource: '*' }] },
+          },
+        ],
+        resourcePolicy: policy,
+      });
 
-    expect(statements).toEqual([
-      {
-        Sid: 'OnlyTheOneMethodThroughTheVpcEndpoint',
-        Effect: 'Allow',
-        Principal: '*',
-        Action: 'execute-api:Invoke',
-        Resource: 'execute-api:/example/GET/api/mcp/endpoint',
-        Condition: { StringEquals: { 'aws:SourceVpce': EXAMPLE.vpce } },
-      },
-      {
-        Sid: 'NothingFromOutsideTheVpcEndpoint',
-        Effect: 'Deny',
-        Principal: '*',
-        Action: 'execute-api:Invoke',
-        Resource: 'execute-api:/*',
-        Condition: { StringNotEquals: { 'aws:SourceVpce': EXAMPLE.vpce } },
-      },
-    ]);
+    expect(await invoke(route!.method, route!.resource, brokerEndpoint)).toBe('Allowed');
+    expect(await invoke(route!.method, route!.resource, 'vpce-0aaaaaaaaaaaaaaaa')).toBe('ExplicitlyDenied');
+    expect(await invoke(route!.method, route!.resource, undefined)).toBe('ExplicitlyDenied');
+    for (const [method, path] of [
+      ['POST', route!.resource],
+      ['GET', '/api/agents'],
+      ['GET', '/api/mcp'],
+    ]) {
+      expect(await invoke(method!, path!, brokerEndpoint), `${method} ${path}`).not.toBe('Allowed');
+    }
   });
 
   it('exposes GET /api/mcp/endpoint only, without IAM auth (the bearer token keeps Authorization), as a Lambda proxy to observations', () => {

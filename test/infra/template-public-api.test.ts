@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { GATEWAY_RESPONSES, gatewayResponseResources } from '../../infra/gateway-responses.js';
-import { ROUTES, type Route } from '../../infra/local/routes.js';
-import { DOORS } from '../../lib/auth/doors.js';
+import { ROUTES, type Route } from '../../infra/local/template-routes.js';
+import { DOORS } from '../../lib/auth/public-doors.js';
+import { ACCOUNT, decide, REGION, resolveIntrinsics } from '../helpers/iam.js';
 import type { Json } from '../helpers/package.js';
 import { asList, EXAMPLE, getAtt, ofType, resource, resources, routesOfTemplate, template } from '../helpers/template.js';
 
@@ -30,7 +31,7 @@ describe('Template: the public REST API (inventory and the MCP door)', () => {
     expect(JSON.stringify(template)).not.toMatch(/HttpApi|httpApi/);
   });
 
-  it('has exactly the routes of the local gateway (infra/local/routes.ts): methods, functions, authorizers and transfer modes', () => {
+  it('has exactly the routes of the local gateway (infra/local/template-routes.ts): methods, functions, authorizers and transfer modes', () => {
     const line = (r: Route): string =>
       `${r.api} ${r.method} ${r.resource} -> ${r.function} [${r.authorizer ? JSON.stringify(r.authorizer) : 'none'}, ${r.transferMode}]`;
     const local = ROUTES.map(line).sort();
@@ -39,7 +40,7 @@ describe('Template: the public REST API (inventory and the MCP door)', () => {
     expect(deployed).toEqual(local);
   });
 
-  it('guards each door with its own REQUEST authorizer, both the authorizer function, cached as lib/auth/doors.ts says', () => {
+  it('guards each door with its own REQUEST authorizer, both the authorizer function, cached as lib/auth/public-doors.ts says', () => {
     const authorizers = ofType('AWS::ApiGateway::Authorizer').map(([, a]) => a.Properties);
 
     expect(authorizers).toHaveLength(2);
@@ -58,16 +59,34 @@ describe('Template: the public REST API (inventory and the MCP door)', () => {
     expect(DOORS.mcp).toMatchObject({ identitySource: 'Authorization', refusal: 'unauthorized' });
   });
 
-  it('lets API Gateway invoke the authorizer function, and nothing else', () => {
-    const permissions = ofType('AWS::Lambda::Permission')
-      .map(([, p]) => p.Properties)
-      .filter((p) => JSON.stringify(p.FunctionName).includes('AuthorizerLambdaFunction'));
+  it('lets the public API invoke the authorizer function, and no other API or service (its permissions judged by iam-simulate)', async () => {
+    const all = template.Resources as Json;
+    const functionArn = resolveIntrinsics({ 'Fn::GetAtt': ['AuthorizerLambdaFunction', 'Arn'] }, all) as string;
+    // The function's resource policy, as Lambda makes it from the template's permissions.
+    const statements = ofType('AWS::Lambda::Permission')
+      .map(([, p]) => resolveIntrinsics(p.Properties, all) as Json)
+      .filter((p) => p.FunctionName === functionArn)
+      .map((p) => ({
+        Effect: 'Allow',
+        Principal: { Service: p.Principal },
+        Action: p.Action,
+        Resource: functionArn,
+        ...(p.SourceArn ? { Condition: { ArnLike: { 'aws:SourceArn': p.SourceArn } } } : {}),
+      }));
+    const publicApi = resolveIntrinsics({ Ref: 'ApiGatewayRestApi' }, all) as string;
+    const invokedBy = (service: string, api: string) =>
+      decide({
+        principal: service,
+        action: 'lambda:InvokeFunction',
+        resource: functionArn,
+        context: { 'aws:SourceArn': `arn:aws:execute-api:${REGION}:${ACCOUNT}:${api}/authorizers/abc123` },
+        identityPolicies: [],
+        resourcePolicy: { Version: '2012-10-17', Statement: statements },
+      });
 
-    expect(permissions).toHaveLength(2);
-    for (const permission of permissions) {
-      expect(permission).toMatchObject({ Action: 'lambda:InvokeFunction', Principal: 'apigateway.amazonaws.com' });
-      expect(JSON.stringify(permission.SourceArn)).toContain('"Ref":"ApiGatewayRestApi"');
-    }
+    expect(await invokedBy('apigateway.amazonaws.com', publicApi)).toBe('Allowed');
+    expect(await invokedBy('apigateway.amazonaws.com', 'another-api')).not.toBe('Allowed');
+    expect(await invokedBy('events.amazonaws.com', publicApi)).not.toBe('Allowed');
     expect(resource('AuthorizerLambdaFunction').Properties).toMatchObject({
       MemorySize: 256,
       Timeout: 6,

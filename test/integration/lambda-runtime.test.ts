@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { prebuiltBundles } from '../../infra/local/lambda/bundles.js';
 import { functionEnvironment, UNREACHABLE_STACK_VALUES } from '../../infra/local/lambda/environment.js';
-import { readFunctionSpecs } from '../../infra/local/lambda/functions.js';
+import { readFunctionSpecs } from '../../infra/local/lambda/function-specs.js';
 import { startLocalFunctions } from '../../infra/local/lambda/local-functions.js';
 import { lambdaRuntime } from '../../infra/local/lambda/runtimes.js';
 import { FunctionPool } from '../../infra/local/lambda/sandbox.js';

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { GATEWAY_RESPONSES, gatewayResponse, PAYLOAD_LIMITS } from '../../infra/gateway-responses.js';
-import { ROUTES as DEPLOYED_ROUTES, type Route, type RouteAuthorizer } from '../../infra/local/routes.js';
+import { ROUTES as DEPLOYED_ROUTES, type Route, type RouteAuthorizer } from '../../infra/local/template-routes.js';
 import {
   FIXTURE_GATEWAY_CONFIG,
   type FixtureFunctions,

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { gatewayResponse } from '../../infra/gateway-responses.js';
 import { packagedLambdaNode } from '../../infra/local/lambda/runtimes.js';
 import { LAMBDA_NODE_MAJOR } from '../../infra/local/node-version.js';
-import type { Route } from '../../infra/local/routes.js';
+import type { Route } from '../../infra/local/template-routes.js';
 import { kernelQueuedBytes, openPaced } from '../helpers/paced-client.js';
 import { FIXTURE_FUNCTIONS, type FixtureFunctions, type FixtureGateway, fixtureFunctions, fixtureGateway } from '../helpers/sandbox.js';
 
@@ -93,16 +93,19 @@ function expectGatewayResponse(res: Received, type: Parameters<typeof gatewayRes
 describe('Local sandbox: a function runs as Lambda runs it', () => {
   it("runs the bundle in a process of its own on Lambda's Node major, in its folder, with the variables Lambda sets and its remaining time", async () => {
     const res = await fetchRaw('/call?do=environment');
-    const { pid, node, env, cwd, remainingMs } = json(res) as {
+    const { pid, node, env, cwd, remainingMs, undici } = json(res) as {
       pid: number;
       node: string;
       env: Record<string, string>;
       cwd: string;
       remainingMs: number;
+      undici: boolean;
     };
 
     expect(res.status).toBe(200);
     expect(pid).not.toBe(process.pid);
+    // As Lambda's runtime, the runtime client loads no undici (fetch's client) for a handler that does not.
+    expect(undici).toBe(false);
     // Where the optional package of Lambda's Node installed (Linux x64: these machines and CI); elsewhere the machine's.
     expect(node).toBe(packagedLambdaNode()?.version ?? process.versions.node);
     expect(Number.parseInt(node, 10)).toBe(packagedLambdaNode() ? LAMBDA_NODE_MAJOR : Number.parseInt(process.versions.node, 10));

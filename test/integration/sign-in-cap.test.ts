@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { localAuthorizationServer } from '../../infra/local/authorization-server.js';
 import type { StoreLimits } from '../../infra/local/authorization-store.js';
 import { localIssuer } from '../../infra/local/issuer.js';
-import { type ListenerRouter, listenerRouter } from '../../infra/local/router.js';
+import { type ListenerRouter, listenerRouter } from '../../infra/local/listener-router.js';
 import { readStackConfig } from '../../infra/local/settings.js';
 import { localDirWithKey } from '../helpers/local-dir.js';
 import { browserStandIn, pkce, signInAsBrowser } from '../helpers/sign-in.js';

@@ -1,9 +1,16 @@
 import type { APIGatewayProxyEvent } from 'aws-lambda';
 import { describe, expect, it } from 'vitest';
-import { authorizerContextOf, callerFromAuthorizer } from '../../lib/auth/caller.js';
+import { authorizerContextOf, callerFromAuthorizer as callerOf } from '../../lib/auth/caller.js';
 import { bearerChallenge } from '../../lib/auth/challenge.js';
-import { ForbiddenError, type UnauthorizedError } from '../../lib/errors.js';
+import { HttpError } from '../../lib/errors.js';
+import { restRequest } from '../../lib/rest-event.js';
 import { eventFixture, setHeader } from '../helpers/events.js';
+
+/** The caller an event's authorizer context names, read as the handlers read it: from the event's request. */
+const callerFromAuthorizer = (
+  event: APIGatewayProxyEvent,
+  ...rest: Parameters<typeof callerOf> extends [unknown, ...infer R] ? R : never
+) => callerOf(restRequest(event), ...rest);
 
 /**
  * The caller behind a public door, as the handlers read it from the token authorizer's context,
@@ -32,11 +39,11 @@ const event = (change: (e: APIGatewayProxyEvent) => void = () => undefined): API
     change(e);
   });
 
-function refusal(read: () => unknown): UnauthorizedError | ForbiddenError {
+function refusal(read: () => unknown): HttpError {
   try {
     read();
   } catch (error) {
-    return error as UnauthorizedError;
+    return error as HttpError;
   }
   throw new Error('expected a refusal');
 }
@@ -123,7 +130,8 @@ describe('Function: callerFromAuthorizer', () => {
       ),
     );
 
-    expect(error).toBeInstanceOf(ForbiddenError);
+    expect(error).toBeInstanceOf(HttpError);
+    expect(error).toMatchObject({ name: 'ForbiddenError', statusCode: 403 });
     expect(error.message).toBe('The token carries no single tenant in its "tenant_id" claim.');
   });
 

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { TenantPolicy } from '../../lib/store/records.js';
 import { DEFAULT_DETAIL, evaluate, findingsOf, metricsOf, minutesAgo, sample } from '../fixtures/dashboard.js';
 
-/** The three metrics of a dashboard: values from the newest sample, statuses by threshold (lib/dashboard/metrics.ts, thresholds.ts, percent.ts). */
+/** The three metrics of a dashboard: values from the newest sample, statuses by threshold (lib/dashboard/evaluate-metrics.ts, thresholds.ts, percent.ts). */
 
 describe('Function: evaluateDashboard, metrics', () => {
   it('returns ok, not unknown, when a metric is a real 0', () => {

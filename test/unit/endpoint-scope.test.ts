@@ -1,7 +1,7 @@
 import type { APIGatewayProxyEvent } from 'aws-lambda';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { authorizerContextOf, callerFromAuthorizer } from '../../lib/auth/caller.js';
+import { authorizerContextOf, callerFromAuthorizer as callerOf } from '../../lib/auth/caller.js';
 import {
   ALL_ENDPOINTS,
   assertScopeAllowed,
@@ -16,8 +16,15 @@ import {
   scopeRequiredSentence,
   UNSCOPED,
 } from '../../lib/auth/endpoint-scope.js';
-import { ForbiddenError } from '../../lib/errors.js';
+import { HttpError } from '../../lib/errors.js';
+import { restRequest } from '../../lib/rest-event.js';
 import { eventFixture } from '../helpers/events.js';
+
+/** The caller an event's authorizer context names, read as the handlers read it: from the event's request. */
+const callerFromAuthorizer = (
+  event: APIGatewayProxyEvent,
+  ...rest: Parameters<typeof callerOf> extends [unknown, ...infer R] ? R : never
+) => callerOf(restRequest(event), ...rest);
 
 /**
  * The endpoint scope claim (ENDPOINT_SCOPE_CLAIM): how a token's claim is read, what it lets a
@@ -143,8 +150,9 @@ describe('Function: assertScopeAllowed', () => {
       return undefined;
     })();
 
-    expect(refused).toBeInstanceOf(ForbiddenError);
-    expect((refused as ForbiddenError).message).toBe(
+    expect(refused).toBeInstanceOf(HttpError);
+    expect(refused).toMatchObject({ name: 'ForbiddenError', statusCode: 403 });
+    expect((refused as HttpError).message).toBe(
       'This tenant requires an endpoint scope: the token must carry the "endpoint_groups" claim.',
     );
     expect(() => assertScopeAllowed(ALL_ENDPOINTS, { scope: 'required' }, 'endpoint_groups')).not.toThrow();
@@ -196,9 +204,9 @@ describe("The scope through the token authorizer's context", () => {
       error = caught;
     }
 
-    expect(error).toBeInstanceOf(ForbiddenError);
-    expect((error as ForbiddenError).statusCode).toBe(403);
-    expect((error as ForbiddenError).message).toBe(badScopeClaimSentence('endpoint_groups'));
+    expect(error).toBeInstanceOf(HttpError);
+    expect((error as HttpError).statusCode).toBe(403);
+    expect((error as HttpError).message).toBe(badScopeClaimSentence('endpoint_groups'));
   });
 
   it('reads any context value it did not write itself as a bad scope, never as the whole tenant (property)', () => {

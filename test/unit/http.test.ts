@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { failureBody, parseFailureBody } from '../../lib/http.js';
+import { failureBody, parseFailureBody } from '../../lib/responses.js';
 
 describe('Functions: failureBody, parseFailureBody', () => {
   it('reads back the sentence and the request id of every failure body', () => {

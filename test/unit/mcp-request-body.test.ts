@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { OBSERVATION_BOUNDS } from '../../lib/contract/schemas.js';
+import { jsonRpcAnswer } from '../../lib/mcp/json-rpc.js';
 import { MAX_BATCH_MESSAGES, MAX_JSON_DEPTH, MAX_REQUEST_BODY_BYTES, MAX_TOOL_CALLS_PER_REQUEST } from '../../lib/mcp/limits.js';
 import { eventBodyBytes, nestsDeeperThan, oversizeRefusal, parseRequestBody } from '../../lib/mcp/request-body.js';
 import { requestRefusal } from '../../lib/mcp/request-rules.js';
@@ -55,7 +56,7 @@ describe('Function: oversizeRefusal (the size bound)', () => {
   });
 
   it('refuses one byte past the bound with a 413 that says both sizes', async () => {
-    const res = oversizeRefusal(MAX_REQUEST_BODY_BYTES + 1)!;
+    const res = await jsonRpcAnswer(oversizeRefusal(MAX_REQUEST_BODY_BYTES + 1)!, undefined);
 
     expect(oversizeRefusal(MAX_REQUEST_BODY_BYTES)).toBeUndefined();
     expect(res.status).toBe(413);
@@ -117,7 +118,7 @@ describe('Function: parseRequestBody (a JSON-RPC parse error in one sentence)', 
     ],
   ])('refuses %s with a 400 that repeats nothing of the body', async (_what, body, message) => {
     const read = parseRequestBody(body);
-    const res = 'refusal' in read ? read.refusal : undefined;
+    const res = 'refusal' in read ? await jsonRpcAnswer(read.refusal, undefined) : undefined;
 
     expect(res?.status).toBe(400);
     expect(await res?.json()).toEqual({ jsonrpc: '2.0', id: null, error: { code: -32700, message } });

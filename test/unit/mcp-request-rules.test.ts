@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { jsonRpcAnswer } from '../../lib/mcp/json-rpc.js';
 import { requestRefusal } from '../../lib/mcp/request-rules.js';
 
 const toolCall = (id: number, args: unknown = { agent_id: 'a', reason: 'abc' }) => ({
@@ -74,7 +75,7 @@ describe('Function: requestRefusal (what the door refuses before the SDK)', () =
       'The arguments of tools/call must be a JSON object of named values, such as {"agent_id": "…", "reason": "…"}; got an array.',
     ],
   ])('refuses %s with one sentence', async (_what, body, version, status, message) => {
-    const res = requestRefusal(body, version)!;
+    const res = await jsonRpcAnswer(requestRefusal(body, version)!, body);
 
     expect(res.status).toBe(status);
     expect((await res.json()) as unknown).toMatchObject({ jsonrpc: '2.0', error: { message } });

@@ -122,9 +122,23 @@ describe('Middleware: observability', () => {
     }
   });
 
+  it("gives each handler's lines its own operation when two are made in one process, and warns of nothing", async () => {
+    const inventory = handlerThat(async () => ({ statusCode: 200, body: '[]' }), 'listEndpointInventory');
+    const observations = handlerThat(async () => ({ statusCode: 200, body: '{}' }), 'getEndpointObservations');
+    const again = handlerThat(async () => ({ statusCode: 200, body: '[]' }), 'listEndpointInventory');
+
+    await inventory(event, context('req-two-1'));
+    await observations(event, context('req-two-2'));
+    await again(event, context('req-two-3'));
+
+    expect(emfLines().map((blob) => blob.operation)).toEqual(['listEndpointInventory', 'getEndpointObservations', 'listEndpointInventory']);
+    expect(emfLines().map((blob) => blob._aws.CloudWatchMetrics[0]!.Dimensions)).toEqual(Array(3).fill([['service', 'operation']]));
+    expect(stderr.join('')).toBe('');
+  });
+
   it('counts a refused request as a 4xx failure, after the failure middlewares mapped it', async () => {
     const handler = handlerThat(async () => {
-      throw new errors.NotFoundError('No such endpoint.');
+      throw errors.httpError(404, 'No such endpoint.');
     });
 
     const response = (await handler(event, context('req-404'))) as { statusCode: number };
@@ -213,7 +227,7 @@ describe('Middleware: observability', () => {
   it('logs with the Lambda request id as correlation id and the API request id, then forgets both', async () => {
     const handler = handlerThat(async () => {
       logger.appendKeys({ tenant: 'acme', subject: 'user-1' });
-      throw new errors.ForbiddenError('Not allowed.');
+      throw errors.httpError(403, 'Not allowed.');
     });
 
     await handler(event, context('req-corr-1'));
@@ -245,7 +259,7 @@ describe('Middleware: authorizerObservability', () => {
       throw new Error('Unauthorized');
     });
     const failing = authorizerThat(async () => {
-      throw new errors.ServiceUnavailableError('The token keys are unavailable right now; try again later.');
+      throw errors.retryLater(503, 'The token keys are unavailable right now; try again later.');
     });
 
     await allowing(event, context('auth-1'));

@@ -1,17 +1,20 @@
 import type { APIGatewayProxyEvent } from 'aws-lambda';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { BadRequestError } from '../../lib/errors.js';
-import { parseAttribution, parseObservationsQuery } from '../../lib/observations/request.js';
+import { HttpError } from '../../lib/errors.js';
+import { parseAttribution, parseObservationsQuery } from '../../lib/observations/query-and-attribution.js';
+import { type RestRequest, restRequest } from '../../lib/rest-event.js';
 import { eventFixture } from '../helpers/events.js';
 
-function event(query: Record<string, string[]>, headers: Record<string, string[]> = {}): APIGatewayProxyEvent {
-  return eventFixture<APIGatewayProxyEvent>('rest-api', 'get-endpoint-observations', (e) => {
-    e.multiValueQueryStringParameters = query;
-    e.queryStringParameters = Object.fromEntries(Object.entries(query).map(([k, v]) => [k, v[v.length - 1] as string]));
-    e.multiValueHeaders = { ...e.multiValueHeaders, ...headers };
-    e.headers = Object.fromEntries(Object.entries(e.multiValueHeaders).map(([k, v]) => [k, (v ?? [])[0] as string]));
-  });
+function event(query: Record<string, string[]>, headers: Record<string, string[]> = {}): RestRequest {
+  return restRequest(
+    eventFixture<APIGatewayProxyEvent>('rest-api', 'get-endpoint-observations', (e) => {
+      e.multiValueQueryStringParameters = query;
+      e.queryStringParameters = Object.fromEntries(Object.entries(query).map(([k, v]) => [k, v[v.length - 1] as string]));
+      e.multiValueHeaders = { ...e.multiValueHeaders, ...headers };
+      e.headers = Object.fromEntries(Object.entries(e.multiValueHeaders).map(([k, v]) => [k, (v ?? [])[0] as string]));
+    }),
+  );
 }
 
 describe('Function: parseObservationsQuery', () => {
@@ -56,7 +59,7 @@ describe('Function: parseObservationsQuery', () => {
             const parsed = parseObservationsQuery(event(query));
             return parsed.minutes >= 5 && parsed.minutes <= 10080 && parsed.limit >= 1 && parsed.limit <= 500 && parsed.agent_id.length > 0;
           } catch (error) {
-            return error instanceof BadRequestError;
+            return error instanceof HttpError && error.statusCode === 400;
           }
         },
       ),
@@ -90,7 +93,7 @@ describe('Function: parseAttribution', () => {
             const a = parseAttribution(event({}, headers), 'servicenow');
             return a.reason.length >= 3 && a.reason.length <= 500 && (a.ticketNumber === undefined) === (a.ticketSystem === undefined);
           } catch (error) {
-            return error instanceof BadRequestError;
+            return error instanceof HttpError && error.statusCode === 400;
           }
         },
       ),

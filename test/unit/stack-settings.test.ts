@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ROOT } from '../../infra/build.js';
 import { TUNING_VARIABLES } from '../../infra/local/lambda/environment.js';
-import { readFunctionSpecs } from '../../infra/local/lambda/functions.js';
+import { readFunctionSpecs } from '../../infra/local/lambda/function-specs.js';
 import { readStackConfig, readStackPorts, SERVICE_DEFAULTS, StackConfigError } from '../../infra/local/settings.js';
 import { parseConfig } from '../../lib/config.js';
 import { FUNCTION_ENVIRONMENT } from '../helpers/function-environment.js';

@@ -1,5 +1,5 @@
 import { LAMBDA_RUNTIME_ID, SDK_NODE_MAJOR, SDK_NODE_VERSION_WARNING_SWITCH } from '../node-version.js';
-import type { LambdaFunctionSpec } from './functions.js';
+import type { LambdaFunctionSpec } from './function-specs.js';
 
 /**
  * The environment of one local function sandbox: exactly what serverless.yml gives that function

@@ -1,7 +1,8 @@
 import { join } from 'node:path';
 import type { FunctionName } from '../../build.js';
 import type { LocalBundles } from './bundles.js';
-import type { LambdaFunctionSpec } from './functions.js';
+import type { LambdaFunctionSpec } from './function-specs.js';
+import type { FunctionError } from './runtime-api.js';
 import type { LambdaRuntime } from './runtimes.js';
 import { FunctionPool, type InvocationOutcome, type PoolStats } from './sandbox.js';
 
@@ -22,6 +23,8 @@ export interface LocalFunctions {
    */
   setEnvironment(name: FunctionName, environment: Readonly<Record<string, string>>): void;
   stats(name: FunctionName): PoolStats;
+  /** Of `names`, each function whose instance cannot finish its init (a bad variable, a bundle that throws), with its error. */
+  checkInits(names: readonly FunctionName[]): Promise<Array<{ name: FunctionName; error: FunctionError }>>;
   stop(): Promise<void>;
 }
 
@@ -78,6 +81,15 @@ export function startLocalFunctions(options: LocalFunctionsOptions): LocalFuncti
       pools[name].environmentChanged();
     },
     stats: (name) => pools[name].stats(),
+    async checkInits() {
+      const checked = await Promise.all(
+        (Object.entries(pools) as Array<[FunctionName, FunctionPool]>).map(async ([name, pool]) => ({
+          name,
+          error: await pool.checkInit(),
+        })),
+      );
+      return checked.filter((c): c is { name: FunctionName; error: FunctionError } => c.error !== undefined);
+    },
     async stop() {
       await Promise.all(Object.values(pools).map((pool) => pool.stop()));
       await options.bundles.stop();

@@ -2,7 +2,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import type { Readable } from 'node:stream';
 import { guarded, NO_PAGES, sendRefusal } from '../guard.js';
-import { BodyTooLargeError, readBoundedBody } from '../http.js';
+import { BodyTooLargeError, readBoundedBody } from '../listener-io.js';
 
 /**
  * The Lambda Runtime API of one local function instance, as Lambda serves it to a runtime inside

@@ -4,7 +4,7 @@ import { readFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import type { Readable } from 'node:stream';
 import { runtimeEnvironment } from './environment.js';
-import type { LambdaFunctionSpec } from './functions.js';
+import type { LambdaFunctionSpec } from './function-specs.js';
 import { type FunctionError, type RuntimeApi, startRuntimeApi } from './runtime-api.js';
 import type { LambdaRuntime } from './runtimes.js';
 
@@ -475,6 +475,21 @@ export class FunctionPool {
       return;
     }
     this.idle.push(instance);
+  }
+
+  /**
+   * Whether the function can start at all: one instance started and stopped once its init is over,
+   * with no event (its configuration is read and checked at init). The error its init failed with,
+   * or undefined; the next event still meets a cold start, as the first one on Lambda does.
+   */
+  async checkInit(): Promise<FunctionError | undefined> {
+    try {
+      const instance = await Instance.start({ ...this.options, say: () => undefined }, this.generation, () => undefined);
+      await instance.stop({ kind: 'retired' });
+      return undefined;
+    } catch (error) {
+      return error as FunctionError;
+    }
   }
 
   /** The function's code changed: idle instances stop now, busy ones when their event is over. */

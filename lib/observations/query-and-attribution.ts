@@ -1,8 +1,7 @@
-import type { APIGatewayProxyEvent } from 'aws-lambda';
 import { ATTRIBUTION_HEADERS, type Attribution, attributionSchema, decodedReason, REASON_ENCODING } from '../contract/attribution.js';
 import { OBSERVATION_BOUNDS, ObservationsQuery } from '../contract/schemas.js';
-import { BadRequestError } from '../errors.js';
-import { singleHeader, singleQueryValues } from '../rest-event.js';
+import { httpError } from '../errors.js';
+import { type RestRequest, singleHeader, singleQueryValues } from '../rest-event.js';
 
 export type { Attribution };
 
@@ -18,15 +17,15 @@ const QUERY_RULES: Record<string, string> = {
  * 60), `limit` (1-500, default 100). Digits only, so `5.5`, `1e2`, `+5` and empty values are 400s, as
  * are repeated and unknown parameters.
  */
-export function parseObservationsQuery(event: APIGatewayProxyEvent): ObservationsQuery {
-  const raw = singleQueryValues(event);
+export function parseObservationsQuery(request: Pick<RestRequest, 'query'>): ObservationsQuery {
+  const raw = singleQueryValues(request);
   for (const name of Object.keys(raw)) {
-    if (!Object.hasOwn(QUERY_RULES, name)) throw new BadRequestError(`Unknown query parameter ${JSON.stringify(name.slice(0, 40))}.`);
+    if (!Object.hasOwn(QUERY_RULES, name)) throw httpError(400, `Unknown query parameter ${JSON.stringify(name.slice(0, 40))}.`);
   }
   const parsed = ObservationsQuery.safeParse(raw);
   if (!parsed.success) {
     const field = String(parsed.error.issues[0]?.path[0] ?? 'agent_id');
-    throw new BadRequestError(QUERY_RULES[field] ?? AGENT_ID_RULE);
+    throw httpError(400, QUERY_RULES[field] ?? AGENT_ID_RULE);
   }
   return parsed.data;
 }
@@ -36,19 +35,19 @@ export function parseObservationsQuery(event: APIGatewayProxyEvent): Observation
  * `X-Service-Reason-Encoding: percent` says so), and ticket number and ticket system (the
  * configured constant) together or not at all. Repeated headers are 400s.
  */
-export function parseAttribution(event: APIGatewayProxyEvent, ticketSystem: string): Attribution {
+export function parseAttribution(request: Pick<RestRequest, 'headers'>, ticketSystem: string): Attribution {
   const reason = decodedReason(
-    singleHeader(event, ATTRIBUTION_HEADERS.reason, 'X-Service-Reason'),
-    singleHeader(event, ATTRIBUTION_HEADERS.reasonEncoding, 'X-Service-Reason-Encoding'),
+    singleHeader(request, ATTRIBUTION_HEADERS.reason, 'X-Service-Reason'),
+    singleHeader(request, ATTRIBUTION_HEADERS.reasonEncoding, 'X-Service-Reason-Encoding'),
   );
   if (reason === null) {
-    throw new BadRequestError(`X-Service-Reason-Encoding must be "${REASON_ENCODING}" and X-Service-Reason valid percent-encoded UTF-8.`);
+    throw httpError(400, `X-Service-Reason-Encoding must be "${REASON_ENCODING}" and X-Service-Reason valid percent-encoded UTF-8.`);
   }
   const parsed = attributionSchema(ticketSystem).safeParse({
     reason,
-    ticketNumber: singleHeader(event, ATTRIBUTION_HEADERS.ticketNumber, 'X-Service-Ticket-Number'),
-    ticketSystem: singleHeader(event, ATTRIBUTION_HEADERS.ticketSystem, 'X-Service-Ticket-System'),
+    ticketNumber: singleHeader(request, ATTRIBUTION_HEADERS.ticketNumber, 'X-Service-Ticket-Number'),
+    ticketSystem: singleHeader(request, ATTRIBUTION_HEADERS.ticketSystem, 'X-Service-Ticket-System'),
   });
-  if (!parsed.success) throw new BadRequestError(`${parsed.error.issues[0]?.message ?? 'The attribution headers are invalid'}.`);
+  if (!parsed.success) throw httpError(400, `${parsed.error.issues[0]?.message ?? 'The attribution headers are invalid'}.`);
   return parsed.data;
 }

@@ -3,7 +3,7 @@ import type { Context } from 'aws-lambda';
 /** Left to an invocation after its deadline: room to answer, and to write a refusal's audit item. */
 const DEADLINE_MARGIN_MS = 1_000;
 
-/** A Lambda context that carries the invocation's deadline (set by lib/middleware/deadline.ts invocationDeadline). */
+/** A Lambda context that carries the invocation's deadline (set by lib/middleware/context-deadline.ts invocationDeadline). */
 export interface DeadlineContext extends Context {
   deadline?: AbortSignal;
 }

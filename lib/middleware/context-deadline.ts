@@ -1,7 +1,7 @@
 import type { MiddlewareObj, Request } from '@middy/core';
-import { type DeadlineContext, deadlineOf } from '../deadline.js';
+import { type DeadlineContext, deadlineOf } from '../invocation-deadline.js';
 
-/** Sets `context.deadline` (lib/deadline.ts) first thing, for the middlewares and the handler to pass on. */
+/** Puts the invocation's deadline on the context (`context.deadline`, lib/invocation-deadline.ts) first thing, for the middlewares and the handler to pass on. */
 export function invocationDeadline(): MiddlewareObj<unknown, unknown, Error, DeadlineContext> {
   const setDeadline = (request: Request<unknown, unknown, Error, DeadlineContext>): void => {
     request.context.deadline = deadlineOf(request.context);

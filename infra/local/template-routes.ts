@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import { FUNCTIONS, type FunctionName, ROOT } from '../build.js';
-import type { TransferMode } from './lambda/answer.js';
+import type { TransferMode } from './lambda/proxy-integration.js';
 import { DOOR_PATHS } from './settings.js';
 import { readTemplateSource } from './template-sources.js';
 
@@ -9,7 +9,7 @@ import { readTemplateSource } from './template-sources.js';
  * token authorizer that guards it (or none), and how its answer is sent. Read from the template's
  * own sources, never a second list that could drift: the public API from serverless.yml's `http`
  * events (their authorizer's identity source and cache), the private one from the methods of
- * infra/private-api.yml. Each listener's router (infra/local/router.ts) matches them, exactly as
+ * infra/private-api.yml. Each listener's router (infra/local/listener-router.ts) matches them, exactly as
  * API Gateway matches a REST resource without path parameters; test/infra/template-public-api.test.ts
  * proves the packaged template has the same.
  */

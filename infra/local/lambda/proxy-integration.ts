@@ -1,5 +1,5 @@
 import type { ServerResponse } from 'node:http';
-import { BodyTooLargeError, readBoundedBody } from '../http.js';
+import { BodyTooLargeError, readBoundedBody } from '../listener-io.js';
 import { PRELUDE_CONTENT_TYPE, PRELUDE_DELIMITER_BYTES } from './awslambda.js';
 import { MAX_BUFFERED_RESPONSE_BYTES } from './runtime-api.js';
 import type { InvocationOutcome } from './sandbox.js';

@@ -2,7 +2,7 @@ import { type IncomingMessage, METHODS, type ServerResponse } from 'node:http';
 import FindMyWay, { type HTTPMethod } from 'find-my-way';
 import { pathOf } from './events.js';
 import { LocalRefusal } from './failure.js';
-import type { Route } from './routes.js';
+import type { Route } from './template-routes.js';
 
 /**
  * The one route table of a local listener, on find-my-way: the REST API's routes (infra/local/

@@ -131,7 +131,10 @@ class Variables {
   }
 }
 
-/** A comma-separated list, spaces around entries ignored, empty entries dropped. */
+/**
+ * A comma-separated list, spaces around entries ignored, empty entries dropped: the service's
+ * rule (lib/config.ts), restated here since the stack reads nothing of lib/ but the data format.
+ */
 function list(value: string): readonly string[] {
   return Object.freeze(
     value

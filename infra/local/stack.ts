@@ -18,7 +18,7 @@ import { LOCAL_DIR, type LocalIssuer, localBrokerSecret, localIssuer } from './i
 import { type LocalBundles, prebuiltBundles, watchedBundles } from './lambda/bundles.js';
 import { functionEnvironment, type LocalStackValues } from './lambda/environment.js';
 import { type LambdaFunctionSpec, readFunctionSpecs } from './lambda/function-specs.js';
-import { type LocalFunctions, startLocalFunctions } from './lambda/local-functions.js';
+import { type LocalFunctions, sameVariables, startLocalFunctions } from './lambda/local-functions.js';
 import { type LambdaRuntime, lambdaRuntime, RuntimeChoiceError } from './lambda/runtimes.js';
 import { sendGatewayResponse, sendLocalFailure } from './listener-io.js';
 import { type ListenerRouter, listenerRouter } from './listener-router.js';
@@ -359,11 +359,6 @@ function localValues(cfg: LocalStackConfig, dynamoEndpoint: string, brokerSecret
     brokerAllowList: cfg.brokerAllowList,
     ownOrigins: cfg.ownOrigins,
   };
-}
-
-/** Whether two environments hold the same variables with the same values. */
-function sameVariables(a: Readonly<Record<string, string>>, b: Readonly<Record<string, string>>): boolean {
-  return Object.keys(a).length === Object.keys(b).length && Object.entries(a).every(([name, value]) => b[name] === value);
 }
 
 /**

@@ -234,6 +234,19 @@ describe('Local sandbox: a function that fails is answered as API Gateway answer
     ]);
     expect(next.status).toBe(200);
   });
+  it("checks the init of the functions it is asked to check, and of those only (npm start's check of what the user gave them)", async () => {
+    const healthy = functions.environment('observations');
+    functions.setEnvironment('observations', { ...healthy, FIXTURE_FAIL_INIT: 'true' });
+    try {
+      const others = await functions.checkInits(['inventory', 'mcp']);
+      const observations = await functions.checkInits(['observations', 'inventory']);
+
+      expect(others).toEqual([]);
+      expect(observations.map((c) => [c.name, c.error.errorMessage])).toEqual([['observations', 'the fixture was told to fail its init']]);
+    } finally {
+      functions.setEnvironment('observations', healthy);
+    }
+  });
 });
 
 describe('Local sandbox: a streamed answer', () => {

@@ -46,6 +46,11 @@ const writeLine = (_name: FunctionName, line: string, stream: 'stdout' | 'stderr
   process[stream].write(`${line}\n`);
 };
 
+/** Whether two environments hold the same variables with the same values. */
+export function sameVariables(a: Readonly<Record<string, string>>, b: Readonly<Record<string, string>>): boolean {
+  return Object.keys(a).length === Object.keys(b).length && Object.entries(a).every(([name, value]) => b[name] === value);
+}
+
 export function startLocalFunctions(options: LocalFunctionsOptions): LocalFunctions {
   const log = options.log ?? writeLine;
   // Once, when the functions start, where they do not run on Lambda's Node major: which Node they run on instead.
@@ -73,21 +78,13 @@ export function startLocalFunctions(options: LocalFunctionsOptions): LocalFuncti
     invoke: (name, event, requestId) => pools[name].invoke(event, requestId),
     environment: (name) => environments[name],
     setEnvironment(name, environment) {
-      const current = environments[name];
-      const same =
-        Object.keys(current).length === Object.keys(environment).length && Object.entries(environment).every(([k, v]) => current[k] === v);
-      if (same) return;
+      if (sameVariables(environments[name], environment)) return;
       environments[name] = Object.freeze({ ...environment });
       pools[name].environmentChanged();
     },
     stats: (name) => pools[name].stats(),
-    async checkInits() {
-      const checked = await Promise.all(
-        (Object.entries(pools) as Array<[FunctionName, FunctionPool]>).map(async ([name, pool]) => ({
-          name,
-          error: await pool.checkInit(),
-        })),
-      );
+    async checkInits(names) {
+      const checked = await Promise.all(names.map(async (name) => ({ name, error: await pools[name].checkInit() })));
       return checked.filter((c): c is { name: FunctionName; error: FunctionError } => c.error !== undefined);
     },
     async stop() {

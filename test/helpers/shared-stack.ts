@@ -1,4 +1,4 @@
-import { DeleteTableCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DeleteTableCommand, type DynamoDBClient, waitUntilTableNotExists } from '@aws-sdk/client-dynamodb';
 import { expect } from 'vitest';
 import { type Fleet, loadFleet } from '../../infra/local/fleet.js';
 import { ensureTables } from '../../infra/local/tables.js';
@@ -28,7 +28,11 @@ interface WorkerStack {
   user: { file: string } | undefined;
 }
 
-let worker: Promise<WorkerStack> | undefined;
+/**
+ * Kept on the worker's global object, not in this module: a file that loads modules afresh
+ * (vi.resetModules, test/helpers/env.ts) would otherwise make the next file start a second stack.
+ */
+const workerGlobal = globalThis as { __sharedStack?: Promise<WorkerStack> };
 
 /** Vitest's worker state: `onCleanup` runs when the worker stops, after its last file (no public hook exists for that). */
 function onWorkerStop(stop: () => Promise<void>): void {
@@ -38,19 +42,30 @@ function onWorkerStop(stop: () => Promise<void>): void {
 }
 
 function startWorkerStack(): Promise<WorkerStack> {
-  worker ??= (async () => {
+  workerGlobal.__sharedStack ??= (async () => {
     const stack = await startTestStack('none');
     onWorkerStop(() => stack.stop());
     return { stack, user: undefined };
   })();
-  return worker;
+  return workerGlobal.__sharedStack;
 }
 
 /** Empties the stack's tables (dropped and made again as the stack makes them) and writes `fleet`. */
 async function seedAfresh(stack: TestStack, fleet: Fleet | 'none'): Promise<void> {
   const { dataTable, auditTable, sampleRetentionDays } = stack.config;
   const client = stack.dynamo as unknown as DynamoDBClient;
-  await Promise.all([dataTable, auditTable].map((TableName) => client.send(new DeleteTableCommand({ TableName }))));
+  await Promise.all(
+    [dataTable, auditTable].map(async (TableName) => {
+      try {
+        await client.send(new DeleteTableCommand({ TableName }));
+      } catch (error) {
+        // A file that dropped a table and failed before making it again: the table is made below.
+        if ((error as { name?: string }).name !== 'ResourceNotFoundException') throw error;
+      }
+      // The engine answers DeleteTable while the table is still DELETING; a CreateTable before it is gone fails.
+      await waitUntilTableNotExists({ client, minDelay: 0.05, maxDelay: 0.5, maxWaitTime: 10 }, { TableName });
+    }),
+  );
   await ensureTables(stack.dynamo, { dataTable, auditTable });
   if (fleet !== 'none') await loadFleet(stack.dynamo, { dataTable }, fleet, sampleRetentionDays);
 }
@@ -84,7 +99,8 @@ export async function sharedStack(fleet: Fleet | 'none', env: Record<string, str
     },
     async release() {
       shared.user = undefined;
-      const left = [...original].filter(([name, value]) => !(name in env) && now.get(name) !== value).map(([name]) => name);
+      // Each variable must be as the file set it up: its own value for those it passed, the stack's for the others.
+      const left = [...original].filter(([name, value]) => now.get(name) !== (name in env ? env[name] : value)).map(([name]) => name);
       stack.updateEnvironment(Object.fromEntries(original));
       if (left.length > 0)
         throw new Error(`${file} left ${left.join(', ')} changed on the worker's stack: a test puts back what it changes`);

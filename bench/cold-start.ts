@@ -50,7 +50,7 @@ const MCP_DOORS: readonly string[] = ['mcp', MCP_RUNTIME_SDK];
  * the inventory of that tenant, a dashboard of the observed endpoint with the broker's token, the
  * MCP door's `tools/call` of list_endpoints, and the floor's one Query.
  */
-export async function coldStartEvents(ctx: BenchContext, observedAgentId: string): Promise<Record<BenchBundle, unknown>> {
+async function coldStartEvents(ctx: BenchContext, observedAgentId: string): Promise<Record<BenchBundle, unknown>> {
   await writeTenantAgents(
     ctx.db,
     { dataTable: ctx.dataTable },

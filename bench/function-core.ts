@@ -15,6 +15,7 @@ import { randomUUID } from 'node:crypto';
 import { Writable } from 'node:stream';
 import { pathToFileURL } from 'node:url';
 import { installAwsLambdaGlobal, PRELUDE_CONTENT_TYPE, type PreludeHooks } from '../infra/local/lambda/awslambda.js';
+import { GZIP_LEVEL } from '../lib/json-array-stream.js';
 import type { Key } from '../lib/store/keys.js';
 import { compressionLevels } from './compression-levels.js';
 import { bareClient, cpuFloor, sameRequestsFloor, type WireRun, windowFloor, wireFloor } from './floors.js';
@@ -27,7 +28,7 @@ const OPERATIONS = {
       parse: args.parse ?? false,
       keepPages: args.cpuFloorPages ?? 0,
     });
-    const cpu = run.kept.length > 0 ? cpuFloor(run.kept, args.gzipLevel ?? 6) : undefined;
+    const cpu = run.kept.length > 0 ? cpuFloor(run.kept, args.gzipLevel ?? GZIP_LEVEL) : undefined;
     return { ms: run.ms, firstPageMs: run.firstPageMs, pages: run.pages, bytes: run.bytes, cpu };
   },
   async windowFloor(args: { endpoint: string; table: string; pk: string; from: string; to: string }) {

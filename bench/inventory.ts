@@ -120,12 +120,10 @@ export async function inventoryFigure(ctx: BenchContext): Promise<void> {
         const run = await ctx.functionCore.run('wire', { ...wireArgs, cpuFloorPages: cpu ? 0 : CPU_FLOOR_PAGES, gzipLevel: GZIP_LEVEL });
         cpu ??= run.cpu;
         wire.push(run);
-        return run;
       },
       read: async () => {
         const run = await ctx.functionCore.run('wire', { ...wireArgs, parse: true });
         read.push(run.ms);
-        return run;
       },
       handler: async () => {
         lastGzipBody = await sandboxed('gzip', handler);
@@ -139,7 +137,6 @@ export async function inventoryFigure(ctx: BenchContext): Promise<void> {
         if (run.failedWith || run.status !== 200)
           throw new Error(`the in-process inventory answered ${run.status} ${run.failedWith ?? ''}`);
         inProcess.push(run);
-        return run;
       },
       http: async () => {
         const res = await httpGet(`${ctx.stack.publicUrl}/api/agents`, { Authorization: `Bearer ${token}`, 'Accept-Encoding': 'gzip' });

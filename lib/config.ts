@@ -2,7 +2,7 @@ import * as z from 'zod/mini';
 import './zod-english-locale.js';
 
 /** The OAuth scope each public door asks for unless REQUIRED_SCOPE names another (lib/auth/scopes.ts). */
-export const DEFAULT_REQUIRED_SCOPE = 'endpoints:read';
+const DEFAULT_REQUIRED_SCOPE = 'endpoints:read';
 /** The scope of the private observations operation, which the broker asks for in its token exchange whenever the doors ask for theirs. */
 export const OBSERVATIONS_SCOPE = 'observations:read';
 

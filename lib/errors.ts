@@ -42,7 +42,7 @@ export function retryLater(statusCode: 502 | 503, sentence: string, cause?: unkn
 export const INTERNAL_ERROR = 'The request could not be completed because of an internal error.';
 
 /** The status a client gets for `error`: its own when it is an HttpError it may see, else 500. */
-export function statusOf(error: unknown): number {
+export function httpStatusOf(error: unknown): number {
   return error instanceof HttpError && error.expose ? error.statusCode : 500;
 }
 

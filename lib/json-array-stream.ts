@@ -71,8 +71,8 @@ const COMPRESSED_CODINGS: readonly ContentCoding[] = ['br', 'gzip'];
  * the higher q-value, br when they are equal (it is smaller at the same CPU); identity when it
  * accepts neither. For each, an explicit entry decides by its q-value whatever `*` says (so
  * `gzip;q=0, *` refuses gzip), and a q-value that is not a number refuses. br is sent only to a
- * client that names it: `*` alone stands for gzip, as it did before br was offered (a client that
- * wrote `*` years ago may not decode br; brotli's nginx module asks for the name too). A preference
+ * client that names it: `*` alone stands for gzip (a client that wrote `*` long ago may not decode
+ * br; brotli's nginx module asks for the name too). A preference
  * for identity over both is not followed: the uncompressed answer is five times larger, and
  * passes Lambda's 200 MB sooner.
  */
@@ -160,14 +160,8 @@ function compressor(coding: ContentCoding): Transform | undefined {
  */
 export function jsonArrayBody(batches: AsyncIterable<readonly string[]>, options: JsonArrayBodyOptions): Readable {
   const compress = compressor(options.coding);
-  const flushEachBatch = options.coding === 'br';
-  /**
-   * A flush after the batch's text: the generator resumes only once its last piece left the
-   * source for the compressor, so the flush follows it in the compressor's queue.
-   */
-  const flushBatch = (): void => {
-    if (compress && !compress.destroyed && !compress.writableEnded) (compress as BrotliCompress).flush(zlib.BROTLI_OPERATION_FLUSH);
-  };
+  /** brotli holds a whole window before it writes unless flushed (compressor): flushed after each batch. */
+  const brotli = options.coding === 'br' ? (compress as BrotliCompress) : undefined;
   async function* text(): AsyncGenerator<string, void, undefined> {
     let piece = '[';
     let separator = '';
@@ -180,10 +174,12 @@ export function jsonArrayBody(batches: AsyncIterable<readonly string[]>, options
           piece = '';
         }
       }
-      if (flushEachBatch && batch.length > 0) {
+      if (brotli && batch.length > 0) {
         if (piece.length > 0) yield piece;
         piece = '';
-        flushBatch();
+        // The generator resumes only once its last piece left the source for the compressor, so
+        // the flush follows it in the compressor's queue.
+        if (!brotli.destroyed && !brotli.writableEnded) brotli.flush(zlib.BROTLI_OPERATION_FLUSH);
       }
     }
     yield `${piece}]`;

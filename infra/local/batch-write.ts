@@ -5,7 +5,7 @@ import pLimit from 'p-limit';
 import { toItem } from '../../lib/store/attribute-values.js';
 
 /** DynamoDB's most put requests per BatchWriteItem. */
-export const BATCH_WRITE_MAX_ITEMS = 25;
+const BATCH_WRITE_MAX_ITEMS = 25;
 
 export interface BatchWriteOptions {
   /** BatchWriteItem requests in flight at once (default 8). */

@@ -5,8 +5,8 @@ import { LocalRefusal } from './failure.js';
 import type { Route } from './template-routes.js';
 
 /**
- * The one route table of a local listener, on find-my-way: the REST API's routes (infra/local/
- * routes.ts, answered by the gateway emulation) and the listener's own routes (the authorization
+ * The one route table of a local listener, on find-my-way: the REST API's routes (read from
+ * serverless.yml and infra/private-api.yml by template-routes.ts, answered by the gateway emulation) and the listener's own routes (the authorization
  * server, the MCP App preview host), matched by method and exact path.
  *
  * What a request the table has no route for gets depends on whose path it is, as on AWS:

@@ -107,11 +107,8 @@ function privateRoutes(file: string): Route[] {
 }
 
 /** Both REST APIs' routes, as the template's sources declare them. */
-export function readRoutes(files: { serverless?: string; privateApi?: string } = {}): readonly Route[] {
-  const routes = [
-    ...publicRoutes(files.serverless ?? join(ROOT, 'serverless.yml')),
-    ...privateRoutes(files.privateApi ?? join(ROOT, 'infra', 'private-api.yml')),
-  ];
+function readRoutes(): readonly Route[] {
+  const routes = [...publicRoutes(join(ROOT, 'serverless.yml')), ...privateRoutes(join(ROOT, 'infra', 'private-api.yml'))];
   const doors = new Set(Object.values(DOOR_PATHS) as string[]);
   const unknown = routes.find((r) => r.authorizer && !doors.has(r.resource));
   if (unknown) throw new Error(`serverless.yml guards ${unknown.resource}, a door the local issuer signs no tokens for (DOOR_PATHS)`);

@@ -11,7 +11,7 @@ import { parse, type Tags } from 'yaml';
 export type YamlValue = string | number | boolean | null | YamlValue[] | { [key: string]: YamlValue };
 
 /** CloudFormation's short-form tags, read as the long forms CloudFormation itself turns them into. */
-export const CLOUDFORMATION_TAGS: Tags = [
+const CLOUDFORMATION_TAGS: Tags = [
   { tag: '!Ref', resolve: (value: string) => ({ Ref: value }) },
   { tag: '!Sub', resolve: (value: string) => ({ 'Fn::Sub': value }) },
   { tag: '!GetAtt', resolve: (value: string) => ({ 'Fn::GetAtt': value.split('.') }) },

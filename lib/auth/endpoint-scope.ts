@@ -71,16 +71,6 @@ export function readScopeClaim(value: unknown): EndpointScope | 'invalid' {
 }
 
 /**
- * The scope of verified claims. Invariant: a bad claim throws the 403 naming it; only an absent
- * claim is unscoped.
- */
-export function scopeFromClaims(claims: Record<string, unknown>, claim: string): EndpointScope {
-  const scope = readScopeClaim(claims[claim]);
-  if (scope === 'invalid') throw httpError(403, badScopeClaimSentence(claim));
-  return scope;
-}
-
-/**
  * True when a caller of this scope may see an endpoint with these groups: an unscoped or `*`
  * caller sees every endpoint; a scoped caller only endpoints sharing at least one group with it,
  * so an endpoint without groups (a connection record alone, a durable record without `groups`) is

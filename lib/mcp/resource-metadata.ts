@@ -27,7 +27,7 @@ export function metadataDoorOf(path: string): DoorName | undefined {
  * (when one is required). Public, the same for everyone, served
  * without an authorizer.
  */
-export function protectedResourceMetadata(
+function protectedResourceMetadata(
   cfg: Pick<Config, 'mcpAudience' | 'jwtIssuer' | 'publicUrl' | 'requiredScope'>,
   door: DoorName = 'mcp',
 ): Record<string, unknown> {

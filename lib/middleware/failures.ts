@@ -1,7 +1,7 @@
 import type { MiddlewareObj, Request } from '@middy/core';
 import httpErrorHandler from '@middy/http-error-handler';
 import type { Context } from 'aws-lambda';
-import { HttpError, httpError, INTERNAL_ERROR, statusOf } from '../errors.js';
+import { HttpError, httpError, httpStatusOf, INTERNAL_ERROR } from '../errors.js';
 import { logger } from '../observability/logger.js';
 import { FAILURE_HEADERS, failureBody } from '../responses.js';
 
@@ -18,7 +18,7 @@ export function requestIdOf(context: Context | undefined): string {
 
 /** Logs what failed without the error's request data; 5xx with the cause chain, 4xx briefly. */
 function logFailure(error: unknown): void {
-  const status = statusOf(error);
+  const status = httpStatusOf(error);
   // The 500 made for an unexpected error (lib/errors.ts clientFailure) is logged as that error, stack and all.
   const unexpected = error instanceof HttpError && status === 500 && error.cause !== undefined ? error.cause : error;
   const e = unexpected as Error & { statusCode?: number; cause?: unknown };

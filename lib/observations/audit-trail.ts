@@ -1,7 +1,7 @@
 import { auditedScope } from '../auth/endpoint-scope.js';
 import { config } from '../config.js';
 import type { ObservationsQuery } from '../contract/schemas.js';
-import { clientFailure, retryLater, statusOf } from '../errors.js';
+import { clientFailure, httpStatusOf, retryLater } from '../errors.js';
 import { deadlineOf } from '../invocation-deadline.js';
 import { logger } from '../observability/logger.js';
 import { recordAuditWrite } from '../observability/metrics.js';
@@ -87,7 +87,7 @@ const REFUSAL_AUDIT_MARGIN_MS = 600;
  * audited.
  */
 export async function auditRefused(request: AuditedRequest, error: unknown, remainingMs: () => number): Promise<unknown> {
-  const item = auditItem(request, statusOf(error));
+  const item = auditItem(request, httpStatusOf(error));
   try {
     await write(item, deadlineOf({ getRemainingTimeInMillis: remainingMs }, REFUSAL_AUDIT_MARGIN_MS));
   } catch (cause) {

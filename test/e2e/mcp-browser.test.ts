@@ -90,7 +90,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await browser?.close();
   await stack?.release();
-  delete process.env.MCP_ALLOWED_ORIGINS;
   for (const page of [admitted, foreign]) if (page) await new Promise((resolve) => page.server.close(resolve));
 });
 

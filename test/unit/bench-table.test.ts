@@ -61,7 +61,9 @@ describe("Bench: the targets' table", () => {
     const text = performanceSection({ ...old, targets: targets(old) });
 
     expect(text).toContain('in-process: last byte (boundary)');
-    expect(text).toMatch(/\| 1,000,000 \| 504 \| [^\n]* \| – \| /);
+    const largest = old.inventory.at(-1);
+    // The row of the largest tenant: its agents and pages, then a dash where the in-process figure would be.
+    expect(text).toMatch(new RegExp(`\\| ${largest?.agents.toLocaleString('en-US')} \\| ${largest?.pages} \\| [^\\n]* \\| – \\| `));
     expect(text).not.toContain('**br beside gzip**');
     expect(text).not.toContain('mcp bundle');
   });

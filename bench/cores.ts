@@ -1,5 +1,6 @@
 import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import { hasTaskset } from '../infra/local/lambda/runtimes.js';
 
 /**
  * The function on a core of its own, as Lambda gives it its vCPU while DynamoDB and API Gateway run
@@ -47,9 +48,9 @@ function allowedCpus(): number[] | undefined {
  * The plan for this machine: the first CPU this process may use for AWS's side, the second for the
  * function; unpinned with the reason when there are not two, or no taskset.
  */
-export function corePlan(allowed: number[] | undefined = allowedCpus(), hasTaskset = spawnSync('taskset', ['-V']).status === 0): CorePlan {
+export function corePlan(allowed: number[] | undefined = allowedCpus(), taskset = hasTaskset()): CorePlan {
   const unpinned = (why: string): CorePlan => ({ service: undefined, function: undefined, description: `unpinned: ${why}` });
-  if (!hasTaskset) return unpinned('taskset (util-linux) is not on this machine, so every process shares every core');
+  if (!taskset) return unpinned('taskset (util-linux) is not on this machine, so every process shares every core');
   if (!allowed || allowed.length < 2) {
     return unpinned(
       `${allowed?.length ?? 'an unknown number of'} CPU${allowed?.length === 1 ? '' : 's'} allowed here: the function shares its core with the engine and the stack`,
@@ -70,7 +71,4 @@ export function pinThisProcess(plan: CorePlan): void {
   if (run.status !== 0) throw new Error(`taskset could not pin the bench to CPU ${plan.service}: ${run.stderr.trim()}`);
 }
 
-/** `file args…` under taskset on `cpus` when given, else as it is. */
-export function onCpus(cpus: string | undefined, file: string, args: string[]): { file: string; args: string[] } {
-  return cpus ? { file: 'taskset', args: ['-c', cpus, file, ...args] } : { file, args };
-}
+export { onCpus } from '../infra/local/lambda/runtimes.js';

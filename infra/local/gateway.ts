@@ -7,7 +7,7 @@ import { localMethodArn, requestAuthorizerEvent, restApiEvent } from './events.j
 import { IntegrationFailure, sendFunctionAnswer } from './lambda/proxy-integration.js';
 import { MAX_BUFFERED_RESPONSE_BYTES } from './lambda/runtime-api.js';
 import type { InvocationOutcome } from './lambda/sandbox.js';
-import { BodyTooLargeError, readBoundedBody, sendGatewayResponse, sendLocalFailure } from './listener-io.js';
+import { BodyTooLargeError, headerValues, readBoundedBody, sendGatewayResponse, sendLocalFailure } from './listener-io.js';
 import type { ApiRoutes } from './listener-router.js';
 import { ROUTES, type Route, type RouteAuthorizer, type RouteFunction } from './template-routes.js';
 
@@ -122,19 +122,8 @@ function policyEffect(answer: AuthorizerAnswer, methodArn: string): 'Allow' | 'D
 
 /** The single value of a header as API Gateway reads an identity source: the last one sent. */
 function identityValue(req: IncomingMessage, header: string): string | undefined {
-  const value = headerValuesOf(req, header.toLowerCase()).at(-1);
+  const value = headerValues(req, header.toLowerCase()).at(-1);
   return value?.trim() ? value : undefined;
-}
-
-/** Every value of a request header, in the order sent. */
-function headerValuesOf(req: IncomingMessage, header: string): string[] {
-  const values: string[] = [];
-  const raw = req.rawHeaders;
-  for (let i = 0; i + 1 < raw.length; i += 2) {
-    const [name, value] = [raw[i], raw[i + 1]];
-    if (name?.toLowerCase() === header && value !== undefined) values.push(value);
-  }
-  return values;
 }
 
 /**
@@ -222,7 +211,7 @@ export function localRestApi(options: LocalRestApiOptions): LocalRestApi {
         renderGatewayResponse(type, {
           requestId,
           cfg: options.cfg(),
-          origins: headerValuesOf(req, 'origin'),
+          origins: headerValues(req, 'origin'),
           ...(authorizer ? { authorizer } : {}),
           ...(status ? { status } : {}),
           ...(localNote ? { localNote } : {}),

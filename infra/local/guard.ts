@@ -1,4 +1,6 @@
 import type { IncomingMessage, OutgoingHttpHeaders, RequestListener, ServerResponse } from 'node:http';
+import { FAILURE_HEADERS } from './failure.js';
+import { headerValues } from './listener-io.js';
 import { hostValue, ownHosts } from './own-address.js';
 
 /**
@@ -29,14 +31,6 @@ export interface ListenerPolicy {
 /** What a listener that serves no web page admits: its own loopback names, no Origin, nothing a browser marks as its own. */
 export const NO_PAGES: ListenerPolicy = Object.freeze({});
 
-/** Every value of a request header, in the order sent (Node keeps only the first `Host` in `req.headers`). */
-function headerValues(req: IncomingMessage, name: string): string[] {
-  const values: string[] = [];
-  const raw = req.rawHeaders;
-  for (let i = 0; i + 1 < raw.length; i += 2) if (raw[i]?.toLowerCase() === name) values.push(raw[i + 1] ?? '');
-  return values;
-}
-
 /**
  * Why `policy` refuses this request, in one sentence; undefined when it is admitted. The listener's
  * port is the one the request came in on, so a listener bound to port 0 needs no telling.
@@ -60,12 +54,7 @@ export function refusal(req: IncomingMessage, policy: ListenerPolicy): string | 
 
 /** A refusal (the guard's is a 403): the sentence as text, never cached, the connection closed (the body is not read). */
 export function sendRefusal(res: ServerResponse, sentence: string, status = 403): void {
-  res.writeHead(status, {
-    'Content-Type': 'text/plain; charset=utf-8',
-    'Cache-Control': 'no-store',
-    'X-Content-Type-Options': 'nosniff',
-    Connection: 'close',
-  });
+  res.writeHead(status, { ...FAILURE_HEADERS, 'X-Content-Type-Options': 'nosniff', Connection: 'close' });
   res.end(`${sentence}\n`);
 }
 

@@ -1,6 +1,14 @@
-import type { ServerResponse } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { RenderedGatewayResponse } from '../gateway-responses.js';
 import { FAILURE_HEADERS, failureText } from './failure.js';
+
+/** Every value of a request header (`name` in lower case), in the order sent: Node keeps only the first `Host` in `req.headers`. */
+export function headerValues(req: IncomingMessage, name: string): string[] {
+  const values: string[] = [];
+  const raw = req.rawHeaders;
+  for (let i = 0; i + 1 < raw.length; i += 2) if (raw[i]?.toLowerCase() === name) values.push(raw[i + 1] ?? '');
+  return values;
+}
 
 /** A body longer than the reader's bound: each listener answers it in its own words (413, invalid_request…). */
 export class BodyTooLargeError extends Error {

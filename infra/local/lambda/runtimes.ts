@@ -126,14 +126,19 @@ function pinnedCpus(env: NodeJS.ProcessEnv): string | undefined {
       `${RUNTIME_VARIABLES.cpus} must be a list of CPUs such as 1 or 0,2-3, not ${JSON.stringify(cpus.slice(0, 40))}.`,
     );
   }
-  if (spawnSync('taskset', ['-V']).status !== 0) {
+  if (!hasTaskset()) {
     throw new RuntimeChoiceError(`${RUNTIME_VARIABLES.cpus} needs taskset (util-linux), which is not on this machine's PATH.`);
   }
   return cpus;
 }
 
-/** `file args…`, confined to `cpus` by taskset when given. */
-function confined(cpus: string | undefined, file: string, args: string[]): { file: string; args: string[] } {
+/** Whether taskset (util-linux) is on this machine's PATH. */
+export function hasTaskset(): boolean {
+  return spawnSync('taskset', ['-V']).status === 0;
+}
+
+/** `file args…`, confined to `cpus` by taskset when given, else as it is. */
+export function onCpus(cpus: string | undefined, file: string, args: string[]): { file: string; args: string[] } {
   return cpus ? { file: 'taskset', args: ['-c', cpus, file, ...args] } : { file, args };
 }
 
@@ -159,7 +164,7 @@ export async function lambdaRuntime(env: NodeJS.ProcessEnv, packaged?: () => Lam
     return {
       name: 'local',
       node,
-      command: () => confined(cpus, node.path, [client]),
+      command: () => onCpus(cpus, node.path, [client]),
       dir: dirname(client),
       cpus,
       description,
@@ -180,7 +185,7 @@ export async function lambdaRuntime(env: NodeJS.ProcessEnv, packaged?: () => Lam
   return {
     name: 'aws-lambda-ric',
     node,
-    command: (handler) => confined(cpus, node.path, [ric, handler]),
+    command: (handler) => onCpus(cpus, node.path, [ric, handler]),
     dir: dirname(ric),
     cpus,
     description,

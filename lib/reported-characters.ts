@@ -13,9 +13,14 @@ export const HIDDEN_CHARACTER_CLASSES = '\\p{Cc}\\p{Cf}\\p{Zl}\\p{Zp}\\p{Cs}\\p{
 
 const HIDDEN = new RegExp(`[${HIDDEN_CHARACTER_CLASSES}]`, 'gu');
 
-/** A code point as "U+202E" (at least four hex digits, upper case), the way Unicode names it. */
+/** A character's code point in at least four hex digits, upper case ("202E"). */
+export function codePointHex(character: string): string {
+  return (character.codePointAt(0) ?? 0).toString(16).toUpperCase().padStart(4, '0');
+}
+
+/** A code point as "U+202E", the way Unicode names it. */
 export function codePointLabel(character: string): string {
-  return `U+${(character.codePointAt(0) ?? 0).toString(16).toUpperCase().padStart(4, '0')}`;
+  return `U+${codePointHex(character)}`;
 }
 
 /** A hidden character of a reported value, with the label its mark shows. */

@@ -1,3 +1,5 @@
+import { codePointHex, HIDDEN_CHARACTER_CLASSES } from '../reported-characters.js';
+
 /**
  * Values reported by endpoints (hostname, OS, version, client name, agent id…) are untrusted data:
  * an endpoint can report a "hostname" with line breaks, bidi overrides, a paragraph addressed to
@@ -14,19 +16,18 @@
 export const TEXT_VALUE_CHARACTERS = 120;
 
 /**
- * Code points escaped in text: control characters (C0, C1, DEL: line breaks among them), format
- * characters (bidi controls, zero-width characters, the BOM), line and paragraph separators, lone
- * surrogates, private-use and unassigned code points; and the quote and backslash themselves.
+ * Code points escaped in text: the hidden characters the MCP App view marks too
+ * (lib/reported-characters.ts), and the quote and backslash themselves.
  */
-const UNSAFE = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{Cs}\p{Co}\p{Cn}"\\]/gu;
+const UNSAFE = new RegExp(`[${HIDDEN_CHARACTER_CLASSES}"\\\\]`, 'gu');
 
 /** The same, less the quote: a code span needs no quote escaped, and shows the value as it is. */
-const UNSAFE_IN_CODE = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{Cs}\p{Co}\p{Cn}\\]/gu;
+const UNSAFE_IN_CODE = new RegExp(`[${HIDDEN_CHARACTER_CLASSES}\\\\]`, 'gu');
 
 const SHORT_ESCAPES: Record<string, string> = { '\n': '\\n', '\r': '\\r', '\t': '\\t', '"': '\\"', '\\': '\\\\' };
 
 function escapeCodePoint(ch: string): string {
-  return SHORT_ESCAPES[ch] ?? `\\u{${(ch.codePointAt(0) ?? 0).toString(16).toUpperCase().padStart(4, '0')}}`;
+  return SHORT_ESCAPES[ch] ?? `\\u{${codePointHex(ch)}}`;
 }
 
 function cutAndEscape(value: string, max: number, unsafe = UNSAFE): { text: string; total: number | undefined } {

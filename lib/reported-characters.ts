@@ -11,16 +11,11 @@
 /** The classes of the characters above, for a regular expression with the `u` flag. */
 export const HIDDEN_CHARACTER_CLASSES = '\\p{Cc}\\p{Cf}\\p{Zl}\\p{Zp}\\p{Cs}\\p{Co}\\p{Cn}';
 
-const HIDDEN = new RegExp(`[${HIDDEN_CHARACTER_CLASSES}]`, 'gu');
+const HIDDEN = /* @__PURE__ */ new RegExp(`[${HIDDEN_CHARACTER_CLASSES}]`, 'gu');
 
-/** A character's code point in at least four hex digits, upper case ("202E"). */
-export function codePointHex(character: string): string {
-  return (character.codePointAt(0) ?? 0).toString(16).toUpperCase().padStart(4, '0');
-}
-
-/** A code point as "U+202E", the way Unicode names it. */
+/** A code point as "U+202E" (at least four hex digits, upper case), the way Unicode names it. */
 export function codePointLabel(character: string): string {
-  return `U+${codePointHex(character)}`;
+  return `U+${(character.codePointAt(0) ?? 0).toString(16).toUpperCase().padStart(4, '0')}`;
 }
 
 /** A hidden character of a reported value, with the label its mark shows. */

@@ -1,4 +1,4 @@
-import { codePointHex, HIDDEN_CHARACTER_CLASSES } from '../reported-characters.js';
+import { HIDDEN_CHARACTER_CLASSES } from '../reported-characters.js';
 
 /**
  * Values reported by endpoints (hostname, OS, version, client name, agent id…) are untrusted data:
@@ -27,7 +27,7 @@ const UNSAFE_IN_CODE = new RegExp(`[${HIDDEN_CHARACTER_CLASSES}\\\\]`, 'gu');
 const SHORT_ESCAPES: Record<string, string> = { '\n': '\\n', '\r': '\\r', '\t': '\\t', '"': '\\"', '\\': '\\\\' };
 
 function escapeCodePoint(ch: string): string {
-  return SHORT_ESCAPES[ch] ?? `\\u{${codePointHex(ch)}}`;
+  return SHORT_ESCAPES[ch] ?? `\\u{${(ch.codePointAt(0) ?? 0).toString(16).toUpperCase().padStart(4, '0')}}`;
 }
 
 function cutAndEscape(value: string, max: number, unsafe = UNSAFE): { text: string; total: number | undefined } {

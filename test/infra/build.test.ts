@@ -205,8 +205,9 @@ describe('Script: infra/build.ts (npm run build)', () => {
     // under 500 KiB started slower, docs/performance.md: its cold start is what counts); its ceiling
     // stops it growing unnoticed (689 KiB: lru-cache's 18 KiB for its caches, about 8 KiB for the body
     // bounds, the malformed-request sentences and the scope check; 1.5 KiB for the stack traces'
-    // source maps read on the first error).
-    const ceilingsKiB: Record<FunctionName, number> = { inventory: 400, authorizer: 200, observations: 400, mcp: 692 };
+    // source maps read on the first error; under 0.1 KiB for the hidden-character list the tool
+    // text shares with the MCP App view).
+    const ceilingsKiB: Record<FunctionName, number> = { inventory: 400, authorizer: 200, observations: 400, mcp: 693 };
     for (const name of NAMES) {
       const kib = statSync(built.get(name)!.bundle).size / 1024;
 

@@ -25,6 +25,7 @@ const SCREENSHOTS = process.env.UPDATE_SCREENSHOTS ? join(ROOT, 'docs', 'images'
 const WIDTHS = [320, 552, 1000] as const;
 /** Widths and themes every state is audited in. */
 const AUDITED = [320, 1000] as const;
+const isAudited = (width: number): boolean => (AUDITED as readonly number[]).includes(width);
 
 /** Names that pose as other names when drawn raw: an override, an embedding, isolates, zero-width characters, a BOM. */
 const HOSTILE = Object.freeze({
@@ -155,16 +156,18 @@ describe('E2E: the MCP App view in a host built on AppBridge alone (headless Chr
     const statuses = Object.keys(statusDashboards(0)) as Array<keyof ReturnType<typeof statusDashboards>>;
     const cases = WIDTHS.flatMap((width) => statuses.map((status) => [status, width] as const));
 
-    it.each(cases)('draws the %s dashboard at %i px with no element or line of text past its box', async (status, width) => {
-      const frame = await dashboard(statusDashboards(now)[status], width);
+    it.each(cases)(
+      'draws the %s dashboard at %i px with no element or line of text past its box (and, at 320 and 1000 px, passes axe-core in light and dark)',
+      async (status, width) => {
+        const frame = await dashboard(statusDashboards(now)[status], width);
 
-      expect(await probe(frame, 'layoutProblems')).toEqual([]);
-      if (!(AUDITED as readonly number[]).includes(width)) return;
-      expect(await auditBothThemes(frame)).toEqual({ light: [], dark: [] });
-    });
+        expect(await probe(frame, 'layoutProblems')).toEqual([]);
+        if (isAudited(width)) expect(await auditBothThemes(frame)).toEqual({ light: [], dark: [] });
+      },
+    );
 
     it.each(WIDTHS)(
-      'draws the table at %i px inside its box, a long OS, a long version and a 300-character hostname included',
+      'draws the table at %i px inside its box, a long OS, a long version and a 300-character hostname included (and, at 320 and 1000 px, passes axe-core in light and dark)',
       async (width) => {
         const frame = await list(mixedFleet(), width);
         const long = `tr[data-agent="ac-005"] td[data-column="hostname"] .reported`;
@@ -173,8 +176,7 @@ describe('E2E: the MCP App view in a host built on AppBridge alone (headless Chr
         // The 300-character hostname: its first 100 characters and an ellipsis drawn, the whole of it in the tooltip.
         expect((await probe(frame, 'drawnText', long)).replace(/\n/g, '')).toBe(`${LONG_HOSTNAME.slice(0, 100)}…`);
         expect(await probe(frame, 'attributes', long, 'title')).toEqual([LONG_HOSTNAME]);
-        if (!(AUDITED as readonly number[]).includes(width)) return;
-        expect(await auditBothThemes(frame)).toEqual({ light: [], dark: [] });
+        if (isAudited(width)) expect(await auditBothThemes(frame)).toEqual({ light: [], dark: [] });
       },
     );
 
@@ -393,6 +395,7 @@ describe('E2E: the MCP App view in a host built on AppBridge alone (headless Chr
 
     it('moves nothing for a reader who asked for reduced motion', async () => {
       const reduced = await openAppHost(browser, html, { reducedMotion: 'reduce' });
+      reduced.page.on('request', (request) => requests.push(request));
       const durations = async (h: AppHost) => {
         const frame = await h.mount({ width: 1000, theme: 'light', result: toolResult(endpointList(mixedFleet())) }, 'main.endpoint-list');
         return probe(frame, 'styles', 'tbody tr:first-child, button.sort', 'transition-duration');
@@ -406,7 +409,7 @@ describe('E2E: the MCP App view in a host built on AppBridge alone (headless Chr
     });
   });
 
-  it('sent no request from the view: not one request in the whole page', () => {
+  it('sent no request from the view: not one request in the whole page, nor in the reduced-motion host (after every test above)', () => {
     expect(requests.map((r) => r.url())).toEqual([]);
   });
 });

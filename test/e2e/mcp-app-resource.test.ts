@@ -1,8 +1,9 @@
-import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import type { Client } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { auditItemsOf } from '../../infra/local/audit-items.js';
 import { answerBytes, RESULT_BUDGET_BYTES } from '../../lib/mcp/limits.js';
 import { smallFleet } from '../fixtures/small-fleet.js';
+import { connectTo } from '../helpers/mcp-client.js';
 import { type SharedStack, sharedStack } from '../helpers/shared-stack.js';
 
 /**
@@ -40,13 +41,7 @@ describe.each(ERAS)('E2E: the tools as MCP App tools (protocol %s)', (_protocol,
   let client: Client;
 
   beforeAll(async () => {
-    client = new Client({ name: 'mcp-app-e2e', version: '1.0.0' }, options);
-    const token = await stack.mcpToken({ tenant: 'acme' });
-    await client.connect(
-      new StreamableHTTPClientTransport(new URL(`${stack.publicUrl}/api/mcp`), {
-        requestInit: { headers: { Authorization: `Bearer ${token}` } },
-      }),
-    );
+    client = await connectTo(stack.publicUrl, await stack.mcpToken({ tenant: 'acme' }), options);
   });
   afterAll(async () => {
     await client?.close();
@@ -103,16 +98,8 @@ describe.each(ERAS)('E2E: the tools as MCP App tools (protocol %s)', (_protocol,
 });
 
 describe("E2E: the observations tool as a host's form built from its input schema fills it", () => {
-  const client = async (tenant: string): Promise<Client> => {
-    const c = new Client({ name: 'form-host-e2e', version: '1.0.0' });
-    const token = await stack.mcpToken({ tenant, subject: `form-user@${tenant}` });
-    await c.connect(
-      new StreamableHTTPClientTransport(new URL(`${stack.publicUrl}/api/mcp`), {
-        requestInit: { headers: { Authorization: `Bearer ${token}` } },
-      }),
-    );
-    return c;
-  };
+  const client = async (tenant: string): Promise<Client> =>
+    connectTo(stack.publicUrl, await stack.mcpToken({ tenant, subject: `form-user@${tenant}` }));
 
   it('advertises a ticket whose number a form may leave out, the system its one constant', async () => {
     const c = await client('acme');

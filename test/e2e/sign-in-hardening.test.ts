@@ -212,7 +212,7 @@ describe('E2E: a page of another origin at the local listeners', () => {
   const GUARD =
     /^This local service answers web pages of its own origin \(http:\/\/localhost:\d+\) and MCP_ALLOWED_ORIGINS only; this request comes from another origin\. \(request id: [0-9a-f-]{36}\)\n$/;
 
-  it('refuses a registration from another origin with the guard's one text/plain sentence (before the authorization server sees it), and takes an admitted one', async () => {
+  it('refuses a registration from another origin with the one text/plain sentence of the guard (before the authorization server sees it), and takes an admitted one', async () => {
     const body = JSON.stringify({ redirect_uris: [REDIRECT], token_endpoint_auth_method: 'none' });
     const foreign = await raw(stack.publicUrl, '/oauth2/register', {
       method: 'POST',

@@ -25,6 +25,9 @@ export const SERVICE_DEFAULTS = Object.freeze({
   dynamoMaxAttempts: 3,
   requiredScope: 'endpoints:read',
   observationsScope: 'observations:read',
+  observationsAudience: 'endpoint-observations',
+  tenantClaim: 'tenant_id',
+  scopeClaim: 'endpoint_groups',
 });
 
 /** The stack's ports and the local broker's client id when no variable names others. */
@@ -194,9 +197,16 @@ export function admitsOrigin(cfg: Pick<StackConfig, 'ownOrigins' | 'mcpAllowedOr
   return cfg.ownOrigins.includes(origin) || cfg.mcpAllowedOrigins.includes(origin);
 }
 
-/** What serverless.yml gives the functions where it names a value (its `params.default`s), by variable. */
+let deployedCache: Readonly<Record<string, string | undefined>> | undefined;
+/**
+ * What serverless.yml gives the functions where it names a value (its `params.default`s), by
+ * variable: read once, as it does not change while the stack runs.
+ */
 function deployedValues(): Readonly<Record<string, string | undefined>> {
-  return Object.assign({}, ...Object.values(readFunctionSpecs()).map((spec) => spec.environment));
+  const values: Readonly<Record<string, string | undefined>> =
+    deployedCache ?? Object.freeze(Object.assign({}, ...Object.values(readFunctionSpecs()).map((spec) => spec.environment)));
+  deployedCache = values;
+  return values;
 }
 
 /**
@@ -221,10 +231,10 @@ export function readStackConfig(env: NodeJS.ProcessEnv, publicPort: number, depl
     jwtIssuer: vars.url('JWT_ISSUER') ?? `http://localhost:${publicPort}`,
     publicUrl,
     jwtAudience: vars.text('JWT_AUDIENCE') ?? SERVICE_DEFAULTS.jwtAudience,
-    mcpAudience: vars.text('MCP_AUDIENCE') ?? `${publicUrl}/api/mcp`,
-    observationsAudience: given('OBSERVATIONS_AUDIENCE') ?? 'endpoint-observations',
-    tenantClaim: given('TENANT_CLAIM') ?? 'tenant_id',
-    scopeClaim: given('ENDPOINT_SCOPE_CLAIM') ?? 'endpoint_groups',
+    mcpAudience: vars.text('MCP_AUDIENCE') ?? `${publicUrl}${DOOR_PATHS.mcp}`,
+    observationsAudience: given('OBSERVATIONS_AUDIENCE') ?? SERVICE_DEFAULTS.observationsAudience,
+    tenantClaim: given('TENANT_CLAIM') ?? SERVICE_DEFAULTS.tenantClaim,
+    scopeClaim: given('ENDPOINT_SCOPE_CLAIM') ?? SERVICE_DEFAULTS.scopeClaim,
     requiredScope,
     observationsScope: requiredScope === undefined ? undefined : SERVICE_DEFAULTS.observationsScope,
     oauthScopeClaim: given('SCOPE_CLAIM'),

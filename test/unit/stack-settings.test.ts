@@ -89,6 +89,9 @@ describe('Function: readStackConfig', () => {
       dynamoMaxAttempts: service.dynamoMaxAttempts,
       requiredScope: service.requiredScope,
       observationsScope: service.observationsScope,
+      observationsAudience: service.observationsAudience,
+      tenantClaim: service.tenantClaim,
+      scopeClaim: service.scopeClaim,
     });
   });
 });

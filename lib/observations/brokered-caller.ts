@@ -5,7 +5,7 @@ import { identityFromClaims } from '../auth/identity.js';
 import { hasScope } from '../auth/scopes.js';
 import { bearerToken, hasAudience, remoteKeys, verifySignedToken } from '../auth/verify.js';
 import { config } from '../config.js';
-import { type HttpError, httpError } from '../errors.js';
+import { httpError } from '../errors.js';
 import { logger } from '../observability/logger.js';
 import { type RestRequest, singleHeader } from '../rest-event.js';
 
@@ -19,11 +19,11 @@ export interface BrokeredCaller {
   scope: EndpointScope | 'invalid';
 }
 
-/** A verified token's caller, and either what it may read (its tenant, in its scope) or why it may read nothing. */
-export type VerifiedCaller = { caller: BrokeredCaller } & (
-  | { allowed: { tenantId: string; scope: EndpointScope }; refusal?: undefined }
-  | { allowed?: undefined; refusal: HttpError }
-);
+/** A caller whose token verified: who asked, and the token's claims, which say what it may read. */
+export interface VerifiedCaller {
+  caller: BrokeredCaller;
+  claims: Record<string, unknown>;
+}
 
 /**
  * The caller of the private observations operation: a bearer token whose audience is this service
@@ -34,10 +34,8 @@ export type VerifiedCaller = { caller: BrokeredCaller } & (
  * (OBSERVATIONS_SCOPE, whenever the public doors require theirs).
  *
  * A token that does not verify is thrown as a 401: nothing is known yet. Once it verified, who
- * asked is known, and a refusal is a 403 handed back beside the caller, for the audit trail to
- * record under the tenant and subject the token names: a token the issuer signed for another
- * audience (a user's MCP or inventory token passed through), no broker or one not allowed, the
- * operation's scope missing, no single tenant, a bad scope claim, judged in that order.
+ * asked is known (for the audit trail to record under the tenant and subject the token names),
+ * and allowedRead says what it may read.
  */
 export async function verifyBrokeredCaller(request: RestRequest, signal: AbortSignal): Promise<VerifiedCaller> {
   const cfg = config();
@@ -47,11 +45,10 @@ export async function verifyBrokeredCaller(request: RestRequest, signal: AbortSi
     unknown
   >;
   let tenantId: string | null = null;
-  let noTenant: HttpError | undefined;
   try {
     tenantId = identityFromClaims(claims, cfg.tenantClaim).tenantId;
-  } catch (error) {
-    noTenant = error as HttpError;
+  } catch {
+    // No single tenant: refused by allowedRead, in its turn.
   }
   const caller: BrokeredCaller = {
     subject: typeof claims.sub === 'string' ? claims.sub : null,
@@ -60,19 +57,24 @@ export async function verifyBrokeredCaller(request: RestRequest, signal: AbortSi
     scope: readScopeClaim(claims[cfg.scopeClaim]),
   };
   logger.appendKeys({ tenant: tenantId ?? undefined, subject: caller.subject, broker: caller.broker ?? undefined });
+  return { caller, claims };
+}
 
-  if (!hasAudience(claims, cfg.observationsAudience)) return { caller, refusal: httpError(403, BROKER_REFUSALS.passthrough) };
-  try {
-    assertAllowedBroker(caller.broker, cfg.brokerAllowList);
-  } catch (error) {
-    return { caller, refusal: error as HttpError };
-  }
+/**
+ * What a verified caller may read: its tenant, in its endpoint scope. Throws the 403 of the first
+ * reason it may read nothing, judged in this order: a token the issuer signed for another audience
+ * (a user's MCP or inventory token passed through), no broker or one not allowed, the operation's
+ * scope missing, no single tenant, a bad scope claim.
+ */
+export function allowedRead({ caller, claims }: VerifiedCaller): { tenantId: string; scope: EndpointScope } {
+  const cfg = config();
+  if (!hasAudience(claims, cfg.observationsAudience)) throw httpError(403, BROKER_REFUSALS.passthrough);
+  assertAllowedBroker(caller.broker, cfg.brokerAllowList);
   // The operation's own scope (lib/auth/scopes.ts), which the broker asks for in its exchange.
   if (cfg.observationsScope !== undefined && !hasScope(claims, cfg.observationsScope, cfg.oauthScopeClaim)) {
-    return { caller, refusal: insufficientScope(cfg, undefined, cfg.observationsScope, 'the broker asks for it in its token exchange') };
+    throw insufficientScope(cfg, undefined, cfg.observationsScope, 'the broker asks for it in its token exchange');
   }
-  // identityFromClaims threw exactly when the tenant stayed unknown.
-  if (tenantId === null) return { caller, refusal: noTenant as HttpError };
-  if (caller.scope === 'invalid') return { caller, refusal: httpError(403, badScopeClaimSentence(cfg.scopeClaim)) };
-  return { caller, allowed: { tenantId, scope: caller.scope } };
+  const { tenantId } = identityFromClaims(claims, cfg.tenantClaim);
+  if (caller.scope === 'invalid') throw httpError(403, badScopeClaimSentence(cfg.scopeClaim));
+  return { tenantId, scope: caller.scope };
 }

@@ -5,7 +5,7 @@ import { recordItemsReturned } from '../observability/metrics.js';
 import { type JsonResult, jsonResponse } from '../responses.js';
 import type { RestRequest } from '../rest-event.js';
 import { type AuditedRequest, auditAllowed, auditRefused } from './audit-trail.js';
-import { verifyBrokeredCaller } from './brokered-caller.js';
+import { allowedRead, verifyBrokeredCaller } from './brokered-caller.js';
 import { parseAttribution, parseObservationsQuery } from './query-and-attribution.js';
 import { readEndpointObservations } from './read.js';
 
@@ -30,11 +30,11 @@ export interface Invocation {
  * 5. answer the dashboard, naming its audit item (`X-Audit-Id`).
  */
 export async function getEndpointObservations(request: RestRequest, invocation: Invocation): Promise<JsonResult> {
-  const { caller, allowed, refusal } = await verifyBrokeredCaller(request, invocation.deadline);
-  const audited: AuditedRequest = { requestId: invocation.requestId, apiRequestId: request.apiRequestId, caller };
+  const verified = await verifyBrokeredCaller(request, invocation.deadline);
+  const audited: AuditedRequest = { requestId: invocation.requestId, apiRequestId: request.apiRequestId, caller: verified.caller };
   let dashboard: EndpointDashboard;
   try {
-    if (refusal) throw refusal;
+    const allowed = allowedRead(verified);
     const query = parseObservationsQuery(request);
     audited.query = query;
     const attribution = parseAttribution(request, config().ticketSystem);

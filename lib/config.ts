@@ -1,10 +1,6 @@
 import * as z from 'zod/mini';
+import { DEFAULT_REQUIRED_SCOPE, OBSERVATIONS_SCOPE } from './auth/scopes.js';
 import './zod-english-locale.js';
-
-/** The OAuth scope each public door asks for unless REQUIRED_SCOPE names another (lib/auth/scopes.ts). */
-const DEFAULT_REQUIRED_SCOPE = 'endpoints:read';
-/** The scope of the private observations operation, which the broker asks for in its token exchange whenever the doors ask for theirs. */
-export const OBSERVATIONS_SCOPE = 'observations:read';
 
 const POSITIVE_RULE = 'must be a whole number above 0';
 const positiveInt = z.coerce.number({ error: POSITIVE_RULE }).check(z.int({ error: POSITIVE_RULE }), z.positive({ error: POSITIVE_RULE }));

@@ -1,4 +1,5 @@
 import * as z from 'zod';
+import { DEFAULT_REQUIRED_SCOPE, OBSERVATIONS_SCOPE } from '../auth/scopes.js';
 import { ATTRIBUTION_HEADERS, attributionSchema, DEFAULT_TICKET_SYSTEM, REASON_ENCODING } from './attribution.js';
 import {
   AgentInventory,
@@ -202,10 +203,8 @@ function successResponse(description: string, schema: JsonObject, headers: Recor
   };
 }
 
-const STATUS_401 =
-  '401 with `WWW-Authenticate: Bearer` (with `scope="endpoints:read"`, the scope `REQUIRED_SCOPE` names, when one is required): the bearer token is missing, malformed, badly signed, of the wrong issuer or audience, expired, or uses `alg: none`.';
-const STATUS_403_SCOPE =
-  '403 with `WWW-Authenticate: Bearer resource_metadata="…", error="insufficient_scope", scope="endpoints:read"`: the token is valid but was not granted the scope `REQUIRED_SCOPE` (default `endpoints:read`, read from the claim `scope`, or else `scp`, or the claim `SCOPE_CLAIM` names).';
+const STATUS_401 = `401 with \`WWW-Authenticate: Bearer\` (with \`scope="${DEFAULT_REQUIRED_SCOPE}"\`, the scope \`REQUIRED_SCOPE\` names, when one is required): the bearer token is missing, malformed, badly signed, of the wrong issuer or audience, expired, or uses \`alg: none\`.`;
+const STATUS_403_SCOPE = `403 with \`WWW-Authenticate: Bearer resource_metadata="…", error="insufficient_scope", scope="${DEFAULT_REQUIRED_SCOPE}"\`: the token is valid but was not granted the scope \`REQUIRED_SCOPE\` (default \`${DEFAULT_REQUIRED_SCOPE}\`, read from the claim \`scope\`, or else \`scp\`, or the claim \`SCOPE_CLAIM\` names).`;
 const STATUS_502 =
   '502 with `Retry-After`: DynamoDB (or what answered in its place) gave an answer that cannot be read, such as a page without items, with a status below 500; never read as an empty result.';
 const STATUS_503 =
@@ -287,7 +286,7 @@ function observationsOperation(ticketSystem: string): JsonObject {
       default: failureResponse([
         '400: a query parameter or attribution header is invalid (bounds, pattern, the ticket pair rule, the ticket-system constant) or repeated.',
         STATUS_401,
-        '403: the token is valid but carries no tenant claim; it names no broker (a user\'s token passed through) or a broker not on the allow-list; it was not granted the scope `observations:read` (`WWW-Authenticate: Bearer error="insufficient_scope", scope="observations:read"`; required whenever `REQUIRED_SCOPE` is set, and asked for by the broker in its token exchange); or the tenant policy requires a ticket and none was sent.',
+        `403: the token is valid but carries no tenant claim; it names no broker (a user's token passed through) or a broker not on the allow-list; it was not granted the scope \`${OBSERVATIONS_SCOPE}\` (\`WWW-Authenticate: Bearer error="insufficient_scope", scope="${OBSERVATIONS_SCOPE}"\`; required whenever \`REQUIRED_SCOPE\` is set, and asked for by the broker in its token exchange); or the tenant policy requires a ticket and none was sent.`,
         "404: the agent is not in the caller's tenant (unknown or another tenant's: the same answer); or this path was asked at the public host.",
         STATUS_502,
         `${STATUS_503}, or the audit write failed.`,
@@ -322,7 +321,7 @@ export function buildOpenApiDocument(options: OpenApiOptions = {}): JsonObject {
         '',
         'Paths already contain the `/api` prefix. Every object rejects undeclared properties; timestamps are RFC 3339 date-times.',
         '',
-        "Scope: the public operations (this inventory, and the MCP door `POST /api/mcp` that brokers the observations read) ask for one OAuth scope, `REQUIRED_SCOPE` (default `endpoints:read`); their RFC 9728 documents list it in `scopes_supported`, every 401 names it, and a valid token without it is a 403 `insufficient_scope`. The observations operation asks for `observations:read` on the broker's exchanged token.",
+        `Scope: the public operations (this inventory, and the MCP door \`POST /api/mcp\` that brokers the observations read) ask for one OAuth scope, \`REQUIRED_SCOPE\` (default \`${DEFAULT_REQUIRED_SCOPE}\`); their RFC 9728 documents list it in \`scopes_supported\`, every 401 names it, and a valid token without it is a 403 \`insufficient_scope\`. The observations operation asks for \`${OBSERVATIONS_SCOPE}\` on the broker's exchanged token.`,
         '',
         'Limits: API Gateway refuses a request body over 10 MB (10,485,760 bytes) with its own `413` (`HTTP content length exceeded 10485760 bytes.`), and Lambda an invocation whose event passes 6 MB (6,291,456 bytes) with API Gateway\'s `413` `{"message": "Request Too Long"}`; neither can be worded by the service. The MCP door reads at most 128 KiB (131,072 bytes) of body, nested at most 32 deep, before it parses anything: a larger body is a `413` and a deeper one a JSON-RPC parse error (`-32700`, `400`), each one sentence (docs/mcp.md).',
         '',
@@ -346,8 +345,7 @@ export function buildOpenApiDocument(options: OpenApiOptions = {}): JsonObject {
           type: 'http',
           scheme: 'bearer',
           bearerFormat: 'JWT',
-          description:
-            "A JWT in `Authorization: Bearer <token>`, required on both operations. Issuer, audience and JWKS come from configuration; the caller is `sub` and the tenant the claim named by `TENANT_CLAIM` (default `tenant_id`). The token must grant the operation's scope (`endpoints:read` by default for the inventory, `observations:read` for observations) in `scope` (space-separated) or `scp` (a string or an array). Inventory tokens are verified by the token authorizer of the public API (RSA keys, `kid`, exact `iss`, `aud` or else `client_id`, `exp`, `nbf`, `iat`), and a refused one is a 401 whose `WWW-Authenticate` names the RFC 9728 document of the inventory (`resource_metadata`); observations tokens are issued to the broker for the user by an RFC 8693 token exchange, with the observations audience and the broker as actor (`act.sub`), and verified by the service itself.",
+          description: `A JWT in \`Authorization: Bearer <token>\`, required on both operations. Issuer, audience and JWKS come from configuration; the caller is \`sub\` and the tenant the claim named by \`TENANT_CLAIM\` (default \`tenant_id\`). The token must grant the operation's scope (\`${DEFAULT_REQUIRED_SCOPE}\` by default for the inventory, \`${OBSERVATIONS_SCOPE}\` for observations) in \`scope\` (space-separated) or \`scp\` (a string or an array). Inventory tokens are verified by the token authorizer of the public API (RSA keys, \`kid\`, exact \`iss\`, \`aud\` or else \`client_id\`, \`exp\`, \`nbf\`, \`iat\`), and a refused one is a 401 whose \`WWW-Authenticate\` names the RFC 9728 document of the inventory (\`resource_metadata\`); observations tokens are issued to the broker for the user by an RFC 8693 token exchange, with the observations audience and the broker as actor (\`act.sub\`), and verified by the service itself.`,
         },
       },
       schemas: componentSchemas(),

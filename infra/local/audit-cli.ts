@@ -8,7 +8,7 @@
 import './node-version.js'; // first: the AWS SDK's Node-version notice off on Node 20 (docs/decisions.md, Node versions)
 import { parseArgs } from 'node:util';
 import { refuseBadSettings } from './cli.js';
-import { engineEndpoint, readStackConfig, readStackPorts } from './settings.js';
+import { readCliSettings } from './settings.js';
 
 const usage = 'usage: npm run audit -- --tenant T   (or --no-tenant)';
 
@@ -22,12 +22,9 @@ try {
   process.exit(2);
 }
 
-const { cfg, endpoint } = refuseBadSettings('audit', () => {
-  const ports = readStackPorts(process.env);
-  return { cfg: readStackConfig(process.env, ports.port), endpoint: engineEndpoint(ports) };
-});
+const { cfg, endpoint } = refuseBadSettings('audit', () => readCliSettings(process.env));
 const [{ storeClient }, { auditItemsOf }] = await Promise.all([import('./store-client.js'), import('./audit-items.js')]);
-const db = storeClient({ region: cfg.region, endpoint, maxAttempts: cfg.dynamoMaxAttempts, timeoutMs: cfg.dynamoTimeoutMs });
+const db = storeClient(endpoint, cfg);
 try {
   const items = await auditItemsOf(db, cfg.auditTable, tenant);
   for (const item of items) process.stdout.write(`${JSON.stringify(item)}\n`);

@@ -11,7 +11,7 @@
 import './node-version.js'; // first: the AWS SDK's Node-version notice off on Node 20 (docs/decisions.md, Node versions)
 import { parseArgs } from 'node:util';
 import { refuseBadSettings } from './cli.js';
-import { engineEndpoint, readStackConfig, readStackPorts } from './settings.js';
+import { readCliSettings } from './settings.js';
 
 const usage = ['usage: npm run seed -- --file FLEET.json', '       npm run seed -- --generate --tenant T --agents N [--samples M]'].join(
   '\n',
@@ -51,10 +51,7 @@ function progress(total: number): { update(written: number): void; done(written:
 }
 
 // A bad variable is refused before the SDK and the rest load.
-const { cfg, endpoint } = refuseBadSettings('seed', () => {
-  const ports = readStackPorts(process.env);
-  return { cfg: readStackConfig(process.env, ports.port), endpoint: engineEndpoint(ports) };
-});
+const { cfg, endpoint } = refuseBadSettings('seed', () => readCliSettings(process.env));
 const [
   { isAwsEndpoint, storeClient },
   { ensureTables },
@@ -80,7 +77,7 @@ try {
     },
     strict: true,
   });
-  const db = storeClient({ region: cfg.region, endpoint, maxAttempts: cfg.dynamoMaxAttempts, timeoutMs: cfg.dynamoTimeoutMs });
+  const db = storeClient(endpoint, cfg);
   const local = !isAwsEndpoint(endpoint);
   let summary: { tenants: number; agents: number; samples: number };
   if (values.file && !values.generate) {

@@ -160,6 +160,12 @@ export function readStackPorts(env: NodeJS.ProcessEnv): StackPorts {
   return ports;
 }
 
+/** What a CLI run beside the stack reads: the stack's configuration, and the engine it uses. */
+export function readCliSettings(env: NodeJS.ProcessEnv): { cfg: StackConfig; endpoint: string } {
+  const ports = readStackPorts(env);
+  return { cfg: readStackConfig(env, ports.port), endpoint: engineEndpoint(ports) };
+}
+
 /** The DynamoDB API the stack and its CLIs use: DYNAMODB_ENDPOINT, else the embedded engine on its port. */
 export function engineEndpoint(ports: StackPorts): string {
   return ports.dynamoEndpoint ?? `http://127.0.0.1:${ports.dynamoPort}`;

@@ -508,12 +508,7 @@ export async function startLocalStack(options: StackOptions = {}): Promise<Local
   const dynamoEndpoint = engine ? engine.endpoint : String(options.dynamoEndpoint);
   known = { publicPort: bound.publicPort, privatePort: bound.privatePort };
   cfg = stackConfig(env, known);
-  const db = storeClient({
-    region: cfg.region,
-    endpoint: dynamoEndpoint,
-    maxAttempts: cfg.dynamoMaxAttempts,
-    timeoutMs: cfg.dynamoTimeoutMs,
-  });
+  const db = storeClient(dynamoEndpoint, cfg);
 
   // The public listener: the REST API, the local authorization server and the MCP App preview host
   // in one table (infra/local/listener-router.ts), answering its loopback names, and HOST and PUBLIC_URL's when set;

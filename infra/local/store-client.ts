@@ -1,5 +1,6 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import type { StackConfig } from './settings.js';
 
 /**
  * The DynamoDB client of the stack and its CLIs (creating tables, seeding, the audit CLI), on the
@@ -7,13 +8,8 @@ import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
  * stack gives them; this one is the stack's, as a producer's client is its own.
  */
 
-export interface StoreClientOptions {
-  region: string;
-  endpoint: string;
-  maxAttempts: number;
-  /** Per attempt, for connecting and for the answer; past it the attempt fails with a TimeoutError. */
-  timeoutMs: number;
-}
+/** What the client takes of the stack's configuration: its region, and its attempts and their time (each for connecting and for the answer). */
+export type StoreClientSettings = Pick<StackConfig, 'region' | 'dynamoMaxAttempts' | 'dynamoTimeoutMs'>;
 
 /**
  * An endpoint of AWS itself (`https://dynamodb.<region>.amazonaws.com`, a VPC endpoint's name under
@@ -30,13 +26,13 @@ export function isAwsEndpoint(endpoint: string): boolean {
  * unless told to throw); dummy credentials for an engine, the SDK's own chain for AWS. Undefined
  * attributes are left out, as the item builders expect (lib/store/items.ts).
  */
-export function storeClient(options: StoreClientOptions): DynamoDBDocumentClient {
+export function storeClient(endpoint: string, cfg: StoreClientSettings): DynamoDBDocumentClient {
   const base = new DynamoDBClient({
-    region: options.region,
-    endpoint: options.endpoint,
-    maxAttempts: options.maxAttempts,
-    requestHandler: { connectionTimeout: options.timeoutMs, requestTimeout: options.timeoutMs, throwOnRequestTimeout: true },
-    ...(isAwsEndpoint(options.endpoint) ? {} : { credentials: { accessKeyId: 'local', secretAccessKey: 'local' } }),
+    region: cfg.region,
+    endpoint,
+    maxAttempts: cfg.dynamoMaxAttempts,
+    requestHandler: { connectionTimeout: cfg.dynamoTimeoutMs, requestTimeout: cfg.dynamoTimeoutMs, throwOnRequestTimeout: true },
+    ...(isAwsEndpoint(endpoint) ? {} : { credentials: { accessKeyId: 'local', secretAccessKey: 'local' } }),
   });
   return DynamoDBDocumentClient.from(base, { marshallOptions: { removeUndefinedValues: true } });
 }

@@ -23,6 +23,7 @@ import { type LambdaRuntime, lambdaRuntime, RuntimeChoiceError } from './lambda/
 import { sendGatewayResponse, sendLocalFailure } from './listener-io.js';
 import { type ListenerRouter, listenerRouter } from './listener-router.js';
 import { mcpAppPreviewRoutes } from './mcp-app-preview.js';
+import { LAMBDA_NODE_MAJOR } from './node-version.js';
 import { isLoopbackAddress, loopbackOrigins } from './own-address.js';
 import { bind, portsInUseSentence, type StackPort } from './ports.js';
 import { readFleetFile } from './seed-file.js';
@@ -344,8 +345,9 @@ function stackConfig(env: NodeJS.ProcessEnv, known: { publicPort: number; privat
 }
 
 /** What the functions' environments take from the stack (infra/local/lambda/environment.ts). */
-function localValues(cfg: LocalStackConfig, dynamoEndpoint: string, brokerSecret: string): LocalStackValues {
+function localValues(cfg: LocalStackConfig, dynamoEndpoint: string, brokerSecret: string, sandboxNodeMajor: number): LocalStackValues {
   return {
+    sandboxNodeMajor,
     publicUrl: cfg.publicUrl,
     issuer: cfg.jwtIssuer,
     jwksUrl: cfg.jwksUrl,
@@ -537,10 +539,12 @@ export async function startLocalStack(options: StackOptions = {}): Promise<Local
 
   const specs = readFunctionSpecs({ DataTable: cfg.dataTable, AuditTable: cfg.auditTable });
   let functionsDynamoEndpoint = dynamoEndpoint;
+  let sandboxNodeMajor = LAMBDA_NODE_MAJOR;
   const environmentOf = (spec: LambdaFunctionSpec): Record<string, string> =>
-    functionEnvironment(spec, Object.values(specs), localValues(cfg, functionsDynamoEndpoint, brokerSecret), env);
+    functionEnvironment(spec, Object.values(specs), localValues(cfg, functionsDynamoEndpoint, brokerSecret, sandboxNodeMajor), env);
   try {
     const [bundles, runtime] = await Promise.all([functionBundles(options, say), chosenRuntime(env)]);
+    sandboxNodeMajor = Number.parseInt(runtime.node.version, 10);
     functions = startLocalFunctions({
       specs,
       bundles,
@@ -556,7 +560,7 @@ export async function startLocalStack(options: StackOptions = {}): Promise<Local
       // straight from the user's environment only its own init can check. Logging switches aside
       // (Powertools reads them leniently), a function given nothing of the user's needs no check.
       const stackOnly = Object.fromEntries(Object.entries(env).filter(([name]) => name.startsWith('POWERTOOLS_')));
-      const values = localValues(cfg, functionsDynamoEndpoint, brokerSecret);
+      const values = localValues(cfg, functionsDynamoEndpoint, brokerSecret, sandboxNodeMajor);
       const givenByUser = Object.values(specs)
         .filter((spec) => !sameVariables(environmentOf(spec), functionEnvironment(spec, Object.values(specs), values, stackOnly)))
         .map((spec) => spec.name);

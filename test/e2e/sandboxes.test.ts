@@ -1,8 +1,10 @@
-import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { cpSync, mkdtempSync, readFileSync, readlinkSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ROOT } from '../../infra/build.js';
 import { readFunctionSpecs } from '../../infra/local/lambda/function-specs.js';
+import { SDK_NODE_MAJOR } from '../../infra/local/node-version.js';
 import type { LocalStack } from '../../infra/local/stack.js';
 import { localDirWithKey } from '../helpers/local-dir.js';
 import { startOnFreePorts, startTestStack, type TestStack } from '../helpers/stack.js';
@@ -90,6 +92,13 @@ describe('E2E: each function in a sandbox of its own, with its own environment',
     for (const name of [...mcpOwn, 'BROKER_CLIENT_SECRET']) expect(inventory, name).not.toHaveProperty(name);
     for (const name of Object.keys(inventory))
       expect([...providerAndOwn, ...LAMBDA_RUNTIME_VARIABLES, ...LOCAL_ONLY], name).toContain(name);
+    // The SDK's Node-version notice is switched off only where the sandbox's own Node would print it.
+    const sandboxNode = execFileSync(readlinkSync(`/proc/${instancePid('inventory')}/exe`), ['-p', 'process.versions.node'], {
+      encoding: 'utf8',
+    });
+    expect(inventory.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED).toBe(
+      Number.parseInt(sandboxNode, 10) < SDK_NODE_MAJOR ? 'true' : undefined,
+    );
     expect(inventory).toMatchObject({
       NODE_OPTIONS: '--enable-source-maps --max-old-space-size=128 --max-semi-space-size=32',
       AWS_LAMBDA_FUNCTION_MEMORY_SIZE: '1769',

@@ -1,4 +1,4 @@
-import { LAMBDA_RUNTIME_ID, SDK_NODE_MAJOR, SDK_NODE_VERSION_WARNING_SWITCH } from '../node-version.js';
+import { LAMBDA_NODE_MAJOR, LAMBDA_RUNTIME_ID, SDK_NODE_MAJOR, SDK_NODE_VERSION_WARNING_SWITCH } from '../node-version.js';
 import type { LambdaFunctionSpec } from './function-specs.js';
 
 /**
@@ -47,6 +47,8 @@ export interface LocalStackValues {
   brokerAllowList: readonly string[];
   /** The public listener's own browser origins (its public URL's, and by each loopback name), which the MCP door admits. */
   ownOrigins: readonly string[];
+  /** The major version of the Node the sandboxes run (Lambda's, unless its package is not installed here). */
+  sandboxNodeMajor: number;
 }
 
 /**
@@ -67,6 +69,7 @@ export const UNREACHABLE_STACK_VALUES: Readonly<LocalStackValues> = Object.freez
   brokerClientId: 'local-broker',
   brokerAllowList: ['local-broker'],
   ownOrigins: ['http://localhost:1'],
+  sandboxNodeMajor: LAMBDA_NODE_MAJOR,
 });
 
 /**
@@ -108,8 +111,8 @@ export function localAdditions(
     ...('BROKER_CLIENT_SECRET_ARN' in spec.environment
       ? { BROKER_CLIENT_SECRET: userEnv.BROKER_CLIENT_SECRET?.trim() || values.brokerSecret }
       : {}),
-    // Lambda's Node has no SDK Node-version notice to print; a sandbox on this machine's older Node would (infra/local/node-version.ts).
-    ...(Number.parseInt(process.versions.node, 10) < SDK_NODE_MAJOR ? { [SDK_NODE_VERSION_WARNING_SWITCH]: 'true' } : {}),
+    // Lambda's Node has no SDK Node-version notice to print; a sandbox on an older Node (where Lambda's is not installed) would (infra/local/node-version.ts).
+    ...(values.sandboxNodeMajor < SDK_NODE_MAJOR ? { [SDK_NODE_VERSION_WARNING_SWITCH]: 'true' } : {}),
   };
 }
 

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { documentRefused } from '../../infra/local/client-id-documents.js';
 import { doorResource } from '../../lib/auth/public-doors.js';
 import { type SharedStack, sharedStack } from '../helpers/shared-stack.js';
-import { browserStandIn, claimsOf, pkce, signInAsBrowser } from '../helpers/sign-in.js';
+import { authorizeUrl, browserStandIn, claimsOf, pkce, registerClient, registerPublicClient, signInAsBrowser } from '../helpers/sign-in.js';
 import { DOCUMENT_FAILURE_MS } from '../helpers/stack.js';
 
 /**
@@ -29,43 +29,23 @@ afterAll(async () => {
 
 const url = (path: string): string => `${stack.publicUrl}${path}`;
 
-async function register(metadata: Record<string, unknown>): Promise<Response> {
-  return fetch(url('/oauth2/register'), {
-    method: 'POST',
-    headers: { 'Content-Type': 'application/json' },
-    body: JSON.stringify(metadata),
-  });
-}
+const register = (metadata: Record<string, unknown>): Promise<Response> => registerClient(stack.publicUrl, metadata);
 
 const REDIRECT = 'http://127.0.0.1:45999/callback';
 
-async function publicClient(extra: Record<string, unknown> = {}): Promise<string> {
-  const res = await register({
+const publicClient = (extra: Record<string, unknown> = {}): Promise<string> =>
+  registerPublicClient(stack.publicUrl, REDIRECT, {
     client_name: 'test client',
-    redirect_uris: [REDIRECT],
-    token_endpoint_auth_method: 'none',
     grant_types: ['authorization_code', 'refresh_token'],
     ...extra,
   });
-  expect(res.status).toBe(201);
-  return ((await res.json()) as { client_id: string }).client_id;
-}
 
-function authorizationUrl(clientId: string, challenge: string, params: Record<string, string> = {}): URL {
-  const target = new URL(url('/oauth2/authorize'));
-  const all = {
-    response_type: 'code',
-    client_id: clientId,
-    redirect_uri: REDIRECT,
-    code_challenge: challenge,
-    code_challenge_method: 'S256',
-    state: 'xyz',
-    resource: stack.config.mcpAudience,
-    ...params,
-  };
-  for (const [name, value] of Object.entries(all)) target.searchParams.set(name, value);
-  return target;
-}
+const authorizationUrl = (clientId: string, challenge: string, params: Record<string, string> = {}): URL =>
+  authorizeUrl(
+    stack.publicUrl,
+    { clientId, redirectUri: REDIRECT, challenge },
+    { state: 'xyz', resource: stack.config.mcpAudience, ...params },
+  );
 
 async function token(
   form: Record<string, string>,

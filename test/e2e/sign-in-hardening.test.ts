@@ -3,7 +3,7 @@ import { type AddressInfo, createServer as createTcpServer } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { documentRefused } from '../../infra/local/client-id-documents.js';
 import { closedPortEndpoint, silentEndpoint } from '../helpers/faults.js';
-import { browserStandIn, pkce, signInAsBrowser } from '../helpers/sign-in.js';
+import { authorizeUrl, browserStandIn, pkce, registerClient, registerPublicClient, signInAsBrowser } from '../helpers/sign-in.js';
 import { DOCUMENT_FAILURE_MS, startTestStack, type TestStack } from '../helpers/stack.js';
 
 /**
@@ -58,33 +58,13 @@ function raw(base: string, path: string, init: { method?: string; headers?: Reco
 
 const port = (): string => new URL(stack.publicUrl).port;
 
-async function register(metadata: Record<string, unknown>, contentType = 'application/json'): Promise<Response> {
-  return fetch(`${stack.publicUrl}/oauth2/register`, {
-    method: 'POST',
-    headers: { 'Content-Type': contentType },
-    body: JSON.stringify(metadata),
-  });
-}
+const register = (metadata: Record<string, unknown>, contentType = 'application/json'): Promise<Response> =>
+  registerClient(stack.publicUrl, metadata, contentType);
 
-async function publicClient(): Promise<string> {
-  const res = await register({ redirect_uris: [REDIRECT], token_endpoint_auth_method: 'none' });
-  return ((await res.json()) as { client_id: string }).client_id;
-}
+const publicClient = (): Promise<string> => registerPublicClient(stack.publicUrl, REDIRECT);
 
-function authorizationUrl(clientId: string, params: Record<string, string> = {}): URL {
-  const url = new URL(`${stack.publicUrl}/oauth2/authorize`);
-  const all = {
-    response_type: 'code',
-    client_id: clientId,
-    redirect_uri: REDIRECT,
-    code_challenge: pkce().challenge,
-    code_challenge_method: 'S256',
-    state: 's',
-    ...params,
-  };
-  for (const [name, value] of Object.entries(all)) url.searchParams.set(name, value);
-  return url;
-}
+const authorizationUrl = (clientId: string, params: Record<string, string> = {}): URL =>
+  authorizeUrl(stack.publicUrl, { clientId, redirectUri: REDIRECT, challenge: pkce().challenge }, { state: 's', ...params });
 
 /** A listener on this machine that counts the requests it gets (what an SSRF would reach). */
 async function countingListener(status = 200): Promise<{ url: string; count: () => number; close: () => Promise<void> }> {

@@ -73,6 +73,37 @@ export function browserStandIn(): {
   };
 }
 
+/** A client registration (RFC 7591) at the authorization server at `base`, answered as it comes. */
+export function registerClient(base: string, metadata: Record<string, unknown>, contentType = 'application/json'): Promise<Response> {
+  return fetch(`${base}/oauth2/register`, { method: 'POST', headers: { 'Content-Type': contentType }, body: JSON.stringify(metadata) });
+}
+
+/** A public client (no secret, PKCE) registered for `redirectUri`, with `extra` metadata; its client_id. Fails unless registered. */
+export async function registerPublicClient(base: string, redirectUri: string, extra: Record<string, unknown> = {}): Promise<string> {
+  const res = await registerClient(base, { redirect_uris: [redirectUri], token_endpoint_auth_method: 'none', ...extra });
+  if (res.status !== 201) throw new Error(`registration answered ${res.status}: ${await res.text()}`);
+  return ((await res.json()) as { client_id: string }).client_id;
+}
+
+/** An authorization request (code, PKCE S256) of `clientId` to the server at `base`, with `params` added or replacing the defaults. */
+export function authorizeUrl(
+  base: string,
+  request: { clientId: string; redirectUri: string; challenge: string },
+  params: Record<string, string> = {},
+): URL {
+  const url = new URL(`${base}/oauth2/authorize`);
+  const all = {
+    response_type: 'code',
+    client_id: request.clientId,
+    redirect_uri: request.redirectUri,
+    code_challenge: request.challenge,
+    code_challenge_method: 'S256',
+    ...params,
+  };
+  for (const [name, value] of Object.entries(all)) url.searchParams.set(name, value);
+  return url;
+}
+
 /** A PKCE verifier and its S256 challenge (RFC 7636). */
 export function pkce(): { verifier: string; challenge: string } {
   const verifier = randomBytes(32).toString('base64url');

@@ -9,7 +9,7 @@ import { localIssuer } from '../../infra/local/issuer.js';
 import { type ListenerRouter, listenerRouter } from '../../infra/local/listener-router.js';
 import { readStackConfig } from '../../infra/local/settings.js';
 import { localDirWithKey } from '../helpers/local-dir.js';
-import { browserStandIn, pkce, signInAsBrowser } from '../helpers/sign-in.js';
+import { authorizeUrl, browserStandIn, pkce, registerPublicClient, signInAsBrowser } from '../helpers/sign-in.js';
 
 /**
  * The local authorization server (real oidc-provider, over real HTTP) with stores bounded low
@@ -63,27 +63,10 @@ async function startAuthorizationServer(storeLimits: StoreLimits): Promise<TestS
   };
 }
 
-async function publicClient(base: string, extra: Record<string, unknown> = {}): Promise<string> {
-  const res = await fetch(`${base}/oauth2/register`, {
-    method: 'POST',
-    headers: { 'Content-Type': 'application/json' },
-    body: JSON.stringify({ redirect_uris: [REDIRECT], token_endpoint_auth_method: 'none', ...extra }),
-  });
-  return ((await res.json()) as { client_id: string }).client_id;
-}
+const publicClient = (base: string, extra: Record<string, unknown> = {}): Promise<string> => registerPublicClient(base, REDIRECT, extra);
 
-function authorizationUrl(base: string, clientId: string, challenge = pkce().challenge): URL {
-  const url = new URL(`${base}/oauth2/authorize`);
-  for (const [name, value] of Object.entries({
-    response_type: 'code',
-    client_id: clientId,
-    redirect_uri: REDIRECT,
-    code_challenge: challenge,
-    code_challenge_method: 'S256',
-  }))
-    url.searchParams.set(name, value);
-  return url;
-}
+const authorizationUrl = (base: string, clientId: string, challenge = pkce().challenge): URL =>
+  authorizeUrl(base, { clientId, redirectUri: REDIRECT, challenge });
 
 describe('Integration: the local sign-in keeps a bounded number of grants per client', () => {
   let server: TestServer;

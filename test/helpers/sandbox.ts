@@ -8,7 +8,7 @@ import { prebuiltBundles } from '../../infra/local/lambda/bundles.js';
 import { functionEnvironment, UNREACHABLE_STACK_VALUES } from '../../infra/local/lambda/environment.js';
 import { type LambdaFunctionSpec, readFunctionSpecs } from '../../infra/local/lambda/function-specs.js';
 import { type LocalFunctions, startLocalFunctions } from '../../infra/local/lambda/local-functions.js';
-import { lambdaRuntime } from '../../infra/local/lambda/runtimes.js';
+import { type LambdaRuntime, lambdaRuntime } from '../../infra/local/lambda/runtimes.js';
 import { listenerRouter } from '../../infra/local/listener-router.js';
 
 /**
@@ -30,6 +30,7 @@ export interface FixtureFunctions extends LocalFunctions {
 /** The fixture functions in sandboxes, with serverless.yml's settings changed where `overrides` says. */
 export async function fixtureFunctions(
   overrides: Partial<Record<FunctionName, Partial<LambdaFunctionSpec>>> = {},
+  runtime?: LambdaRuntime,
 ): Promise<FixtureFunctions> {
   const read = readFunctionSpecs({ DataTable: 'fixture-data', AuditTable: 'fixture-audit' });
   const specs = Object.fromEntries(
@@ -40,7 +41,7 @@ export async function fixtureFunctions(
   const functions = startLocalFunctions({
     specs,
     bundles: prebuiltBundles(FIXTURE_FUNCTIONS),
-    runtime: await lambdaRuntime({}),
+    runtime: runtime ?? (await lambdaRuntime({})),
     environment: (spec) => functionEnvironment(spec, Object.values(specs), UNREACHABLE_STACK_VALUES, {}),
     userEnv: { PATH: process.env.PATH },
     log: (name, line) => logged.push({ name, line }),

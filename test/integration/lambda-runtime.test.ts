@@ -2,14 +2,12 @@ import { randomUUID } from 'node:crypto';
 import { readFileSync, readlinkSync, realpathSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { prebuiltBundles } from '../../infra/local/lambda/bundles.js';
 import { functionEnvironment, UNREACHABLE_STACK_VALUES } from '../../infra/local/lambda/environment.js';
 import { readFunctionSpecs } from '../../infra/local/lambda/function-specs.js';
-import { startLocalFunctions } from '../../infra/local/lambda/local-functions.js';
 import { lambdaRuntime } from '../../infra/local/lambda/runtimes.js';
 import { FunctionPool } from '../../infra/local/lambda/sandbox.js';
-import { LAMBDA_NODE_MAJOR } from '../../infra/local/node-version.js';
-import { FIXTURE_FUNCTIONS } from '../helpers/sandbox.js';
+import { LAMBDA_NODE_MAJOR, LAMBDA_RUNTIME_ID } from '../../infra/local/node-version.js';
+import { FIXTURE_FUNCTIONS, fixtureFunctions } from '../helpers/sandbox.js';
 
 /**
  * An instance confined to CPUs by LAMBDA_RUNTIME_CPUS (the bench gives the function a core of its
@@ -59,24 +57,19 @@ describe('Local sandbox: LAMBDA_RUNTIME_CPUS', () => {
 
 describe("Local functions: the Node they run on, said where it is not Lambda's", () => {
   it.each([
-    ['20.20.2', 'machine', ["functions run on this machine's Node 20.20.2, not Lambda's Node 24 (nodejs24.x),"]],
+    [
+      '20.20.2',
+      'machine',
+      [`functions run on this machine's Node 20.20.2, not Lambda's Node ${LAMBDA_NODE_MAJOR} (${LAMBDA_RUNTIME_ID}),`],
+    ],
     [`${LAMBDA_NODE_MAJOR}.21.0`, 'package', []],
   ] as const)(
     "says once, as they start on Node %s (%s), which Node that is only when it is not Lambda's major",
     async (version, source, said) => {
-      const specs = readFunctionSpecs({ DataTable: 'fixture-data', AuditTable: 'fixture-audit' });
-      const lines: string[] = [];
-      const functions = startLocalFunctions({
-        specs,
-        bundles: prebuiltBundles(FIXTURE_FUNCTIONS),
-        runtime: await lambdaRuntime({}, () => ({ path: process.execPath, version, source })),
-        environment: (spec) => functionEnvironment(spec, Object.values(specs), UNREACHABLE_STACK_VALUES, {}),
-        userEnv: { PATH: process.env.PATH },
-        say: (line) => lines.push(line),
-      });
+      const functions = await fixtureFunctions({}, await lambdaRuntime({}, () => ({ path: process.execPath, version, source })));
       await functions.stop();
 
-      expect(lines.map((line) => line.slice(0, line.indexOf(' under')))).toEqual(said);
+      expect(functions.said.map((line) => line.slice(0, line.indexOf(' under')))).toEqual(said);
     },
   );
 });

@@ -1,5 +1,5 @@
 import * as z from 'zod/mini';
-import { DEFAULT_REQUIRED_SCOPE, OBSERVATIONS_SCOPE } from './auth/scopes.js';
+import { DEFAULT_REQUIRED_SCOPE, OBSERVATIONS_SCOPE } from './scope-names.js';
 import './zod-english-locale.js';
 
 const POSITIVE_RULE = 'must be a whole number above 0';

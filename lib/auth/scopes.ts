@@ -10,11 +10,6 @@
  * one string, space-separated), else from `scp` (Entra ID and others: a string or an array).
  */
 
-/** The OAuth scope each public door asks for unless REQUIRED_SCOPE names another. */
-export const DEFAULT_REQUIRED_SCOPE = 'endpoints:read';
-/** The scope of the private observations operation, which the broker asks for in its token exchange whenever the doors ask for theirs. */
-export const OBSERVATIONS_SCOPE = 'observations:read';
-
 /** The scopes a verified token was granted; none when the claim is absent or of another shape. */
 export function grantedScopes(claims: Record<string, unknown>, claim?: string): string[] {
   const value = claim !== undefined ? claims[claim] : (claims.scope ?? claims.scp);

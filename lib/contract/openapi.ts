@@ -1,5 +1,5 @@
 import * as z from 'zod';
-import { DEFAULT_REQUIRED_SCOPE, OBSERVATIONS_SCOPE } from '../auth/scopes.js';
+import { DEFAULT_REQUIRED_SCOPE, OBSERVATIONS_SCOPE } from '../scope-names.js';
 import { ATTRIBUTION_HEADERS, attributionSchema, DEFAULT_TICKET_SYSTEM, REASON_ENCODING } from './attribution.js';
 import {
   AgentInventory,

@@ -1,0 +1,10 @@
+/**
+ * The names of the doors' OAuth scopes (lib/auth/scopes.ts says how they are asked and checked):
+ * a module of its own, with no side effects, so the configuration and the OpenAPI document name
+ * them from one place.
+ */
+
+/** The OAuth scope each public door asks for unless REQUIRED_SCOPE names another. */
+export const DEFAULT_REQUIRED_SCOPE = 'endpoints:read';
+/** The scope of the private observations operation, which the broker asks for in its token exchange whenever the doors ask for theirs. */
+export const OBSERVATIONS_SCOPE = 'observations:read';

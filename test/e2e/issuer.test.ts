@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { documentRefused } from '../../infra/local/client-id-documents.js';
 import { doorResource } from '../../lib/auth/public-doors.js';
 import { type SharedStack, sharedStack } from '../helpers/shared-stack.js';
-import { authorizeUrl, browserStandIn, claimsOf, pkce, registerClient, registerPublicClient, signInAsBrowser } from '../helpers/sign-in.js';
+import { authorizeUrl, claimsOf, personInChromium, pkce, redirectFollower, registerClient, registerPublicClient } from '../helpers/sign-in.js';
 import { DOCUMENT_FAILURE_MS } from '../helpers/stack.js';
 
 /**
@@ -19,11 +19,13 @@ import { DOCUMENT_FAILURE_MS } from '../helpers/stack.js';
 const DOCUMENT_REFUSED = documentRefused(DOCUMENT_FAILURE_MS);
 
 let stack: SharedStack;
+const person = personInChromium();
 
 beforeAll(async () => {
   stack = await sharedStack('none');
 });
 afterAll(async () => {
+  await person.close();
   await stack?.release();
 });
 
@@ -66,7 +68,7 @@ async function signInFor(
   resource = stack.config.mcpAudience,
 ) {
   const { verifier, challenge } = pkce();
-  const back = await signInAsBrowser(authorizationUrl(clientId, challenge, { resource }), who);
+  const back = await person.signIn(authorizationUrl(clientId, challenge, { resource }), who);
   const code = back.searchParams.get('code')!;
   return {
     back,
@@ -156,9 +158,9 @@ describe('E2E: the local issuer as an OAuth 2.1 authorization server', () => {
     const clientId = await publicClient();
     const { challenge } = pkce();
 
-    const { response: page } = await browserStandIn().follow(authorizationUrl(clientId, challenge), { method: 'GET' });
+    const { response: page } = await redirectFollower().follow(authorizationUrl(clientId, challenge), { method: 'GET' });
     const html = await page.text();
-    const back = await signInAsBrowser(authorizationUrl(clientId, challenge), { tenant: 'globex', user: 'bob' });
+    const back = await person.signIn(authorizationUrl(clientId, challenge), { tenant: 'globex', user: 'bob' });
 
     expect(page.status).toBe(200);
     expect(page.headers.get('content-type')).toBe('text/html; charset=utf-8');
@@ -199,7 +201,7 @@ describe('E2E: the local issuer as an OAuth 2.1 authorization server', () => {
       const notices = vi.spyOn(console, 'info');
       const clientId = await publicClient();
       const { verifier, challenge } = pkce();
-      const back = await signInAsBrowser(authorizationUrl(clientId, challenge, { scope }), { tenant: 'acme', user: 'dora' });
+      const back = await person.signIn(authorizationUrl(clientId, challenge, { scope }), { tenant: 'acme', user: 'dora' });
 
       const { status, body } = await token({
         grant_type: 'authorization_code',
@@ -302,7 +304,7 @@ describe('E2E: the local issuer as an OAuth 2.1 authorization server', () => {
   it('sends the browser back with access_denied when the user cancels', async () => {
     const clientId = await publicClient();
 
-    const back = await signInAsBrowser(authorizationUrl(clientId, pkce().challenge), { tenant: 'acme', user: 'erin', action: 'deny' });
+    const back = await person.signIn(authorizationUrl(clientId, pkce().challenge), { tenant: 'acme', user: 'erin', action: 'deny' });
 
     expect(back.searchParams.get('error')).toBe('access_denied');
     expect(back.searchParams.get('code')).toBeNull();
@@ -365,8 +367,8 @@ describe('E2E: the local issuer as an OAuth 2.1 authorization server', () => {
     it('signs in a client known only by the URL of its document (fetched from this machine in development)', async () => {
       const { challenge, verifier } = pkce();
 
-      const page = await (await browserStandIn().follow(authorizationUrl(documentUrl, challenge), { method: 'GET' })).response.text();
-      const back = await signInAsBrowser(authorizationUrl(documentUrl, challenge), { tenant: 'acme', user: 'frank' });
+      const page = await (await redirectFollower().follow(authorizationUrl(documentUrl, challenge), { method: 'GET' })).response.text();
+      const back = await person.signIn(authorizationUrl(documentUrl, challenge), { tenant: 'acme', user: 'frank' });
       const { status, body } = await token({
         grant_type: 'authorization_code',
         code: back.searchParams.get('code')!,

@@ -41,6 +41,8 @@ export interface AuthorizationServerOptions {
   storeLimits?: StoreLimits;
   /** The fixed time of every client ID metadata document failure (infra/local/client-id-documents.ts; default FAILURE_ANSWER_MS). */
   documentFailureMs?: number;
+  /** The development origins of client ID metadata documents in force (default the configuration's, CLIENT_ID_DOCUMENT_DEV_ORIGINS). */
+  documentDevOrigins?: () => readonly string[];
 }
 
 export interface LocalAuthorizationServer {
@@ -359,6 +361,7 @@ export async function localAuthorizationServer(options: AuthorizationServerOptio
   const documentFailureMs = options.documentFailureMs ?? FAILURE_ANSWER_MS;
   const documents = clientIdDocuments({
     failureAnswerMs: documentFailureMs,
+    devOrigins: options.documentDevOrigins ?? (() => cfg.clientIdDocumentDevOrigins),
     accept: async (url, metadata) => {
       try {
         await clientStore.upsert(url, metadata, REFRESH_TOKEN_SECONDS);

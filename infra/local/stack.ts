@@ -520,6 +520,8 @@ export async function startLocalStack(options: StackOptions = {}): Promise<Local
     issuer,
     brokerSecret,
     config: cfg,
+    // Read at each fetch, so that updateEnvironment changes it as a restart would.
+    documentDevOrigins: () => cfg.clientIdDocumentDevOrigins,
     ...(options.documentFailureMs !== undefined ? { documentFailureMs: options.documentFailureMs } : {}),
   });
   const preview = mcpAppPreviewRoutes({ issuer, publicUrl: () => publicUrl, config: cfg });

@@ -4,15 +4,23 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { documentRefused } from '../../infra/local/client-id-documents.js';
 import { doorResource } from '../../lib/auth/public-doors.js';
 import { type SharedStack, sharedStack } from '../helpers/shared-stack.js';
-import { authorizeUrl, claimsOf, personInChromium, pkce, redirectFollower, registerClient, registerPublicClient } from '../helpers/sign-in.js';
+import {
+  authorizeUrl,
+  claimsOf,
+  personInChromium,
+  pkce,
+  redirectFollower,
+  registerClient,
+  registerPublicClient,
+} from '../helpers/sign-in.js';
 import { DOCUMENT_FAILURE_MS } from '../helpers/stack.js';
 
 /**
  * The local authorization server (oidc-provider, infra/local/authorization-server.ts), over real
  * HTTP on the local stack: its metadata, dynamic client registration, client ID metadata documents,
- * the sign-in page, the authorization code with PKCE, resource indicators, refresh tokens, and the
- * RFC 8693 token exchange of the MCP broker. What it refuses for safety's sake:
- * test/e2e/sign-in-hardening.test.ts.
+ * the sign-in page (pressed in headless Chromium), the authorization code with PKCE, resource
+ * indicators, refresh tokens, and the RFC 8693 token exchange of the MCP broker. What it refuses
+ * for safety's sake: test/e2e/sign-in-hardening.test.ts.
  */
 
 /** The sentence of every document failure, with the test stacks' fixed time. */
@@ -341,6 +349,7 @@ describe('E2E: the local issuer as an OAuth 2.1 authorization server', () => {
   describe('with a client ID metadata document', () => {
     let documents: Server;
     let documentUrl = '';
+    let before: Record<string, string | undefined> = {};
 
     beforeAll(async () => {
       documents = createServer((req, res) => {
@@ -359,12 +368,15 @@ describe('E2E: the local issuer as an OAuth 2.1 authorization server', () => {
       });
       await new Promise<void>((resolve) => documents.listen(0, '127.0.0.1', resolve));
       documentUrl = `http://127.0.0.1:${(documents.address() as AddressInfo).port}/oauth/client.json`;
+      // A document served on this machine is fetched only from an origin the developer names.
+      before = stack.updateEnvironment({ CLIENT_ID_DOCUMENT_DEV_ORIGINS: new URL(documentUrl).origin });
     });
     afterAll(async () => {
+      stack.updateEnvironment(before);
       await new Promise((resolve) => documents.close(resolve));
     });
 
-    it('signs in a client known only by the URL of its document (fetched from this machine in development)', async () => {
+    it('signs in a client known only by the URL of its document (fetched from this machine, from the development origin named)', async () => {
       const { challenge, verifier } = pkce();
 
       const page = await (await redirectFollower().follow(authorizationUrl(documentUrl, challenge), { method: 'GET' })).response.text();

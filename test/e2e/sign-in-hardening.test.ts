@@ -1,5 +1,8 @@
+import { lookup } from 'node:dns/promises';
 import { createServer, type IncomingHttpHeaders, request, type Server } from 'node:http';
 import { type AddressInfo, createServer as createTcpServer } from 'node:net';
+import { hostname } from 'node:os';
+import ipaddr from 'ipaddr.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { documentRefused } from '../../infra/local/client-id-documents.js';
 import { closedPortEndpoint, silentEndpoint } from '../helpers/faults.js';
@@ -344,16 +347,28 @@ describe('E2E: client ID metadata documents', () => {
     }
   });
 
-  it('fetches a failing document once in the authorization step, shows no upstream detail, and keeps the failure for its whole origin', async () => {
+  /** Runs `fn` with CLIENT_ID_DOCUMENT_DEV_ORIGINS naming `origins` (a developer's own document servers), then as before. */
+  async function withDevOrigins<T>(origins: string[], fn: () => Promise<T>): Promise<T> {
+    const previous = stack.updateEnvironment({ CLIENT_ID_DOCUMENT_DEV_ORIGINS: origins.join(',') });
+    try {
+      return await fn();
+    } finally {
+      stack.updateEnvironment(previous);
+    }
+  }
+
+  it('fetches a failing document of a development origin once in the authorization step, shows no upstream detail, and keeps the failure for its whole origin', async () => {
     const listener = await countingListener(500);
     try {
-      const first = await fetch(authorizationUrl(listener.url), { redirect: 'manual' });
-      const again = await fetch(authorizationUrl(listener.url), { redirect: 'manual' });
-      // Another path on the same origin: not fetched either while the failure is kept.
-      const otherPath = await fetch(authorizationUrl(listener.url.replace('/client.json', '/other/client.json')), { redirect: 'manual' });
-      const page = await first.text();
+      const [first, again, otherPath] = await withDevOrigins([new URL(listener.url).origin], async () => [
+        await fetch(authorizationUrl(listener.url), { redirect: 'manual' }),
+        await fetch(authorizationUrl(listener.url), { redirect: 'manual' }),
+        // Another path on the same origin: not fetched either while the failure is kept.
+        await fetch(authorizationUrl(listener.url.replace('/client.json', '/other/client.json')), { redirect: 'manual' }),
+      ]);
+      const page = await first!.text();
 
-      expect([first.status, again.status, otherPath.status]).toEqual([400, 400, 400]);
+      expect([first!.status, again!.status, otherPath!.status]).toEqual([400, 400, 400]);
       expect(page).toContain(DOCUMENT_REFUSED);
       expect(page).not.toMatch(/500|secret|internal detail/);
       expect(listener.count()).toBe(1);
@@ -365,6 +380,7 @@ describe('E2E: client ID metadata documents', () => {
   it('answers a silent listener and a closed port after the same fixed time, so the time tells nothing of a port', async () => {
     const silent = await silentEndpoint();
     try {
+      const closedPort = await closedPortEndpoint();
       const timed = async (base: string): Promise<{ status: number; page: string; ms: number }> => {
         const started = performance.now();
         const res = await fetch(authorizationUrl(`${base}/client.json`), { redirect: 'manual' });
@@ -372,9 +388,11 @@ describe('E2E: client ID metadata documents', () => {
         return { status: res.status, page, ms: performance.now() - started };
       };
 
-      const [quiet, closed] = await Promise.all([timed(silent.endpoint), timed(await closedPortEndpoint())]);
+      const [quiet, closed, refused] = await withDevOrigins([silent.endpoint, closedPort], () =>
+        Promise.all([timed(silent.endpoint), timed(closedPort), timed(`http://127.0.0.1:${new URL(silent.endpoint).port}/never`)]),
+      );
 
-      for (const answer of [quiet, closed]) {
+      for (const answer of [quiet, closed, refused]) {
         expect(answer.status).toBe(400);
         expect(answer.page).toContain(DOCUMENT_REFUSED);
         // Never before the fixed time; after it, only as late as a loaded machine makes any answer.
@@ -387,22 +405,33 @@ describe('E2E: client ID metadata documents', () => {
     }
   });
 
-  it('never connects to an https document on a loopback name (this machine is reached by the development http only)', async () => {
+  it('never connects to this machine for a document, by http or https, by loopback name, address or a name that resolves to it, unless CLIENT_ID_DOCUMENT_DEV_ORIGINS names the origin', async () => {
     let connections = 0;
-    const tls = createTcpServer((socket) => {
+    const server = createTcpServer((socket) => {
       connections += 1;
       socket.destroy();
     });
-    await new Promise<void>((resolve) => tls.listen(0, '127.0.0.1', resolve));
-    const at = (tls.address() as AddressInfo).port;
+    await new Promise<void>((resolve) => server.listen(0, '0.0.0.0', resolve));
+    const at = (server.address() as AddressInfo).port;
+    // This machine's own name, where its hosts file resolves it to one of this machine's addresses: a
+    // name that resolves to loopback or a private network, which only the connection's own lookup can catch.
+    const ownName = hostname().toLowerCase();
+    const ownNameIsLocal = (await lookup(ownName, { all: true }).catch(() => [])).some(
+      ({ address }) => ipaddr.parse(address).range() !== 'unicast',
+    );
     try {
       const pages = await Promise.all(
-        [`https://127.0.0.1:${at}/client.json`, `https://localhost:${at}/client.json`, `https://[::ffff:127.0.0.1]:${at}/client.json`].map(
-          async (url) => {
-            const res = await fetch(authorizationUrl(url), { redirect: 'manual' });
-            return { status: res.status, page: await res.text() };
-          },
-        ),
+        [
+          `http://127.0.0.1:${at}/client.json`,
+          `http://localhost:${at}/client.json`,
+          `https://127.0.0.1:${at}/client.json`,
+          `https://localhost:${at}/client.json`,
+          `https://[::ffff:127.0.0.1]:${at}/client.json`,
+          ...(ownNameIsLocal ? [`https://${ownName}:${at}/client.json`] : []),
+        ].map(async (url) => {
+          const res = await fetch(authorizationUrl(url), { redirect: 'manual' });
+          return { status: res.status, page: await res.text() };
+        }),
       );
 
       for (const { status, page } of pages) {
@@ -411,7 +440,7 @@ describe('E2E: client ID metadata documents', () => {
       }
       expect(connections).toBe(0);
     } finally {
-      await new Promise((resolve) => tls.close(resolve));
+      await new Promise((resolve) => server.close(resolve));
     }
   });
 });

@@ -52,7 +52,8 @@ export function personInChromium(): {
     try {
       const page = await context.newPage();
       const opened = await page.goto(new URL(authorizationUrl).href);
-      if (opened?.status() !== 200) throw new Error(`the sign-in page answered ${opened?.status()}: ${(await page.innerText('body')).slice(0, 300)}`);
+      if (opened?.status() !== 200)
+        throw new Error(`the sign-in page answered ${opened?.status()}: ${(await page.innerText('body')).slice(0, 300)}`);
       await page.selectOption('#tenant', person.tenant);
       await page.fill('#user', person.user);
       await page.fill('#groups', person.groups ?? '');
@@ -79,7 +80,9 @@ export function personInChromium(): {
     async signIn(authorizationUrl, person) {
       const outcome = await attempt(authorizationUrl, person);
       if (outcome.url.origin === new URL(authorizationUrl).origin)
-        throw new Error(`the sign-in answered ${outcome.status} without sending the browser back to the client: ${outcome.text.slice(0, 300)}`);
+        throw new Error(
+          `the sign-in answered ${outcome.status} without sending the browser back to the client: ${outcome.text.slice(0, 300)}`,
+        );
       return outcome.url;
     },
     async close() {

@@ -206,7 +206,11 @@ describe('E2E: the sign-in form, pressed in a browser and posted from other page
         await page.goto(url);
         const response = await answer;
         await page.waitForLoadState('load');
-        return { origin: await response.request().headerValue('origin'), status: response.status(), text: await page.innerText('body') };
+        return {
+          origin: await response.request().headerValue('origin'),
+          status: response.status(),
+          text: (await page.textContent('body')) ?? '',
+        };
       };
 
       const fromForeign = await posted(`${foreign.url}/`);

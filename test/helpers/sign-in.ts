@@ -53,7 +53,7 @@ export function personInChromium(): {
       const page = await context.newPage();
       const opened = await page.goto(new URL(authorizationUrl).href);
       if (opened?.status() !== 200)
-        throw new Error(`the sign-in page answered ${opened?.status()}: ${(await page.innerText('body')).slice(0, 300)}`);
+        throw new Error(`the sign-in page answered ${opened?.status()}: ${((await page.textContent('body')) ?? '').slice(0, 300)}`);
       await page.selectOption('#tenant', person.tenant);
       await page.fill('#user', person.user);
       await page.fill('#groups', person.groups ?? '');
@@ -69,7 +69,7 @@ export function personInChromium(): {
       await page.click(`button[value="${person.action ?? 'allow'}"]`);
       await loaded;
       if (!last) throw new Error('pressing the sign-in button went nowhere');
-      return { url: new URL(last.url), status: last.response?.status() ?? 0, text: await page.innerText('body') };
+      return { url: new URL(last.url), status: last.response?.status() ?? 0, text: (await page.textContent('body')) ?? '' };
     } finally {
       await context.close();
     }

@@ -95,6 +95,24 @@ async function signInFor(
   };
 }
 
+/** The status a door answers a token with: GET /api/agents, or an MCP `tools/list` on POST /api/mcp. */
+async function askDoor(door: 'mcp' | 'inventory', accessToken: string): Promise<number> {
+  const res =
+    door === 'inventory'
+      ? await fetch(url('/api/agents'), { headers: { Authorization: `Bearer ${accessToken}` } })
+      : await fetch(url('/api/mcp'), {
+          method: 'POST',
+          headers: {
+            Authorization: `Bearer ${accessToken}`,
+            'Content-Type': 'application/json',
+            Accept: 'application/json, text/event-stream',
+          },
+          body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
+        });
+  await res.body?.cancel();
+  return res.status;
+}
+
 describe('E2E: the local issuer as an OAuth 2.1 authorization server', () => {
   it('answers a method an issuer route does not serve as every failure: 405 text/plain with Allow, the request id and no-store', async () => {
     const res = await fetch(url('/oauth2/token'), { method: 'PUT' });
@@ -226,6 +244,94 @@ describe('E2E: the local issuer as an OAuth 2.1 authorization server', () => {
       notices.mockRestore();
     },
   );
+
+  it.each(['mcp', 'inventory'] as const)(
+    "signs in a client registered with scope 'openid offline_access' for the %s door, which registers the doors' scope with it and gets it in the token the door takes",
+    async (door) => {
+      const registered = await register({
+        redirect_uris: [REDIRECT],
+        token_endpoint_auth_method: 'none',
+        grant_types: ['authorization_code', 'refresh_token'],
+        scope: 'openid offline_access',
+      });
+      const { client_id: clientId, scope: registeredScope } = (await registered.json()) as { client_id: string; scope: string };
+      const resource = doorResource(stack.config, door);
+      const { verifier, challenge } = pkce();
+
+      const back = await person.signIn(authorizationUrl(clientId, challenge, { resource, scope: 'openid offline_access' }), {
+        tenant: 'acme',
+        user: 'gus',
+      });
+      const { status, body } = await token({
+        grant_type: 'authorization_code',
+        code: back.searchParams.get('code') ?? '',
+        code_verifier: verifier,
+        client_id: clientId,
+        redirect_uri: REDIRECT,
+        resource,
+      });
+      const opened = await askDoor(door, body.access_token as string);
+
+      expect(registered.status).toBe(201);
+      expect(registeredScope).toBe('openid offline_access endpoints:read');
+      expect(back.searchParams.get('error')).toBeNull();
+      expect(status).toBe(200);
+      expect(claimsOf(body.access_token as string).scope).toBe('endpoints:read');
+      expect(opened).toBe(200);
+    },
+  );
+
+  it.each(['mcp', 'inventory'] as const)(
+    "keeps the doors' scope on a refresh for the %s door that asks for less (scope=openid offline_access, as mcp-remote asks), so the door takes the token it gets",
+    async (door) => {
+      const clientId = await publicClient();
+      const resource = doorResource(stack.config, door);
+      const { verifier, challenge } = pkce();
+      // As the SDK's OAuth client asks offline_access (with the consent prompt OpenID Connect requires for it).
+      const back = await person.signIn(
+        authorizationUrl(clientId, challenge, { resource, scope: 'openid offline_access', prompt: 'consent' }),
+        {
+          tenant: 'acme',
+          user: 'hal',
+        },
+      );
+      const first = await token({
+        grant_type: 'authorization_code',
+        code: back.searchParams.get('code') ?? '',
+        code_verifier: verifier,
+        client_id: clientId,
+        redirect_uri: REDIRECT,
+        resource,
+      });
+
+      const refreshed = await token({
+        grant_type: 'refresh_token',
+        refresh_token: first.body.refresh_token as string,
+        client_id: clientId,
+        scope: 'openid offline_access',
+      });
+      const opened = await askDoor(door, refreshed.body.access_token as string);
+
+      expect(first.status).toBe(200);
+      expect(refreshed.status).toBe(200);
+      expect(claimsOf(refreshed.body.access_token as string)).toMatchObject({ scope: 'endpoints:read', sub: 'hal' });
+      expect(opened).toBe(200);
+    },
+  );
+
+  it('refuses a refresh that asks a scope the sign-in never granted with invalid_scope, never a 200 token the doors refuse', async () => {
+    const clientId = await publicClient();
+    const first = (await (await signInFor(clientId, { tenant: 'acme', user: 'ivy' })).redeem()).body;
+
+    const refreshed = await token({
+      grant_type: 'refresh_token',
+      refresh_token: first.refresh_token as string,
+      client_id: clientId,
+      scope: 'openid',
+    });
+
+    expect(refreshed).toMatchObject({ status: 400, body: { error: 'invalid_scope' } });
+  });
 
   it('issues a token for the inventory when that is the resource asked (RFC 8707), and it opens the inventory only', async () => {
     const clientId = await publicClient();

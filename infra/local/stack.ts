@@ -150,8 +150,8 @@ interface Bound {
 
 /**
  * A listener's request handler: one request id per request, one short access line when the answer
- * is out (method, path, status, time, request id, and a function's cold start as Lambda reports
- * it), the guard's 403 for a request that names another host or comes from a page it does not
+ * is out or the client left before it (method, path, status, time, request id, a function's cold
+ * start as Lambda reports it, and that the client left), the guard's 403 for a request that names another host or comes from a page it does not
  * serve (nothing behind it runs), and, for anything the gateway did not foresee, a text/plain
  * answer rather than a crash.
  */
@@ -169,9 +169,10 @@ function listener(
       const notes = coldStarts.get(requestId);
       coldStarts.delete(requestId);
       const cold = notes ? ` (${notes.join(', ')})` : '';
-      accessLog?.(
-        `${req.method} ${printablePath(req)} ${res.statusCode} ${Math.round(performance.now() - started)} ms ${requestId}${cold}`,
-      );
+      // A client that left before the answer was out: no status, or the one begun, and said so.
+      const left = res.writableFinished ? '' : ` (the client left before the answer${res.headersSent ? ' ended' : ''})`;
+      const status = res.writableFinished || res.headersSent ? String(res.statusCode) : '-';
+      accessLog?.(`${req.method} ${printablePath(req)} ${status} ${Math.round(performance.now() - started)} ms ${requestId}${cold}${left}`);
     });
     const serving = bound();
     if (!serving) {

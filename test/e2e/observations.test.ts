@@ -394,6 +394,7 @@ describe('E2E: GET /api/mcp/endpoint on the private loopback listener', () => {
       ['no scope', undefined],
       ['an empty scope', ''],
       ["the public doors' scope instead", 'endpoints:read'],
+      ['its scope separated from another by a tab (RFC 6749: single spaces only)', 'openid\tobservations:read'],
     ])("refuses with 403 insufficient_scope the broker's token with %s, naming observations:read, and audits it", async (_what, scope) => {
       const subject = `scope-${String(scope)}-${now}`;
       const exchanged = await stack.brokerToken({ subject, scope });

@@ -52,10 +52,16 @@ export interface LocalAuthorizationServer {
   routes: readonly LocalRoute[];
 }
 
-/** The server's routes, by path. */
+/**
+ * The server's routes, by path. Its keys are where oidc-provider's own route puts them, under
+ * /oauth2, not at `/.well-known/jwks.json`: most providers do not serve that path, and the
+ * functions find keys as they find a real provider's, through the discovery document's
+ * `jwks_uri` (OpenID Connect's, and RFC 8414's, both served).
+ */
 export const ISSUER_PATHS = Object.freeze({
-  jwks: '/.well-known/jwks.json',
+  jwks: '/oauth2/jwks',
   metadata: '/.well-known/oauth-authorization-server',
+  openIdConfiguration: '/.well-known/openid-configuration',
   authorize: '/oauth2/authorize',
   token: '/oauth2/token',
   register: '/oauth2/register',
@@ -504,12 +510,13 @@ export async function localAuthorizationServer(options: AuthorizationServerOptio
 
   // oidc-provider 8 serves its metadata at the OpenID Connect path only; RFC 8414's is the one served here.
   const metadata = (req: IncomingMessage, res: ServerResponse): Promise<void> => {
-    req.url = '/.well-known/openid-configuration';
+    req.url = ISSUER_PATHS.openIdConfiguration;
     return serve(req, res);
   };
 
   const routes: LocalRoute[] = [
     { methods: ['GET', 'OPTIONS'], path: ISSUER_PATHS.metadata, handler: metadata },
+    { methods: ['GET', 'OPTIONS'], path: ISSUER_PATHS.openIdConfiguration, handler: serve },
     { methods: ['GET', 'OPTIONS'], path: ISSUER_PATHS.jwks, handler: serve },
     { methods: ['GET'], path: ISSUER_PATHS.authorize, handler: authorize },
     { methods: ['GET'], path: `${ISSUER_PATHS.authorize}/:uid`, handler: serve },

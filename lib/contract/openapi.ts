@@ -183,7 +183,7 @@ function failureResponse(statusLines: string[]): JsonObject {
       'Cache-Control': NO_STORE_HEADER,
       'WWW-Authenticate': {
         description:
-          'Sent with 401: the bearer challenge (`Bearer`), naming the scope the operation requires; and with the 403 of a token without that scope (`error="insufficient_scope"`). On AWS, API Gateway may rename a function\'s `WWW-Authenticate` to `x-amzn-Remapped-WWW-Authenticate`; the body names the scope in either case.',
+          'Sent with 401: the bearer challenge (`Bearer`), naming the scope the operation requires, and, where the service answers a token that was sent and refused itself, `error="invalid_token"` with a short `error_description` (RFC 6750 §3.1; API Gateway\'s own 401s cannot tell a refused token from a missing one, and carry no error code); and with the 403 of a token without that scope (`error="insufficient_scope"`). On AWS, API Gateway may rename a function\'s `WWW-Authenticate` to `x-amzn-Remapped-WWW-Authenticate`; the body names the scope in either case.',
         schema: { type: 'string', pattern: '^Bearer( |$)' },
       },
       'Retry-After': {
@@ -345,7 +345,7 @@ export function buildOpenApiDocument(options: OpenApiOptions = {}): JsonObject {
           type: 'http',
           scheme: 'bearer',
           bearerFormat: 'JWT',
-          description: `A JWT in \`Authorization: Bearer <token>\`, required on both operations. Issuer, audience and JWKS come from configuration; the caller is \`sub\` and the tenant the claim named by \`TENANT_CLAIM\` (default \`tenant_id\`). The token must grant the operation's scope (\`${DEFAULT_REQUIRED_SCOPE}\` by default for the inventory, \`${OBSERVATIONS_SCOPE}\` for observations) in \`scope\` (space-separated) or \`scp\` (a string or an array). Inventory tokens are verified by the token authorizer of the public API (RSA keys, \`kid\`, exact \`iss\`, \`aud\` or else \`client_id\`, \`exp\`, \`nbf\`, \`iat\`), and a refused one is a 401 whose \`WWW-Authenticate\` names the RFC 9728 document of the inventory (\`resource_metadata\`); observations tokens are issued to the broker for the user by an RFC 8693 token exchange, with the observations audience and the broker as actor (\`act.sub\`), and verified by the service itself.`,
+          description: `A JWT in \`Authorization: Bearer <token>\`, required on both operations. Issuer and audience come from configuration, the signing keys from the \`jwks_uri\` of the issuer's discovery document (OpenID Connect's, else RFC 8414's; \`JWKS_URL\` overrides it); the caller is \`sub\` and the tenant the claim named by \`TENANT_CLAIM\` (default \`tenant_id\`). The token must grant the operation's scope (\`${DEFAULT_REQUIRED_SCOPE}\` by default for the inventory, \`${OBSERVATIONS_SCOPE}\` for observations) in \`scope\` (space-separated) or \`scp\` (a string or an array). Inventory tokens are verified by the token authorizer of the public API (RSA keys, \`kid\`, exact \`iss\`, \`aud\` or else \`client_id\`, \`exp\`, \`nbf\`, \`iat\`), and a refused one is a 401 whose \`WWW-Authenticate\` names the RFC 9728 document of the inventory (\`resource_metadata\`); observations tokens are issued to the broker for the user by an RFC 8693 token exchange, with the observations audience and the broker as actor (\`act.sub\`), and verified by the service itself.`,
         },
       },
       schemas: componentSchemas(),

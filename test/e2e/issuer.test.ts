@@ -134,7 +134,7 @@ describe('E2E: the local issuer as an OAuth 2.1 authorization server', () => {
       authorization_endpoint: url('/oauth2/authorize'),
       token_endpoint: url('/oauth2/token'),
       registration_endpoint: url('/oauth2/register'),
-      jwks_uri: url('/.well-known/jwks.json'),
+      jwks_uri: url('/oauth2/jwks'),
       response_types_supported: ['code'],
       code_challenge_methods_supported: ['S256'],
       client_id_metadata_document_supported: true,
@@ -145,6 +145,21 @@ describe('E2E: the local issuer as an OAuth 2.1 authorization server', () => {
       ['authorization_code', 'refresh_token', 'urn:ietf:params:oauth:grant-type:token-exchange'].sort(),
     );
     expect([...metadata.token_endpoint_auth_methods_supported!].sort()).toEqual(['client_secret_basic', 'client_secret_post', 'none']);
+  });
+
+  it('publishes its keys where oidc-provider serves them, named by both discovery documents, and nothing at /.well-known/jwks.json, which most providers do not serve', async () => {
+    const [openId, oauth, keys, guessed] = await Promise.all(
+      ['/.well-known/openid-configuration', '/.well-known/oauth-authorization-server', '/oauth2/jwks', '/.well-known/jwks.json'].map(
+        (path) => fetch(url(path)),
+      ),
+    );
+
+    expect(openId!.status).toBe(200);
+    expect(await openId!.json()).toMatchObject({ issuer: stack.config.jwtIssuer, jwks_uri: url('/oauth2/jwks') });
+    expect(await oauth!.json()).toMatchObject({ issuer: stack.config.jwtIssuer, jwks_uri: url('/oauth2/jwks') });
+    expect(keys!.status).toBe(200);
+    expect(((await keys!.json()) as { keys: { kid: string }[] }).keys.map((key) => key.kid)).toEqual([stack.issuer.kid]);
+    expect(guessed!.status).toBe(404);
   });
 
   it('registers a public client (RFC 7591) and a confidential one with a secret', async () => {

@@ -322,19 +322,20 @@ describe('E2E: GET /api/mcp/endpoint on the private loopback listener', () => {
   });
 
   describe('401, 403 and 404', () => {
-    it("returns 401 with a Bearer challenge without a token, or with an expired or malformed one (another door's expired token too)", async () => {
+    it('returns 401 with a Bearer challenge without a token, or with an expired or malformed one (another door\'s expired token too): error="invalid_token" only for a token that was sent (RFC 6750 §3.1)', async () => {
       const expired = await stack.brokerToken({ expiresInSeconds: -30 });
       const expiredMcp = await stack.mcpToken({ expiresInSeconds: -30 });
+      const invalid = (sentence: string) => `Bearer error="invalid_token", error_description="${sentence}"`;
 
-      for (const [bearer, sentence] of [
-        [null, 'A bearer token is required.'],
-        [expired, 'The bearer token has expired.'],
-        [expiredMcp, 'The bearer token has expired.'],
-        ['garbage', 'The bearer token is malformed.'],
+      for (const [bearer, sentence, challenge] of [
+        [null, 'A bearer token is required.', 'Bearer'],
+        [expired, 'The bearer token has expired.', invalid('The bearer token has expired.')],
+        [expiredMcp, 'The bearer token has expired.', invalid('The bearer token has expired.')],
+        ['garbage', 'The bearer token is malformed.', invalid('The bearer token is malformed.')],
       ] as const) {
         const res = await observe('agent_id=healthy', {}, bearer);
         expectFailure(res, 401, sentence);
-        expect(res.headers.get('www-authenticate')).toBe('Bearer');
+        expect(res.headers.get('www-authenticate')).toBe(challenge);
       }
     });
 
@@ -393,6 +394,7 @@ describe('E2E: GET /api/mcp/endpoint on the private loopback listener', () => {
       ['no scope', undefined],
       ['an empty scope', ''],
       ["the public doors' scope instead", 'endpoints:read'],
+      ['its scope separated from another by a tab (RFC 6749: single spaces only)', 'openid\tobservations:read'],
     ])("refuses with 403 insufficient_scope the broker's token with %s, naming observations:read, and audits it", async (_what, scope) => {
       const subject = `scope-${String(scope)}-${now}`;
       const exchanged = await stack.brokerToken({ subject, scope });

@@ -452,7 +452,8 @@ describe('E2E: client ID metadata documents', () => {
 describe('E2E: CORS at the local stack', () => {
   const routes = [
     ['GET', '/.well-known/oauth-authorization-server'],
-    ['GET', '/.well-known/jwks.json'],
+    ['GET', '/.well-known/openid-configuration'],
+    ['GET', '/oauth2/jwks'],
     ['GET', '/.well-known/oauth-protected-resource'],
     ['GET', '/.well-known/oauth-protected-resource/api/mcp'],
     ['GET', '/.well-known/oauth-protected-resource/api/agents'],

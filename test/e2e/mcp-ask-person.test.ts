@@ -357,14 +357,14 @@ describe('E2E: clients that cannot be asked get the sentence they got before', (
     /^This tenant requires a ticket for every read: call observations again with the ticket argument, an object with its two fields number \(your ticket number, e\.g\. INC0012345\) and system "servicenow"\. \(request id: [0-9a-f-]{36}\)$/;
   const REASON_SENTENCE = 'reason is required: say why the endpoint is read, in 3 to 500 characters.';
 
-  it.each([
-    ['a 2026-07-28 client without the elicitation capability', { versionNegotiation: { mode: 'auto' as const } }],
+  it.each<[string, string, ClientOptions]>([
+    ['a 2026-07-28 client without the elicitation capability', 'no-ask-modern', { versionNegotiation: { mode: 'auto' } }],
     [
       'a 2025-era client, even one that declares elicitation (it cannot be asked without a session)',
+      'no-ask-legacy',
       { capabilities: { elicitation: { form: {} } } },
     ],
-  ])('%s', async (_who, options) => {
-    const subject = `no-ask-${options.versionNegotiation ? 'modern' : 'legacy'}`;
+  ])('%s', async (_who, subject, options) => {
     const forms: unknown[] = [];
     const client = await connectTo(stack.publicUrl, await stack.mcpToken({ tenant: 'globex', subject }), options, (c) => {
       if (options.capabilities) {

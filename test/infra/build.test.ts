@@ -208,8 +208,10 @@ describe('Script: infra/build.ts (npm run build)', () => {
     // stops it growing unnoticed (689 KiB: lru-cache's 18 KiB for its caches, about 8 KiB for the body
     // bounds, the malformed-request sentences and the scope check; 1.5 KiB for the stack traces'
     // source maps read on the first error; under 0.1 KiB for the hidden-character list the tool
-    // text shares with the MCP App view).
-    const ceilingsKiB: Record<FunctionName, number> = { inventory: 400, authorizer: 200, observations: 400, mcp: 693 };
+    // text shares with the MCP App view; 12.6 KiB for asking the person for a ticket or reason,
+    // MCP multi round-trip requests: the form rounds and their sentences 6.3 KiB, the SDK's
+    // requestState codec and input builders 2.9 KiB, the tool's and the hop's share 3.4 KiB).
+    const ceilingsKiB: Record<FunctionName, number> = { inventory: 400, authorizer: 200, observations: 400, mcp: 706 };
     for (const name of NAMES) {
       const kib = statSync(built.get(name)!.bundle).size / 1024;
 

@@ -81,6 +81,47 @@ export function quoted(value: string, max = TEXT_VALUE_CHARACTERS): string {
   return total === undefined ? codeSpan(text) : `${codeSpan(text)}${cutMarker(total)}`;
 }
 
+/** The escapes escapeCodePoint writes: `\u{202E}`, or a short one (`\n`, `\"`, `\\`). */
+const WRITTEN_ESCAPE = /\\(?:u\{([0-9A-F]{4,6})\}|([nrt"\\]))/g;
+const SHORT_UNESCAPES: Record<string, string> = { n: '\n', r: '\r', t: '\t', '"': '"', '\\': '\\' };
+
+/** The text of escapeReported (or of a code span of `quoted`) read back to the value it shows: the inverse of the escapes. */
+export function unescapeReported(text: string): string {
+  return text.replace(WRITTEN_ESCAPE, (written, hex: string | undefined, short: string | undefined) => {
+    if (short !== undefined) return SHORT_UNESCAPES[short] ?? written;
+    const code = Number.parseInt(hex ?? '', 16);
+    return code <= 0x10ffff ? String.fromCodePoint(code) : written;
+  });
+}
+
+/**
+ * A code span as codeSpan writes it: a run of backticks that no backtick touches, what it holds,
+ * and a run of as many backticks that no backtick touches (CommonMark's rule, so a value holding
+ * shorter or longer runs stays inside).
+ */
+const CODE_SPAN = /(?<!`)(`+)(?!`)([\s\S]*?)(?<!`)\1(?!`)/g;
+
+/**
+ * A text of the service's (a summary, a failure sentence) cut into its own words and the reported
+ * values it quotes (`quoted`), each read back to the value it shows (`{ quoted: value }`): how a
+ * reader that does not render markdown (the MCP App view) shows such a text without backticks.
+ * A value cut by `quoted` comes back as its first characters, the cut marker staying in the words.
+ */
+export function splitQuoted(text: string): Array<string | { quoted: string }> {
+  const parts: Array<string | { quoted: string }> = [];
+  let from = 0;
+  for (const match of text.matchAll(CODE_SPAN)) {
+    if (match.index > from) parts.push(text.slice(from, match.index));
+    const inside = match[2] ?? '';
+    // codeSpan pads both ends with one space when the value starts or ends with a space or a backtick (or is empty).
+    const padded = inside.startsWith(' ') && inside.endsWith(' ');
+    parts.push({ quoted: unescapeReported(padded ? inside.slice(1, -1) : inside) });
+    from = match.index + match[0].length;
+  }
+  if (from < text.length) parts.push(text.slice(from));
+  return parts;
+}
+
 /** JSON string literals as JSON.stringify writes them (no raw quote or backslash inside but as an escape). */
 const JSON_STRING = /"(?:[^"\\]|\\.)*"/g;
 /**

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { capReported, escapeReported, inertJson, quoted } from '../../lib/mcp/reported-text.js';
+import { capReported, escapeReported, inertJson, quoted, splitQuoted, unescapeReported } from '../../lib/mcp/reported-text.js';
 import { anyCharacter } from '../helpers/arbitraries.js';
 import { elementsIn, renderMarkdown, textOf } from '../helpers/markdown.js';
 
@@ -76,6 +76,39 @@ describe('Function: quoted (endpoint-reported values in text)', () => {
       }),
       { numRuns: 500 },
     );
+  });
+});
+
+describe('Functions: splitQuoted and unescapeReported (a text read back by a reader that draws no markdown)', () => {
+  it('reads back every value quoted in a text, whatever it holds, and leaves the words around it as they are', () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.oneof(fc.constantFrom('`', '``', ' ', '\\', '\\n', '"', '\u202E'), fc.string({ unit: anyCharacter(), maxLength: 8 })), {
+          maxLength: 12,
+        }),
+        (parts) => {
+          const value = parts.join('');
+          const shown = Array.from(value).slice(0, 120).join('');
+          const cut = Array.from(value).length > 120 ? `…[cut: ${Array.from(value).length} characters in all]` : '';
+
+          expect(splitQuoted(`hostname ${quoted(value)} and more`)).toEqual(['hostname ', { quoted: shown }, `${cut} and more`]);
+        },
+      ),
+      { numRuns: 500 },
+    );
+  });
+
+  it('reads back the escapes of escapeReported', () => {
+    fc.assert(
+      fc.property(fc.string({ unit: anyCharacter(), maxLength: 100 }), (value) => {
+        expect(unescapeReported(escapeReported(value))).toBe(value);
+      }),
+    );
+  });
+
+  it('leaves a text without a code span as one part, and an unclosed backtick as a backtick', () => {
+    expect(splitQuoted('No endpoint is visible.')).toEqual(['No endpoint is visible.']);
+    expect(splitQuoted('a ` b `` c')).toEqual(['a ` b `` c']);
   });
 });
 

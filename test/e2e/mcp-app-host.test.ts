@@ -303,8 +303,9 @@ describe('E2E: the MCP App view in a host built on AppBridge alone (headless Chr
   });
 
   describe("in a real host's panel (MCP Inspector's 512 and 552 px) and from 320 to 1000 px", () => {
+    // Each test draws one frame and hands it its other results, as a host does with a tool called again.
     it.each([320, ...INSPECTOR, 1000])(
-      'keeps the status badges inside the view at %i px whatever mix of visible and hidden characters a hostname holds: its marks wrap, nothing passes the edge',
+      'keeps the status badges inside the view at %i px whatever mix of visible and hidden characters a hostname holds (its marks wrap, nothing passes the edge), and lists them each whole or cut with its whole in the title',
       async (width) => {
         const critical = (hostname: string) => dashboardAt(now, { endpoint: { hostname }, samples: series(60, 5, () => [97, 91, 70]) });
         const frame = await dashboard(critical('web-000.corp.example'), width);
@@ -318,21 +319,14 @@ describe('E2E: the MCP App view in a host built on AppBridge alone (headless Chr
             'critical',
             'critical',
           ]);
-          // Whole, every mark drawn: nothing cut off sideways.
+          // Whole, every mark drawn, and nothing cut off sideways.
           expect((await probe(frame, 'drawnText', 'h1.hostname')).replace(/\n/g, ''), hostname).toBe(withMarks(hostname));
           expect(await probe(frame, 'cutWithoutTitle'), hostname).toEqual([]);
           if (width === 512 && hostname === MARKED_HOSTNAMES[1]) await screenshot('mcp-app-marks-inspector-light');
         }
-      },
-    );
 
-    it.each([320, ...INSPECTOR, 1000])(
-      'lists the same hostnames at %i px inside the view, each whole or cut with its whole in the title, never cut unseen',
-      async (width) => {
-        const frame = await list(
-          MARKED_HOSTNAMES.map((hostname, i) => agentSummary(now, i, { hostname })),
-          width,
-        );
+        await host.sendResult(toolResult(endpointList(MARKED_HOSTNAMES.map((hostname, i) => agentSummary(now, i, { hostname })))));
+        await frame.waitForSelector('main.endpoint-list');
 
         expect(await probe(frame, 'layoutProblems')).toEqual([]);
         expect(await probe(frame, 'pastTheEdge', '.badge')).toEqual([]);
@@ -360,23 +354,20 @@ describe('E2E: the MCP App view in a host built on AppBridge alone (headless Chr
         // The page itself never moved: the dashboard still fills the frame from its top to its bottom.
         expect(await probe(frame, 'box', '#root')).toMatchObject({ top: 0, bottom: 600 });
 
-        const table = await list(
-          Array.from({ length: 60 }, (_, i) => agentSummary(now, i)),
-          width,
-          600,
-        );
-        expect(await probe(table, 'scrollers')).toEqual(['div.table-box']);
+        await host.sendResult(toolResult(endpointList(Array.from({ length: 60 }, (_, i) => agentSummary(now, i)))));
+        await frame.waitForSelector('main.endpoint-list');
+        expect(await probe(frame, 'scrollers')).toEqual(['div.table-box']);
       },
     );
 
     it('writes the times in metric and finding details as the footer writes its time, never as ISO timestamps', async () => {
       const iso = /\d{4}-\d{2}-\d{2}T\d{2}:\d{2}/;
-      const staleDashboard = statusDashboards(now).stale;
-      const stale = await dashboard(staleDashboard, 552);
-      const staleDetails = await probe(stale, 'texts', '.finding-detail, .metric-detail');
-      const evaluated = (await probe(stale, 'texts', `.foot time[datetime="${staleDashboard.evaluated_at}"]`))[0]!;
-      const unknown = await dashboard(statusDashboards(now).unknown, 552);
-      const memory = (await probe(unknown, 'texts', '.metric[data-metric="memory"] .metric-detail'))[0]!;
+      const { stale, unknown } = statusDashboards(now);
+      const frame = await dashboard(stale, 552);
+      const staleDetails = await probe(frame, 'texts', '.finding-detail, .metric-detail');
+      const evaluated = (await probe(frame, 'texts', `.foot time[datetime="${stale.evaluated_at}"]`))[0]!;
+      await redraw(frame, unknown);
+      const memory = (await probe(frame, 'texts', '.metric[data-metric="memory"] .metric-detail'))[0]!;
 
       expect(staleDetails.filter((t) => iso.test(t))).toEqual([]);
       expect(staleDetails.join('\n')).toContain(`before this evaluation at ${evaluated};`);
@@ -386,28 +377,27 @@ describe('E2E: the MCP App view in a host built on AppBridge alone (headless Chr
       );
     });
 
-    it.each([
-      [
-        'a ticket the tenant requires: what the person does, not how a model calls the tool again',
-        `${TOOL_SENTENCES.ticketRequired('ServiceNow')} (request id: 3f2a)`,
-        'Nothing was read: this tenant requires a ticket for every read. Give the number of your ServiceNow ticket (such as INC0012345) and read again. (request id: 3f2a)',
-      ],
-      [
-        'an agent that is not visible: the agent id drawn as a reported value, without the backticks of markdown',
-        TOOL_SENTENCES.notFound(HOSTILE.agentId),
-        `No endpoint with agent_id ${DRAWN.agentId} is visible to you; list_endpoints shows the endpoints you can read.`,
-      ],
-    ])('says a failed read as a person can act on it: %s', async (_what, toolText, drawn) => {
+    it('says a failed read as a person can act on it, without markdown: a ticket the tenant requires (what the person does, not how a model calls again), an agent that is not visible (its id drawn as a reported value)', async () => {
+      const failure = (text: string) => ({ content: [{ type: 'text' as const, text }], isError: true });
       const frame = await host.mount(
         {
           width: 512,
           input: { agent_id: HOSTILE.agentId, reason: 'check' },
-          result: { content: [{ type: 'text', text: toolText }], isError: true },
+          result: failure(`${TOOL_SENTENCES.ticketRequired('ServiceNow')} (request id: 3f2a)`),
         },
         'main.message-error',
       );
+      const ticket = await probe(frame, 'drawnText', '.message-text');
+      await host.sendResult(failure(TOOL_SENTENCES.notFound(HOSTILE.agentId)));
+      await frame.waitForSelector('main.message-error .message-text bdi');
+      const notFound = await probe(frame, 'drawnText', '.message-text');
 
-      expect((await probe(frame, 'drawnText', '.message-text')).replace(/\n/g, ' ')).toBe(drawn);
+      expect(ticket.replace(/\n/g, ' ')).toBe(
+        'Nothing was read: this tenant requires a ticket for every read. Give the number of your ServiceNow ticket (such as INC0012345) and read again. (request id: 3f2a)',
+      );
+      expect(notFound.replace(/\n/g, ' ')).toBe(
+        `No endpoint with agent_id ${DRAWN.agentId} is visible to you; list_endpoints shows the endpoints you can read.`,
+      );
     });
 
     it('shows the text of a result it cannot read without markdown or ISO timestamps: values drawn as values, times as times', async () => {
@@ -426,7 +416,7 @@ describe('E2E: the MCP App view in a host built on AppBridge alone (headless Chr
       );
     });
 
-    it.each([860, 900, 1000])('never breaks an OS value inside a word in the table at %i px (860 px is its narrowest)', async (width) => {
+    it('never breaks an OS value inside a word in the table at 860 and 900 px (860 px is its narrowest)', async () => {
       const oses = [
         LONG_OS,
         'Ubuntu 24.04.1 LTS (Noble Numbat)',
@@ -434,17 +424,16 @@ describe('E2E: the MCP App view in a host built on AppBridge alone (headless Chr
         'macOS Sequoia 15.1.1',
         'Windows 11 Enterprise 23H2',
       ];
-      const frame = await list(
-        oses.map((os, i) => agentSummary(now, i, { os })),
-        width,
-      );
+      const endpoints = oses.map((os, i) => agentSummary(now, i, { os }));
 
-      for (const [i, os] of oses.entries()) {
-        const a = agentSummary(now, i, { os });
-        const lines = (await probe(frame, 'drawnText', `tr[data-agent="${a.agent_id}"] td[data-column="os"]`)).split('\n');
-        // Each word of the OS and the architecture stands whole on one line.
-        const broken = `${os}/ ${a.arch}`.split(' ').filter((word) => !lines.some((line) => line.includes(word)));
-        expect(broken, `${os} drawn as ${JSON.stringify(lines)}`).toEqual([]);
+      for (const width of [860, 900]) {
+        const frame = await list(endpoints, width);
+        for (const a of endpoints) {
+          const lines = (await probe(frame, 'drawnText', `tr[data-agent="${a.agent_id}"] td[data-column="os"]`)).split('\n');
+          // Each word of the OS and the architecture stands whole on one line.
+          const broken = `${a.os}/ ${a.arch}`.split(' ').filter((word) => !lines.some((line) => line.includes(word)));
+          expect(broken, `${a.os} at ${width} px, drawn as ${JSON.stringify(lines)}`).toEqual([]);
+        }
       }
     });
   });

@@ -8,7 +8,7 @@ import { HIDDEN_CHARACTER_CLASSES } from '../reported-characters.js';
  * code span (quoted), in the JSON copy the characters that start markup are JSON escapes
  * (inertJson); either way escaped so they can never form a line, hide or reorder text, or pass for
  * the service's own words, and no CommonMark or GFM renderer makes them a link, an image, an
- * autolink or HTML. `structuredContent` keeps the exact values (up to MAX_REPORTED_CHARACTERS,
+ * autolink, emphasis or HTML (the JSON copy is drawn exactly as its text). `structuredContent` keeps the exact values (up to MAX_REPORTED_CHARACTERS,
  * see lib/mcp/limits.ts).
  */
 
@@ -81,24 +81,82 @@ export function quoted(value: string, max = TEXT_VALUE_CHARACTERS): string {
   return total === undefined ? codeSpan(text) : `${codeSpan(text)}${cutMarker(total)}`;
 }
 
+/** The escapes escapeCodePoint writes: `\u{202E}`, or a short one (`\n`, `\"`, `\\`). */
+const WRITTEN_ESCAPE = /\\(?:u\{([0-9A-F]{4,6})\}|([nrt"\\]))/g;
+const SHORT_UNESCAPES: Record<string, string> = { n: '\n', r: '\r', t: '\t', '"': '"', '\\': '\\' };
+
+/** The text of escapeReported (or of a code span of `quoted`) read back to the value it shows: the inverse of the escapes. */
+export function unescapeReported(text: string): string {
+  return text.replace(WRITTEN_ESCAPE, (written, hex: string | undefined, short: string | undefined) => {
+    if (short !== undefined) return SHORT_UNESCAPES[short] ?? written;
+    const code = Number.parseInt(hex ?? '', 16);
+    return code <= 0x10ffff ? String.fromCodePoint(code) : written;
+  });
+}
+
+/**
+ * A code span as codeSpan writes it: a run of backticks that no backtick touches, what it holds,
+ * and a run of as many backticks that no backtick touches (CommonMark's rule, so a value holding
+ * shorter or longer runs stays inside).
+ */
+const CODE_SPAN = /(?<!`)(`+)(?!`)([\s\S]*?)(?<!`)\1(?!`)/g;
+
+/**
+ * A text of the service's (a summary, a failure sentence) cut into its own words and the reported
+ * values it quotes (`quoted`), each read back to the value it shows (`{ quoted: value }`): how a
+ * reader that does not render markdown (the MCP App view) shows such a text without backticks.
+ * A value cut by `quoted` comes back as its first characters, the cut marker staying in the words.
+ */
+export function splitQuoted(text: string): Array<string | { quoted: string }> {
+  const parts: Array<string | { quoted: string }> = [];
+  let from = 0;
+  for (const match of text.matchAll(CODE_SPAN)) {
+    if (match.index > from) parts.push(text.slice(from, match.index));
+    const inside = match[2] ?? '';
+    // codeSpan pads both ends with one space when the value starts or ends with a space or a backtick (or is empty).
+    const padded = inside.startsWith(' ') && inside.endsWith(' ');
+    parts.push({ quoted: unescapeReported(padded ? inside.slice(1, -1) : inside) });
+    from = match.index + match[0].length;
+  }
+  if (from < text.length) parts.push(text.slice(from));
+  return parts;
+}
+
 /** JSON string literals as JSON.stringify writes them (no raw quote or backslash inside but as an escape). */
 const JSON_STRING = /"(?:[^"\\]|\\.)*"/g;
 /**
- * In a JSON string, what could start markdown markup: the characters of links, images, HTML and
- * entities, code, tables, emphasis and email autolinks anywhere, and the `:` of `://` and the `.`
- * of `www.` (GFM's URL autolinks). Structure outside strings is never touched.
+ * In a JSON string literal, what a CommonMark or GFM renderer would not draw as itself: the `\"`
+ * and `\\` escapes (a renderer reads a backslash before punctuation as its own escape and drops
+ * it), and the characters that start markup: emphasis and strong (`*`, `_`), strikethrough (`~`),
+ * code (backtick), links, images and footnotes (`[`, `]`), HTML and autolinks (`<`, `>`), entity
+ * references (`&`), tables (`|`), email autolinks (`@`), and the `:` of `://` and the `.` of
+ * `www.` (GFM's URL autolinks). Other escapes (`\n`, `\u0001`) are a backslash before a letter,
+ * which no renderer takes for its own. Structure outside strings is never touched: it is `{`,
+ * `}`, `[`, `]`, `:`, `,`, digits and the words true, false and null, on one line that starts with
+ * `{`, so it can start no block (heading, list, quote, code block, table) and form no inline.
  */
-const ACTIVE_IN_JSON = /[<>&[\]`|@*~]|:(?=\/\/)|(?<=[Ww]{3})\./g;
+const NOT_DRAWN_AS_ITSELF = /\\u[0-9a-fA-F]{4}|\\(["\\])|\\.|[*_~`[\]<>&|@]|:(?=\/\/)|(?<=[Ww]{3})\./g;
+
+const jsonEscape = (ch: string): string => `\\u${ch.charCodeAt(0).toString(16).toUpperCase().padStart(4, '0')}`;
+
+/** A JSON string literal with what is between its quotes rewritten as NOT_DRAWN_AS_ITSELF says. */
+function inertLiteral(literal: string): string {
+  const inside = literal.slice(1, -1).replace(NOT_DRAWN_AS_ITSELF, (match, escaped: string | undefined) => {
+    if (escaped !== undefined) return jsonEscape(escaped);
+    // Any other escape (`\n`, `\u0001`) stays as it is.
+    return match.length > 1 ? match : jsonEscape(match);
+  });
+  return `"${inside}"`;
+}
 
 /**
- * `value` as JSON whose text no CommonMark or GFM renderer turns into markup: JSON.stringify's
- * text with every markup-starting character inside a string written as a JSON `\uXXXX` escape.
- * It parses back to exactly `value`; a renderer shows the escapes as text.
+ * `value` as JSON whose text every CommonMark or GFM renderer draws exactly as it is, as one
+ * paragraph of text: JSON.stringify's text with each character of NOT_DRAWN_AS_ITSELF inside a
+ * string written as a JSON `\uXXXX` escape (`_` as `\u005F`, `"` as `\u0022`). It parses back to
+ * exactly `value`.
  */
 export function inertJson(value: unknown): string {
-  return JSON.stringify(value).replace(JSON_STRING, (literal) =>
-    literal.replace(ACTIVE_IN_JSON, (ch) => `\\u${ch.charCodeAt(0).toString(16).toUpperCase().padStart(4, '0')}`),
-  );
+  return JSON.stringify(value).replace(JSON_STRING, inertLiteral);
 }
 
 /**

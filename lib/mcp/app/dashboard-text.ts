@@ -1,5 +1,6 @@
 import { EndpointList } from '../../contract/mcp-tools.js';
 import { type ConnectionState, type DashboardSample, EndpointDashboard, type MetricKey, type Status } from '../../contract/schemas.js';
+import { splitQuoted } from '../reported-text.js';
 
 /**
  * The words of the view, kept apart from the DOM so they can be tested in Node: statuses and
@@ -61,6 +62,50 @@ export function windowText(minutes: number): string {
   if (minutes % 1440 === 0) return minutes === 1440 ? 'the last 24 hours' : `the last ${minutes / 1440} days`;
   if (minutes % 60 === 0 && minutes > 60) return `the last ${minutes / 60} hours`;
   return `the last ${minutes} minutes`;
+}
+
+/** A time as the service writes it in its sentences (ISO 8601 with a zone: `2026-11-27T10:00:00.000Z`). */
+const ISO_TIME = /\b\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:\d{2})/g;
+
+/** A part of a sentence of the service's: its own words, a value an endpoint reported, or a time. */
+export type SentencePart = string | { reported: string } | { time: string };
+
+/**
+ * A sentence of the service's (a metric's or a finding's detail, a tool's text) as the view draws
+ * it: its own words, each time it writes (ISO 8601) apart so the view can write it as it writes
+ * every other time, and each value it quotes as a code span (lib/mcp/reported-text.ts) read back
+ * to the value, so the view shows it as a reported value and no backtick, markdown's, reaches the page.
+ */
+export function sentenceParts(text: string): SentencePart[] {
+  return splitQuoted(text).flatMap((part): SentencePart[] => {
+    if (typeof part !== 'string') return [{ reported: part.quoted }];
+    const parts: SentencePart[] = [];
+    let from = 0;
+    for (const match of part.matchAll(ISO_TIME)) {
+      if (Number.isNaN(Date.parse(match[0]))) continue;
+      if (match.index > from) parts.push(part.slice(from, match.index));
+      parts.push({ time: match[0] });
+      from = match.index + match[0].length;
+    }
+    if (from < part.length) parts.push(part.slice(from));
+    return parts;
+  });
+}
+
+/** The tool's sentence for a tenant that requires a ticket, which tells a model how to call again; its ticket system, and a request id after it. */
+const TICKET_REQUIRED = /^This tenant requires a ticket for every read\b.*?\bsystem "([^"]+)".*?(\(request id: [^)]*\))?$/s;
+
+/**
+ * A failed read's sentence as the person looking at the view can act on it. The tool's sentences
+ * are for whoever reads the tool's text, a model among them; the one that tells a model how to
+ * call the tool again (a ticket the tenant requires) is said here as what the person does. The
+ * others read the same to a person and are shown as they are (undefined).
+ */
+export function failureForPerson(toolText: string): string | undefined {
+  const ticket = TICKET_REQUIRED.exec(toolText.trim());
+  if (!ticket) return undefined;
+  const requestId = ticket[2] ? ` ${ticket[2]}` : '';
+  return `Nothing was read: this tenant requires a ticket for every read. Give the number of your ${ticket[1]} ticket (such as INC0012345) and read again.${requestId}`;
 }
 
 /** What one series of the history holds, for the chart's text alternative; null when it holds no value at all. */

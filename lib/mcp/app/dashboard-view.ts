@@ -1,6 +1,6 @@
 import type { DashboardMetric, EndpointDashboard } from '../../contract/schemas.js';
-import { agoText, isExpired, percentText, windowText } from './dashboard-text.js';
-import { el, reported, statusBadge } from './dom.js';
+import { agoText, isExpired, percentText, sentenceParts, windowText } from './dashboard-text.js';
+import { el, marked, reported, statusBadge } from './dom.js';
 import { chartLegend, historyChart } from './history-chart.js';
 
 /**
@@ -25,6 +25,20 @@ function dateTime(iso: string, p: Presentation): string {
     timeStyle: 'short',
     ...(p.timeZone ? { timeZone: p.timeZone } : {}),
   }).format(new Date(iso));
+}
+
+/**
+ * A sentence of the service's (a detail, a tool's text) as nodes: its words as text (a character
+ * a reader could not see marked, as in a reported value), each time it writes as the footer writes
+ * one ("Nov 27, 2026, 10:20 AM", not "2026-11-27T10:20:00.000Z"), each value it quotes as a
+ * reported value (no backtick of markdown's on the page).
+ */
+export function sentence(text: string, p: Presentation): Node[] {
+  return sentenceParts(text).flatMap((part) => {
+    if (typeof part === 'string') return marked(part);
+    if ('time' in part) return [el('time', { datetime: part.time }, dateTime(part.time, p))];
+    return [reported(part.reported)];
+  });
 }
 
 /** A time as "12 min ago" with the exact time in a tooltip and a `datetime` attribute. */
@@ -92,7 +106,7 @@ function notices(d: EndpointDashboard, p: Presentation): HTMLElement[] {
   return [];
 }
 
-function metricCard(m: DashboardMetric): HTMLElement {
+function metricCard(m: DashboardMetric, p: Presentation): HTMLElement {
   return el(
     'article',
     { class: 'metric', 'data-metric': m.key, 'data-status': m.status },
@@ -103,7 +117,7 @@ function metricCard(m: DashboardMetric): HTMLElement {
       el('p', { class: `metric-value${m.value === null ? ' unknown' : ''}` }, percentText(m.value)),
       statusBadge(m.status, 'small', { name: `${m.label} status: ` }),
     ),
-    el('p', { class: 'metric-detail' }, m.detail),
+    el('p', { class: 'metric-detail' }, ...sentence(m.detail, p)),
   );
 }
 
@@ -132,7 +146,7 @@ function historySection(d: EndpointDashboard, p: Presentation, width: number): H
   );
 }
 
-function findingsSection(d: EndpointDashboard): HTMLElement {
+function findingsSection(d: EndpointDashboard, p: Presentation): HTMLElement {
   const findings = d.findings ?? [];
   const list =
     findings.length === 0
@@ -145,7 +159,7 @@ function findingsSection(d: EndpointDashboard): HTMLElement {
               'li',
               { class: 'finding', 'data-status': f.status, 'data-scope': f.scope },
               statusBadge(f.status, 'small', { name: 'Finding status: ' }),
-              el('div', {}, el('p', { class: 'finding-label' }, f.label), el('p', { class: 'finding-detail' }, f.detail)),
+              el('div', {}, el('p', { class: 'finding-label' }, f.label), el('p', { class: 'finding-detail' }, ...sentence(f.detail, p))),
             ),
           ),
         );
@@ -164,7 +178,12 @@ function footer(d: EndpointDashboard, p: Presentation): HTMLElement {
     'footer',
     { class: 'foot' },
     el('p', {}, ...observed(d, p), ' · evaluated ', el('time', { datetime: d.evaluated_at }, dateTime(d.evaluated_at, p))),
-    el('details', { class: 'policy' }, el('summary', {}, 'How the statuses are decided'), el('p', {}, d.policy_description)),
+    el(
+      'details',
+      { class: 'policy' },
+      el('summary', {}, 'How the statuses are decided'),
+      el('p', {}, ...sentence(d.policy_description, p)),
+    ),
   );
 }
 
@@ -176,9 +195,9 @@ export function dashboardView(d: EndpointDashboard, p: Presentation, width: numb
     { class: 'dashboard', 'data-status': d.status, 'data-stale': String(stale) },
     header(d, p),
     ...notices(d, p),
-    d.metrics === null ? null : el('section', { class: 'metrics' }, ...d.metrics.map(metricCard)),
+    d.metrics === null ? null : el('section', { class: 'metrics' }, ...d.metrics.map((m) => metricCard(m, p))),
     historySection(d, p, width),
-    findingsSection(d),
+    findingsSection(d, p),
     footer(d, p),
   );
 }
@@ -186,9 +205,15 @@ export function dashboardView(d: EndpointDashboard, p: Presentation, width: numb
 /**
  * What is shown instead of a dashboard or a list: waiting, a failed read, a result that cannot be
  * drawn. `text` is the view's sentence (reported values in it already isolated); `toolText`, when
- * given, is the text the tool itself gave, shown below it as it came (a failed read is never drawn as healthy).
+ * given, is the text the tool itself gave, shown below it line by line as `sentence` draws it
+ * (a failed read is never drawn as healthy).
  */
-export function messageView(kind: 'error' | 'waiting' | 'other', title: string, text: (Node | string)[], toolText?: string): HTMLElement {
+export function messageView(
+  kind: 'error' | 'waiting' | 'other',
+  title: string,
+  text: (Node | string)[],
+  toolText?: { text: string; p: Presentation },
+): HTMLElement {
   return el(
     'main',
     { class: `message message-${kind}`, role: kind === 'error' ? 'alert' : 'status' },
@@ -198,7 +223,7 @@ export function messageView(kind: 'error' | 'waiting' | 'other', title: string, 
       ? el(
           'p',
           { class: 'tool-text' },
-          ...toolText.split('\n').flatMap((line, i) => (i === 0 ? [reported(line)] : [el('br'), reported(line)])),
+          ...toolText.text.split('\n').flatMap((line, i) => [i === 0 ? null : el('br'), ...sentence(line, toolText.p)]),
         )
       : null,
   );

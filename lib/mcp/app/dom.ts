@@ -23,17 +23,23 @@ export function el<K extends keyof HTMLElementTagNameMap>(
   return element;
 }
 
-/** A hostname label shorter than this never breaks inside (a longer one may, rather than overflow). */
+/**
+ * A hostname label shorter than this breaks inside only when it is wider than the whole line (its
+ * hidden characters' marks make it so); a longer one may break anywhere, rather than overflow.
+ */
 const UNBROKEN_LABEL = 24;
 
 /** A value's visible runs as text and each hidden character as a mark `⟨U+202E⟩` (reported-characters.ts). */
-function marked(value: string): Node[] {
+export function marked(value: string): Node[] {
   return splitHidden(value).map((part) =>
     typeof part === 'string' ? document.createTextNode(part) : el('span', { class: 'char-mark' }, `⟨${part.label}⟩`),
   );
 }
 
-/** A hostname that breaks only between its labels (after a dot), never inside a short one such as "web-000". */
+/**
+ * A hostname that breaks between its labels (after a dot), never inside a short one such as
+ * "web-000" while the label fits on a line of its own (styles.css `.label`).
+ */
 function hostnameRuns(value: string): Node[] {
   return value.split('.').flatMap((label, i) => {
     const runs: Node[] = i === 0 ? [] : [document.createTextNode('.'), el('wbr')];

@@ -58,9 +58,11 @@ const COLUMNS: readonly Column[] = [
     key: 'os',
     title: 'OS',
     compare: (a, b) => byText(`${a.os} ${a.arch}`.toLowerCase(), `${b.os} ${b.arch}`.toLowerCase()),
+    // The line may break after the slash: "Edition/" and "x86_64" are words of their own.
     cell: (a) => [
       reported(a.os, { max: CELL_CHARACTERS.os }),
       document.createTextNode('/'),
+      el('wbr'),
       reported(a.arch, { max: CELL_CHARACTERS.arch }),
     ],
   },

@@ -7,8 +7,8 @@ import {
 } from '@modelcontextprotocol/ext-apps';
 import type { EndpointList } from '../../contract/mcp-tools.js';
 import type { EndpointDashboard } from '../../contract/schemas.js';
-import { readResult } from './dashboard-text.js';
-import { dashboardView, messageView } from './dashboard-view.js';
+import { failureForPerson, readResult } from './dashboard-text.js';
+import { dashboardView, messageView, type Presentation, sentence } from './dashboard-view.js';
 import { reported } from './dom.js';
 import { endpointListView } from './endpoint-list-view.js';
 import './styles.css';
@@ -84,8 +84,20 @@ function draw(): void {
   }
 }
 
-function unreadable(sentence: string): HTMLElement {
-  return messageView('error', 'Cannot show this result', [sentence], toolText || 'The tool gave no text.');
+/** The page's clock and the host's locale and time zone, for the times the view writes. */
+function presentation(): Presentation {
+  return { now: Date.now(), locale: context.locale, timeZone: context.timeZone };
+}
+
+function unreadable(why: string): HTMLElement {
+  return messageView('error', 'Cannot show this result', [why], { text: toolText || 'The tool gave no text.', p: presentation() });
+}
+
+/** A failed read: what the person can do when the tool's sentence speaks to a model, else the tool's sentence as the view draws text. */
+function failed(): HTMLElement {
+  const forPerson = failureForPerson(toolText);
+  const text = forPerson !== undefined ? [forPerson] : toolText ? sentence(toolText, presentation()) : ['The tool reported an error.'];
+  return messageView('error', 'The read failed', text);
 }
 
 /** Draws what is shown now, at the current width; a dashboard is drawn again when its observation expires. */
@@ -97,16 +109,15 @@ function drawShown(): void {
   }
   if ('list' in shown) {
     // Drawn once per result: sorting and filtering then change the table in place.
-    root.replaceChildren(endpointListView(shown.list, { now: Date.now(), locale: context.locale, timeZone: context.timeZone }));
+    root.replaceChildren(endpointListView(shown.list, presentation()));
     shown = { view: root.firstElementChild as HTMLElement };
     return;
   }
-  const now = Date.now();
-  const presentation = { now, locale: context.locale, timeZone: context.timeZone };
-  root.replaceChildren(dashboardView(shown.dashboard, presentation, chartWidth()));
+  const p = presentation();
+  root.replaceChildren(dashboardView(shown.dashboard, p, chartWidth()));
   const expires = shown.dashboard.expires_at === null ? Number.NaN : Date.parse(shown.dashboard.expires_at);
   // setTimeout holds at most about 24.8 days; an observation expires within minutes.
-  if (expires > now && expires - now < 2 ** 31 - 1) expiryTimer = setTimeout(draw, expires - now + 50);
+  if (expires > p.now && expires - p.now < 2 ** 31 - 1) expiryTimer = setTimeout(draw, expires - p.now + 50);
 }
 
 /** The width the chart may take: the page's, less its padding. */
@@ -138,7 +149,7 @@ app.ontoolresult = (result) => {
   toolText = textOf(result.content);
   const readable = result.isError ? undefined : readResult(result.structuredContent);
   if (result.isError) {
-    shown = { view: messageView('error', 'The read failed', [toolText || 'The tool reported an error.']) };
+    shown = { view: failed() };
   } else if (readable) {
     shown = readable;
   } else {

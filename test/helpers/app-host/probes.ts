@@ -211,6 +211,52 @@ export function scrollTo(selector: string, where: 'start' | 'end'): boolean {
   return element.scrollHeight > element.clientHeight;
 }
 
+/** An element as `tag#id.class`, to name it in a finding. */
+function named(element: Element): string {
+  return `${describe(element)}${element.id ? `#${element.id}` : ''}`;
+}
+
+/**
+ * Every box that scrolls (its content taller or wider than it, and its overflow lets it scroll),
+ * the page itself named "the page": under a height cap the view means one of them to, no more.
+ */
+export function scrollers(): string[] {
+  const found: string[] = [];
+  const page = document.scrollingElement ?? document.documentElement;
+  if (page.scrollHeight > page.clientHeight + TOLERANCE || page.scrollWidth > page.clientWidth + TOLERANCE) found.push('the page');
+  for (const element of Array.from(document.body.querySelectorAll('*'))) {
+    const style = getComputedStyle(element);
+    const down = /auto|scroll/.test(style.overflowY) && element.scrollHeight > element.clientHeight + TOLERANCE;
+    const across = /auto|scroll/.test(style.overflowX) && element.scrollWidth > element.clientWidth + TOLERANCE;
+    if (down || across) found.push(named(element));
+  }
+  return found;
+}
+
+/**
+ * Every element whose content is cut at its side (its overflow hides what is wider than it) with
+ * no `title` on it or around it to give the whole: a value a reader sees only part of, unknowingly.
+ */
+export function cutWithoutTitle(): string[] {
+  return Array.from(document.body.querySelectorAll('*'))
+    .filter((element) => {
+      if (hidden(element)) return false;
+      const clips = getComputedStyle(element).overflowX !== 'visible' && element.scrollWidth > element.clientWidth + TOLERANCE;
+      return clips && element.closest('[title]') === null;
+    })
+    .map(named);
+}
+
+/** Every element matching `selector` drawn past the page's left or right edge (the frame's width), with how far. */
+export function pastTheEdge(selector: string): string[] {
+  const width = document.documentElement.clientWidth;
+  return Array.from(document.querySelectorAll(selector)).flatMap((element) => {
+    const r = element.getBoundingClientRect();
+    const past = outside(r, { left: 0, right: width, top: r.top, bottom: r.bottom }, false);
+    return past ? [`${named(element)} "${(element.textContent ?? '').trim()}" (${past})`] : [];
+  });
+}
+
 /** The chart's role, its name, and the text of what describes it (aria-describedby). */
 export function chartAlternative(): { role: string | null; label: string | null; description: string | undefined } {
   const chart = document.querySelector('svg.chart');
@@ -242,4 +288,7 @@ export function focusedColumn(): string | null {
   scrollTo,
   chartAlternative,
   focusedColumn,
+  scrollers,
+  cutWithoutTitle,
+  pastTheEdge,
 };

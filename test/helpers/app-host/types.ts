@@ -48,4 +48,7 @@ export interface Probes {
   scrollTo(selector: string, where: 'start' | 'end'): boolean;
   chartAlternative(): { role: string | null; label: string | null; description: string | undefined };
   focusedColumn(): string | null;
+  scrollers(): string[];
+  cutWithoutTitle(): string[];
+  pastTheEdge(selector: string): string[];
 }

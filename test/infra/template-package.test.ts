@@ -27,6 +27,12 @@ describe('Template: npm run package', () => {
     ).toEqual(expect.arrayContaining(Object.keys(FUNCTIONS).map((name) => `${name[0]!.toUpperCase()}${name.slice(1)}LambdaFunction`)));
   });
 
+  it('publishes no Lambda version on each deploy (nothing invokes a version or an alias: versionFunctions is off)', () => {
+    expect(ofType('AWS::Lambda::Version')).toEqual([]);
+    expect(ofType('AWS::Lambda::Alias')).toEqual([]);
+    expect(state.service.provider.versionFunctions).toBe(false);
+  });
+
   describe('Bundles', () => {
     it.each([
       ['inventory', 'InventoryLambdaFunction'],

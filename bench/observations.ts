@@ -51,6 +51,8 @@ function floorAuditItem(at: Date, agentId: string, minutes: number, broker: stri
     reason: 'bench: dashboard read',
     ticket_number: null,
     ticket_system: null,
+    reason_source: 'argument',
+    ticket_source: null,
     minutes,
     limit: 100,
     outcome: 'allowed',

@@ -1,5 +1,5 @@
 import * as z from 'zod/mini';
-import { DEFAULT_REQUIRED_SCOPE, OBSERVATIONS_SCOPE } from './scope-names.js';
+import { DEFAULT_REQUIRED_SCOPE, OBSERVATIONS_SCOPE, SCOPE_TOKEN } from './scope-names.js';
 import './zod-english-locale.js';
 
 const POSITIVE_RULE = 'must be a whole number above 0';
@@ -15,8 +15,6 @@ const requiredText = z.pipe(optionalText, z.string({ error: 'is required (server
 const optionalTextThen = <T extends z.ZodMiniType<unknown, string>>(schema: T) => z.pipe(optionalText, z.optional(schema));
 /** An http:// or https:// URL (the URL parser alone takes `db.example:8000` as a URL of scheme `db.example:`). */
 const httpUrl = z.url({ protocol: /^https?$/, error: 'must be an http:// or https:// URL' });
-/** One OAuth scope (RFC 6749 §3.3 scope-token: printable ASCII, no space, quote or backslash), or nothing. */
-const SCOPE_TOKEN = /^[\x21\x23-\x5b\x5d-\x7e]*$/;
 const ROLE_ARN = z.string().check(z.regex(/^arn:aws[a-z-]*:iam::[0-9]{12}:role\//, 'must be an IAM role ARN'));
 
 /** A comma-separated list, spaces around entries ignored, empty entries dropped. */
@@ -49,7 +47,11 @@ const EnvVariables = z.object({
         z.string(),
         z.transform((v: string) => v.trim()),
       )
-      .check(z.regex(SCOPE_TOKEN, 'must be one OAuth scope such as endpoints:read (no spaces or quotes), or empty for none')),
+      .check(
+        z.refine((v: string) => v === '' || SCOPE_TOKEN.test(v), {
+          error: 'must be one OAuth scope such as endpoints:read (no spaces or quotes), or empty for none',
+        }),
+      ),
     DEFAULT_REQUIRED_SCOPE,
   ),
   SCOPE_CLAIM: optionalTextThen(z.string().check(z.regex(/^[A-Za-z0-9_:.-]+$/, 'must be a claim name such as scope or scp'))),
@@ -100,6 +102,11 @@ const EnvSchema = z.pipe(
       path: ['TENANT_AUDIT_ROLE_ARN'],
       message: 'is required when TENANT_FENCING is iam',
     }),
+    // The issuer's keys are found through its discovery document, under its URL (lib/auth/discovery.ts).
+    z.refine((env) => env.JWKS_URL !== undefined || httpUrl.safeParse(env.JWT_ISSUER).success, {
+      path: ['JWT_ISSUER'],
+      message: 'must be an http:// or https:// URL, whose discovery document says where its keys are (or set JWKS_URL)',
+    }),
   ),
   z.transform((env) => {
     const issuer = env.JWT_ISSUER;
@@ -128,7 +135,11 @@ const EnvSchema = z.pipe(
       sampleRetentionDays: env.SAMPLE_RETENTION_DAYS,
       jwtIssuer: issuer,
       jwtAudience: env.JWT_AUDIENCE,
-      jwksUrl: env.JWKS_URL ?? `${issuer.replace(/\/$/, '')}/.well-known/jwks.json`,
+      /**
+       * Where the issuer's signing keys are fetched when set (JWKS_URL, an override); unset, the
+       * `jwks_uri` of the issuer's discovery document (lib/auth/discovery.ts). No path is guessed.
+       */
+      jwksUrl: env.JWKS_URL,
       observationsAudience: env.OBSERVATIONS_AUDIENCE,
       /**
        * The public API's base URL as clients reach it (a custom domain, or the execute-api URL with

@@ -8,3 +8,6 @@
 export const DEFAULT_REQUIRED_SCOPE = 'endpoints:read';
 /** The scope of the private observations operation, which the broker asks for in its token exchange whenever the doors ask for theirs. */
 export const OBSERVATIONS_SCOPE = 'observations:read';
+
+/** One RFC 6749 §3.3 scope-token: printable ASCII but space, `"` and `\` (%x21 / %x23-5B / %x5D-7E), at least one. */
+export const SCOPE_TOKEN = /^[\x21\x23-\x5b\x5d-\x7e]+$/;

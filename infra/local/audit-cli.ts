@@ -1,6 +1,7 @@
 /**
  * `npm run audit -- --tenant T`: prints that tenant's audit items, oldest first, one JSON object a line
- * (none: a note on stderr that says where it looked).
+ * with every attribute the service wrote (docs/data-format.md: who, what, why, the ticket, and where
+ * the reason and the ticket came from); none: a note on stderr that says where it looked.
  * `--no-tenant` prints the items of authenticated requests whose token carried no tenant.
  * Reads DYNAMODB_ENDPOINT (default: the local engine on DYNAMODB_PORT, 8000) and AUDIT_TABLE.
  * Exit 2 with the usage for bad arguments; exit 1 with what to do when the store cannot be read.

@@ -1,6 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import Provider, { type Configuration, errors, interactionPolicy, type KoaContextWithOIDC } from 'oidc-provider';
+// oidc-provider's own refresh grant, wrapped below (keepingDoorScope): the package has no hook between its parameters and the grant.
+import * as refreshTokenGrant from 'oidc-provider/lib/actions/grants/refresh_token.js';
 import { isGroupName, MAX_GROUP_NAME_CHARACTERS } from '../../lib/store/records.js';
 import { authorizationStore, type StoreLimits } from './authorization-store.js';
 import { clientIdDocuments, documentRefused, FAILURE_ANSWER_MS, isDocumentUrl } from './client-id-documents.js';
@@ -41,6 +43,8 @@ export interface AuthorizationServerOptions {
   storeLimits?: StoreLimits;
   /** The fixed time of every client ID metadata document failure (infra/local/client-id-documents.ts; default FAILURE_ANSWER_MS). */
   documentFailureMs?: number;
+  /** The development origins of client ID metadata documents in force (default the configuration's, CLIENT_ID_DOCUMENT_DEV_ORIGINS). */
+  documentDevOrigins?: () => readonly string[];
 }
 
 export interface LocalAuthorizationServer {
@@ -48,10 +52,16 @@ export interface LocalAuthorizationServer {
   routes: readonly LocalRoute[];
 }
 
-/** The server's routes, by path. */
+/**
+ * The server's routes, by path. Its keys are where oidc-provider's own route puts them, under
+ * /oauth2, not at `/.well-known/jwks.json`: most providers do not serve that path, and the
+ * functions find keys as they find a real provider's, through the discovery document's
+ * `jwks_uri` (OpenID Connect's, and RFC 8414's, both served).
+ */
 export const ISSUER_PATHS = Object.freeze({
-  jwks: '/.well-known/jwks.json',
+  jwks: '/oauth2/jwks',
   metadata: '/.well-known/oauth-authorization-server',
+  openIdConfiguration: '/.well-known/openid-configuration',
   authorize: '/oauth2/authorize',
   token: '/oauth2/token',
   register: '/oauth2/register',
@@ -100,6 +110,10 @@ interface SignedIn {
 }
 
 const accountIdOf = (signedIn: SignedIn): string => JSON.stringify(signedIn);
+
+const REFRESH_TOKEN_GRANT = 'refresh_token';
+/** A grant type's handler, as oidc-provider's registerGrantType takes it. */
+type GrantHandler = Parameters<Provider['registerGrantType']>[1];
 const signedInOf = (accountId: string): SignedIn => JSON.parse(accountId) as SignedIn;
 
 /**
@@ -152,6 +166,24 @@ function askDoorScope(target: URL, doorScope: string): boolean {
   if (asked.includes(doorScope)) return false;
   target.searchParams.set('scope', [...asked, doorScope].join(' '));
   return true;
+}
+
+/**
+ * oidc-provider's refresh grant, asked with a `scope` that lacks the doors' scope, the doors' scope
+ * added (when it has no `scope`, the refresh token's own scopes, the doors' among them, are used).
+ * oidc-provider gives the new access token only the scopes asked, so a client that asks what it
+ * registered (`openid offline_access`) would get a 200 token that no door takes. The refresh token
+ * holds the doors' scope (every authorization asks it), so adding it grants nothing new.
+ */
+function keepingDoorScope(handler: GrantHandler, doorScope: string): GrantHandler {
+  return (ctx, next) => {
+    const params = ctx.oidc.params as { scope?: unknown };
+    if (typeof params.scope === 'string') {
+      const asked = params.scope.split(' ').filter((scope) => scope !== '');
+      if (!asked.includes(doorScope)) params.scope = [...asked, doorScope].join(' ');
+    }
+    return handler(ctx, next);
+  };
 }
 
 /** The one value of a parameter oidc-provider parsed (a string, or the first of several). */
@@ -320,6 +352,11 @@ export async function localAuthorizationServer(options: AuthorizationServerOptio
           const refusal = redirectUriRefusal(uri);
           if (refusal) throw new errors.InvalidClientMetadata(`redirect_uris: ${refusal}`);
         }
+        // A client that registers a scope set (mcp-remote: `openid offline_access`) is held to it at
+        // each authorization, where the doors' scope is always asked (askDoorScope): the doors' scope
+        // joins its set, as RFC 7591 §2 lets a server change what it registers (its answer says so).
+        const scope = typeof metadata.scope === 'string' ? metadata.scope.split(' ') : undefined;
+        if (scope && !scope.includes(doorScope)) metadata.scope = [...scope, doorScope].join(' ');
       },
     },
     discovery: { client_id_metadata_document_supported: true },
@@ -345,6 +382,10 @@ export async function localAuthorizationServer(options: AuthorizationServerOptio
     [],
   );
 
+  provider.registerGrantType(REFRESH_TOKEN_GRANT, keepingDoorScope(refreshTokenGrant.handler, doorScope), refreshTokenGrant.parameters, [
+    'resource',
+  ]);
+
   // CORS only for the admitted origins, never `*` (oidc-provider answers any origin on its public documents and preflights).
   provider.use(async (ctx, next) => {
     await next();
@@ -359,6 +400,7 @@ export async function localAuthorizationServer(options: AuthorizationServerOptio
   const documentFailureMs = options.documentFailureMs ?? FAILURE_ANSWER_MS;
   const documents = clientIdDocuments({
     failureAnswerMs: documentFailureMs,
+    devOrigins: options.documentDevOrigins ?? (() => cfg.clientIdDocumentDevOrigins),
     accept: async (url, metadata) => {
       try {
         await clientStore.upsert(url, metadata, REFRESH_TOKEN_SECONDS);
@@ -468,12 +510,13 @@ export async function localAuthorizationServer(options: AuthorizationServerOptio
 
   // oidc-provider 8 serves its metadata at the OpenID Connect path only; RFC 8414's is the one served here.
   const metadata = (req: IncomingMessage, res: ServerResponse): Promise<void> => {
-    req.url = '/.well-known/openid-configuration';
+    req.url = ISSUER_PATHS.openIdConfiguration;
     return serve(req, res);
   };
 
   const routes: LocalRoute[] = [
     { methods: ['GET', 'OPTIONS'], path: ISSUER_PATHS.metadata, handler: metadata },
+    { methods: ['GET', 'OPTIONS'], path: ISSUER_PATHS.openIdConfiguration, handler: serve },
     { methods: ['GET', 'OPTIONS'], path: ISSUER_PATHS.jwks, handler: serve },
     { methods: ['GET'], path: ISSUER_PATHS.authorize, handler: authorize },
     { methods: ['GET'], path: `${ISSUER_PATHS.authorize}/:uid`, handler: serve },

@@ -1,25 +1,36 @@
-import { BlockList, isIP } from 'node:net';
+import { request as httpRequest, type IncomingMessage } from 'node:http';
+import { request as httpsRequest } from 'node:https';
+import { isIP } from 'node:net';
+import ipaddr from 'ipaddr.js';
 import { LRUCache } from 'lru-cache';
+import { RequestFilteringHttpsAgent } from 'request-filtering-agent';
 import { readBoundedBody } from './listener-io.js';
 import { LOOPBACK_NAMES } from './own-address.js';
 
 /**
- * Client ID metadata documents: a client named by an `https` URL on a public name (or, for
- * development, an `http` URL on a loopback name) whose JSON describes it. oidc-provider fetches
- * these for https only, at every client lookup, the token endpoint's included; so the local server
- * fetches them itself, and only in the browser's authorization step (GET /oauth2/authorize), then
- * hands the client to oidc-provider's own client store, where the token endpoint finds it without
- * fetching anything.
+ * Client ID metadata documents: a client named by an `https` URL whose JSON describes it.
+ * oidc-provider fetches these for https only, at every client lookup, the token endpoint's
+ * included; so the local server fetches them itself, and only in the browser's authorization step
+ * (GET /oauth2/authorize), then hands the client to oidc-provider's own client store, where the
+ * token endpoint finds it without fetching anything.
  *
- * The URL is anyone's choice (a web page can send the browser to any authorization request), so
- * the fetch must not become a way to probe this machine or its network:
- * - `https` only for a name that is no loopback or private address literal (what is on this
- *   machine is reached by the development `http` on a loopback name, and nothing on a private
- *   network at all); a name is not resolved here, so one that resolves to such an address is not
- *   caught;
+ * The URL is anyone's choice (a web page can send the browser to any authorization request, from
+ * an `<img>`), so the fetch must not become a way to reach this machine or its network: every
+ * listener of the stack admits a program's request with the right `Host` (a Runtime API's next
+ * event included), and so may any other service on loopback or the LAN. So:
+ * - `https` only, to a public address: an address literal that is loopback, private, link-local,
+ *   unique-local, shared, multicast, reserved, unspecified or IPv4-mapped is refused before any
+ *   connection; a name is resolved as the connection is made, and the connection goes to the
+ *   address checked, or nowhere (request-filtering-agent checks each address the name resolves
+ *   to inside the connection's own lookup, so a name that resolves to such an address, or one that
+ *   rebinds to it between two lookups, never gets a connection); `localhost` and `*.localhost` are
+ *   refused by name;
+ * - except an origin CLIENT_ID_DOCUMENT_DEV_ORIGINS names (a client's document served on this
+ *   machine while it is developed): that exact origin, http or https, is fetched as it is. None is
+ *   named by default;
  * - bounded (16 KiB, 3 s, no redirect), one fetch per origin at a time, and a failure kept for a
  *   minute for its whole origin (another path on it is not fetched again);
- * - every failure, whatever it was (refused name, closed port, silent listener, bad answer, a
+ * - every failure, whatever it was (refused address, closed port, silent listener, bad answer, a
  *   failure kept from before), is answered after the same fixed time from the request's start,
  *   and in the same sentence, so neither the answer nor its time tells anything of a port.
  * A document that was used is kept five minutes.
@@ -35,7 +46,7 @@ const MAX_FAILED_ORIGINS = 10_000;
 
 /** The one sentence of every failure, for documents fetched within `ms`: what a document must be, nothing of what the URL answered. */
 export function documentRefused(ms = FAILURE_ANSWER_MS): string {
-  return `The client ID metadata document at this client_id could not be used: it must be at an https URL on a public name (or http on localhost, 127.0.0.1 or [::1]) and answer 200 with JSON of at most 16 KiB within ${ms / 1000} s, without a redirect, naming its own URL as client_id and describing a public client.`;
+  return `The client ID metadata document at this client_id could not be used: it must be at an https URL on a public address (or at an origin CLIENT_ID_DOCUMENT_DEV_ORIGINS names, for development) and answer 200 with JSON of at most 16 KiB within ${ms / 1000} s, without a redirect, naming its own URL as client_id and describing a public client.`;
 }
 
 /** The sentence of every failure with the server's own time (FAILURE_ANSWER_MS). */
@@ -53,25 +64,6 @@ const KEPT_FIELDS = [
   'software_version',
 ];
 
-/** Address literals an https document may not name: this machine, private networks, link-local, and the unspecified address. */
-const NOT_PUBLIC = new BlockList();
-for (const [network, prefix] of [
-  ['0.0.0.0', 8],
-  ['10.0.0.0', 8],
-  ['100.64.0.0', 10],
-  ['127.0.0.0', 8],
-  ['169.254.0.0', 16],
-  ['172.16.0.0', 12],
-  ['192.168.0.0', 16],
-] as const)
-  NOT_PUBLIC.addSubnet(network, prefix, 'ipv4');
-for (const [network, prefix] of [
-  ['::', 127],
-  ['fc00::', 7],
-  ['fe80::', 10],
-] as const)
-  NOT_PUBLIC.addSubnet(network, prefix, 'ipv6');
-
 export type DocumentOutcome = { ok: true; metadata: Record<string, unknown> } | { ok: false };
 
 /** Whether a client_id names a document (an http or https URL with a path, no userinfo or fragment): such a client_id is only ever a document. */
@@ -86,30 +78,50 @@ export function isDocumentUrl(clientId: string): boolean {
   return url.protocol === 'https:' || url.protocol === 'http:';
 }
 
-/** Whether a document URL names a host it may be fetched from: http on a loopback name; https on any name but an address literal that is not public. */
-export function isFetchableDocumentUrl(clientId: string): boolean {
-  if (!isDocumentUrl(clientId)) return false;
-  const url = new URL(clientId);
-  if (url.protocol === 'http:') return LOOPBACK_NAMES.includes(url.hostname);
-  const literal = url.hostname.replace(/^\[(.*)\]$/, '$1');
-  const family = isIP(literal);
-  if (family !== 0) return !NOT_PUBLIC.check(literal, family === 4 ? 'ipv4' : 'ipv6');
-  return !LOOPBACK_NAMES.includes(url.hostname) && !url.hostname.endsWith('.localhost');
+/** Whether an address is public: the one rule for address literals here and for resolved names in request-filtering-agent (ipaddr.js's `unicast`). */
+function isPublicAddress(address: string): boolean {
+  return ipaddr.isValid(address) && ipaddr.parse(address).range() === 'unicast';
 }
 
-async function fetchDocument(url: string, withinMs: number): Promise<DocumentOutcome> {
+/**
+ * How a document URL may be fetched: `development` from an origin `devOrigins` names, as it is;
+ * `public` over https to a public address (a name's addresses checked as it is connected to);
+ * undefined: not at all.
+ */
+export function documentFetch(clientId: string, devOrigins: readonly string[] = []): 'development' | 'public' | undefined {
+  if (!isDocumentUrl(clientId)) return undefined;
+  const url = new URL(clientId);
+  if (devOrigins.includes(url.origin)) return 'development';
+  if (url.protocol !== 'https:') return undefined;
+  const literal = url.hostname.replace(/^\[(.*)\]$/, '$1');
+  if (isIP(literal) !== 0) return isPublicAddress(literal) ? 'public' : undefined;
+  if (LOOPBACK_NAMES.includes(url.hostname) || url.hostname.endsWith('.localhost')) return undefined;
+  return 'public';
+}
+
+/** The connections of `public` fetches: each to an address it checked public, or to none. */
+const publicOnly = new RequestFilteringHttpsAgent();
+
+/** One GET of the document, answered with its status and body as they come (the body not read yet). */
+function get(url: URL, how: 'development' | 'public', signal: AbortSignal): Promise<IncomingMessage> {
+  const send = url.protocol === 'https:' ? httpsRequest : httpRequest;
+  return new Promise((resolve, reject) => {
+    const req = send(url, { headers: { Accept: 'application/json' }, signal, agent: how === 'public' ? publicOnly : false }, resolve);
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+async function fetchDocument(url: string, how: 'development' | 'public', withinMs: number): Promise<DocumentOutcome> {
   try {
-    const response = await fetch(url, {
-      headers: { Accept: 'application/json' },
-      redirect: 'error',
-      signal: AbortSignal.timeout(withinMs),
-    });
-    if (response.status !== 200 || !response.body) {
-      await response.body?.cancel();
+    const response = await get(new URL(url), how, AbortSignal.timeout(withinMs));
+    // No redirect is followed: a 3xx is a failure like any answer but 200.
+    if (response.statusCode !== 200) {
+      response.destroy();
       return { ok: false };
     }
     // Read no further than the bound: the URL is the caller's choice, and so is what it sends.
-    const body: unknown = JSON.parse((await readBoundedBody(response.body, DOCUMENT_MAX_BYTES)).toString('utf8'));
+    const body: unknown = JSON.parse((await readBoundedBody(response, DOCUMENT_MAX_BYTES)).toString('utf8'));
     if (!body || typeof body !== 'object' || Array.isArray(body)) return { ok: false };
     const document = body as Record<string, unknown>;
     const method = document.token_endpoint_auth_method ?? 'none';
@@ -130,6 +142,8 @@ export interface ClientIdDocumentsOptions {
    * tests shorten it, so their failures do not each wait 3 s; whatever it is, every failure takes it.
    */
   failureAnswerMs?: number;
+  /** The origins fetched as they are though they may be on this machine or a private network (CLIENT_ID_DOCUMENT_DEV_ORIGINS; default none). */
+  devOrigins?: () => readonly string[];
 }
 
 export interface ClientIdDocuments {
@@ -145,14 +159,15 @@ export function clientIdDocuments(options: ClientIdDocumentsOptions): ClientIdDo
   const inFlight = new Map<string, Promise<unknown>>();
 
   const attempt = async (url: string): Promise<DocumentOutcome> => {
-    if (!isFetchableDocumentUrl(url)) return { ok: false };
+    const how = documentFetch(url, options.devOrigins?.() ?? []);
+    if (how === undefined) return { ok: false };
     const { origin } = new URL(url);
     const before = inFlight.get(origin);
     const turn = (async (): Promise<DocumentOutcome> => {
       await before?.catch(() => undefined);
       if (failedOrigins.has(origin)) return { ok: false };
       const kept = documents.get(url);
-      const outcome = kept ? { ok: true as const, metadata: kept } : await fetchDocument(url, failureAnswerMs);
+      const outcome = kept ? { ok: true as const, metadata: kept } : await fetchDocument(url, how, failureAnswerMs);
       if (outcome.ok && (await options.accept(url, outcome.metadata).catch(() => false))) {
         documents.set(url, outcome.metadata);
         return outcome;

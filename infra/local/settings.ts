@@ -77,6 +77,8 @@ export interface StackConfig {
   mcpAllowedOrigins: readonly string[];
   /** The public listener's own origins: the public URL's, and on a loopback name the same port on each loopback name. */
   ownOrigins: readonly string[];
+  /** Origins whose client ID metadata documents the sign-in fetches though they may be on this machine or a private network (CLIENT_ID_DOCUMENT_DEV_ORIGINS; none by default). */
+  clientIdDocumentDevOrigins: readonly string[];
 }
 
 /** Reads variables, gathering every problem, so that one message names them all. */
@@ -119,12 +121,12 @@ class Variables {
     return this.refuse(name, 'must be an http:// or https:// URL', hint);
   }
 
-  /** A comma-separated list of exact browser origins (`scheme://host[:port]`); `*` and `null` are none. */
-  origins(name: string): readonly string[] {
+  /** A comma-separated list of exact origins (`scheme://host[:port]`, browser origins unless `what` says otherwise); `*` and `null` are none. */
+  origins(name: string, what = 'browser origins'): readonly string[] {
     const entries = list(this.text(name) ?? '');
     const exact = (v: string): boolean => URL.canParse(v) && /^https?:$/.test(new URL(v).protocol) && new URL(v).origin === v;
     if (entries.every(exact)) return entries;
-    this.refuse(name, 'must list exact browser origins such as https://app.example.com, comma-separated (* and null are refused)');
+    this.refuse(name, `must list exact ${what} such as https://app.example.com, comma-separated (* and null are refused)`);
     return [];
   }
 
@@ -249,6 +251,7 @@ export function readStackConfig(env: NodeJS.ProcessEnv, publicPort: number, depl
     brokerAllowList: list(vars.text('BROKER_ALLOW_LIST') ?? brokerClientId),
     mcpAllowedOrigins: vars.origins('MCP_ALLOWED_ORIGINS'),
     ownOrigins: originsOf(publicUrl),
+    clientIdDocumentDevOrigins: vars.origins('CLIENT_ID_DOCUMENT_DEV_ORIGINS', 'origins'),
   };
   vars.check();
   return Object.freeze(config);

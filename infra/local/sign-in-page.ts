@@ -7,13 +7,19 @@
 const ENTITIES: Readonly<Record<string, string>> = Object.freeze({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' });
 const escapeHtml = (value: string): string => value.replace(/[&<>"']/g, (c) => ENTITIES[c] ?? c);
 
-/** The headers of every page: HTML, never cached, never framed, no script. */
+/**
+ * The headers of every page: HTML, never cached, never framed, no script. The referrer policy is
+ * `same-origin`, not `no-referrer`: under `no-referrer` a browser posts the page's own form with
+ * `Origin: null`, which the listener's guard and the form's check refuse as they refuse any page
+ * whose origin they cannot see; under `same-origin` the form's post names the page's origin, while
+ * no other origin (the client's redirect URI included) is ever sent this page's URL (SECURITY.md).
+ */
 export const PAGE_HEADERS = Object.freeze({
   'Content-Type': 'text/html; charset=utf-8',
   'Cache-Control': 'no-store',
   'X-Frame-Options': 'DENY',
   'Content-Security-Policy': "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'",
-  'Referrer-Policy': 'no-referrer',
+  'Referrer-Policy': 'same-origin',
 });
 
 const STYLE = `body{font-family:system-ui,sans-serif;max-width:40rem;margin:2rem auto;padding:0 1rem;color:#222}

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { createRemoteJWKSet, type JWTVerifyGetKey } from 'jose';
+import type { JWTVerifyGetKey } from 'jose';
 import { DIST, type FunctionName } from '../build.js';
 import { renderGatewayResponse } from '../gateway-responses.js';
 import { ISSUER_PATHS, localAuthorizationServer } from './authorization-server.js';
@@ -31,7 +31,7 @@ import { audienceAt, readStackConfig, STACK_DEFAULTS, type StackConfig, StackCon
 import { storeClient } from './store-client.js';
 import { ensureTables } from './tables.js';
 import type { Route } from './template-routes.js';
-import { OTHER_ISSUER_HINT, refusalOfHeader } from './token-check.js';
+import { issuerKeys, OTHER_ISSUER_HINT, refusalOfHeader } from './token-check.js';
 
 export interface StackOptions {
   /** Public listener port (0 = any free port). */
@@ -150,8 +150,8 @@ interface Bound {
 
 /**
  * A listener's request handler: one request id per request, one short access line when the answer
- * is out (method, path, status, time, request id, and a function's cold start as Lambda reports
- * it), the guard's 403 for a request that names another host or comes from a page it does not
+ * is out or the client left before it (method, path, status, time, request id, a function's cold
+ * start as Lambda reports it, and that the client left), the guard's 403 for a request that names another host or comes from a page it does not
  * serve (nothing behind it runs), and, for anything the gateway did not foresee, a text/plain
  * answer rather than a crash.
  */
@@ -169,9 +169,10 @@ function listener(
       const notes = coldStarts.get(requestId);
       coldStarts.delete(requestId);
       const cold = notes ? ` (${notes.join(', ')})` : '';
-      accessLog?.(
-        `${req.method} ${printablePath(req)} ${res.statusCode} ${Math.round(performance.now() - started)} ms ${requestId}${cold}`,
-      );
+      // A client that left before the answer was out: no status, or the one begun, and said so.
+      const left = res.writableFinished ? '' : ` (the client left before the answer${res.headersSent ? ' ended' : ''})`;
+      const status = res.writableFinished || res.headersSent ? String(res.statusCode) : '-';
+      accessLog?.(`${req.method} ${printablePath(req)} ${status} ${Math.round(performance.now() - started)} ms ${requestId}${cold}${left}`);
     });
     const serving = bound();
     if (!serving) {
@@ -323,8 +324,14 @@ function loopbackUrl(port: number, path: string): string {
 
 /** The stack's configuration (infra/local/settings.ts) with the addresses of its own listeners the functions call. */
 export interface LocalStackConfig extends StackConfig {
-  /** The issuer's key set and token endpoint: JWKS_URL and TOKEN_ENDPOINT, else the local issuer's, by loopback address. */
-  jwksUrl: string;
+  /**
+   * JWKS_URL when given; else, for an issuer named off this machine (a JWT_ISSUER the local issuer
+   * only signs as, which nobody can ask for its discovery document), the local issuer's keys by
+   * loopback address; else none, and the functions find the keys through the issuer's discovery
+   * document, as deployed ones do.
+   */
+  jwksUrl: string | undefined;
+  /** The issuer's token endpoint: TOKEN_ENDPOINT, else the local issuer's, by loopback address. */
   tokenEndpoint: string;
   /** The private operation as the MCP door calls it: OBSERVATIONS_URL, else the private listener's. */
   observationsUrl: string;
@@ -336,9 +343,11 @@ export interface LocalStackConfig extends StackConfig {
  */
 function stackConfig(env: NodeJS.ProcessEnv, known: { publicPort: number; privatePort: number }): LocalStackConfig {
   const given = (name: string): string | undefined => env[name]?.trim() || undefined;
+  const read = readStackConfig(env, known.publicPort);
+  const askable = isLoopbackAddress(new URL(read.jwtIssuer).hostname.replace(/^\[(.*)\]$/, '$1'));
   return Object.freeze({
-    ...readStackConfig(env, known.publicPort),
-    jwksUrl: given('JWKS_URL') ?? loopbackUrl(known.publicPort, ISSUER_PATHS.jwks),
+    ...read,
+    jwksUrl: given('JWKS_URL') ?? (askable ? undefined : loopbackUrl(known.publicPort, ISSUER_PATHS.jwks)),
     tokenEndpoint: given('TOKEN_ENDPOINT') ?? loopbackUrl(known.publicPort, ISSUER_PATHS.token),
     observationsUrl: given('OBSERVATIONS_URL') ?? loopbackUrl(known.privatePort, '/api/mcp/endpoint'),
   });
@@ -381,13 +390,21 @@ function gatewayValues(cfg: StackConfig): Pick<StackConfig, 'publicUrl' | 'mcpAl
 function refusalNotes(
   cfg: () => LocalStackConfig,
 ): (authorization: string, route: Route, answered: 'UNAUTHORIZED' | 'ACCESS_DENIED') => Promise<string | undefined> {
-  let keys: { url: string; get: JWTVerifyGetKey } | undefined;
+  let keys: { source: string; get: Promise<JWTVerifyGetKey> } | undefined;
   return async (authorization, route, answered) => {
     const current = cfg();
     const audience = audienceAt(current, route.resource);
     if (audience === undefined) return undefined;
-    if (keys?.url !== current.jwksUrl) keys = { url: current.jwksUrl, get: createRemoteJWKSet(new URL(current.jwksUrl)) };
-    const refusal = await refusalOfHeader(authorization, { issuer: current.jwtIssuer, audience, keys: keys.get });
+    const source = `${current.jwtIssuer} ${current.jwksUrl ?? ''}`;
+    if (keys?.source !== source) keys = { source, get: issuerKeys(current.jwtIssuer, current.jwksUrl) };
+    const found = keys;
+    const get = await found.get.catch(() => {
+      // Asked again for the next refusal: the issuer may be up by then.
+      if (keys === found) keys = undefined;
+      return undefined;
+    });
+    if (!get) return undefined;
+    const refusal = await refusalOfHeader(authorization, { issuer: current.jwtIssuer, audience, keys: get });
     if (!refusal) return undefined;
     if (answered === 'UNAUTHORIZED') return `Here, locally: ${refusal.message}`;
     return refusal.otherIssuer ? `Here, locally: ${OTHER_ISSUER_HINT}.` : undefined;
@@ -520,6 +537,8 @@ export async function startLocalStack(options: StackOptions = {}): Promise<Local
     issuer,
     brokerSecret,
     config: cfg,
+    // Read at each fetch, so that updateEnvironment changes it as a restart would.
+    documentDevOrigins: () => cfg.clientIdDocumentDevOrigins,
     ...(options.documentFailureMs !== undefined ? { documentFailureMs: options.documentFailureMs } : {}),
   });
   const preview = mcpAppPreviewRoutes({ issuer, publicUrl: () => publicUrl, config: cfg });

@@ -1,4 +1,4 @@
-import { errors, type JWTPayload, type JWTVerifyGetKey, jwtVerify } from 'jose';
+import { createRemoteJWKSet, errors, type JWTPayload, type JWTVerifyGetKey, jwtVerify } from 'jose';
 
 /**
  * The stack's own reading of a bearer token, with jose: where the local authorization server
@@ -83,4 +83,25 @@ export async function refusalOfHeader(authorization: string, expected: TokenExpe
   } catch (error) {
     return error instanceof TokenRefusal ? error : undefined;
   }
+}
+
+/** How long the stack waits for an issuer's discovery document or keys, as the functions do for one fetch. */
+const ISSUER_FETCH_MS = 2_000;
+
+/**
+ * The issuer's keys as the functions find them: at `jwksUrl` when one is given, else at the
+ * `jwks_uri` of the issuer's OpenID Connect discovery document, which must name the issuer
+ * exactly. The stack reads it itself (it takes nothing of the service's lib/auth); a document it
+ * cannot use is thrown, and the caller has no note to add.
+ */
+export async function issuerKeys(issuer: string, jwksUrl: string | undefined): Promise<JWTVerifyGetKey> {
+  if (jwksUrl !== undefined) return createRemoteJWKSet(new URL(jwksUrl), { timeoutDuration: ISSUER_FETCH_MS });
+  const answer = await fetch(`${issuer.replace(/\/+$/, '')}/.well-known/openid-configuration`, {
+    signal: AbortSignal.timeout(ISSUER_FETCH_MS),
+  });
+  const document = (await answer.json()) as { issuer?: unknown; jwks_uri?: unknown };
+  if (!answer.ok || document.issuer !== issuer || typeof document.jwks_uri !== 'string') {
+    throw new Error(`the discovery document of ${issuer} names no key set of that issuer`);
+  }
+  return createRemoteJWKSet(new URL(document.jwks_uri), { timeoutDuration: ISSUER_FETCH_MS });
 }

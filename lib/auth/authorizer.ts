@@ -78,7 +78,7 @@ export async function authorizeRequest(
     claims = await verifyBearerToken(bearerToken(authorizations[0]), {
       issuer: cfg.jwtIssuer,
       audience: doorAudience(cfg, door.name),
-      keys: options.keys ?? remoteKeys(cfg.jwksUrl),
+      keys: options.keys ?? remoteKeys(cfg),
       ...(options.signal ? { signal: options.signal } : {}),
       ...(options.now ? { now: options.now } : {}),
     });

@@ -23,7 +23,25 @@ function quotable(text: string): string {
 export function bearerChallenge(cfg: Pick<Config, 'publicUrl' | 'requiredScope'>, door: DoorName, refusal?: string): string {
   const scope = cfg.requiredScope === undefined ? '' : `, scope="${quotable(cfg.requiredScope)}"`;
   const challenge = `Bearer resource_metadata="${resourceMetadataUrl(cfg, door)}"${scope}`;
-  return refusal === undefined ? challenge : `${challenge}, error="invalid_token", error_description="${quotable(refusal)}"`;
+  return refusal === undefined ? challenge : `${challenge}, ${invalidToken(refusal)}`;
+}
+
+/** RFC 6750 §3.1's error of a token that was sent and refused, with the refusal's sentence as its description. */
+function invalidToken(refusal: string): string {
+  return `error="invalid_token", error_description="${quotable(refusal)}"`;
+}
+
+/**
+ * The 401 of a bearer token that was sent and failed its check (malformed, badly signed, of
+ * another issuer or audience, expired, `alg: none`…): `WWW-Authenticate: Bearer
+ * error="invalid_token", error_description="<sentence>"` (RFC 6750 §3.1). Where no door names its
+ * document (the private operation), this is the answer; a public door answers with its own
+ * challenge (refusedAtDoor, the gateway responses). The sentence is the client's one sentence,
+ * never the token nor an internal detail. A request with no token at all gets no error code
+ * (lib/errors.ts unauthorized's bare `Bearer`).
+ */
+export function refusedToken(sentence: string, cause?: unknown): HttpError {
+  return unauthorized(sentence, cause, `Bearer ${invalidToken(sentence)}`);
 }
 
 /**

@@ -1,5 +1,6 @@
 import { decodeProtectedHeader, type JWTPayload, errors as joseErrors, jwtVerify } from 'jose';
 import { HttpError, retryLater, unauthorized } from '../errors.js';
+import { refusedToken } from './challenge.js';
 import type { KeySource } from './key-set.js';
 
 export { type KeySource, remoteKeys } from './key-set.js';
@@ -23,24 +24,31 @@ export interface VerifyOptions {
   now?: () => number;
 }
 
-/** Extracts the token from an `Authorization: Bearer <token>` header value. */
+/**
+ * Extracts the token from an `Authorization: Bearer <token>` header value. No header, or another
+ * scheme, is a 401 without an error code (RFC 6750 §3.1: no bearer token was sent); a `Bearer`
+ * value that is no token (RFC 6750 §2.1 b64token) is a sent token refused, `invalid_token`.
+ */
 export function bearerToken(header: string | undefined): string {
   if (header === undefined || header.trim() === '') throw unauthorized('A bearer token is required.');
-  const match = /^Bearer[ ]+([A-Za-z0-9._~+/-]+=*)\s*$/i.exec(header.trim());
-  if (!match?.[1]) throw unauthorized('The Authorization header is not a bearer token.');
-  return match[1];
+  const value = header.trim();
+  const match = /^Bearer[ ]+([A-Za-z0-9._~+/-]+=*)\s*$/i.exec(value);
+  if (match?.[1]) return match[1];
+  if (/^Bearer(?:[ ]|$)/i.test(value)) throw refusedToken('The bearer token is malformed.');
+  throw unauthorized('The Authorization header is not a bearer token.');
 }
 
 /**
  * Verifies a bearer JWT the way an API Gateway JWT authorizer does: a `kid` in the header, an RSA
  * signature by a key of the issuer's JWKS, `iss` exactly, `aud` containing the audience (or, when
  * the token has no `aud`, `client_id` equal to it), `exp` and `nbf`, and an `iat` not later than
- * now plus ISSUED_AT_SKEW_SECONDS. Every refusal is a 401 whose text never repeats the token; an
- * unreachable or unreadable JWKS is a 503 (504 when it did not answer in time), never a 401.
+ * now plus ISSUED_AT_SKEW_SECONDS. Every refusal is a 401 whose text never repeats the token, with
+ * RFC 6750's `error="invalid_token"` (challenge.ts refusedToken); an unreachable or unreadable JWKS
+ * or discovery document is a 503 (504 when it did not answer in time), never a 401.
  */
 export async function verifyBearerToken(token: string, options: VerifyOptions): Promise<JWTPayload> {
   const payload = await verifySignedToken(token, options);
-  if (!hasAudience(payload, options.audience)) throw unauthorized('The bearer token is not for this service (audience).');
+  if (!hasAudience(payload, options.audience)) throw refusedToken('The bearer token is not for this service (audience).');
   return payload;
 }
 
@@ -54,9 +62,9 @@ export async function verifySignedToken(token: string, options: Omit<VerifyOptio
   try {
     kid = decodeProtectedHeader(token).kid;
   } catch (cause) {
-    throw unauthorized('The bearer token is malformed.', cause);
+    throw refusedToken('The bearer token is malformed.', cause);
   }
-  if (typeof kid !== 'string' || kid === '') throw unauthorized('The bearer token has no key id.');
+  if (typeof kid !== 'string' || kid === '') throw refusedToken('The bearer token has no key id.');
   let payload: JWTPayload;
   const now = options.now?.() ?? Math.floor(Date.now() / 1000);
   try {
@@ -70,7 +78,7 @@ export async function verifySignedToken(token: string, options: Omit<VerifyOptio
     throw refusal(cause, options.issuer);
   }
   if (typeof payload.iat === 'number' && payload.iat > now + ISSUED_AT_SKEW_SECONDS) {
-    throw unauthorized('The bearer token was issued in the future.');
+    throw refusedToken('The bearer token was issued in the future.');
   }
   return payload;
 }
@@ -93,17 +101,17 @@ function issuerRefusal(expected: string): string {
 function refusal(cause: unknown, issuer: string): Error {
   // The key source's own answers (an unknown key, an issuer that is down) stand as they are.
   if (cause instanceof HttpError) return cause;
-  if (cause instanceof joseErrors.JWTExpired) return unauthorized('The bearer token has expired.', cause);
-  if (cause instanceof joseErrors.JWTClaimValidationFailed && cause.claim === 'iss') return unauthorized(issuerRefusal(issuer), cause);
+  if (cause instanceof joseErrors.JWTExpired) return refusedToken('The bearer token has expired.', cause);
+  if (cause instanceof joseErrors.JWTClaimValidationFailed && cause.claim === 'iss') return refusedToken(issuerRefusal(issuer), cause);
   if (cause instanceof joseErrors.JWTClaimValidationFailed) {
-    return unauthorized(`The bearer token's "${cause.claim}" claim is not acceptable.`, cause);
+    return refusedToken(`The bearer token's "${cause.claim}" claim is not acceptable.`, cause);
   }
   if (cause instanceof joseErrors.JWSSignatureVerificationFailed) {
-    return unauthorized('The bearer token signature is invalid.', cause);
+    return refusedToken('The bearer token signature is invalid.', cause);
   }
-  if (cause instanceof joseErrors.JWKSNoMatchingKey) return unauthorized('The bearer token was signed by an unknown key.', cause);
-  if (cause instanceof joseErrors.JOSEAlgNotAllowed) return unauthorized('The bearer token uses a refused algorithm.', cause);
-  if (cause instanceof joseErrors.JOSEError) return unauthorized('The bearer token is invalid.', cause);
+  if (cause instanceof joseErrors.JWKSNoMatchingKey) return refusedToken('The bearer token was signed by an unknown key.', cause);
+  if (cause instanceof joseErrors.JOSEAlgNotAllowed) return refusedToken('The bearer token uses a refused algorithm.', cause);
+  if (cause instanceof joseErrors.JOSEError) return refusedToken('The bearer token is invalid.', cause);
   // Anything else failed on our side of the check, not in the caller's token.
   return retryLater(503, 'The token keys are unavailable right now; try again later.', cause);
 }

@@ -8,6 +8,7 @@ export const ATTRIBUTION_HEADERS = Object.freeze({
   reasonEncoding: 'x-service-reason-encoding',
   ticketNumber: 'x-service-ticket-number',
   ticketSystem: 'x-service-ticket-system',
+  source: 'x-service-attribution-source',
 });
 
 /**
@@ -37,6 +38,63 @@ export function decodedReason(value: string | undefined, encoding: string | unde
   } catch {
     return null;
   }
+}
+
+/**
+ * Where an attribution value came from, as the MCP broker tells the observations operation in
+ * `X-Service-Attribution-Source` (an extension of ours, not one of the contract's headers), so the
+ * audit item can say it: `argument`, the assistant's tool arguments; `person`, the person's answer
+ * to the form the tool asked them; `declined` / `cancelled`, the person was asked for it and
+ * declined, or dismissed the form: nothing is given, and nothing is read.
+ */
+export const ATTRIBUTION_SOURCES = Object.freeze(['argument', 'person', 'declined', 'cancelled'] as const);
+export type AttributionSource = (typeof ATTRIBUTION_SOURCES)[number];
+/** The sources that give no value: the person refused to. */
+export type PersonRefusal = Extract<AttributionSource, 'declined' | 'cancelled'>;
+
+/** Where the reason and the ticket of one read came from; `ticket` only when a ticket was sent (or refused). */
+export interface AttributionSources {
+  reason: AttributionSource;
+  ticket?: AttributionSource;
+}
+
+/** `X-Service-Attribution-Source` for `sources`: `reason=argument` or `reason=person, ticket=person` (an RFC 8941 dictionary of tokens). */
+export function attributionSourceValue(sources: AttributionSources): string {
+  return sources.ticket === undefined ? `reason=${sources.reason}` : `reason=${sources.reason}, ticket=${sources.ticket}`;
+}
+
+const SOURCE_ALTERNATIVES = ATTRIBUTION_SOURCES.join('|');
+/** The grammar of `X-Service-Attribution-Source`: the reason's source, then the ticket's when a ticket is sent (or was refused). */
+export const ATTRIBUTION_SOURCE_PATTERN = new RegExp(`^reason=(${SOURCE_ALTERNATIVES})(?: *, *ticket=(${SOURCE_ALTERNATIVES}))?$`);
+
+/** The sources a header value names, or null when it does not follow ATTRIBUTION_SOURCE_PATTERN. */
+export function parsedAttributionSources(value: string): AttributionSources | null {
+  const match = ATTRIBUTION_SOURCE_PATTERN.exec(value.trim());
+  if (!match) return null;
+  const [, reason, ticket] = match as unknown as [string, AttributionSource, AttributionSource | undefined];
+  return ticket === undefined ? { reason } : { reason, ticket };
+}
+
+/** The one sentence of a header that parsedAttributionSources refuses. */
+export const ATTRIBUTION_SOURCE_RULE = `X-Service-Attribution-Source must be "reason=<source>" or "reason=<source>, ticket=<source>", each source one of ${ATTRIBUTION_SOURCES.join(', ')}.`;
+
+const isRefusal = (source: AttributionSource | undefined): source is PersonRefusal => source === 'declined' || source === 'cancelled';
+
+/**
+ * The refusal the person made, as the sentence both the observations operation (403) and the MCP
+ * tool answer, or undefined when the person refused nothing: "The person declined to give a
+ * ticket: nothing was read." A form asks for all it needs at once, so one action covers every
+ * field it asked.
+ */
+export function personRefusalSentence(sources: AttributionSources | undefined): string | undefined {
+  if (!sources) return undefined;
+  const refused = (['reason', 'ticket'] as const).filter((field) => isRefusal(sources[field]));
+  const action = refused.map((field) => sources[field]).find(isRefusal);
+  if (action === undefined) return undefined;
+  const what = refused.map((field) => `a ${field}`).join(' and ');
+  return action === 'declined'
+    ? `The person declined to give ${what}: nothing was read.`
+    : `The person cancelled the question for ${what}: nothing was read.`;
 }
 
 /** The observations operation's refusal when the tenant's policy requires a ticket and none came. */

@@ -22,36 +22,28 @@ const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[
 export const LIST_LIMIT = Object.freeze({ min: 1, max: 500, default: 100 });
 export const HOSTNAME_FILTER = Object.freeze({ min: 1, max: 255 });
 
-/** Arguments of `observations`; the ticket system is the configured constant (`TICKET_SYSTEM`). */
-export function observationsToolInput(ticketSystem: string) {
-  return z.strictObject({
-    agent_id: AgentId.check(z.describe('The endpoint to read, exactly as list_endpoints gives its agent_id.')),
-    minutes: z
-      .number()
-      .int()
-      .min(minutes.min)
-      .max(minutes.max)
-      .optional()
-      .describe(`The observation window in minutes, ending now (${minutes.max} is seven days). Default ${minutes.default}.`),
-    limit: z
-      .number()
-      .int()
-      .min(limit.min)
-      .max(limit.max)
-      .optional()
-      .describe(`The most samples the history may hold; more are averaged into this many time buckets. Default ${limit.default}.`),
-    reason: reasonSchema('reason')
-      .check(
-        z.refine((v) => !LONE_SURROGATE.test(v), {
-          error: 'reason has a broken character (a lone UTF-16 surrogate); send it as ordinary text',
-        }),
-      )
-      .check(
-        z.describe(
-          `Why the read is made, in the user's words (${reason.min} to ${reason.max} characters with at least ${reason.min} visible, any script). Required: it is recorded in the tenant's audit trail.`,
-        ),
-      ),
-    ticket: z
+/**
+ * The reason rule of the `observations` tool (lib/contract/attribution.ts, reasonSchema), with
+ * text a hop can carry: what the tool applies to its `reason` argument and to a person's answer alike.
+ */
+export function observationsReason() {
+  return reasonSchema('reason').check(
+    z.refine((v) => !LONE_SURROGATE.test(v), {
+      error: 'reason has a broken character (a lone UTF-16 surrogate); send it as ordinary text',
+    }),
+  );
+}
+
+/** The ticket number's rule in words, for sentences and forms that cannot carry its pattern. */
+export const TICKET_NUMBER_RULE = `up to ${ticketNumber.max} letters, digits and ._:/#- characters, starting with a letter or digit`;
+
+/**
+ * The `ticket` argument of `observations`: a number with the one system, both sent or neither. What
+ * the tool applies to its `ticket` argument and to a person's answer alike.
+ */
+export function observationsTicket(ticketSystem: string) {
+  return (
+    z
       .strictObject({
         number: z
           .string()
@@ -69,10 +61,48 @@ export function observationsToolInput(ticketSystem: string) {
       .optional()
       .describe(
         `The ticket behind the read: its number, with the system "${ticketSystem}". Some tenants require one. A ticket without a number is no ticket.`,
+      )
+  );
+}
+
+/**
+ * Arguments of `observations`; the ticket system is the configured constant (`TICKET_SYSTEM`).
+ * `reason` is optional here so that a call without one reaches the tool, which asks the person for
+ * it when the client can be asked (MCP 2026-07-28 with the elicitation capability) and refuses the
+ * call with the reason rule's sentence when it cannot (`withRequiredReason`).
+ */
+export function observationsToolInput(ticketSystem: string) {
+  return z.strictObject({
+    agent_id: AgentId.check(z.describe('The endpoint to read, exactly as list_endpoints gives its agent_id.')),
+    minutes: z
+      .number()
+      .int()
+      .min(minutes.min)
+      .max(minutes.max)
+      .optional()
+      .describe(`The observation window in minutes, ending now (${minutes.max} is seven days). Default ${minutes.default}.`),
+    limit: z
+      .number()
+      .int()
+      .min(limit.min)
+      .max(limit.max)
+      .optional()
+      .describe(`The most samples the history may hold; more are averaged into this many time buckets. Default ${limit.default}.`),
+    reason: z
+      .optional(observationsReason())
+      .describe(
+        `Why the read is made, in the user's words (${reason.min} to ${reason.max} characters with at least ${reason.min} visible, any script). It is recorded in the tenant's audit trail. Give it when the user said why; without it, a client that can ask the user (MCP 2026-07-28, elicitation) shows them a form, and any other client gets an error result asking for it.`,
       ),
+    ticket: observationsTicket(ticketSystem),
   });
 }
-export type ObservationsToolInput = z.output<ReturnType<typeof observationsToolInput>>;
+
+/** The same arguments with `reason` required, in the same place: the tool's arguments for a client that cannot be asked. */
+export function withRequiredReason(input: ReturnType<typeof observationsToolInput>) {
+  return input.extend({ reason: observationsReason() });
+}
+
+export type ObservationsToolInput = z.output<ReturnType<typeof withRequiredReason>>;
 
 export const ListEndpointsToolInput = z.strictObject({
   connection_state: z.optional(ConnectionState).describe('Only endpoints in this connection state.'),

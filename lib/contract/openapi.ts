@@ -1,6 +1,13 @@
 import * as z from 'zod';
 import { DEFAULT_REQUIRED_SCOPE, OBSERVATIONS_SCOPE } from '../scope-names.js';
-import { ATTRIBUTION_HEADERS, attributionSchema, DEFAULT_TICKET_SYSTEM, REASON_ENCODING } from './attribution.js';
+import {
+  ATTRIBUTION_HEADERS,
+  ATTRIBUTION_SOURCE_PATTERN,
+  ATTRIBUTION_SOURCES,
+  attributionSchema,
+  DEFAULT_TICKET_SYSTEM,
+  REASON_ENCODING,
+} from './attribution.js';
 import {
   AgentInventory,
   AgentSummary,
@@ -128,7 +135,15 @@ const ATTRIBUTION_DESCRIPTIONS: Record<AttributionKey, (ticketSystem: string) =>
     'The ticket that motivates the read. Sent together with `X-Service-Ticket-System`, or neither is sent (400 otherwise). A tenant policy may require a ticket (403 when it is missing).',
   ticketSystem: (ticketSystem) =>
     `The ticketing product of \`X-Service-Ticket-Number\`: exactly one constant value is accepted, the configured \`TICKET_SYSTEM\` (this document shows the default, \`${ticketSystem}\`). Sent together with \`X-Service-Ticket-Number\`, or neither is sent.`,
+  source: () =>
+    [
+      "Optional. Where the reason and the ticket came from, recorded in the read's audit item (`reason_source`, `ticket_source`): `reason=<source>`, then `, ticket=<source>` exactly when a ticket is sent. The MCP broker always sends it: `argument` when the value was the assistant's tool argument, `person` when the tool asked the person (an MCP elicitation form) and the value is their answer.",
+      '`declined` or `cancelled` say that the person was asked for that value and declined, or dismissed the question: the request is then refused (403), audited, and nothing is read (the reason header may then be absent). Without this header the audit item records no source (`null`). A value outside this grammar, or a ticket source without a ticket (or a ticket without one), is a 400.',
+    ].join(' '),
 };
+
+/** Headers of ours beyond the contract's three attribution headers: documented, marked, never required. */
+const EXTENSION_HEADERS: ReadonlySet<AttributionKey> = new Set(['reasonEncoding', 'source']);
 
 function attributionParameters(ticketSystem: string): JsonObject[] {
   const schema = jsonSchemaOf(attributionSchema(ticketSystem), 'input') as {
@@ -136,10 +151,16 @@ function attributionParameters(ticketSystem: string): JsonObject[] {
     required?: string[];
   };
   const required = new Set(schema.required ?? []);
-  // The encoding header is not an attribution field: it says how the reason header is written.
+  // The encoding header is not an attribution field: it says how the reason header is written; the
+  // source header says where the attribution came from.
   const wire: Record<AttributionKey, JsonObject | undefined> = {
     ...schema.properties,
     reasonEncoding: jsonSchemaOf(z.literal(REASON_ENCODING), 'input'),
+    source: {
+      type: 'string',
+      pattern: ATTRIBUTION_SOURCE_PATTERN.source,
+      examples: [`reason=${ATTRIBUTION_SOURCES[0]}`, `reason=${ATTRIBUTION_SOURCES[0]}, ticket=${ATTRIBUTION_SOURCES[1]}`],
+    },
   };
   return (Object.keys(ATTRIBUTION_HEADERS) as AttributionKey[]).map((key) => ({
     name: canonicalHeaderName(ATTRIBUTION_HEADERS[key]),
@@ -147,6 +168,7 @@ function attributionParameters(ticketSystem: string): JsonObject[] {
     required: required.has(key),
     description: ATTRIBUTION_DESCRIPTIONS[key](ticketSystem),
     schema: wire[key],
+    ...(EXTENSION_HEADERS.has(key) ? { 'x-extension': true } : {}),
   }));
 }
 
@@ -183,7 +205,7 @@ function failureResponse(statusLines: string[]): JsonObject {
       'Cache-Control': NO_STORE_HEADER,
       'WWW-Authenticate': {
         description:
-          'Sent with 401: the bearer challenge (`Bearer`), naming the scope the operation requires; and with the 403 of a token without that scope (`error="insufficient_scope"`). On AWS, API Gateway may rename a function\'s `WWW-Authenticate` to `x-amzn-Remapped-WWW-Authenticate`; the body names the scope in either case.',
+          'Sent with 401: the bearer challenge (`Bearer`), naming the scope the operation requires, and, where the service answers a token that was sent and refused itself, `error="invalid_token"` with a short `error_description` (RFC 6750 §3.1; API Gateway\'s own 401s cannot tell a refused token from a missing one, and carry no error code); and with the 403 of a token without that scope (`error="insufficient_scope"`). On AWS, API Gateway may rename a function\'s `WWW-Authenticate` to `x-amzn-Remapped-WWW-Authenticate`; the body names the scope in either case.',
         schema: { type: 'string', pattern: '^Bearer( |$)' },
       },
       'Retry-After': {
@@ -254,7 +276,9 @@ function observationsOperation(ticketSystem: string): JsonObject {
     description: [
       "Internal: reached only privately by the MCP broker (the MCP service), on behalf of a user, through a VPC-only private API that admits only the broker's VPC endpoint; it is never reachable at the public API host, where this path answers 404. External clients call the MCP tool `observations` through `tools/call` on `/api/mcp`. The broker sends a bearer token for the user that it obtained by an RFC 8693 token exchange: its audience is this service (`OBSERVATIONS_AUDIENCE`, different from the inventory and MCP audiences), `sub` is the user, the tenant claim is the user's, and the broker is named in the claim `BROKER_CLAIM` (default `act.sub`, the actor), which must be on the allow-list. A user's own token passed through names no broker and is refused (403). Broker identity, attribution, audit and ticket policy stay authoritative.",
       '',
-      'Every authenticated request writes an audit item (request id, time, tenant, subject, broker, agent_id, reason, ticket, minutes, limit, outcome); a successful read returns data only after its audit item is written. A repeated query parameter or attribution header is a 400, never a guess.',
+      'Every authenticated request writes an audit item (request id, time, tenant, subject, broker, agent_id, reason, ticket, where the reason and the ticket came from, minutes, limit, outcome); a successful read returns data only after its audit item is written. A repeated query parameter or attribution header is a 400, never a guess.',
+      '',
+      "Headers marked `x-extension` are ours, not the contract's: a caller may leave them out, and the contract's three attribution headers keep their rules whether they are sent or not.",
       '',
       `Meaning of the dashboard (query defaults \`minutes=${minutes.default}\`, \`limit=${limit.default}\`):`,
       '- `schema` is `endpoint-dashboard/v1`; `window_minutes` is the minutes used; `evaluated_at` is the evaluation time;',
@@ -284,9 +308,9 @@ function observationsOperation(ticketSystem: string): JsonObject {
     responses: {
       '200': successResponse('The curated dashboard of the endpoint.', componentRef('EndpointDashboard')),
       default: failureResponse([
-        '400: a query parameter or attribution header is invalid (bounds, pattern, the ticket pair rule, the ticket-system constant) or repeated.',
+        '400: a query parameter or attribution header is invalid (bounds, pattern, the ticket pair rule, the ticket-system constant, the grammar of `X-Service-Attribution-Source`) or repeated.',
         STATUS_401,
-        `403: the token is valid but carries no tenant claim; it names no broker (a user's token passed through) or a broker not on the allow-list; it was not granted the scope \`${OBSERVATIONS_SCOPE}\` (\`WWW-Authenticate: Bearer error="insufficient_scope", scope="${OBSERVATIONS_SCOPE}"\`; required whenever \`REQUIRED_SCOPE\` is set, and asked for by the broker in its token exchange); or the tenant policy requires a ticket and none was sent.`,
+        `403: the token is valid but carries no tenant claim; it names no broker (a user's token passed through) or a broker not on the allow-list; it was not granted the scope \`${OBSERVATIONS_SCOPE}\` (\`WWW-Authenticate: Bearer error="insufficient_scope", scope="${OBSERVATIONS_SCOPE}"\`; required whenever \`REQUIRED_SCOPE\` is set, and asked for by the broker in its token exchange); the tenant policy requires a ticket and none was sent; or \`X-Service-Attribution-Source\` says the person declined (or dismissed) the question for a value (nothing is read).`,
         "404: the agent is not in the caller's tenant (unknown or another tenant's: the same answer); or this path was asked at the public host.",
         STATUS_502,
         `${STATUS_503}, or the audit write failed.`,
@@ -345,7 +369,7 @@ export function buildOpenApiDocument(options: OpenApiOptions = {}): JsonObject {
           type: 'http',
           scheme: 'bearer',
           bearerFormat: 'JWT',
-          description: `A JWT in \`Authorization: Bearer <token>\`, required on both operations. Issuer, audience and JWKS come from configuration; the caller is \`sub\` and the tenant the claim named by \`TENANT_CLAIM\` (default \`tenant_id\`). The token must grant the operation's scope (\`${DEFAULT_REQUIRED_SCOPE}\` by default for the inventory, \`${OBSERVATIONS_SCOPE}\` for observations) in \`scope\` (space-separated) or \`scp\` (a string or an array). Inventory tokens are verified by the token authorizer of the public API (RSA keys, \`kid\`, exact \`iss\`, \`aud\` or else \`client_id\`, \`exp\`, \`nbf\`, \`iat\`), and a refused one is a 401 whose \`WWW-Authenticate\` names the RFC 9728 document of the inventory (\`resource_metadata\`); observations tokens are issued to the broker for the user by an RFC 8693 token exchange, with the observations audience and the broker as actor (\`act.sub\`), and verified by the service itself.`,
+          description: `A JWT in \`Authorization: Bearer <token>\`, required on both operations. Issuer and audience come from configuration, the signing keys from the \`jwks_uri\` of the issuer's discovery document (OpenID Connect's, else RFC 8414's; \`JWKS_URL\` overrides it); the caller is \`sub\` and the tenant the claim named by \`TENANT_CLAIM\` (default \`tenant_id\`). The token must grant the operation's scope (\`${DEFAULT_REQUIRED_SCOPE}\` by default for the inventory, \`${OBSERVATIONS_SCOPE}\` for observations) in \`scope\` (space-separated) or \`scp\` (a string or an array). Inventory tokens are verified by the token authorizer of the public API (RSA keys, \`kid\`, exact \`iss\`, \`aud\` or else \`client_id\`, \`exp\`, \`nbf\`, \`iat\`), and a refused one is a 401 whose \`WWW-Authenticate\` names the RFC 9728 document of the inventory (\`resource_metadata\`); observations tokens are issued to the broker for the user by an RFC 8693 token exchange, with the observations audience and the broker as actor (\`act.sub\`), and verified by the service itself.`,
         },
       },
       schemas: componentSchemas(),

@@ -3,8 +3,13 @@ import { BROKER_REFUSALS } from '../auth/broker.js';
 import { type EndpointScope, readScopeClaim, sameScope } from '../auth/endpoint-scope.js';
 import { type ExchangedToken, ExchangedTokenCache, exchangeToken, TokenExchangeError } from '../auth/token-exchange.js';
 import { config } from '../config.js';
-import { ATTRIBUTION_HEADERS, encodedReasonHeaders, TICKET_REQUIRED } from '../contract/attribution.js';
-import type { ObservationsToolInput } from '../contract/mcp-tools.js';
+import {
+  ATTRIBUTION_HEADERS,
+  type AttributionSources,
+  attributionSourceValue,
+  encodedReasonHeaders,
+  TICKET_REQUIRED,
+} from '../contract/attribution.js';
 import { EndpointDashboard } from '../contract/schemas.js';
 import { logger } from '../observability/logger.js';
 import { parseFailureBody } from '../responses.js';
@@ -16,14 +21,26 @@ import { misconfiguration, retryAfterSeconds, TOOL_SENTENCES, ToolFailure } from
  * the observations audience (RFC 8693; one exchange shared by concurrent calls, cached until
  * shortly before it or the user's token expires), then
  * `GET /api/mcp/endpoint` with `Authorization: Bearer` and the attribution as `X-Service-*` headers
- * (the reason percent-encoded, so any script arrives unchanged). Every answer other than a
- * readable dashboard becomes a ToolFailure with one sentence.
+ * (the reason percent-encoded, so any script arrives unchanged) and where each value came from
+ * (`X-Service-Attribution-Source`). Every answer other than a readable dashboard becomes a
+ * ToolFailure with one sentence.
  */
 
 const SERVICE = 'observations service';
 const SIGN_IN = 'sign-in service';
 
 const exchangedTokens = new ExchangedTokenCache();
+
+/** What the broker asks the private operation for: the tool's arguments, the attribution as it stands, and where it came from. */
+export interface BrokeredArgs {
+  agent_id: string;
+  minutes?: number | undefined;
+  limit?: number | undefined;
+  /** Absent only when the person declined (or dismissed) the question for it: the operation then records the refusal. */
+  reason?: string | undefined;
+  ticket?: { number: string; system: string } | undefined;
+  sources: AttributionSources;
+}
 
 export interface BrokeredRead {
   /** The user's bearer token for the MCP resource, as the door received it. */
@@ -32,7 +49,7 @@ export interface BrokeredRead {
   subjectExpiresAt?: number | undefined;
   /** The endpoint scope of the user's token, which the exchanged token must carry unchanged. */
   scope: EndpointScope;
-  args: ObservationsToolInput;
+  args: BrokeredArgs;
   /** The caller's deadline for the whole tool call. */
   signal: AbortSignal;
 }
@@ -44,12 +61,19 @@ export interface DashboardRead {
   auditId: string | undefined;
 }
 
+/**
+ * The broker secret that could not be had, as the tool's sentence: a misconfiguration, or the sign-in
+ * service unavailable. Anything else is thrown on as it is.
+ */
+export function secretFailure(error: unknown): ToolFailure {
+  if (!(error instanceof BrokerSecretError)) throw error;
+  if (error.kind === 'misconfigured') return misconfiguration(TOOL_SENTENCES.misconfigured, { cause: error.message });
+  logger.error('broker secret unavailable', { cause: error.message });
+  return new ToolFailure(TOOL_SENTENCES.unavailable(SIGN_IN, 5));
+}
+
 function exchangeFailure(error: unknown): ToolFailure {
-  if (error instanceof BrokerSecretError) {
-    if (error.kind === 'misconfigured') return misconfiguration(TOOL_SENTENCES.misconfigured, { cause: error.message });
-    logger.error('broker secret unavailable', { cause: error.message });
-    return new ToolFailure(TOOL_SENTENCES.unavailable(SIGN_IN, 5));
-  }
+  if (error instanceof BrokerSecretError) return secretFailure(error);
   if (error instanceof TokenExchangeError) {
     switch (error.kind) {
       case 'timeout':
@@ -104,7 +128,7 @@ function configured(value: string | undefined, variable: string): string {
   return value;
 }
 
-function requestUrl(observationsUrl: string, args: ObservationsToolInput): string {
+function requestUrl(observationsUrl: string, args: BrokeredArgs): string {
   const url = new URL(observationsUrl);
   url.searchParams.set('agent_id', args.agent_id);
   if (args.minutes !== undefined) url.searchParams.set('minutes', String(args.minutes));
@@ -112,9 +136,10 @@ function requestUrl(observationsUrl: string, args: ObservationsToolInput): strin
   return url.toString();
 }
 
-function attributionHeaders(args: ObservationsToolInput): Record<string, string> {
+function attributionHeaders(args: BrokeredArgs): Record<string, string> {
   return {
-    ...encodedReasonHeaders(args.reason),
+    ...(args.reason === undefined ? {} : encodedReasonHeaders(args.reason)),
+    'X-Service-Attribution-Source': attributionSourceValue(args.sources),
     ...(args.ticket
       ? { [ATTRIBUTION_HEADERS.ticketNumber]: args.ticket.number, [ATTRIBUTION_HEADERS.ticketSystem]: args.ticket.system }
       : {}),
@@ -129,7 +154,7 @@ function serviceSentence(response: Response, body: string): string | undefined {
 }
 
 /** One upstream answer that is not a 200, as the sentence the user reads. */
-function upstreamFailure(response: Response, body: string, args: ObservationsToolInput): ToolFailure {
+function upstreamFailure(response: Response, body: string, args: BrokeredArgs): ToolFailure {
   const status = response.status;
   const sentence = serviceSentence(response, body);
   const wait = retryAfterSeconds(response.headers.get('retry-after'));
@@ -160,7 +185,7 @@ function upstreamFailure(response: Response, body: string, args: ObservationsToo
 
 async function getDashboard(
   observationsUrl: string,
-  args: ObservationsToolInput,
+  args: BrokeredArgs,
   token: string,
   signal: AbortSignal,
 ): Promise<{ response: Response; body: string }> {
@@ -232,4 +257,21 @@ export async function readDashboardForUser(read: BrokeredRead): Promise<Dashboar
     throw new ToolFailure(TOOL_SENTENCES.unreadable(SERVICE));
   }
   return { dashboard: parsed as EndpointDashboard, auditId: response.headers.get('x-audit-id') ?? undefined };
+}
+
+/**
+ * Puts the person's refusal on record: the private operation audits it as a refused request (403)
+ * and reads nothing. Gives the sentence the user reads, with the request id of its audit item when
+ * the operation answered as it should; the refusal stands whatever the hop did (nothing is read
+ * either way), and a hop that did not record it is logged.
+ */
+export async function recordPersonRefusal(read: BrokeredRead, sentence: string): Promise<string> {
+  try {
+    await readDashboardForUser(read);
+    logger.error('the observations service answered a refused request with data; it was not passed on');
+  } catch (error) {
+    if (error instanceof ToolFailure && error.message.startsWith(sentence)) return error.message;
+    logger.error("the person's refusal could not be recorded", { error: (error as Error)?.name, message: (error as Error)?.message });
+  }
+  return sentence;
 }

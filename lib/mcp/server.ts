@@ -10,6 +10,7 @@ import {
 import { CONTRACT_VERSION } from '../contract/openapi.js';
 import type { RestRequest } from '../rest-event.js';
 import type { RequestBody } from './request-body.js';
+import { verifyRequestState } from './request-state.js';
 import { registerTools, type ToolCaller } from './tools.js';
 import { registerViews } from './views.js';
 
@@ -27,15 +28,17 @@ const SERVER_INFO = Object.freeze({ name: 'endpoint-read-service', title: 'Endpo
 const INSTRUCTIONS = [
   'Read-only tools over the managed endpoints of your tenant that your account may see.',
   'Use list_endpoints to find an endpoint and its agent_id, then observations to read its health dashboard.',
-  'observations needs a reason (it is audited) and, for some tenants, a ticket.',
+  'observations needs a reason (it is audited) and, for some tenants, a ticket: never invent them; a client that can show forms lets the server ask the user.',
   'Missing data is unknown, never healthy; a null value is not zero; an error result means the read failed, not that all is well.',
 ].join(' ');
 
 function buildServer(caller: ToolCaller): McpServer {
   // No list changes are ever announced: the tools and views are fixed, and the server keeps no state to announce from.
+  // A retry's requestState is checked before any tool runs: one we did not mint for this caller, or an expired one, is refused (-32602).
   const server = new McpServer(SERVER_INFO, {
     instructions: INSTRUCTIONS,
     capabilities: { tools: { listChanged: false }, resources: { listChanged: false } },
+    requestState: { verify: verifyRequestState },
   });
   registerTools(server, caller);
   registerViews(server);

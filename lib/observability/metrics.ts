@@ -32,6 +32,8 @@ export const METRIC = Object.freeze({
   toolErrors: 'ToolErrors',
   brokerMisconfigurations: 'BrokerMisconfigurations',
   keySetFailures: 'KeySetFailures',
+  /** Of those, the issuer's discovery document (where its keys are listed) could not be fetched or used. */
+  discoveryFailures: 'IssuerDiscoveryFailures',
   /** The token authorizer failed to judge a token (key set unreachable, anything unexpected): API Gateway answered 503. */
   authorizerFailures: 'AuthorizerFailures',
   /** The token authorizer refused a token by failing with `Unauthorized` (the MCP door's way), which Lambda counts as an error. */
@@ -104,6 +106,15 @@ export function recordBrokerMisconfiguration(): void {
  */
 export function recordKeySetFailure(): void {
   metrics.addMetric(METRIC.keySetFailures, MetricUnit.Count, 1);
+}
+
+/**
+ * Of the KeySetFailures, one whose cause was the issuer's discovery document (down, not JSON,
+ * another issuer's, no usable `jwks_uri`): counted beside it, so the alarm on KeySetFailures
+ * still fires and this name says which step to look at.
+ */
+export function recordDiscoveryFailure(): void {
+  metrics.addMetric(METRIC.discoveryFailures, MetricUnit.Count, 1);
 }
 
 /**

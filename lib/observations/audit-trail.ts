@@ -8,7 +8,7 @@ import { recordAuditWrite } from '../observability/metrics.js';
 import { type AuditItem, putAuditItem } from '../store/audit.js';
 import { tenantAuditDynamo } from '../store/tenant-client.js';
 import type { BrokeredCaller } from './brokered-caller.js';
-import type { Attribution } from './query-and-attribution.js';
+import type { Attribution, AttributionSources } from './query-and-attribution.js';
 
 /**
  * One audit item per authenticated request (once the bearer token verified), allowed or refused:
@@ -22,11 +22,14 @@ export interface AuditedRequest {
   apiRequestId: string | null;
   caller: BrokeredCaller;
   query?: ObservationsQuery;
-  attribution?: Attribution;
+  /** The attribution as far as it followed its rules: all of it once parsed; a refused request's may lack the reason. */
+  attribution?: Partial<Attribution>;
+  /** Where the reason and the ticket came from, when the caller said (the MCP broker does). */
+  sources?: AttributionSources | undefined;
 }
 
 function auditItem(request: AuditedRequest, statusCode: number): AuditItem {
-  const { caller, query, attribution } = request;
+  const { caller, query, attribution, sources } = request;
   return {
     audit_id: request.requestId,
     request_id: request.requestId,
@@ -40,6 +43,8 @@ function auditItem(request: AuditedRequest, statusCode: number): AuditItem {
     reason: attribution?.reason ?? null,
     ticket_number: attribution?.ticketNumber ?? null,
     ticket_system: attribution?.ticketSystem ?? null,
+    reason_source: sources?.reason ?? null,
+    ticket_source: sources?.ticket ?? null,
     minutes: query?.minutes ?? null,
     limit: query?.limit ?? null,
     outcome: statusCode < 400 ? 'allowed' : statusCode < 500 ? 'denied' : 'failed',

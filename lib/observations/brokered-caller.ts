@@ -40,10 +40,7 @@ export interface VerifiedCaller {
 export async function verifyBrokeredCaller(request: RestRequest, signal: AbortSignal): Promise<VerifiedCaller> {
   const cfg = config();
   const token = bearerToken(singleHeader(request, 'authorization', 'Authorization'));
-  const claims = (await verifySignedToken(token, { issuer: cfg.jwtIssuer, keys: remoteKeys(cfg.jwksUrl), signal })) as Record<
-    string,
-    unknown
-  >;
+  const claims = (await verifySignedToken(token, { issuer: cfg.jwtIssuer, keys: remoteKeys(cfg), signal })) as Record<string, unknown>;
   let tenantId: string | null = null;
   try {
     tenantId = identityFromClaims(claims, cfg.tenantClaim).tenantId;

@@ -1,12 +1,14 @@
 import { config } from '../config.js';
+import { personRefusalSentence } from '../contract/attribution.js';
 import type { EndpointDashboard } from '../contract/schemas.js';
+import { httpError } from '../errors.js';
 import { logger } from '../observability/logger.js';
 import { recordItemsReturned } from '../observability/metrics.js';
 import { type JsonResult, jsonResponse } from '../responses.js';
 import type { RestRequest } from '../rest-event.js';
 import { type AuditedRequest, auditAllowed, auditRefused } from './audit-trail.js';
 import { allowedRead, verifyBrokeredCaller } from './brokered-caller.js';
-import { parseAttribution, parseObservationsQuery } from './query-and-attribution.js';
+import { attributionAsFarAsValid, parseAttribution, parseAttributionSources, parseObservationsQuery } from './query-and-attribution.js';
 import { readEndpointObservations } from './read.js';
 
 /** The invocation an observations request runs in. */
@@ -24,6 +26,8 @@ export interface Invocation {
  * 1. verify the brokered caller: a token that does not verify is a 401 (nothing is known, nothing
  *    audited); from here on who asked is known, and every outcome is audited;
  * 2. refuse a caller that may not read (403), then parse the query and the attribution headers (400);
+ *    a request whose `X-Service-Attribution-Source` says the person declined (or dismissed) the
+ *    broker's question is refused (403) before any read, its audit item recording what was given;
  * 3. read the endpoint's dashboard (403 by the tenant's policy, 404, 502-504);
  * 4. write the audit item: a refusal's after it is known, keeping its answer if the write fails;
  *    a success's before any data leaves, failing the read (503, no data) if the write fails;
@@ -37,7 +41,15 @@ export async function getEndpointObservations(request: RestRequest, invocation: 
     const allowed = allowedRead(verified);
     const query = parseObservationsQuery(request);
     audited.query = query;
-    const attribution = parseAttribution(request, config().ticketSystem);
+    const { ticketSystem } = config();
+    const sources = parseAttributionSources(request);
+    audited.sources = sources;
+    const refusal = personRefusalSentence(sources);
+    if (refusal !== undefined) {
+      audited.attribution = attributionAsFarAsValid(request, ticketSystem);
+      throw httpError(403, refusal);
+    }
+    const attribution = parseAttribution(request, ticketSystem, sources);
     audited.attribution = attribution;
     // The reason's text stays in the audit table; logs get its length only (docs/operations.md).
     logger.appendKeys({ agentId: query.agent_id, reasonLength: attribution.reason.length, ticketNumber: attribution.ticketNumber });

@@ -1,9 +1,18 @@
-import { ATTRIBUTION_HEADERS, type Attribution, attributionSchema, decodedReason, REASON_ENCODING } from '../contract/attribution.js';
+import {
+  ATTRIBUTION_HEADERS,
+  ATTRIBUTION_SOURCE_RULE,
+  type Attribution,
+  type AttributionSources,
+  attributionSchema,
+  decodedReason,
+  parsedAttributionSources,
+  REASON_ENCODING,
+} from '../contract/attribution.js';
 import { OBSERVATION_BOUNDS, ObservationsQuery } from '../contract/schemas.js';
 import { httpError } from '../errors.js';
 import { type RestRequest, singleHeader, singleQueryValues } from '../rest-event.js';
 
-export type { Attribution };
+export type { Attribution, AttributionSources };
 
 const AGENT_ID_RULE = `Query parameter agent_id is required and must be ${OBSERVATION_BOUNDS.agentId.min} to ${OBSERVATION_BOUNDS.agentId.max} characters.`;
 const QUERY_RULES: Record<string, string> = {
@@ -35,7 +44,7 @@ export function parseObservationsQuery(request: Pick<RestRequest, 'query'>): Obs
  * `X-Service-Reason-Encoding: percent` says so), and ticket number and ticket system (the
  * configured constant) together or not at all. Repeated headers are 400s.
  */
-export function parseAttribution(request: Pick<RestRequest, 'headers'>, ticketSystem: string): Attribution {
+export function parseAttribution(request: Pick<RestRequest, 'headers'>, ticketSystem: string, sources?: AttributionSources): Attribution {
   const reason = decodedReason(
     singleHeader(request, ATTRIBUTION_HEADERS.reason, 'X-Service-Reason'),
     singleHeader(request, ATTRIBUTION_HEADERS.reasonEncoding, 'X-Service-Reason-Encoding'),
@@ -49,5 +58,47 @@ export function parseAttribution(request: Pick<RestRequest, 'headers'>, ticketSy
     ticketSystem: singleHeader(request, ATTRIBUTION_HEADERS.ticketSystem, 'X-Service-Ticket-System'),
   });
   if (!parsed.success) throw httpError(400, `${parsed.error.issues[0]?.message ?? 'The attribution headers are invalid'}.`);
+  // A source is named for the ticket exactly when one is sent: a source of nothing, or a ticket of no source, is a broker's mistake.
+  if (sources && (sources.ticket !== undefined) !== (parsed.data.ticketNumber !== undefined)) {
+    throw httpError(400, 'X-Service-Attribution-Source names a ticket source exactly when a ticket is sent.');
+  }
   return parsed.data;
+}
+
+/**
+ * `X-Service-Attribution-Source`, an extension of ours the MCP broker sends: where the reason and
+ * the ticket came from (lib/contract/attribution.ts). Undefined when the header is absent (a
+ * caller that does not say); a value outside its rule, or a repeated header, is a 400.
+ */
+export function parseAttributionSources(request: Pick<RestRequest, 'headers'>): AttributionSources | undefined {
+  const value = singleHeader(request, ATTRIBUTION_HEADERS.source, 'X-Service-Attribution-Source');
+  if (value === undefined) return undefined;
+  const sources = parsedAttributionSources(value);
+  if (!sources) throw httpError(400, ATTRIBUTION_SOURCE_RULE);
+  return sources;
+}
+
+/**
+ * What a refused request's audit item can still record of its attribution: the reason when it
+ * follows its rule, the ticket when both its headers do; a value that breaks its rule is left out.
+ */
+export function attributionAsFarAsValid(request: Pick<RestRequest, 'headers'>, ticketSystem: string): Partial<Attribution> {
+  const { shape } = attributionSchema(ticketSystem);
+  const header = (key: keyof typeof ATTRIBUTION_HEADERS, display: string): string | undefined => {
+    try {
+      return singleHeader(request, ATTRIBUTION_HEADERS[key], display);
+    } catch {
+      return undefined;
+    }
+  };
+  const reason = shape.reason.safeParse(
+    decodedReason(header('reason', 'X-Service-Reason'), header('reasonEncoding', 'X-Service-Reason-Encoding')),
+  );
+  const ticketNumber = shape.ticketNumber.safeParse(header('ticketNumber', 'X-Service-Ticket-Number'));
+  const ticketSystemHeader = shape.ticketSystem.safeParse(header('ticketSystem', 'X-Service-Ticket-System'));
+  const ticket =
+    ticketNumber.success && ticketSystemHeader.success && ticketNumber.data !== undefined && ticketSystemHeader.data !== undefined
+      ? { ticketNumber: ticketNumber.data, ticketSystem: ticketSystemHeader.data }
+      : {};
+  return { ...(reason.success ? { reason: reason.data } : {}), ...ticket };
 }

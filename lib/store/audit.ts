@@ -1,4 +1,5 @@
 import { type DynamoDBDocumentClient, PutCommand } from '@aws-sdk/lib-dynamodb';
+import type { AttributionSource } from '../contract/attribution.js';
 import { auditKey } from './keys.js';
 
 /** One audited observations request (allowed or denied), as stored (and as `npm run audit` prints it). */
@@ -21,6 +22,14 @@ export interface AuditItem {
   reason: string | null;
   ticket_number: string | null;
   ticket_system: string | null;
+  /**
+   * Where the reason came from, as the MCP broker said: `argument` (the assistant's tool
+   * arguments), `person` (the person's answer when the tool asked), `declined` / `cancelled` (the
+   * person was asked and gave none: the request was refused); null when the caller did not say.
+   */
+  reason_source: AttributionSource | null;
+  /** Where the ticket came from, in the same words; null when no ticket was sent (or the caller did not say). */
+  ticket_source: AttributionSource | null;
   minutes: number | null;
   limit: number | null;
   /** allowed: data was returned; denied: a 4xx; failed: a dependency or internal failure. */

@@ -86,6 +86,7 @@ describe.concurrent('E2E: the local stack and its CLIs as separate processes', (
     const read = await get(`${stack.privateUrl}/api/mcp/endpoint?agent_id=ac-001`, {
       Authorization: `Bearer ${brokerToken}`,
       'X-Service-Reason': 'checking disk',
+      'X-Service-Attribution-Source': 'reason=person',
     });
     expect(read.status).toBe(200);
     const auditId = read.headers.get('x-audit-id');
@@ -103,6 +104,8 @@ describe.concurrent('E2E: the local stack and its CLIs as separate processes', (
       .map((line) => JSON.parse(line) as { audit_id: string; reason: string });
     expect(audit.find((i) => i.audit_id === auditId)).toMatchObject({
       reason: 'checking disk',
+      reason_source: 'person',
+      ticket_source: null,
       broker: 'local-broker',
       subject: 'local-user',
     });

@@ -230,6 +230,10 @@ describe("E2E: each door's OAuth scope, asked and checked", () => {
     ['other scopes', { scope: 'openid offline_access endpoints:write' }],
     ['an empty scp', { scope: undefined, extra: { scp: '' } }],
     ['scp naming another scope', { scope: undefined, extra: { scp: ['profile'] } }],
+    // RFC 6749 §3.3: scope tokens are separated by single spaces (U+0020), and `scope` is a string.
+    ['the scope separated by a tab', { scope: 'openid\tendpoints:read' }],
+    ['the scope separated by a no-break space', { scope: 'openid\u00a0endpoints:read' }],
+    ['scope as a JSON array', { scope: undefined, extra: { scope: ['openid', 'endpoints:read'] } }],
   ])('refuses a valid token with %s at both doors: 403 insufficient_scope naming endpoints:read', async (_what, claims) => {
     for (const name of ['inventory', 'mcp'] as const) {
       const res = await door[name].call(await door[name].token(claims));

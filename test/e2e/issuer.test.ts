@@ -4,26 +4,36 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { documentRefused } from '../../infra/local/client-id-documents.js';
 import { doorResource } from '../../lib/auth/public-doors.js';
 import { type SharedStack, sharedStack } from '../helpers/shared-stack.js';
-import { authorizeUrl, browserStandIn, claimsOf, pkce, registerClient, registerPublicClient, signInAsBrowser } from '../helpers/sign-in.js';
+import {
+  authorizeUrl,
+  claimsOf,
+  personInChromium,
+  pkce,
+  redirectFollower,
+  registerClient,
+  registerPublicClient,
+} from '../helpers/sign-in.js';
 import { DOCUMENT_FAILURE_MS } from '../helpers/stack.js';
 
 /**
  * The local authorization server (oidc-provider, infra/local/authorization-server.ts), over real
  * HTTP on the local stack: its metadata, dynamic client registration, client ID metadata documents,
- * the sign-in page, the authorization code with PKCE, resource indicators, refresh tokens, and the
- * RFC 8693 token exchange of the MCP broker. What it refuses for safety's sake:
- * test/e2e/sign-in-hardening.test.ts.
+ * the sign-in page (pressed in headless Chromium), the authorization code with PKCE, resource
+ * indicators, refresh tokens, and the RFC 8693 token exchange of the MCP broker. What it refuses
+ * for safety's sake: test/e2e/sign-in-hardening.test.ts.
  */
 
 /** The sentence of every document failure, with the test stacks' fixed time. */
 const DOCUMENT_REFUSED = documentRefused(DOCUMENT_FAILURE_MS);
 
 let stack: SharedStack;
+const person = personInChromium();
 
 beforeAll(async () => {
   stack = await sharedStack('none');
 });
 afterAll(async () => {
+  await person.close();
   await stack?.release();
 });
 
@@ -66,7 +76,7 @@ async function signInFor(
   resource = stack.config.mcpAudience,
 ) {
   const { verifier, challenge } = pkce();
-  const back = await signInAsBrowser(authorizationUrl(clientId, challenge, { resource }), who);
+  const back = await person.signIn(authorizationUrl(clientId, challenge, { resource }), who);
   const code = back.searchParams.get('code')!;
   return {
     back,
@@ -83,6 +93,24 @@ async function signInFor(
         ...extra,
       }),
   };
+}
+
+/** The status a door answers a token with: GET /api/agents, or an MCP `tools/list` on POST /api/mcp. */
+async function askDoor(door: 'mcp' | 'inventory', accessToken: string): Promise<number> {
+  const res =
+    door === 'inventory'
+      ? await fetch(url('/api/agents'), { headers: { Authorization: `Bearer ${accessToken}` } })
+      : await fetch(url('/api/mcp'), {
+          method: 'POST',
+          headers: {
+            Authorization: `Bearer ${accessToken}`,
+            'Content-Type': 'application/json',
+            Accept: 'application/json, text/event-stream',
+          },
+          body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
+        });
+  await res.body?.cancel();
+  return res.status;
 }
 
 describe('E2E: the local issuer as an OAuth 2.1 authorization server', () => {
@@ -106,7 +134,7 @@ describe('E2E: the local issuer as an OAuth 2.1 authorization server', () => {
       authorization_endpoint: url('/oauth2/authorize'),
       token_endpoint: url('/oauth2/token'),
       registration_endpoint: url('/oauth2/register'),
-      jwks_uri: url('/.well-known/jwks.json'),
+      jwks_uri: url('/oauth2/jwks'),
       response_types_supported: ['code'],
       code_challenge_methods_supported: ['S256'],
       client_id_metadata_document_supported: true,
@@ -117,6 +145,21 @@ describe('E2E: the local issuer as an OAuth 2.1 authorization server', () => {
       ['authorization_code', 'refresh_token', 'urn:ietf:params:oauth:grant-type:token-exchange'].sort(),
     );
     expect([...metadata.token_endpoint_auth_methods_supported!].sort()).toEqual(['client_secret_basic', 'client_secret_post', 'none']);
+  });
+
+  it('publishes its keys where oidc-provider serves them, named by both discovery documents, and nothing at /.well-known/jwks.json, which most providers do not serve', async () => {
+    const [openId, oauth, keys, guessed] = await Promise.all(
+      ['/.well-known/openid-configuration', '/.well-known/oauth-authorization-server', '/oauth2/jwks', '/.well-known/jwks.json'].map(
+        (path) => fetch(url(path)),
+      ),
+    );
+
+    expect(openId!.status).toBe(200);
+    expect(await openId!.json()).toMatchObject({ issuer: stack.config.jwtIssuer, jwks_uri: url('/oauth2/jwks') });
+    expect(await oauth!.json()).toMatchObject({ issuer: stack.config.jwtIssuer, jwks_uri: url('/oauth2/jwks') });
+    expect(keys!.status).toBe(200);
+    expect(((await keys!.json()) as { keys: { kid: string }[] }).keys.map((key) => key.kid)).toEqual([stack.issuer.kid]);
+    expect(guessed!.status).toBe(404);
   });
 
   it('registers a public client (RFC 7591) and a confidential one with a secret', async () => {
@@ -156,9 +199,9 @@ describe('E2E: the local issuer as an OAuth 2.1 authorization server', () => {
     const clientId = await publicClient();
     const { challenge } = pkce();
 
-    const { response: page } = await browserStandIn().follow(authorizationUrl(clientId, challenge), { method: 'GET' });
+    const { response: page } = await redirectFollower().follow(authorizationUrl(clientId, challenge), { method: 'GET' });
     const html = await page.text();
-    const back = await signInAsBrowser(authorizationUrl(clientId, challenge), { tenant: 'globex', user: 'bob' });
+    const back = await person.signIn(authorizationUrl(clientId, challenge), { tenant: 'globex', user: 'bob' });
 
     expect(page.status).toBe(200);
     expect(page.headers.get('content-type')).toBe('text/html; charset=utf-8');
@@ -199,7 +242,7 @@ describe('E2E: the local issuer as an OAuth 2.1 authorization server', () => {
       const notices = vi.spyOn(console, 'info');
       const clientId = await publicClient();
       const { verifier, challenge } = pkce();
-      const back = await signInAsBrowser(authorizationUrl(clientId, challenge, { scope }), { tenant: 'acme', user: 'dora' });
+      const back = await person.signIn(authorizationUrl(clientId, challenge, { scope }), { tenant: 'acme', user: 'dora' });
 
       const { status, body } = await token({
         grant_type: 'authorization_code',
@@ -216,6 +259,94 @@ describe('E2E: the local issuer as an OAuth 2.1 authorization server', () => {
       notices.mockRestore();
     },
   );
+
+  it.each(['mcp', 'inventory'] as const)(
+    "signs in a client registered with scope 'openid offline_access' for the %s door, which registers the doors' scope with it and gets it in the token the door takes",
+    async (door) => {
+      const registered = await register({
+        redirect_uris: [REDIRECT],
+        token_endpoint_auth_method: 'none',
+        grant_types: ['authorization_code', 'refresh_token'],
+        scope: 'openid offline_access',
+      });
+      const { client_id: clientId, scope: registeredScope } = (await registered.json()) as { client_id: string; scope: string };
+      const resource = doorResource(stack.config, door);
+      const { verifier, challenge } = pkce();
+
+      const back = await person.signIn(authorizationUrl(clientId, challenge, { resource, scope: 'openid offline_access' }), {
+        tenant: 'acme',
+        user: 'gus',
+      });
+      const { status, body } = await token({
+        grant_type: 'authorization_code',
+        code: back.searchParams.get('code') ?? '',
+        code_verifier: verifier,
+        client_id: clientId,
+        redirect_uri: REDIRECT,
+        resource,
+      });
+      const opened = await askDoor(door, body.access_token as string);
+
+      expect(registered.status).toBe(201);
+      expect(registeredScope).toBe('openid offline_access endpoints:read');
+      expect(back.searchParams.get('error')).toBeNull();
+      expect(status).toBe(200);
+      expect(claimsOf(body.access_token as string).scope).toBe('endpoints:read');
+      expect(opened).toBe(200);
+    },
+  );
+
+  it.each(['mcp', 'inventory'] as const)(
+    "keeps the doors' scope on a refresh for the %s door that asks for less (scope=openid offline_access, as mcp-remote asks), so the door takes the token it gets",
+    async (door) => {
+      const clientId = await publicClient();
+      const resource = doorResource(stack.config, door);
+      const { verifier, challenge } = pkce();
+      // As the SDK's OAuth client asks offline_access (with the consent prompt OpenID Connect requires for it).
+      const back = await person.signIn(
+        authorizationUrl(clientId, challenge, { resource, scope: 'openid offline_access', prompt: 'consent' }),
+        {
+          tenant: 'acme',
+          user: 'hal',
+        },
+      );
+      const first = await token({
+        grant_type: 'authorization_code',
+        code: back.searchParams.get('code') ?? '',
+        code_verifier: verifier,
+        client_id: clientId,
+        redirect_uri: REDIRECT,
+        resource,
+      });
+
+      const refreshed = await token({
+        grant_type: 'refresh_token',
+        refresh_token: first.body.refresh_token as string,
+        client_id: clientId,
+        scope: 'openid offline_access',
+      });
+      const opened = await askDoor(door, refreshed.body.access_token as string);
+
+      expect(first.status).toBe(200);
+      expect(refreshed.status).toBe(200);
+      expect(claimsOf(refreshed.body.access_token as string)).toMatchObject({ scope: 'endpoints:read', sub: 'hal' });
+      expect(opened).toBe(200);
+    },
+  );
+
+  it('refuses a refresh that asks a scope the sign-in never granted with invalid_scope, never a 200 token the doors refuse', async () => {
+    const clientId = await publicClient();
+    const first = (await (await signInFor(clientId, { tenant: 'acme', user: 'ivy' })).redeem()).body;
+
+    const refreshed = await token({
+      grant_type: 'refresh_token',
+      refresh_token: first.refresh_token as string,
+      client_id: clientId,
+      scope: 'openid',
+    });
+
+    expect(refreshed).toMatchObject({ status: 400, body: { error: 'invalid_scope' } });
+  });
 
   it('issues a token for the inventory when that is the resource asked (RFC 8707), and it opens the inventory only', async () => {
     const clientId = await publicClient();
@@ -302,7 +433,7 @@ describe('E2E: the local issuer as an OAuth 2.1 authorization server', () => {
   it('sends the browser back with access_denied when the user cancels', async () => {
     const clientId = await publicClient();
 
-    const back = await signInAsBrowser(authorizationUrl(clientId, pkce().challenge), { tenant: 'acme', user: 'erin', action: 'deny' });
+    const back = await person.signIn(authorizationUrl(clientId, pkce().challenge), { tenant: 'acme', user: 'erin', action: 'deny' });
 
     expect(back.searchParams.get('error')).toBe('access_denied');
     expect(back.searchParams.get('code')).toBeNull();
@@ -339,6 +470,7 @@ describe('E2E: the local issuer as an OAuth 2.1 authorization server', () => {
   describe('with a client ID metadata document', () => {
     let documents: Server;
     let documentUrl = '';
+    let before: Record<string, string | undefined> = {};
 
     beforeAll(async () => {
       documents = createServer((req, res) => {
@@ -357,16 +489,19 @@ describe('E2E: the local issuer as an OAuth 2.1 authorization server', () => {
       });
       await new Promise<void>((resolve) => documents.listen(0, '127.0.0.1', resolve));
       documentUrl = `http://127.0.0.1:${(documents.address() as AddressInfo).port}/oauth/client.json`;
+      // A document served on this machine is fetched only from an origin the developer names.
+      before = stack.updateEnvironment({ CLIENT_ID_DOCUMENT_DEV_ORIGINS: new URL(documentUrl).origin });
     });
     afterAll(async () => {
+      stack.updateEnvironment(before);
       await new Promise((resolve) => documents.close(resolve));
     });
 
-    it('signs in a client known only by the URL of its document (fetched from this machine in development)', async () => {
+    it('signs in a client known only by the URL of its document (fetched from this machine, from the development origin named)', async () => {
       const { challenge, verifier } = pkce();
 
-      const page = await (await browserStandIn().follow(authorizationUrl(documentUrl, challenge), { method: 'GET' })).response.text();
-      const back = await signInAsBrowser(authorizationUrl(documentUrl, challenge), { tenant: 'acme', user: 'frank' });
+      const page = await (await redirectFollower().follow(authorizationUrl(documentUrl, challenge), { method: 'GET' })).response.text();
+      const back = await person.signIn(authorizationUrl(documentUrl, challenge), { tenant: 'acme', user: 'frank' });
       const { status, body } = await token({
         grant_type: 'authorization_code',
         code: back.searchParams.get('code')!,

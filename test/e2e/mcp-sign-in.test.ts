@@ -9,22 +9,25 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { auditItemsOf } from '../../infra/local/audit-items.js';
 import { smallFleet } from '../fixtures/small-fleet.js';
 import { type SharedStack, sharedStack } from '../helpers/shared-stack.js';
-import { claimsOf, InMemoryOAuthProvider, signInAsBrowser } from '../helpers/sign-in.js';
+import { claimsOf, InMemoryOAuthProvider, personInChromium } from '../helpers/sign-in.js';
 
 /**
  * Sign-in from MCP clients nobody here wrote, against the local stack with no token copied by
  * hand: the official SDK client's own OAuth support and the pinned `mcp-remote`, each finding the
  * local issuer from the door's 401 and metadata, registering itself, and exchanging the code the
- * sign-in page gives; a scripted browser plays the user's part (open the page, pick tenant and
- * user, follow the redirect).
+ * sign-in page gives; a person in headless Chromium does the user's part (opens the page, picks
+ * tenant and user, presses the button, lands on the client's redirect URI), with the headers and
+ * cookies Chromium itself sends.
  */
 
 let stack: SharedStack;
+const person = personInChromium();
 
 beforeAll(async () => {
   stack = await sharedStack(smallFleet());
 });
 afterAll(async () => {
+  await person.close();
   await stack?.release();
 });
 
@@ -56,7 +59,7 @@ describe.each(ERAS)('E2E: the SDK client (%s) signs in through the local issuer 
     expect(authorizationUrl.searchParams.get('code_challenge_method')).toBe('S256');
     expect(provider.client?.client_id).toMatch(/^local-/); // registered itself (RFC 7591)
 
-    const back = await signInAsBrowser(authorizationUrl, { tenant: 'acme', user: `sdk-${revision}` });
+    const back = await person.signIn(authorizationUrl, { tenant: 'acme', user: `sdk-${revision}` });
     const transport = new StreamableHTTPClientTransport(mcpUrl(), { authProvider: provider });
     await transport.finishAuth(back.searchParams.get('code')!, back.searchParams.get('iss') ?? undefined);
     const client = new Client({ name: 'sdk-oauth-e2e', version: '1.0.0' }, options);
@@ -131,7 +134,7 @@ function lines(stream: Readable): { next(match: RegExp, timeoutMs: number): Prom
   };
 }
 
-describe('E2E: mcp-remote (pinned) signs in through the local issuer, headless', () => {
+describe('E2E: mcp-remote (pinned) signs in through the local issuer, its printed URL opened in Chromium', () => {
   let configDir: string;
 
   beforeAll(async () => {
@@ -141,12 +144,12 @@ describe('E2E: mcp-remote (pinned) signs in through the local issuer, headless',
     await rm(configDir, { recursive: true, force: true });
   });
 
-  it('registers itself, prints the sign-in URL, takes the code at its own callback, and then serves both tools over stdio', async () => {
+  it('registers itself, prints the sign-in URL, takes the code at its own callback when the person signs in there, and then serves both tools over stdio', async () => {
     const proxy = createRequire(import.meta.url).resolve('mcp-remote/dist/proxy.js');
     const transport = new StdioClientTransport({
       command: process.execPath,
       args: [proxy, `${stack.publicUrl}/api/mcp`, '--host', '127.0.0.1', '--auth-timeout', '60'],
-      // No browser here: BROWSER=true makes its opener "succeed" without one, and the test is the browser.
+      // BROWSER=true makes its opener "succeed" without opening one: the person opens the printed URL in Chromium.
       env: { PATH: process.env.PATH ?? '', HOME: configDir, MCP_REMOTE_CONFIG_DIR: configDir, BROWSER: 'true' },
       stderr: 'pipe',
     });
@@ -157,19 +160,22 @@ describe('E2E: mcp-remote (pinned) signs in through the local issuer, headless',
       const authorizationUrl = await output.next(/Please authorize this client by visiting:\s*\n(\S+)/, 30_000);
       expect(new URL(authorizationUrl).searchParams.get('resource')).toBe(stack.config.mcpAudience);
 
-      const back = await signInAsBrowser(authorizationUrl, { tenant: 'globex', user: 'remote-user' });
-      expect(back.hostname).toBe('127.0.0.1'); // mcp-remote's own callback listener
-      const callback = await fetch(back);
-      expect(callback.status).toBe(200);
+      // The person's browser lands on mcp-remote's own callback listener, which takes the code from it.
+      const back = await person.attempt(authorizationUrl, { tenant: 'globex', user: 'remote-user' });
+      expect(back.url.hostname).toBe('127.0.0.1');
+      expect(back.status).toBe(200);
       await connected;
 
       const { tools } = await client.listTools();
+      const list = (await client.callTool({ name: 'list_endpoints', arguments: { limit: 3 } })) as ToolResult;
       const result = (await client.callTool({
         name: 'observations',
         arguments: { agent_id: 'gx-002', reason: 'through mcp-remote', ticket: { number: 'CHG0099', system: 'servicenow' } },
       })) as ToolResult;
 
       expect(tools.map((t) => t.name).sort()).toEqual(['list_endpoints', 'observations']);
+      expect(list.isError).toBeFalsy();
+      expect(list.structuredContent).toMatchObject({ endpoints: [expect.objectContaining({ agent_id: 'gx-002' })] });
       expect(result.isError).toBeFalsy();
       expect(result.structuredContent).toMatchObject({ endpoint: { id: 'gx-002' } });
       const audited = (await auditItemsOf(stack.dynamo, stack.config.auditTable, 'globex')).filter((i) => i.subject === 'remote-user');

@@ -63,7 +63,7 @@ describe.each(ERAS)('E2E: MCP tools over HTTP with %s', (_era, options, revision
     }
     expect(observations.inputSchema).toMatchObject({
       type: 'object',
-      required: ['agent_id', 'reason'],
+      required: ['agent_id'],
       additionalProperties: false,
       properties: {
         agent_id: { type: 'string', minLength: 1, maxLength: 128 },

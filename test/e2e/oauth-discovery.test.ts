@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type DoorName, doorAudience, doorResource } from '../../lib/auth/public-doors.js';
 import { smallFleet } from '../fixtures/small-fleet.js';
 import { type SharedStack, sharedStack } from '../helpers/shared-stack.js';
-import { claimsOf, InMemoryOAuthProvider, signInAsBrowser } from '../helpers/sign-in.js';
+import { claimsOf, InMemoryOAuthProvider, personInChromium } from '../helpers/sign-in.js';
 
 /**
  * How an OAuth client that knows only a door's URL gets in, for each public door, with the MCP
@@ -11,14 +11,17 @@ import { claimsOf, InMemoryOAuthProvider, signInAsBrowser } from '../helpers/sig
  * 9728 document, which names the authorization server; the client reads that server's RFC 8414
  * metadata, registers itself (RFC 7591), sends the user to sign in with PKCE (S256) asking for the
  * door's resource (RFC 8707), redeems the code, and the door answers 200 to the token it gets.
+ * The user signs in in headless Chromium.
  */
 
 let stack: SharedStack;
+const person = personInChromium();
 
 beforeAll(async () => {
   stack = await sharedStack(smallFleet());
 });
 afterAll(async () => {
+  await person.close();
   await stack?.release();
 });
 
@@ -48,7 +51,7 @@ describe.each(['inventory', 'mcp'] as const)('E2E: the %s door, from its 401 to 
     const document = (await (await fetch(resourceMetadataUrl!)).json()) as { resource: string; authorization_servers: string[] };
     const first = await auth(provider, { serverUrl, resourceMetadataUrl: resourceMetadataUrl! });
     const asked = provider.authorizationUrl!;
-    const back = await signInAsBrowser(asked, { tenant: 'acme', user: `discovery-${door}` });
+    const back = await person.signIn(asked, { tenant: 'acme', user: `discovery-${door}` });
     const second = await auth(provider, {
       serverUrl,
       resourceMetadataUrl: resourceMetadataUrl!,

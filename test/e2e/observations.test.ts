@@ -244,6 +244,36 @@ describe('E2E: GET /api/mcp/endpoint on the private loopback listener', () => {
       );
     });
 
+    it.each([
+      [
+        'a source outside its words',
+        { 'X-Service-Attribution-Source': 'reason=model' },
+        'X-Service-Attribution-Source must be "reason=<source>" or "reason=<source>, ticket=<source>", each source one of argument, person, declined, cancelled.',
+      ],
+      [
+        'no reason member',
+        { 'X-Service-Attribution-Source': 'ticket=person' },
+        'X-Service-Attribution-Source must be "reason=<source>" or "reason=<source>, ticket=<source>", each source one of argument, person, declined, cancelled.',
+      ],
+      [
+        'a member twice',
+        { 'X-Service-Attribution-Source': 'reason=person, reason=argument' },
+        'X-Service-Attribution-Source must be "reason=<source>" or "reason=<source>, ticket=<source>", each source one of argument, person, declined, cancelled.',
+      ],
+      [
+        'a ticket source without a ticket',
+        { 'X-Service-Attribution-Source': 'reason=argument, ticket=person' },
+        'X-Service-Attribution-Source names a ticket source exactly when a ticket is sent.',
+      ],
+      [
+        'a ticket without its source',
+        { 'X-Service-Attribution-Source': 'reason=argument', 'X-Service-Ticket-Number': 'INC1', 'X-Service-Ticket-System': 'servicenow' },
+        'X-Service-Attribution-Source names a ticket source exactly when a ticket is sent.',
+      ],
+    ])('returns 400 for X-Service-Attribution-Source with %s', async (_what, headers, sentence) => {
+      expectFailure(await observe('agent_id=healthy', headers), 400, sentence);
+    });
+
     it('returns 400 when X-Service-Reason is missing', async () => {
       const res = await get(`${stack.privateUrl}/api/mcp/endpoint?agent_id=healthy`, { Authorization: `Bearer ${token}` });
 
@@ -322,19 +352,20 @@ describe('E2E: GET /api/mcp/endpoint on the private loopback listener', () => {
   });
 
   describe('401, 403 and 404', () => {
-    it("returns 401 with a Bearer challenge without a token, or with an expired or malformed one (another door's expired token too)", async () => {
+    it('returns 401 with a Bearer challenge without a token, or with an expired or malformed one (another door\'s expired token too): error="invalid_token" only for a token that was sent (RFC 6750 §3.1)', async () => {
       const expired = await stack.brokerToken({ expiresInSeconds: -30 });
       const expiredMcp = await stack.mcpToken({ expiresInSeconds: -30 });
+      const invalid = (sentence: string) => `Bearer error="invalid_token", error_description="${sentence}"`;
 
-      for (const [bearer, sentence] of [
-        [null, 'A bearer token is required.'],
-        [expired, 'The bearer token has expired.'],
-        [expiredMcp, 'The bearer token has expired.'],
-        ['garbage', 'The bearer token is malformed.'],
+      for (const [bearer, sentence, challenge] of [
+        [null, 'A bearer token is required.', 'Bearer'],
+        [expired, 'The bearer token has expired.', invalid('The bearer token has expired.')],
+        [expiredMcp, 'The bearer token has expired.', invalid('The bearer token has expired.')],
+        ['garbage', 'The bearer token is malformed.', invalid('The bearer token is malformed.')],
       ] as const) {
         const res = await observe('agent_id=healthy', {}, bearer);
         expectFailure(res, 401, sentence);
-        expect(res.headers.get('www-authenticate')).toBe('Bearer');
+        expect(res.headers.get('www-authenticate')).toBe(challenge);
       }
     });
 
@@ -393,6 +424,7 @@ describe('E2E: GET /api/mcp/endpoint on the private loopback listener', () => {
       ['no scope', undefined],
       ['an empty scope', ''],
       ["the public doors' scope instead", 'endpoints:read'],
+      ['its scope separated from another by a tab (RFC 6749: single spaces only)', 'openid\tobservations:read'],
     ])("refuses with 403 insufficient_scope the broker's token with %s, naming observations:read, and audits it", async (_what, scope) => {
       const subject = `scope-${String(scope)}-${now}`;
       const exchanged = await stack.brokerToken({ subject, scope });
@@ -570,6 +602,65 @@ describe('E2E: GET /api/mcp/endpoint on the private loopback listener', () => {
       expect(quoted).toBeDefined();
       expect(items).toEqual([expect.objectContaining({ request_id: quoted, audit_id: quoted, status_code: 404 })]);
       expect(items[0]!.api_request_id).toMatch(/^[0-9a-f-]{36}$/);
+    });
+
+    it('records where the reason and the ticket came from as X-Service-Attribution-Source says, and null without it', async () => {
+      const subject = `sources-${now}`;
+      const bearer = await stack.brokerToken({ tenant: 'acme', subject });
+      const ticket = { 'X-Service-Ticket-Number': 'INC7', 'X-Service-Ticket-System': 'servicenow' };
+
+      const said = await observe(
+        'agent_id=healthy',
+        { ...ticket, 'X-Service-Attribution-Source': 'reason=person, ticket=argument' },
+        bearer,
+      );
+      const unsaid = await observe('agent_id=healthy', { 'X-Service-Reason': 'no source said' }, bearer);
+
+      expect([said.status, unsaid.status]).toEqual([200, 200]);
+      const items = (await auditItemsOf(stack.dynamo, stack.config.auditTable, 'acme')).filter((i) => i.subject === subject);
+      expect(items.map((i) => [i.reason, i.reason_source, i.ticket_number, i.ticket_source]).sort()).toEqual([
+        ['checking disk space', 'person', 'INC7', 'argument'],
+        ['no source said', null, null, null],
+      ]);
+    });
+
+    it.each([
+      ['declined', 'The person declined to give a ticket: nothing was read.'],
+      ['cancelled', 'The person cancelled the question for a ticket: nothing was read.'],
+    ])(
+      'refuses with 403 a request whose person %s the question, before any read (an unknown agent is not looked up), and audits it',
+      async (source, sentence) => {
+        const subject = `person-${source}-${now}`;
+        const bearer = await stack.brokerToken({ tenant: 'globex', subject });
+
+        const res = await observe('agent_id=nope', { 'X-Service-Attribution-Source': `reason=argument, ticket=${source}` }, bearer);
+
+        expectFailure(res, 403, sentence);
+        const items = (await auditItemsOf(stack.dynamo, stack.config.auditTable, 'globex')).filter((i) => i.subject === subject);
+        expect(items).toEqual([
+          expect.objectContaining({
+            agent_id: 'nope',
+            reason: 'checking disk space',
+            reason_source: 'argument',
+            ticket_number: null,
+            ticket_source: source,
+            outcome: 'denied',
+            status_code: 403,
+          }),
+        ]);
+      },
+    );
+
+    it("refuses a declined reason without the reason header (403, not the missing reason's 400), and audits it with no reason", async () => {
+      const subject = `person-no-reason-${now}`;
+      const res = await get(`${stack.privateUrl}/api/mcp/endpoint?agent_id=healthy`, {
+        Authorization: `Bearer ${await stack.brokerToken({ tenant: 'acme', subject })}`,
+        'X-Service-Attribution-Source': 'reason=declined',
+      });
+
+      expectFailure(res, 403, 'The person declined to give a reason: nothing was read.');
+      const items = (await auditItemsOf(stack.dynamo, stack.config.auditTable, 'acme')).filter((i) => i.subject === subject);
+      expect(items).toEqual([expect.objectContaining({ reason: null, reason_source: 'declined', outcome: 'denied', status_code: 403 })]);
     });
 
     it('audits authenticated refusals, and not requests without a valid token', async () => {

@@ -44,9 +44,14 @@ const LAMBDA_RUNTIME_VARIABLES = [
   'TZ',
 ];
 
-/** The local stack's own additions (docs/local-stack.md), and the Powertools switches the test run sets. */
+/**
+ * The local stack's own additions (docs/local-stack.md), and the Powertools switches the test run
+ * sets; the runtime client's token to its Runtime API, which it takes out of the environment before
+ * the handler loads, is in the environment the process started with.
+ */
 const LOCAL_ONLY = [
   'DYNAMODB_ENDPOINT',
+  'LAMBDA_RUNTIME_LOCAL_TOKEN',
   'AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED',
   'POWERTOOLS_DEV',
   'POWERTOOLS_METRICS_DISABLED',

@@ -1,14 +1,18 @@
-import { createServer, request, type Server } from 'node:http';
+import { lookup } from 'node:dns/promises';
+import { createServer, type IncomingHttpHeaders, request, type Server } from 'node:http';
 import { type AddressInfo, createServer as createTcpServer } from 'node:net';
+import { hostname } from 'node:os';
+import ipaddr from 'ipaddr.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { documentRefused } from '../../infra/local/client-id-documents.js';
 import { closedPortEndpoint, silentEndpoint } from '../helpers/faults.js';
-import { authorizeUrl, browserStandIn, pkce, registerClient, registerPublicClient, signInAsBrowser } from '../helpers/sign-in.js';
+import { authorizeUrl, personInChromium, pkce, registerClient, registerPublicClient } from '../helpers/sign-in.js';
 import { DOCUMENT_FAILURE_MS, startTestStack, type TestStack } from '../helpers/stack.js';
 
 /**
  * The local stack closed to the network, each finding of its security review reproduced and shown
- * refused: DNS rebinding (a request naming another host), a sign-in form posted from another page,
+ * refused: DNS rebinding (a request naming another host), a sign-in form posted from another page
+ * (pages of another origin and of an opaque one in Chromium, whose own page's form is pressed there too),
  * a page of another origin (refused by the listener's guard, changing nothing), client ID
  * metadata documents as a port scanner (a token request naming a URL on this machine, https on a
  * loopback name, a failure's time), `Access-Control-Allow-Origin: *`, an invalid authorization
@@ -27,10 +31,12 @@ const FOREIGN = 'https://evil.example';
 const REDIRECT = 'http://127.0.0.1:45998/callback';
 
 let stack: TestStack;
+const person = personInChromium();
 beforeAll(async () => {
   stack = await startTestStack('none', { MCP_ALLOWED_ORIGINS: ADMITTED });
 });
 afterAll(async () => {
+  await person.close();
   await stack?.stop();
   delete process.env.MCP_ALLOWED_ORIGINS;
 });
@@ -137,30 +143,103 @@ describe('E2E: the local stack answers only its own name (DNS rebinding, tunnels
   });
 });
 
-describe('E2E: the sign-in form, posted from another page', () => {
-  it('is refused without a same-origin Origin, and the sign-in it names is left for the real page', async () => {
-    const browser = browserStandIn();
-    const { response: page, url } = await browser.follow(authorizationUrl(await publicClient()), { method: 'GET' });
-    const action = new URL(/<form method="post" action="([^"]+)"/.exec(await page.text())?.[1] ?? '', url);
-    const form = (origin?: string) =>
-      browser.follow(action, {
-        method: 'POST',
-        headers: { 'Content-Type': 'application/x-www-form-urlencoded', ...(origin ? { Origin: origin } : {}) },
-        body: new URLSearchParams({ tenant: 'globex', user: 'attacker', groups: '*', action: 'allow' }),
+/** A listener on this machine that records the headers of each request it gets (a client's redirect URI, a page of another origin). */
+async function recordingListener(page = ''): Promise<{ url: string; requests: IncomingHttpHeaders[]; close: () => Promise<void> }> {
+  const requests: IncomingHttpHeaders[] = [];
+  const server: Server = createServer((req, res) => {
+    requests.push(req.headers);
+    res.writeHead(200, { 'Content-Type': 'text/html; charset=utf-8' });
+    res.end(page);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    requests,
+    close: () => new Promise((resolve) => server.close(() => resolve())),
+  };
+}
+
+describe('E2E: the sign-in form, pressed in a browser and posted from other pages', () => {
+  it('sends the person who presses it on its own page back to the client, and the sign-in page’s address to no other origin', async () => {
+    const client = await recordingListener('<!doctype html><title>Client</title><p>Signed in.</p>');
+    try {
+      const redirectUri = `${client.url}/callback`;
+      const clientId = await registerPublicClient(stack.publicUrl, redirectUri);
+
+      const back = await person.signIn(authorizeUrl(stack.publicUrl, { clientId, redirectUri, challenge: pkce().challenge }), {
+        tenant: 'acme',
+        user: 'pia',
       });
 
-    const crossOrigin = await form(FOREIGN);
-    const noOrigin = await form();
-    const own = await form(url.origin);
-
-    for (const refused of [crossOrigin, noOrigin]) {
-      expect(refused.response.status).toBe(403);
-      expect(refused.response.headers.get('location')).toBeNull();
+      expect(`${back.origin}${back.pathname}`).toBe(redirectUri);
+      expect(back.searchParams.get('code')).toMatch(/^[A-Za-z0-9_-]{43,}$/);
+      // The referrer policy is same-origin: the redirect URI learns nothing of the sign-in page's URL.
+      expect(client.requests).toHaveLength(1);
+      expect(client.requests[0]?.referer).toBeUndefined();
+    } finally {
+      await client.close();
     }
-    // Another origin is refused by the listener's guard before the form is read; no Origin, by the form itself.
-    expect(await crossOrigin.response.text()).toMatch(/^This local service answers web pages of its own origin \(http:\/\/localhost:\d+\)/);
-    expect(await noOrigin.response.text()).toMatch(/^The sign-in form is accepted only from the sign-in page of this server/);
-    expect(own.url.href).toMatch(new RegExp(`^${REDIRECT}\\?code=`));
+  });
+
+  it('is refused from a page of another origin and from an opaque origin (Origin: null) in Chromium, and from a program without Origin; the sign-in it names is left for its own page', async () => {
+    const browser = await person.browser();
+    const context = await browser.newContext();
+    const pages: Array<{ close: () => Promise<void> }> = [];
+    try {
+      // The person's own sign-in, in progress: its page and its form's address.
+      const own = await context.newPage();
+      await own.goto(authorizationUrl(await publicClient()).href);
+      const action = new URL((await own.getAttribute('form', 'action')) ?? '', own.url()).href;
+      const forged = `<!doctype html><title>Another site</title><form method="post" action="${action}"><input name="tenant" value="globex"><input name="user" value="attacker"><input name="groups" value="*"><input name="action" value="allow"></form><script>document.forms[0].submit()</script>`;
+      const foreign = await recordingListener(forged);
+      pages.push(foreign);
+      // The same page served in a sandbox: its origin is opaque, so the browser posts its form with Origin: null.
+      const opaque = createServer((_req, res) => {
+        res.writeHead(200, { 'Content-Type': 'text/html; charset=utf-8', 'Content-Security-Policy': 'sandbox allow-forms allow-scripts' });
+        res.end(forged);
+      });
+      await new Promise<void>((resolve) => opaque.listen(0, '127.0.0.1', resolve));
+      pages.push({ close: () => new Promise((resolve) => opaque.close(() => resolve())) });
+      const posted = async (url: string): Promise<{ origin: string | null; status: number; text: string }> => {
+        const page = await context.newPage();
+        const answer = page.waitForResponse((response) => response.url() === action && response.request().method() === 'POST');
+        await page.goto(url);
+        const response = await answer;
+        await page.waitForLoadState('load');
+        return {
+          origin: await response.request().headerValue('origin'),
+          status: response.status(),
+          text: (await page.textContent('body')) ?? '',
+        };
+      };
+
+      const fromForeign = await posted(`${foreign.url}/`);
+      const fromOpaque = await posted(`http://127.0.0.1:${(opaque.address() as AddressInfo).port}/`);
+      const fromProgram = await fetch(action, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({ tenant: 'globex', user: 'attacker', groups: '*', action: 'allow' }),
+        redirect: 'manual',
+      });
+      // Nobody listens on this client's redirect URI: where the browser goes is what tells.
+      const backToClient = own.waitForRequest((request) => request.url().startsWith(REDIRECT));
+      await own.click('button[value="allow"]');
+      const back = (await backToClient).url();
+
+      // Another origin, and an origin the browser will not name, are refused by the listener's guard before the form is read; no Origin, by the form itself.
+      expect([fromForeign.origin, fromOpaque.origin]).toEqual([foreign.url, 'null']);
+      for (const refused of [fromForeign, fromOpaque]) {
+        expect(refused.status).toBe(403);
+        expect(refused.text).toMatch(/^This local service answers web pages of its own origin \(http:\/\/localhost:\d+\)/);
+      }
+      expect(fromProgram.status).toBe(403);
+      expect(fromProgram.headers.get('location')).toBeNull();
+      expect(await fromProgram.text()).toMatch(/^The sign-in form is accepted only from the sign-in page of this server/);
+      expect(back).toMatch(new RegExp(`^${REDIRECT}\\?code=`));
+    } finally {
+      await context.close();
+      for (const page of pages) await page.close();
+    }
   });
 });
 
@@ -173,7 +252,7 @@ async function signedInClient(): Promise<{ clientId: string; refreshToken: strin
   });
   const clientId = ((await res.json()) as { client_id: string }).client_id;
   const { verifier, challenge } = pkce();
-  const back = await signInAsBrowser(authorizationUrl(clientId, { code_challenge: challenge }), { tenant: 'acme', user: 'ida' });
+  const back = await person.signIn(authorizationUrl(clientId, { code_challenge: challenge }), { tenant: 'acme', user: 'ida' });
   const tokens = await fetch(`${stack.publicUrl}/oauth2/token`, {
     method: 'POST',
     headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
@@ -272,16 +351,28 @@ describe('E2E: client ID metadata documents', () => {
     }
   });
 
-  it('fetches a failing document once in the authorization step, shows no upstream detail, and keeps the failure for its whole origin', async () => {
+  /** Runs `fn` with CLIENT_ID_DOCUMENT_DEV_ORIGINS naming `origins` (a developer's own document servers), then as before. */
+  async function withDevOrigins<T>(origins: string[], fn: () => Promise<T>): Promise<T> {
+    const previous = stack.updateEnvironment({ CLIENT_ID_DOCUMENT_DEV_ORIGINS: origins.join(',') });
+    try {
+      return await fn();
+    } finally {
+      stack.updateEnvironment(previous);
+    }
+  }
+
+  it('fetches a failing document of a development origin once in the authorization step, shows no upstream detail, and keeps the failure for its whole origin', async () => {
     const listener = await countingListener(500);
     try {
-      const first = await fetch(authorizationUrl(listener.url), { redirect: 'manual' });
-      const again = await fetch(authorizationUrl(listener.url), { redirect: 'manual' });
-      // Another path on the same origin: not fetched either while the failure is kept.
-      const otherPath = await fetch(authorizationUrl(listener.url.replace('/client.json', '/other/client.json')), { redirect: 'manual' });
-      const page = await first.text();
+      const [first, again, otherPath] = await withDevOrigins([new URL(listener.url).origin], async () => [
+        await fetch(authorizationUrl(listener.url), { redirect: 'manual' }),
+        await fetch(authorizationUrl(listener.url), { redirect: 'manual' }),
+        // Another path on the same origin: not fetched either while the failure is kept.
+        await fetch(authorizationUrl(listener.url.replace('/client.json', '/other/client.json')), { redirect: 'manual' }),
+      ]);
+      const page = await first!.text();
 
-      expect([first.status, again.status, otherPath.status]).toEqual([400, 400, 400]);
+      expect([first!.status, again!.status, otherPath!.status]).toEqual([400, 400, 400]);
       expect(page).toContain(DOCUMENT_REFUSED);
       expect(page).not.toMatch(/500|secret|internal detail/);
       expect(listener.count()).toBe(1);
@@ -293,6 +384,7 @@ describe('E2E: client ID metadata documents', () => {
   it('answers a silent listener and a closed port after the same fixed time, so the time tells nothing of a port', async () => {
     const silent = await silentEndpoint();
     try {
+      const closedPort = await closedPortEndpoint();
       const timed = async (base: string): Promise<{ status: number; page: string; ms: number }> => {
         const started = performance.now();
         const res = await fetch(authorizationUrl(`${base}/client.json`), { redirect: 'manual' });
@@ -300,9 +392,11 @@ describe('E2E: client ID metadata documents', () => {
         return { status: res.status, page, ms: performance.now() - started };
       };
 
-      const [quiet, closed] = await Promise.all([timed(silent.endpoint), timed(await closedPortEndpoint())]);
+      const [quiet, closed, refused] = await withDevOrigins([silent.endpoint, closedPort], () =>
+        Promise.all([timed(silent.endpoint), timed(closedPort), timed(`http://127.0.0.1:${new URL(silent.endpoint).port}/never`)]),
+      );
 
-      for (const answer of [quiet, closed]) {
+      for (const answer of [quiet, closed, refused]) {
         expect(answer.status).toBe(400);
         expect(answer.page).toContain(DOCUMENT_REFUSED);
         // Never before the fixed time; after it, only as late as a loaded machine makes any answer.
@@ -315,22 +409,33 @@ describe('E2E: client ID metadata documents', () => {
     }
   });
 
-  it('never connects to an https document on a loopback name (this machine is reached by the development http only)', async () => {
+  it('never connects to this machine for a document, by http or https, by loopback name, address or a name that resolves to it, unless CLIENT_ID_DOCUMENT_DEV_ORIGINS names the origin', async () => {
     let connections = 0;
-    const tls = createTcpServer((socket) => {
+    const server = createTcpServer((socket) => {
       connections += 1;
       socket.destroy();
     });
-    await new Promise<void>((resolve) => tls.listen(0, '127.0.0.1', resolve));
-    const at = (tls.address() as AddressInfo).port;
+    await new Promise<void>((resolve) => server.listen(0, '0.0.0.0', resolve));
+    const at = (server.address() as AddressInfo).port;
+    // This machine's own name, where its hosts file resolves it to one of this machine's addresses: a
+    // name that resolves to loopback or a private network, which only the connection's own lookup can catch.
+    const ownName = hostname().toLowerCase();
+    const ownNameIsLocal = (await lookup(ownName, { all: true }).catch(() => [])).some(
+      ({ address }) => ipaddr.parse(address).range() !== 'unicast',
+    );
     try {
       const pages = await Promise.all(
-        [`https://127.0.0.1:${at}/client.json`, `https://localhost:${at}/client.json`, `https://[::ffff:127.0.0.1]:${at}/client.json`].map(
-          async (url) => {
-            const res = await fetch(authorizationUrl(url), { redirect: 'manual' });
-            return { status: res.status, page: await res.text() };
-          },
-        ),
+        [
+          `http://127.0.0.1:${at}/client.json`,
+          `http://localhost:${at}/client.json`,
+          `https://127.0.0.1:${at}/client.json`,
+          `https://localhost:${at}/client.json`,
+          `https://[::ffff:127.0.0.1]:${at}/client.json`,
+          ...(ownNameIsLocal ? [`https://${ownName}:${at}/client.json`] : []),
+        ].map(async (url) => {
+          const res = await fetch(authorizationUrl(url), { redirect: 'manual' });
+          return { status: res.status, page: await res.text() };
+        }),
       );
 
       for (const { status, page } of pages) {
@@ -339,7 +444,7 @@ describe('E2E: client ID metadata documents', () => {
       }
       expect(connections).toBe(0);
     } finally {
-      await new Promise((resolve) => tls.close(resolve));
+      await new Promise((resolve) => server.close(resolve));
     }
   });
 });
@@ -347,7 +452,8 @@ describe('E2E: client ID metadata documents', () => {
 describe('E2E: CORS at the local stack', () => {
   const routes = [
     ['GET', '/.well-known/oauth-authorization-server'],
-    ['GET', '/.well-known/jwks.json'],
+    ['GET', '/.well-known/openid-configuration'],
+    ['GET', '/oauth2/jwks'],
     ['GET', '/.well-known/oauth-protected-resource'],
     ['GET', '/.well-known/oauth-protected-resource/api/mcp'],
     ['GET', '/.well-known/oauth-protected-resource/api/agents'],
@@ -454,7 +560,7 @@ describe('E2E: authorization requests that are not valid', () => {
     const registered = await register({ redirect_uris: [redirectUri], token_endpoint_auth_method: 'none' });
     const clientId = ((await registered.json()) as { client_id: string }).client_id;
 
-    const back = await signInAsBrowser(authorizationUrl(clientId, { redirect_uri: redirectUri }), { tenant: 'acme', user: 'jo' });
+    const back = await person.signIn(authorizationUrl(clientId, { redirect_uri: redirectUri }), { tenant: 'acme', user: 'jo' });
 
     expect(`${back.origin}${back.pathname}`).toBe(REDIRECT);
     expect(back.searchParams.get('code')).toMatch(/^[A-Za-z0-9_-]{43,}$/);

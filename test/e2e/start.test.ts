@@ -16,7 +16,8 @@ afterAll(killStarted);
 
 /**
  * One access line of npm start's terminal (method, path, status, time, request id; a request that
- * started a function instance also names its cold start, as Lambda's REPORT line does); each part a pattern.
+ * started a function instance also names its cold start, as Lambda's REPORT line does, and one whose
+ * client left before its answer says so, with `-` for a status never sent); each part a pattern.
  */
 const accessLine = (method: string, path: string, status: string, requestId = '[0-9a-f-]{36}', coldStart = '(?: \\(.+\\))?'): RegExp =>
   new RegExp(`^${method} ${path} ${status} \\d+ ms ${requestId}${coldStart}$`, 'm');
@@ -130,7 +131,7 @@ describe.concurrent('E2E: npm start refuses a bad start with one sentence', () =
 });
 
 describe.concurrent('E2E: the terminal of npm start', () => {
-  it('shows the banner first, with a token for each tenant of the fleet file it seeds, then one short line per request: method, path, status, time and the request id of the answer, and no log records or library notices unless asked', async ({
+  it('shows the banner first, with a token for each tenant of the fleet file it seeds, then one short line per request: method, path, status, time and the request id of the answer (or that the client left before it), and no log records or library notices unless asked', async ({
     expect,
   }) => {
     const port = await freePort();
@@ -161,13 +162,22 @@ describe.concurrent('E2E: the terminal of npm start', () => {
       );
       const { tools } = await client.listTools();
       await client.close();
+      // A client that leaves before its answer: a sign-in naming a document it may not fetch is answered after 3 s.
+      const leaving = new AbortController();
+      const left = fetch(`http://127.0.0.1:${port}/oauth2/authorize?client_id=${encodeURIComponent('https://127.0.0.1/client.json')}`, {
+        signal: leaving.signal,
+      }).catch(() => 'left');
+      setTimeout(() => leaving.abort(), 300);
       await waitFor(run, accessLine('GET', '/api/agents', '200'));
       await waitFor(run, accessLine('POST', '/api/mcp', '200'));
+      await waitFor(run, accessLine('GET', '/oauth2/authorize', '-', '[0-9a-f-]{36}', ' \\(the client left before the answer\\)'));
 
       const output = run.output();
       const bannerToken = /^ {2}contoso: (\S+)$/m.exec(output)?.[1];
       const withBannerToken = await fetch(`http://127.0.0.1:${port}/api/agents`, { headers: { Authorization: `Bearer ${bannerToken}` } });
       expect(tools).toHaveLength(2);
+      expect(await left).toBe('left');
+      expect(output).not.toMatch(accessLine('GET', '/oauth2/authorize', '200'));
       expect(output.trimStart().startsWith('Endpoint read service (local)')).toBe(true);
       expect(output).toContain(`Tokens for the tenants of ${fleet} (valid one hour;`);
       expect(withBannerToken.status).toBe(200);
@@ -182,7 +192,7 @@ describe.concurrent('E2E: the terminal of npm start', () => {
       // After the banner: the store's two lines, then access lines only.
       const afterBanner = output.slice(output.indexOf('Stop with Ctrl-C')).split('\n').slice(1).filter(Boolean);
       expect(
-        afterBanner.filter((line) => !/^(created tables: |seeded )/.test(line) && !accessLine('[A-Z]+', '\\S+', '\\d{3}').test(line)),
+        afterBanner.filter((line) => !/^(created tables: |seeded )/.test(line) && !accessLine('[A-Z]+', '\\S+', '(?:\\d{3}|-)').test(line)),
       ).toEqual([]);
       expect(output).not.toContain('{"level"');
     } finally {

@@ -156,6 +156,42 @@ export async function holdingProxy(
 }
 
 /**
+ * A proxy in front of a real engine that forwards every request, but holds those whose DynamoDB
+ * operation `holds` names while it is closed, and passes them on when it opens: a fault injector
+ * for "the store answers late, when the test says", which keeps a function busy with its event for
+ * as long as a test needs.
+ */
+export async function gatedProxy(
+  target: string,
+  holds: (operation: string) => boolean,
+): Promise<{ endpoint: string; close(): Promise<void>; shut(): void; open(): void; held: () => number }> {
+  const upstream = new URL(target);
+  let waiting: Array<() => void> | undefined;
+  let held = 0;
+  const server = createHttpServer((req, res) => {
+    const operation =
+      String(req.headers['x-amz-target'] ?? '')
+        .split('.')
+        .pop() ?? '';
+    if (!waiting || !holds(operation)) return forward(upstream, req, res);
+    held += 1;
+    waiting.push(() => forward(upstream, req, res));
+  });
+  return {
+    ...(await listenOnLoopback(server)),
+    held: () => held,
+    shut() {
+      waiting ??= [];
+    },
+    open() {
+      const released = waiting ?? [];
+      waiting = undefined;
+      for (const pass of released) pass();
+    },
+  };
+}
+
+/**
  * A proxy in front of a real engine that forwards every request and counts them: how many it
  * received, the most it had in flight (received, not yet answered) at once, and the DynamoDB
  * `Query` calls among them. With `failFrom`, from the `failFrom`-th Query on (1-based) it resets

@@ -1,4 +1,4 @@
-import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import { Client, type ClientOptions, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { demoFleet } from '../../infra/local/demo.js';
 import type { Fleet } from '../../infra/local/fleet.js';
 
@@ -34,8 +34,15 @@ export function recentDemoFleet(now: Date): Fleet {
 }
 
 /** The SDK's own client, connected to the MCP door at `publicUrl` with `token`. */
-export async function connectTo(publicUrl: string, token: string, options?: (typeof ERAS)[number][1]): Promise<Client> {
+export async function connectTo(
+  publicUrl: string,
+  token: string,
+  options?: ClientOptions,
+  prepare?: (client: Client) => void,
+): Promise<Client> {
   const client = new Client({ name: 'mcp-e2e', version: '1.0.0' }, options);
+  // Handlers (an elicitation form's answers) are set before the connection, as a host sets them.
+  prepare?.(client);
   await client.connect(
     new StreamableHTTPClientTransport(new URL(`${publicUrl}/api/mcp`), {
       requestInit: { headers: { Authorization: `Bearer ${token}` } },

@@ -1,44 +1,104 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type { OAuthClientProvider } from '@modelcontextprotocol/client';
 import { decodeJwt } from 'jose';
+import type { Browser, Response as PageResponse } from 'playwright-core';
+import { launchChromium } from './browser.js';
 
-/**
- * The browser's part of an OAuth sign-in at the local authorization server, scripted as a browser
- * does it: open the authorization URL and follow the server's redirects (keeping its cookies) to
- * the sign-in page, submit its form with a tenant and a user from that page (its Origin), and
- * follow the redirects until the server sends the browser back to the client: that URL is returned
- * (the client's redirect URI with `code`, `state` and `iss`, or an error).
- */
-export async function signInAsBrowser(
-  authorizationUrl: string | URL,
-  who: { tenant: string; user: string; groups?: string; action?: 'allow' | 'deny' },
-): Promise<URL> {
-  const browser = browserStandIn();
-  const start = new URL(authorizationUrl);
-  const { response: page, url: pageUrl } = await browser.follow(start, { method: 'GET' });
-  const html = await page.text();
-  if (page.status !== 200) throw new Error(`the sign-in page answered ${page.status}: ${html.slice(0, 300)}`);
-  const action = /<form method="post" action="([^"]+)"/.exec(html)?.[1];
-  if (!action) throw new Error('the sign-in page has no form');
-  const form = new URLSearchParams({ tenant: who.tenant, user: who.user, groups: who.groups ?? '', action: who.action ?? 'allow' });
-  const { response: back, url } = await browser.follow(new URL(action.replace(/&amp;/g, '&'), pageUrl), {
-    method: 'POST',
-    headers: { 'Content-Type': 'application/x-www-form-urlencoded', Origin: pageUrl.origin },
-    body: form,
-  });
-  await back.body?.cancel();
-  if (url.origin === start.origin)
-    throw new Error(`the sign-in form answered ${back.status} without sending the browser back to the client`);
-  return url;
+/** What a person chooses on the local sign-in page, and the button they press. */
+export interface Person {
+  tenant: string;
+  user: string;
+  /** Endpoint groups typed into the page, separated by spaces. */
+  groups?: string;
+  action?: 'allow' | 'deny';
+}
+
+/** Where a browser went after a sign-in button was pressed: the client's redirect URI, or a page of the server. */
+export interface SignInOutcome {
+  /** The last URL the browser navigated to (after the server's redirects). */
+  url: URL;
+  /** Its answer's status; 0 when nothing answered there (a test's client that does not listen on its redirect URI). */
+  status: number;
+  /** The text of the page the browser shows, as a person reads it. */
+  text: string;
 }
 
 /**
- * A browser's cookies and redirects, as far as a sign-in needs them: every cookie the server sets
+ * A person at the local sign-in page, in headless Chromium (test/helpers/browser.ts): they open the
+ * authorization URL, pick the tenant, type the user and the groups, press the button, and the
+ * browser follows the server wherever it sends it, the client's redirect URI included (loaded
+ * there: mcp-remote takes its code at its own listener; a test's client reads the URL, as a native
+ * app reads the redirect it receives). Nothing of what the browser sends is written here: its
+ * headers (Origin, Referer, Sec-Fetch-*) and cookies are Chromium's own. Each sign-in has a fresh
+ * browser profile (no cookie of an earlier one). Chromium starts at the first sign-in; `close()`
+ * in the file's afterAll.
+ */
+export function personInChromium(): {
+  /** The redirect URI the browser was sent to, with `code`, `state` and `iss` (or `error`); fails if it stayed at the server. */
+  signIn(authorizationUrl: string | URL, person: Person): Promise<URL>;
+  /** Wherever the browser ended, a refusal page of the server included. */
+  attempt(authorizationUrl: string | URL, person: Person): Promise<SignInOutcome>;
+  /** The Chromium this person uses, for a test that opens other pages in it. */
+  browser(): Promise<Browser>;
+  close(): Promise<void>;
+} {
+  let launched: Promise<Browser> | undefined;
+  const browser = (): Promise<Browser> => {
+    launched ??= launchChromium();
+    return launched;
+  };
+  const attempt = async (authorizationUrl: string | URL, person: Person): Promise<SignInOutcome> => {
+    const context = await (await browser()).newContext();
+    try {
+      const page = await context.newPage();
+      const opened = await page.goto(new URL(authorizationUrl).href);
+      if (opened?.status() !== 200)
+        throw new Error(`the sign-in page answered ${opened?.status()}: ${((await page.textContent('body')) ?? '').slice(0, 300)}`);
+      await page.selectOption('#tenant', person.tenant);
+      await page.fill('#user', person.user);
+      await page.fill('#groups', person.groups ?? '');
+      // The main frame's last navigation after the press (each redirect is a request of its own), and its answer.
+      let last: { url: string; response?: PageResponse } | undefined;
+      page.on('request', (request) => {
+        if (request.isNavigationRequest() && request.frame() === page.mainFrame()) last = { url: request.url() };
+      });
+      page.on('response', (response) => {
+        if (last && response.request().url() === last.url && response.request().isNavigationRequest()) last.response = response;
+      });
+      const loaded = page.waitForEvent('load');
+      await page.click(`button[value="${person.action ?? 'allow'}"]`);
+      await loaded;
+      if (!last) throw new Error('pressing the sign-in button went nowhere');
+      return { url: new URL(last.url), status: last.response?.status() ?? 0, text: (await page.textContent('body')) ?? '' };
+    } finally {
+      await context.close();
+    }
+  };
+  return {
+    attempt,
+    browser,
+    async signIn(authorizationUrl, person) {
+      const outcome = await attempt(authorizationUrl, person);
+      if (outcome.url.origin === new URL(authorizationUrl).origin)
+        throw new Error(
+          `the sign-in answered ${outcome.status} without sending the browser back to the client: ${outcome.text.slice(0, 300)}`,
+        );
+      return outcome.url;
+    },
+    async close() {
+      await (await launched)?.close();
+    },
+  };
+}
+
+/**
+ * A program reading the server's pages as a browser would get them, without being one (it sets
+ * none of a browser's headers): every cookie the server sets every cookie the server sets
  * is sent back to it, and redirects are followed while they stay on the server's origin. `follow`
  * returns the last answer of the server and, when it sends the browser elsewhere (the client's
  * redirect URI), that URL, not fetched.
  */
-export function browserStandIn(): {
+export function redirectFollower(): {
   follow(url: URL, init: RequestInit): Promise<{ response: Response; url: URL }>;
   cookies: Map<string, string>;
 } {

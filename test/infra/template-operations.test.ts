@@ -7,7 +7,7 @@ import { ROOT } from '../../infra/build.js';
 import { INVENTORY_HEAP_FLAGS } from '../../infra/inventory-heap.js';
 import { METRIC, METRICS_NAMESPACE } from '../../lib/observability/metrics.js';
 import type { Json } from '../helpers/package.js';
-import { EXAMPLE, getAtt, ofType, resource, state } from '../helpers/template.js';
+import { EXAMPLE, getAtt, ofType, resource, state, template } from '../helpers/template.js';
 
 /** What operators rely on in the packaged template: logs, metrics, sizing, concurrency, traces, alarms and the dashboard. */
 
@@ -37,6 +37,16 @@ describe('Template: operations', () => {
       BROKER_ALLOW_LIST: EXAMPLE.brokerClientId,
       OBSERVATIONS_AUDIENCE: 'endpoint-observations',
     });
+  });
+
+  it("guesses no key path: the functions that check tokens get the issuer and an empty JWKS_URL, and read the issuer's discovery document", () => {
+    for (const id of ['AuthorizerLambdaFunction', 'ObservationsLambdaFunction']) {
+      expect(resource(id).Properties.Environment.Variables).toMatchObject({ JWT_ISSUER: EXAMPLE.issuer, JWKS_URL: '' });
+    }
+    // No value anywhere in the template names a key set path (`<issuer>/.well-known/jwks.json` least of all).
+    const values = (node: unknown): string[] =>
+      typeof node === 'string' ? [node] : node && typeof node === 'object' ? Object.values(node).flatMap(values) : [];
+    expect(values(template).filter((value) => /\/\S*jwks/i.test(value))).toEqual([]);
   });
 
   it("sizes the inventory by the bench's rule on its last full run: memory for the largest tenant's CPU, and its longest answer's time", () => {

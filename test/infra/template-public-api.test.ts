@@ -229,6 +229,21 @@ describe('Template: the public REST API (inventory and the MCP door)', () => {
     }
   });
 
+  it('gives its 401s no RFC 6750 error code, as API Gateway allows: static header values, one per type, which a missing token and a refused one reach alike', () => {
+    const responses = ofType('AWS::ApiGateway::GatewayResponse').map(([, r]) => r.Properties);
+
+    // Every header is a literal (a quoted value): no mapping of the authorizer's context, which AWS documents for bodies only.
+    for (const { ResponseParameters } of responses)
+      for (const value of Object.values(ResponseParameters as Record<string, string>)) expect(value).toMatch(/^'[^']*'$/);
+    // UNAUTHORIZED answers a call without a token (API Gateway, before the authorizer) and a refused one at the MCP door;
+    // ACCESS_DENIED both at the inventory door: neither can say error="invalid_token" for the second alone.
+    const challenges = responses
+      .filter((r) => r.StatusCode === '401')
+      .map((r) => r.ResponseParameters['gatewayresponse.header.WWW-Authenticate']);
+    expect(challenges).toHaveLength(2);
+    for (const challenge of challenges) expect(challenge).not.toMatch(/error=/);
+  });
+
   it('points each 401 at the RFC 9728 document of the door whose refusals it answers', () => {
     const headersOf = (type: string): Json =>
       ofType('AWS::ApiGateway::GatewayResponse').find(([, r]) => r.Properties.ResponseType === type)![1].Properties;

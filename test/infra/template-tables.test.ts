@@ -48,6 +48,8 @@ function auditItems(): Array<Record<string, unknown>> {
     reason: 'disk alert',
     ticket_number: null,
     ticket_system: null,
+    reason_source: 'argument',
+    ticket_source: null,
     minutes: 60,
     limit: 100,
     outcome: 'allowed',

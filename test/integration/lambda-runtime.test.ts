@@ -1,7 +1,11 @@
+import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { readFileSync, readlinkSync, realpathSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { runtimeClientModule } from '../../infra/local/lambda/bundles.js';
 import { functionEnvironment, UNREACHABLE_STACK_VALUES } from '../../infra/local/lambda/environment.js';
 import { readFunctionSpecs } from '../../infra/local/lambda/function-specs.js';
 import { lambdaRuntime } from '../../infra/local/lambda/runtimes.js';
@@ -10,7 +14,8 @@ import { LAMBDA_NODE_MAJOR, LAMBDA_RUNTIME_ID } from '../../infra/local/node-ver
 import { FIXTURE_FUNCTIONS, fixtureFunctions } from '../helpers/sandbox.js';
 
 /**
- * An instance confined to CPUs by LAMBDA_RUNTIME_CPUS (the bench gives the function a core of its
+ * The local runtime client run by itself against a Runtime API that refuses and fails it. And an
+ * instance confined to CPUs by LAMBDA_RUNTIME_CPUS (the bench gives the function a core of its
  * own so): the runtime's Node under taskset, which becomes that Node, so the instance's own process
  * is the one confined, and the sandbox still reads its memory and CPU and stops it by its pid.
  */
@@ -72,4 +77,75 @@ describe("Local functions: the Node they run on, said where it is not Lambda's",
       expect(functions.said.map((line) => line.slice(0, line.indexOf(' under')))).toEqual(said);
     },
   );
+});
+
+describe('Local runtime client: a Runtime API that refuses or fails its GET /next (a fault injector: the stack’s own Runtime API does not, on demand)', () => {
+  it('waits and asks again after a 409, a 500 and a dropped connection, never reading their bodies as an event, then runs the event it is given', async () => {
+    const asked: Array<{ method: string; url: string; token: string | undefined }> = [];
+    let answer: (body: string) => void = () => undefined;
+    const answered = new Promise<string>((resolve) => {
+      answer = resolve;
+    });
+    const faults = ['409', '500', 'drop'];
+    const server = createServer((req, res) => {
+      asked.push({ method: req.method ?? '', url: req.url ?? '', token: req.headers['lambda-runtime-local-token'] as string | undefined });
+      if (req.method === 'GET' && req.url === '/2018-06-01/runtime/invocation/next') {
+        const fault = faults.shift();
+        if (fault === 'drop') return req.socket.destroy();
+        if (fault) {
+          res.writeHead(Number(fault), { 'Content-Type': 'text/plain; charset=utf-8', Connection: 'close' });
+          return res.end('This Runtime API already has a runtime waiting for the next event; an instance asks for one event at a time.\n');
+        }
+        // The event, once; the runtime's next request is left waiting, as a Runtime API without events leaves it.
+        if (asked.filter((a) => a.url.endsWith('/next')).length > 4) return;
+        res.writeHead(200, {
+          'Content-Type': 'application/json',
+          'Lambda-Runtime-Aws-Request-Id': 'event-1',
+          'Lambda-Runtime-Deadline-Ms': String(Date.now() + 30_000),
+          'Lambda-Runtime-Invoked-Function-Arn': 'arn:aws:lambda:us-east-1:000000000000:function:fixture',
+        });
+        return res.end(JSON.stringify({ queryStringParameters: { do: 'echo', x: 'y' }, requestContext: {} }));
+      }
+      const chunks: Buffer[] = [];
+      req.on('data', (chunk: Buffer) => chunks.push(chunk));
+      req.on('end', () => {
+        res.writeHead(202, { 'Content-Type': 'application/json' });
+        res.end('{"status":"OK"}');
+        if (req.url === '/2018-06-01/runtime/invocation/event-1/response') answer(Buffer.concat(chunks).toString('utf8'));
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const child = spawn(process.execPath, [await runtimeClientModule()], {
+      cwd: join(FIXTURE_FUNCTIONS, 'observations'),
+      env: {
+        PATH: process.env.PATH,
+        AWS_LAMBDA_RUNTIME_API: `127.0.0.1:${(server.address() as AddressInfo).port}`,
+        LAMBDA_TASK_ROOT: join(FIXTURE_FUNCTIONS, 'observations'),
+        _HANDLER: 'index.handler',
+        LAMBDA_RUNTIME_LOCAL_TOKEN: 'the-instance-token',
+      },
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
+    let exited: number | null | undefined;
+    const died = new Promise<never>((_, reject) =>
+      child.once('exit', (code) => {
+        exited = code;
+        reject(new Error(`the runtime client ended (exit code ${code}) before it answered the event`));
+      }),
+    );
+    died.catch(() => undefined);
+    try {
+      const body = JSON.parse(await Promise.race([answered, died])) as { statusCode: number; body: string };
+
+      expect(body.statusCode).toBe(200);
+      expect(JSON.parse(body.body)).toMatchObject({ query: { do: 'echo', x: 'y' } });
+      expect(asked.filter((a) => a.url.endsWith('/next')).length).toBeGreaterThanOrEqual(4);
+      expect(new Set(asked.map((a) => a.token))).toEqual(new Set(['the-instance-token']));
+      expect(exited).toBeUndefined();
+    } finally {
+      child.kill();
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    }
+  });
 });

@@ -1,10 +1,13 @@
+import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { createServer, request, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { type AddressInfo, connect, createServer as createNetServer, type Socket } from 'node:net';
 import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type EmbeddedEngine, startEmbeddedEngine } from '../../infra/local/engine.js';
 import { guarded, NO_PAGES } from '../../infra/local/guard.js';
+import { connectionHeldBy } from '../../infra/local/lambda/runtime-api.js';
 import { ensureTables } from '../../infra/local/tables.js';
 import type { Route } from '../../infra/local/template-routes.js';
 import { durableAgentKey } from '../../lib/store/keys.js';
@@ -18,8 +21,9 @@ import { type FixtureFunctions, type FixtureGateway, fixtureFunctions, fixtureGa
  * any signature, and every origin with `Access-Control-Allow-Origin: *`) and a function instance's
  * Lambda Runtime API (whose events carry the callers' bearer tokens), each tried from another
  * Host, from a page's Origin, and from a page of another origin in headless Chromium; and the
- * Runtime API's one runtime at a time. Each refusal is shown to change nothing: the engine's data
- * and the instance's next event are as they were. The engine is always the embedded one here (the
+ * Runtime API answering its own instance's runtime only (another program on this machine refused,
+ * whether the runtime waits or is busy), one request at a time. Each refusal is shown to change
+ * nothing: the engine's data and the instance's next event are as they were. The engine is always the embedded one here (the
  * guard is for listeners the stack starts; DynamoDB Local is not one). The gateways and the
  * authorization server: test/e2e/sign-in-hardening.test.ts.
  */
@@ -111,6 +115,7 @@ async function written(agentId: string): Promise<boolean> {
 const HOST_REFUSAL =
   /^This local service answers only requests addressed to it by its own name \(Host: localhost:\d+\); this one names another host\.\n$/;
 const PAGE_REFUSAL = 'This local service answers no web page, and this request comes from one (it carries Origin or Sec-Fetch-Site).\n';
+const OWN_RUNTIME_ONLY = "This Runtime API answers its own instance's runtime only.\n";
 
 function expectRefused(res: Answer, sentence: RegExp | string, status = 403): void {
   expect(res.status).toBe(status);
@@ -227,18 +232,54 @@ describe("Integration: a function instance's Lambda Runtime API answers its own 
     expect(next).toEqual({ status: 200, pid });
   });
 
-  it('refuses a second GET /next while its runtime waits (409, one sentence), and the event goes to the runtime that asked first', async () => {
+  it('refuses GET /next from any other program on this machine while its runtime waits (403, one sentence), and the event goes to its runtime', async () => {
     const { runtimeApi, pid } = await warmInstance();
 
-    const second = await raw(`${runtimeApi}${NEXT}`, { headers: { Host: new URL(runtimeApi).host } });
+    const stolen = await raw(`${runtimeApi}${NEXT}`, { headers: { Host: new URL(runtimeApi).host } });
     const next = await nextCall();
 
+    expectRefused(stolen, OWN_RUNTIME_ONLY);
+    expect(next).toEqual({ status: 200, pid });
+  });
+
+  it('refuses GET /next from another program while its runtime is busy with an event (as a server of the stack made to fetch it would ask), and that event is answered', async () => {
+    const { runtimeApi, pid } = await warmInstance();
+
+    const inFlight = raw(`${gateway.base}/call?do=sleep&ms=1500`);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    const stolen = await raw(`${runtimeApi}${NEXT}`, { headers: { Host: new URL(runtimeApi).host } });
+    const answered = await inFlight;
+    const next = await nextCall();
+
+    expectRefused(stolen, OWN_RUNTIME_ONLY);
+    expect(answered.status).toBe(200);
+    expect(JSON.parse(answered.body)).toEqual({ pid });
+    expect(next).toEqual({ status: 200, pid });
+  });
+
+  it('refuses a second GET /next from its own runtime (its token) while one waits (409, one sentence), and the event goes to the call that asked first', async () => {
+    const { runtimeApi, pid } = await warmInstance();
+    // The token its runtime client was started with (the kernel keeps the environment a process began with).
+    const token = /(?:^|\0)LAMBDA_RUNTIME_LOCAL_TOKEN=([^\0]+)/.exec(readFileSync(`/proc/${pid}/environ`, 'utf8'))?.[1] ?? '';
+
+    const second = await raw(`${runtimeApi}${NEXT}`, { headers: { Host: new URL(runtimeApi).host, 'Lambda-Runtime-Local-Token': token } });
+    const next = await nextCall();
+
+    expect(token).not.toBe('');
     expectRefused(
       second,
       'This Runtime API already has a runtime waiting for the next event; an instance asks for one event at a time.\n',
       409,
     );
     expect(next).toEqual({ status: 200, pid });
+  });
+
+  it('keeps the token out of the function’s environment (the runtime client holds it; the handler sees Lambda’s variables)', async () => {
+    const res = await raw(`${gateway.base}/call?do=environment`);
+    const { env } = JSON.parse(res.body) as { env: Record<string, string> };
+
+    expect(env.AWS_LAMBDA_RUNTIME_API).toMatch(/^127\.0\.0\.1:\d+$/);
+    expect(env.LAMBDA_RUNTIME_LOCAL_TOKEN).toBeUndefined();
   });
 
   it('refuses an answer posted from a page before reading it', async () => {
@@ -251,6 +292,32 @@ describe("Integration: a function instance's Lambda Runtime API answers its own 
     });
 
     expectRefused(forged, PAGE_REFUSAL);
+  });
+});
+
+describe("Integration: a Runtime API knows AWS's runtime client by the process that holds its connection (Linux)", () => {
+  it('takes a connection held by the instance’s process for its runtime’s, and one of any other process for none', async () => {
+    const connections: Socket[] = [];
+    const server = createNetServer((socket) => connections.push(socket));
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const { port } = server.address() as AddressInfo;
+    // A process that connects and holds its connection, as a runtime holds its loop's.
+    const child = spawn(process.execPath, ['-e', `require('node:net').connect(${port}, '127.0.0.1'); setInterval(() => {}, 1000);`]);
+    try {
+      for (let tries = 0; tries < 500 && connections.length < 1; tries += 1) await new Promise((resolve) => setTimeout(resolve, 10));
+      const ours = connect(port, '127.0.0.1');
+      for (let tries = 0; tries < 500 && connections.length < 2; tries += 1) await new Promise((resolve) => setTimeout(resolve, 10));
+      const [fromChild, fromTest] = connections as [Socket, Socket];
+
+      expect(connectionHeldBy(child.pid ?? 0, fromChild)).toBe(true);
+      expect(connectionHeldBy(child.pid ?? 0, fromTest)).toBe(false);
+      expect(connectionHeldBy(process.pid, fromTest)).toBe(true);
+      ours.destroy();
+    } finally {
+      child.kill();
+      for (const socket of connections) socket.destroy();
+      await new Promise((resolve) => server.close(resolve));
+    }
   });
 });
 

@@ -9,7 +9,7 @@ import { localIssuer } from '../../infra/local/issuer.js';
 import { type ListenerRouter, listenerRouter } from '../../infra/local/listener-router.js';
 import { readStackConfig } from '../../infra/local/settings.js';
 import { localDirWithKey } from '../helpers/local-dir.js';
-import { authorizeUrl, browserStandIn, pkce, registerPublicClient, signInAsBrowser } from '../helpers/sign-in.js';
+import { authorizeUrl, personInChromium, pkce, registerPublicClient } from '../helpers/sign-in.js';
 
 /**
  * The local authorization server (real oidc-provider, over real HTTP) with stores bounded low
@@ -17,7 +17,11 @@ import { authorizeUrl, browserStandIn, pkce, registerPublicClient, signInAsBrows
  * kind in `npm start`): a client past its cap of two grants is refused in one sentence on the sign-in
  * page, and another client still signs in; a flood of sign-ins in progress three times their bound
  * pushes out only its own kind, so a rotated refresh token reused after it still ends its grant.
+ * The sign-ins are pressed in headless Chromium.
  */
+
+const person = personInChromium();
+afterAll(() => person.close());
 
 const REDIRECT = 'http://127.0.0.1:45997/callback';
 
@@ -80,24 +84,17 @@ describe('Integration: the local sign-in keeps a bounded number of grants per cl
   it('refuses a client its third sign-in in one sentence on the page, sends the browser nowhere, and signs another client in', async () => {
     const clientId = await publicClient(base);
     const signedIn = [
-      await signInAsBrowser(authorizationUrl(base, clientId), { tenant: 'acme', user: 'a' }),
-      await signInAsBrowser(authorizationUrl(base, clientId), { tenant: 'acme', user: 'b' }),
+      await person.signIn(authorizationUrl(base, clientId), { tenant: 'acme', user: 'a' }),
+      await person.signIn(authorizationUrl(base, clientId), { tenant: 'acme', user: 'b' }),
     ];
 
-    const browser = browserStandIn();
-    const { response: page, url } = await browser.follow(authorizationUrl(base, clientId), { method: 'GET' });
-    const action = new URL(/<form method="post" action="([^"]+)"/.exec(await page.text())?.[1] ?? '', url);
-    const third = await browser.follow(action, {
-      method: 'POST',
-      headers: { 'Content-Type': 'application/x-www-form-urlencoded', Origin: url.origin },
-      body: new URLSearchParams({ tenant: 'acme', user: 'c', groups: '', action: 'allow' }),
-    });
-    const other = await signInAsBrowser(authorizationUrl(base, await publicClient(base)), { tenant: 'acme', user: 'd' });
+    const third = await person.attempt(authorizationUrl(base, clientId), { tenant: 'acme', user: 'c' });
+    const other = await person.signIn(authorizationUrl(base, await publicClient(base)), { tenant: 'acme', user: 'd' });
 
     expect(signedIn.map((back) => back.searchParams.has('code'))).toEqual([true, true]);
-    expect(third.response.status).toBe(400);
+    expect(third.status).toBe(400);
     expect(third.url.origin).toBe(base);
-    expect(await third.response.text()).toContain(
+    expect(third.text).toContain(
       'The local authorization server keeps at most 2 grants for one client, and this client holds that many until some expire (or npm start restarts).',
     );
     expect(other.searchParams.get('code')).toMatch(/^[A-Za-z0-9_-]{43,}$/);
@@ -124,7 +121,7 @@ describe('Integration: a flood of sign-ins in progress pushes out only its own k
   it('keeps refresh tokens through three times as many authorization requests as its store of sign-ins in progress holds, and a rotated one reused after them still ends the grant', async () => {
     const clientId = await publicClient(server.base, { grant_types: ['authorization_code', 'refresh_token'] });
     const { verifier, challenge } = pkce();
-    const back = await signInAsBrowser(authorizationUrl(server.base, clientId, challenge), { tenant: 'acme', user: 'fay' });
+    const back = await person.signIn(authorizationUrl(server.base, clientId, challenge), { tenant: 'acme', user: 'fay' });
     const code = back.searchParams.get('code') ?? '';
     const first = (
       await token({ grant_type: 'authorization_code', code, code_verifier: verifier, client_id: clientId, redirect_uri: REDIRECT })

@@ -88,6 +88,8 @@ const auditItem = (tenant: string | null, id: string): AuditItem => ({
   reason: 'checking',
   ticket_number: null,
   ticket_system: null,
+  reason_source: 'argument',
+  ticket_source: null,
   minutes: 60,
   limit: 100,
   outcome: 'denied',

@@ -188,6 +188,10 @@ describe("Function: callerFromAuthorizer (the door's OAuth scope)", () => {
     ['an empty `scope` and no `scp`', { scope: '' }],
     ['`scp` of another shape', { scp: { read: true } }],
     ['the scope under another claim than SCOPE_CLAIM', { scope: 'endpoints:read', scopeClaim: 'permissions' }],
+    ['`scope` separated by a tab', { scope: 'openid\tendpoints:read' }],
+    ['`scope` separated by a no-break space', { scope: 'openid\u00a0endpoints:read' }],
+    ['`scope` as a JSON array', { scope: ['openid', 'endpoints:read'] }],
+    ['an `scp` entry holding a space', { scp: ['profile endpoints:read'] }],
   ])('refuses a token with %s', (_what, { scopeClaim, ...claims }: Record<string, unknown>) => {
     const context = authorizerContextOf(
       { tenant_id: 'acme', sub: 'u', exp: NOW + 60, ...claims },

@@ -17,17 +17,36 @@ describe('Function: parseConfig', () => {
     );
   });
 
-  it('derives the key set, and the MCP audience, from what it is given, and invents no address of the broker hop', () => {
+  it('derives the MCP audience from what it is given, and invents no key set path nor address of the broker hop', () => {
     const cfg = parseConfig({ ...FUNCTION_ENVIRONMENT });
 
     expect(cfg).toMatchObject({
       jwtIssuer: 'https://issuer.example.com/',
-      jwksUrl: 'https://issuer.example.com/.well-known/jwks.json',
+      // No guessed `<issuer>/.well-known/jwks.json`: the keys are where the issuer's discovery document says.
+      jwksUrl: undefined,
       publicUrl: 'https://api.example.com',
       mcpAudience: 'https://api.example.com/api/mcp',
       tokenEndpoint: undefined,
       observationsUrl: undefined,
     });
     expect(Object.keys(cfg).filter((key) => /port/i.test(key))).toEqual([]);
+  });
+
+  it('takes JWKS_URL as the key set, over discovery, when it is set (empty is unset)', () => {
+    expect(parseConfig({ ...FUNCTION_ENVIRONMENT, JWKS_URL: 'https://keys.example.com/certs' }).jwksUrl).toBe(
+      'https://keys.example.com/certs',
+    );
+    expect(parseConfig({ ...FUNCTION_ENVIRONMENT, JWKS_URL: '' }).jwksUrl).toBeUndefined();
+  });
+
+  it('refuses an issuer that is no http(s) URL, whose discovery document cannot be asked, unless JWKS_URL says where the keys are', () => {
+    expect(() => parseConfig({ ...FUNCTION_ENVIRONMENT, JWT_ISSUER: 'my-issuer' })).toThrow(
+      new ConfigError(
+        'Invalid configuration: JWT_ISSUER: must be an http:// or https:// URL, whose discovery document says where its keys are (or set JWKS_URL), not "my-issuer"; write it with its scheme, e.g. http://my-issuer',
+      ),
+    );
+    expect(parseConfig({ ...FUNCTION_ENVIRONMENT, JWT_ISSUER: 'my-issuer', JWKS_URL: 'https://keys.example.com/certs' }).jwtIssuer).toBe(
+      'my-issuer',
+    );
   });
 });

@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { marshall } from '@aws-sdk/util-dynamodb';
 import { describe, expect, it } from 'vitest';
 import { ROOT } from '../../infra/build.js';
+import type { AuditItem } from '../../lib/store/audit.js';
 import { connectionRecordItem, durableRecordItem, policyItem, sampleItem } from '../../lib/store/items.js';
 import { readConnectionRecord, readDurableRecord, readSampleRecord } from '../../lib/store/records.js';
 
@@ -50,5 +51,39 @@ describe('Docs: the example items of docs/data-format.md', () => {
     expect(readDurableRecord(durable)).toMatchObject({ agent_id: AGENT, groups: ['emea', 'databases'] });
     expect(readConnectionRecord(connection)).toMatchObject({ agent_id: AGENT, state: 'connected' });
     expect(readSampleRecord(sample)).toEqual({ observed_at: '2026-11-20T09:00:00.000Z', cpu: 12.5, memory: null, disk: 40 });
+  });
+});
+
+describe('Docs: the audit item of docs/data-format.md', () => {
+  /** Every attribute of an audit item, once: the compiler holds this list to AuditItem (a missing or an extra one does not build). */
+  const ATTRIBUTES: Record<keyof AuditItem, true> = {
+    audit_id: true,
+    request_id: true,
+    api_request_id: true,
+    at: true,
+    tenant_id: true,
+    subject: true,
+    broker: true,
+    agent_id: true,
+    scope: true,
+    reason: true,
+    ticket_number: true,
+    ticket_system: true,
+    reason_source: true,
+    ticket_source: true,
+    minutes: true,
+    limit: true,
+    outcome: true,
+    status_code: true,
+  };
+  const example = JSON.parse(/```jsonl\n(.+)\n```/.exec(guide)?.[1] ?? 'null') as Record<string, unknown>;
+  const table = [
+    ...guide.slice(guide.indexOf('## What the service writes: audit items')).matchAll(/^\| ((?:`[a-z_]+`(?:, |(?= \|)))+)/gm),
+  ].flatMap((row) => [...(row[1] ?? '').matchAll(/`([a-z_]+)`/g)].map((m) => m[1]));
+
+  it('shows an item with exactly the attributes of an audit item, and explains each in its table', () => {
+    expect(Object.keys(example)).toEqual(Object.keys(ATTRIBUTES));
+    expect([...table].sort()).toEqual(Object.keys(ATTRIBUTES).sort());
+    expect(example).toMatchObject({ reason_source: 'argument', ticket_source: 'person' });
   });
 });

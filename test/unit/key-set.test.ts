@@ -3,19 +3,23 @@ import type { AddressInfo } from 'node:net';
 import { Metrics } from '@aws-lambda-powertools/metrics';
 import { exportJWK, generateKeyPair, type JWK } from 'jose';
 import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
-import { RemoteKeySet } from '../../lib/auth/key-set.js';
+import { type KeySetSource, RemoteKeySet } from '../../lib/auth/key-set.js';
 import { METRIC } from '../../lib/observability/metrics.js';
 import { closedPortEndpoint } from '../helpers/faults.js';
 
 /**
  * The issuer's key set over real HTTP: a small JWKS server whose answer each test chooses (keys,
- * a 5xx, an HTML page, nothing at all), counting how often it is asked.
+ * a 5xx, an HTML page, nothing at all), counting how often it is asked. The same server is the
+ * issuer whose discovery document says where its keys are, for the discovery cases.
  */
 
 let server: Server;
+let base: string;
 let url: string;
 let fetches = 0;
-let answer: (res: ServerResponse) => void;
+/** The paths asked, in order. */
+let asked: string[] = [];
+let answer: (res: ServerResponse, req: IncomingMessage) => void;
 let keyA: JWK;
 let keyB: JWK;
 
@@ -36,12 +40,14 @@ beforeAll(async () => {
   });
   keyA = await publicJwk('key-a');
   keyB = await publicJwk('key-b');
-  server = createServer((_req: IncomingMessage, res: ServerResponse) => {
+  server = createServer((req: IncomingMessage, res: ServerResponse) => {
     fetches += 1;
-    answer(res);
+    asked.push(req.url ?? '');
+    answer(res, req);
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/.well-known/jwks.json`;
+  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  url = `${base}/.well-known/jwks.json`;
 });
 afterAll(async () => {
   server.closeAllConnections();
@@ -49,13 +55,15 @@ afterAll(async () => {
 });
 beforeEach(() => {
   fetches = 0;
+  asked = [];
   answer = jwks(keyA);
 });
 
 /** A key set on a clock the test moves. */
-function keySet(options: ConstructorParameters<typeof RemoteKeySet>[1] = {}, target = url) {
+function keySet(options: ConstructorParameters<typeof RemoteKeySet>[1] = {}, target: string | KeySetSource = url) {
   const clock = { now: 1_000_000 };
-  return { keys: new RemoteKeySet(target, options, () => clock.now), clock };
+  const source = typeof target === 'string' ? { jwksUrl: target } : target;
+  return { keys: new RemoteKeySet(source, options, () => clock.now), clock };
 }
 
 describe('Class: RemoteKeySet', () => {
@@ -175,5 +183,132 @@ describe('Class: RemoteKeySet', () => {
     clock.now += 700_000;
     await expect(keys.getKey(header('key-a'))).resolves.toBeDefined();
     await expect(keys.getKey(header('key-b'))).rejects.toMatchObject({ statusCode: 503 });
+  });
+});
+
+describe('Class: RemoteKeySet, without a JWKS URL: through the issuer discovery document', () => {
+  /** An issuer at a path, Keycloak's way: its keys at `/realms/acme/protocol/openid-connect/certs`, never at /.well-known/jwks.json. */
+  const REALM = '/realms/acme';
+  const issuer = () => `${base}${REALM}`;
+  const OPENID = `${REALM}/.well-known/openid-configuration`;
+  const OAUTH = `/.well-known/oauth-authorization-server${REALM}`;
+  const CERTS = `${REALM}/protocol/openid-connect/certs`;
+  const json = (body: unknown) => (res: ServerResponse) =>
+    res.writeHead(200, { 'Content-Type': 'application/json' }).end(JSON.stringify(body));
+  const notFound = (res: ServerResponse) => res.writeHead(404, { 'Content-Type': 'text/html' }).end('<html>Not Found</html>');
+  /** The issuer's answers by path; anything else is a 404. */
+  const serve =
+    (routes: Record<string, (res: ServerResponse) => void>) =>
+    (res: ServerResponse, req: IncomingMessage): void =>
+      (routes[req.url ?? ''] ?? notFound)(res);
+  const documentOf = (overrides: Record<string, unknown> = {}) => ({
+    issuer: issuer(),
+    jwks_uri: `${base}${CERTS}`,
+    token_endpoint: `${issuer()}/protocol/openid-connect/token`,
+    ...overrides,
+  });
+  const discovering = (options: ConstructorParameters<typeof RemoteKeySet>[1] = {}) => keySet(options, { issuer: issuer() });
+  const DISCOVERY_503 = "The issuer's discovery document, which says where its token keys are, is unavailable right now; try again later.";
+
+  it('finds the keys at the jwks_uri its OpenID Connect discovery document names, and reads the document once for the instance', async () => {
+    answer = serve({ [OPENID]: json(documentOf()), [CERTS]: jwks(keyA, keyB) });
+    const { keys, clock } = discovering({ cooldownMs: 30_000 });
+
+    await expect(keys.getKey(header('key-a'))).resolves.toBeDefined();
+    clock.now += 31_000;
+    await expect(keys.getKey(header('made-up'))).rejects.toMatchObject({ statusCode: 401 });
+    clock.now += 700_000;
+    await expect(keys.getKey(header('key-b'))).resolves.toBeDefined();
+
+    // The key set was fetched three times (first use, the unknown kid, past its age); the document once.
+    expect(asked).toEqual([OPENID, CERTS, CERTS, CERTS]);
+  });
+
+  it("asks RFC 8414's document, the path inserted after the host, when the OpenID Connect one is not there", async () => {
+    answer = serve({ [OAUTH]: json(documentOf()), [CERTS]: jwks(keyA) });
+    const { keys } = discovering();
+
+    await expect(keys.getKey(header('key-a'))).resolves.toBeDefined();
+    expect(asked).toEqual([OPENID, OAUTH, CERTS]);
+  });
+
+  it('refuses a document that names another issuer, with the 503 that names discovery, never a 401, and never fetches the keys it names', async () => {
+    answer = serve({ [OPENID]: json(documentOf({ issuer: `${base}/realms/other` })), [CERTS]: jwks(keyA) });
+    const counted = vi.spyOn(Metrics.prototype, 'addMetric');
+    const { keys } = discovering();
+
+    await expect(keys.getKey(header('key-a'))).rejects.toMatchObject({
+      statusCode: 503,
+      headers: { 'Retry-After': '5' },
+      message: DISCOVERY_503,
+    });
+    expect(asked).toEqual([OPENID]);
+    const names = counted.mock.calls.map(([name]) => name);
+    expect(names.filter((name) => name === METRIC.discoveryFailures)).toHaveLength(1);
+    expect(names.filter((name) => name === METRIC.keySetFailures)).toHaveLength(1);
+    counted.mockRestore();
+  });
+
+  it.each([
+    ['answers 500 (the issuer down: RFC 8414 is not asked instead)', (res: ServerResponse) => res.writeHead(500).end('oops')],
+    [
+      'answers an HTML page with 200',
+      (res: ServerResponse) => res.writeHead(200, { 'Content-Type': 'text/html' }).end('<html>login</html>'),
+    ],
+    ['answers an empty 200', (res: ServerResponse) => res.writeHead(200).end()],
+    ['answers a JSON array', json([documentOf()])],
+    ['names no jwks_uri', json(documentOf({ jwks_uri: undefined }))],
+    ['names a jwks_uri that is no URL', json(documentOf({ jwks_uri: 'certs' }))],
+    [
+      'answers more than a megabyte (the right document, padded)',
+      (res: ServerResponse) => res.writeHead(200).end(`${JSON.stringify(documentOf())}${' '.repeat(1_100_000)}`),
+    ],
+    ['drops the connection', (res: ServerResponse) => res.socket?.destroy()],
+  ])('answers 503 naming discovery when the OpenID Connect document %s', async (_what, respond) => {
+    answer = serve({ [OPENID]: respond, [OAUTH]: json(documentOf()), [CERTS]: jwks(keyA) });
+    const { keys } = discovering();
+
+    await expect(keys.getKey(header('key-a'))).rejects.toMatchObject({ statusCode: 503, message: DISCOVERY_503 });
+    expect(asked).not.toContain(CERTS);
+  });
+
+  it('answers 503 naming discovery when neither document is there', async () => {
+    answer = serve({ [CERTS]: jwks(keyA) });
+    const { keys } = discovering();
+
+    await expect(keys.getKey(header('key-a'))).rejects.toMatchObject({ statusCode: 503, message: DISCOVERY_503 });
+    expect(asked).toEqual([OPENID, OAUTH]);
+  });
+
+  it('answers 504 naming discovery when the document does not answer in time', async () => {
+    answer = serve({ [OPENID]: () => undefined });
+    const { keys } = discovering({ fetchTimeoutMs: 200 });
+
+    await expect(keys.getKey(header('key-a'))).rejects.toMatchObject({
+      statusCode: 504,
+      message: "The issuer's discovery document, which says where its token keys are, could not be fetched in time; try again.",
+    });
+  });
+
+  it('asks again for a document that failed once the back-off has passed, and then finds the keys', async () => {
+    answer = serve({ [OPENID]: (res) => res.writeHead(502).end(), [CERTS]: jwks(keyA) });
+    const { keys, clock } = discovering({ failureBackoffMs: 5_000 });
+
+    await expect(keys.getKey(header('key-a'))).rejects.toMatchObject({ statusCode: 503 });
+    clock.now += 1_000;
+    await expect(keys.getKey(header('key-a'))).rejects.toMatchObject({ statusCode: 503 });
+    answer = serve({ [OPENID]: json(documentOf()), [CERTS]: jwks(keyA) });
+    clock.now += 5_000;
+    await expect(keys.getKey(header('key-a'))).resolves.toBeDefined();
+
+    expect(asked).toEqual([OPENID, OPENID, CERTS]);
+  });
+
+  it('asks no discovery document when a JWKS URL is given (the override)', async () => {
+    answer = serve({ [CERTS]: jwks(keyA) });
+    const { keys } = keySet({}, `${base}${CERTS}`);
+
+    await expect(keys.getKey(header('key-a'))).resolves.toBeDefined();
+    expect(asked).toEqual([CERTS]);
   });
 });

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { describe, expect, it } from 'vitest';
+import { ATTRIBUTION_SOURCE_PATTERN } from '../../lib/contract/attribution.js';
 import { buildOpenApiDocument, renderOpenApiDocument } from '../../lib/contract/openapi.js';
 import { TICKET_NUMBER_PATTERN } from '../../lib/contract/schemas.js';
 import { ContractMismatchError, expectResponseMatchesContract } from '../helpers/contract.js';
@@ -119,12 +120,17 @@ describe('Contract: openapi.json', () => {
         'header:X-Service-Reason-Encoding:false',
         'header:X-Service-Ticket-Number:false',
         'header:X-Service-Ticket-System:false',
+        'header:X-Service-Attribution-Source:false',
       ]);
       expect(parameter('agent_id').schema).toEqual({ type: 'string', minLength: 1, maxLength: 128 });
       expect(parameter('minutes').schema).toEqual({ type: 'integer', minimum: 5, maximum: 10080, default: 60 });
       expect(parameter('limit').schema).toEqual({ type: 'integer', minimum: 1, maximum: 500, default: 100 });
       expect(parameter('X-Service-Reason').schema).toEqual({ type: 'string', minLength: 3, maxLength: 500 });
       expect(parameter('X-Service-Reason-Encoding').schema).toEqual({ type: 'string', const: 'percent' });
+      expect(parameter('X-Service-Attribution-Source').schema).toMatchObject({
+        type: 'string',
+        pattern: ATTRIBUTION_SOURCE_PATTERN.source,
+      });
       expect(parameter('X-Service-Ticket-Number').schema).toEqual({
         type: 'string',
         minLength: 1,
@@ -132,6 +138,16 @@ describe('Contract: openapi.json', () => {
         pattern: '^[A-Za-z0-9][A-Za-z0-9._:/#-]{0,99}$',
       });
       expect(parameter('X-Service-Ticket-Number').schema.pattern).toBe(TICKET_NUMBER_PATTERN.source);
+    });
+
+    it("marks the headers of ours beyond the contract's attribution headers as extensions, never required", () => {
+      const extensions = observations.parameters.filter((p: Json) => p['x-extension'] === true).map((p: Json) => `${p.name}:${p.required}`);
+
+      expect(extensions).toEqual(['X-Service-Reason-Encoding:false', 'X-Service-Attribution-Source:false']);
+      expect(parameter('X-Service-Attribution-Source').description).toMatch(
+        /`argument` when the value was the assistant's tool argument, `person` when the tool asked the person/,
+      );
+      for (const value of parameter('X-Service-Attribution-Source').schema.examples) expect(value).toMatch(ATTRIBUTION_SOURCE_PATTERN);
     });
 
     it('allows exactly one ticket system, the configured default, as a const', async () => {

@@ -45,6 +45,7 @@ describe('Function: readStackConfig', () => {
       brokerAllowList: ['local-broker'],
       mcpAllowedOrigins: [],
       ownOrigins: ['http://localhost:4300', 'http://127.0.0.1:4300', 'http://[::1]:4300'],
+      clientIdDocumentDevOrigins: [],
     });
   });
 
@@ -73,6 +74,16 @@ describe('Function: readStackConfig', () => {
     expect(() => readStackConfig({ MCP_ALLOWED_ORIGINS: '*' }, 4300)).toThrow(
       'Invalid configuration: MCP_ALLOWED_ORIGINS: must list exact browser origins such as https://app.example.com, comma-separated (* and null are refused), not "*"',
     );
+  });
+
+  it('takes the development origins of client ID metadata documents as exact origins only', () => {
+    const cfg = readStackConfig({ CLIENT_ID_DOCUMENT_DEV_ORIGINS: 'http://localhost:6274, http://127.0.0.1:8080' }, 4300);
+
+    expect(cfg.clientIdDocumentDevOrigins).toEqual(['http://localhost:6274', 'http://127.0.0.1:8080']);
+    for (const value of ['*', 'null', 'http://localhost:6274/client.json'])
+      expect(() => readStackConfig({ CLIENT_ID_DOCUMENT_DEV_ORIGINS: value }, 4300)).toThrow(
+        `Invalid configuration: CLIENT_ID_DOCUMENT_DEV_ORIGINS: must list exact origins such as https://app.example.com, comma-separated (* and null are refused), not ${JSON.stringify(value)}`,
+      );
   });
 
   it("agrees with the service's own defaults where it reads a variable the functions read too", () => {

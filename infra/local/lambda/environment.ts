@@ -28,8 +28,12 @@ export interface LocalStackValues {
   publicUrl: string;
   /** The local issuer (`iss` of its tokens). */
   issuer: string;
-  /** Its JWKS and token endpoint, by loopback address (the stack calls itself). */
-  jwksUrl: string;
+  /**
+   * Its key set, only where the functions cannot find it through the issuer's discovery document
+   * (infra/local/stack.ts says when); undefined, JWKS_URL is left out, as a stage leaves it empty.
+   */
+  jwksUrl?: string | undefined;
+  /** Its token endpoint, by loopback address (the stack calls itself). */
   tokenEndpoint: string;
   /** The private listener's GET /api/mcp/endpoint (on AWS, the private API through its VPC endpoint). */
   observationsUrl: string;
@@ -59,7 +63,6 @@ export interface LocalStackValues {
 export const UNREACHABLE_STACK_VALUES: Readonly<LocalStackValues> = Object.freeze({
   publicUrl: 'http://localhost:1',
   issuer: 'http://localhost:1',
-  jwksUrl: 'http://127.0.0.1:1/.well-known/jwks.json',
   tokenEndpoint: 'http://127.0.0.1:1/oauth2/token',
   observationsUrl: 'http://127.0.0.1:2/api/mcp/endpoint',
   dynamoEndpoint: 'http://127.0.0.1:3',

@@ -1,5 +1,7 @@
+import { timingSafeEqual } from 'node:crypto';
+import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
 import type { Readable } from 'node:stream';
 import { guarded, NO_PAGES, sendRefusal } from '../guard.js';
 import { BodyTooLargeError, readBoundedBody } from '../listener-io.js';
@@ -15,10 +17,15 @@ import { BodyTooLargeError, readBoundedBody } from '../listener-io.js';
  * POST is answered 202. One server per instance, on a loopback port (AWS_LAMBDA_RUNTIME_API).
  *
  * Its events carry the callers' bearer tokens, and an answer posted to it is what the gateway
- * sends back, so it admits its own instance's runtime and nothing else a browser can send: behind
- * the listeners' guard (infra/local/guard.ts: its own loopback name and port, no web page at all),
- * and with one runtime asking at a time: a second GET /next while one waits is refused (409), and
- * the event goes to the one that asked first.
+ * sends back, so it admits its own instance's runtime and nothing else: behind the listeners' guard
+ * (infra/local/guard.ts: its own loopback name and port, no web page at all), and then only a
+ * request of the instance's own runtime (`RuntimeOwner`), whatever else on this machine can reach
+ * loopback (another program, or a server of the stack made to fetch a URL): our runtime client
+ * sends on every call the token only its process was given, in its environment; AWS's client,
+ * which sends no such token, is known by its connection, held by the instance's own process (read
+ * from /proc). Anything else is refused (403) before anything changes. And one runtime asks at a
+ * time: a second GET /next while one waits is refused (409), and the event goes to the one that
+ * asked first.
  */
 
 const API = '/2018-06-01/runtime';
@@ -107,8 +114,65 @@ function refused(res: ServerResponse, status: number, errorType: string, errorMe
   res.end(JSON.stringify({ errorType, errorMessage }));
 }
 
-/** Starts the Runtime API of one instance on a loopback port. */
-export async function startRuntimeApi(): Promise<RuntimeApi> {
+/** The header our runtime client sends its token in, and the variable it is given it in (it deletes it before loading the handler). */
+export const RUNTIME_TOKEN = Object.freeze({ header: 'lambda-runtime-local-token', variable: 'LAMBDA_RUNTIME_LOCAL_TOKEN' });
+
+/**
+ * How a Runtime API knows its instance's runtime: by the token given to our runtime client alone,
+ * or (AWS's client, which sends only what Lambda's Runtime API takes) by the process that holds
+ * the request's connection.
+ */
+export type RuntimeOwner = { token: string } | { pid: () => number };
+
+/**
+ * Whether process `pid` holds this end of a loopback connection: the kernel's socket table gives
+ * the connection's inode (the peer's end: its local port is the socket's remote one), and the
+ * process's open files name it (Linux /proc; elsewhere no process is known to hold it).
+ */
+export function connectionHeldBy(pid: number, socket: Socket): boolean {
+  const hex = (port: number | undefined): string => (port ?? 0).toString(16).toUpperCase().padStart(4, '0');
+  const [peer, own] = [hex(socket.remotePort), hex(socket.localPort)];
+  try {
+    const row = readFileSync('/proc/net/tcp', 'utf8')
+      .split('\n')
+      .map((line) => line.trim().split(/\s+/))
+      .find((fields) => fields[1]?.endsWith(`:${peer}`) && fields[2]?.endsWith(`:${own}`));
+    const inode = row?.[9];
+    if (!inode || inode === '0') return false;
+    return readdirSync(`/proc/${pid}/fd`).some((fd) => {
+      try {
+        return readlinkSync(`/proc/${pid}/fd/${fd}`) === `socket:[${inode}]`;
+      } catch {
+        return false;
+      }
+    });
+  } catch {
+    return false;
+  }
+}
+
+/** Whether a request comes from the instance's own runtime; a connection found to be its runtime's is remembered. */
+function ownerCheck(owner: RuntimeOwner): (req: IncomingMessage) => boolean {
+  if ('token' in owner) {
+    const expected = Buffer.from(owner.token);
+    return (req) => {
+      const sent = req.headers[RUNTIME_TOKEN.header];
+      const given = Buffer.from(typeof sent === 'string' ? sent : '');
+      return given.length === expected.length && timingSafeEqual(given, expected);
+    };
+  }
+  const known = new WeakSet<Socket>();
+  return (req) => {
+    if (known.has(req.socket)) return true;
+    if (!connectionHeldBy(owner.pid(), req.socket)) return false;
+    known.add(req.socket);
+    return true;
+  };
+}
+
+/** Starts the Runtime API of one instance on a loopback port, answering `owner`'s runtime only. */
+export async function startRuntimeApi(owner: RuntimeOwner): Promise<RuntimeApi> {
+  const ownRuntime = ownerCheck(owner);
   let initialize!: { resolve: () => void; reject: (error: FunctionError) => void };
   const initialized = new Promise<void>((resolve, reject) => {
     initialize = { resolve, reject };
@@ -186,6 +250,11 @@ export async function startRuntimeApi(): Promise<RuntimeApi> {
   };
 
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    // Before anything else, so that another program's request changes nothing (its instance's event above all).
+    if (!ownRuntime(req)) {
+      req.resume();
+      return sendRefusal(res, "This Runtime API answers its own instance's runtime only.");
+    }
     const path = req.url ?? '';
     if (req.method === 'GET' && path === `${API}/invocation/next`) {
       // One runtime per instance, asking for one event at a time: another asker is refused before anything changes.

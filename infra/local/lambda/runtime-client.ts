@@ -35,6 +35,12 @@ import { HIGH_WATER_MARK, installAwsLambdaGlobal, isStreamingHandler, type Prelu
 const { Agent, request } = process.getBuiltinModule('node:http');
 
 const RUNTIME_API = process.env.AWS_LAMBDA_RUNTIME_API ?? '127.0.0.1:9001';
+// The token that makes this process its instance's runtime at the stack's Runtime API (runtime-api.ts
+// RUNTIME_TOKEN, a constant this bundle cannot import): sent on every call, and out of the
+// environment before the handler loads, so the function sees Lambda's variables only.
+const RUNTIME_TOKEN_HEADER = 'Lambda-Runtime-Local-Token';
+const RUNTIME_TOKEN = process.env.LAMBDA_RUNTIME_LOCAL_TOKEN ?? '';
+delete process.env.LAMBDA_RUNTIME_LOCAL_TOKEN;
 const API_PATH = '/2018-06-01/runtime';
 const ERROR_TYPE_HEADER = 'Lambda-Runtime-Function-Error-Type';
 const ERROR_BODY_TRAILER = 'Lambda-Runtime-Function-Error-Body';
@@ -58,6 +64,9 @@ function errorPayload(error: unknown, fallbackType = 'Error'): ErrorPayload {
   return { errorType: fallbackType, errorMessage: String(error), trace: [] };
 }
 
+/** A call's headers with the runtime's token. */
+const withToken = (headers: OutgoingHttpHeaders): OutgoingHttpHeaders => ({ ...headers, [RUNTIME_TOKEN_HEADER]: RUNTIME_TOKEN });
+
 /** One request to the Runtime API on the loop's connection; resolves with the answer's status, headers and body. */
 function call(
   method: 'GET' | 'POST',
@@ -66,8 +75,9 @@ function call(
   headers: OutgoingHttpHeaders = {},
 ): Promise<{ status: number; headers: IncomingMessage['headers']; body: Buffer }> {
   const [host, port] = RUNTIME_API.split(':');
+  const options = { host, port: Number(port), method, path: `${API_PATH}${path}`, agent: loopAgent, headers: withToken(headers) };
   return new Promise((resolve, reject) => {
-    const req = request({ host, port: Number(port), method, path: `${API_PATH}${path}`, agent: loopAgent, headers }, (res) => {
+    const req = request(options, (res) => {
       const chunks: Buffer[] = [];
       res.on('data', (chunk: Buffer) => chunks.push(chunk));
       res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks) }));
@@ -105,12 +115,12 @@ class ResponseStream extends Writable implements PreludeHooks {
       path: `${API_PATH}/invocation/${requestId}/response`,
       // A connection of its own: the loop's stays free for the next event.
       agent: false,
-      headers: {
+      headers: withToken({
         'Lambda-Runtime-Function-Response-Mode': 'streaming',
         'Transfer-Encoding': 'chunked',
         'Content-Type': 'application/octet-stream',
         Trailer: `${ERROR_TYPE_HEADER}, ${ERROR_BODY_TRAILER}`,
-      },
+      }),
     });
     this.answered = new Promise((resolve, reject) => {
       this.req.on('response', (res: IncomingMessage) => {
@@ -224,6 +234,28 @@ async function invokeStreaming(handler: Handler, requestId: string, event: unkno
   }
 }
 
+/** How long the runtime waits before it asks again for an event it was refused, at first and at most (doubling between). */
+const RETRY_FIRST_MS = 50;
+const RETRY_MOST_MS = 1_000;
+
+/**
+ * The next event: GET /invocation/next until it answers 200 with a request id. A refusal (a 409, a
+ * 5xx) or a connection that drops is waited out and asked again, as a runtime must: what it answers
+ * then is no event, and its body is never read as one. Only a Runtime API that is gone (nothing
+ * listens on its port any more: its stack stopped) ends the runtime, as Lambda ends an environment.
+ */
+async function nextInvocation(): Promise<{ headers: IncomingMessage['headers']; body: Buffer }> {
+  for (let waitMs = RETRY_FIRST_MS; ; waitMs = Math.min(2 * waitMs, RETRY_MOST_MS)) {
+    try {
+      const next = await call('GET', '/invocation/next');
+      if (next.status === 200 && next.headers['lambda-runtime-aws-request-id']) return next;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ECONNREFUSED') process.exit(0);
+    }
+    await new Promise((resolve) => setTimeout(resolve, waitMs));
+  }
+}
+
 async function main(): Promise<void> {
   installAwsLambdaGlobal();
   let handler: Handler;
@@ -234,7 +266,7 @@ async function main(): Promise<void> {
     process.exit(1);
   }
   for (;;) {
-    const next = await call('GET', '/invocation/next');
+    const next = await nextInvocation();
     const requestId = String(next.headers['lambda-runtime-aws-request-id']);
     const traceId = next.headers['lambda-runtime-trace-id'];
     if (typeof traceId === 'string') process.env._X_AMZN_TRACE_ID = traceId;

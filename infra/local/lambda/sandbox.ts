@@ -5,7 +5,7 @@ import { createInterface } from 'node:readline';
 import type { Readable } from 'node:stream';
 import { runtimeEnvironment } from './environment.js';
 import type { LambdaFunctionSpec } from './function-specs.js';
-import { type FunctionError, type RuntimeApi, startRuntimeApi } from './runtime-api.js';
+import { type FunctionError, RUNTIME_TOKEN, type RuntimeApi, startRuntimeApi } from './runtime-api.js';
 import type { LambdaRuntime } from './runtimes.js';
 
 /**
@@ -151,6 +151,8 @@ class Instance {
   private constructor(
     private readonly options: SandboxOptions,
     private readonly api: RuntimeApi,
+    /** The token its runtime client sends the Runtime API (ours); undefined for AWS's client, known by its connection. */
+    token: string | undefined,
     generation: number,
     private readonly onFree: (instance: Instance, durationMs: number | undefined) => void,
   ) {
@@ -168,6 +170,7 @@ class Instance {
       env: {
         ...environment,
         ...runtimeEnvironment(spec, { runtimeApi: api.address, taskRoot, runtimeDir: options.runtime.dir, logStream }, options.userEnv),
+        ...(token ? { [RUNTIME_TOKEN.variable]: token } : {}),
       },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
@@ -201,9 +204,13 @@ class Instance {
     generation: number,
     onFree: (instance: Instance, durationMs: number | undefined) => void,
   ): Promise<Instance> {
-    const api = await startRuntimeApi();
+    // The Runtime API answers this instance's runtime alone (infra/local/lambda/runtime-api.ts, RuntimeOwner).
+    const token = options.runtime.name === 'local' ? randomBytes(32).toString('base64url') : undefined;
+    let runtimePid = 0;
+    const api = await startRuntimeApi(token ? { token } : { pid: () => runtimePid });
     const started = performance.now();
-    const instance = new Instance(options, api, generation, onFree);
+    const instance = new Instance(options, api, token, generation, onFree);
+    runtimePid = instance.pid;
     let timer: NodeJS.Timeout | undefined;
     try {
       await Promise.race([

@@ -8,7 +8,8 @@
  * lists the permissions): Lambda GetAccountSettings and GetFunctionConcurrency (what the stage's
  * reservations leave unreserved), API Gateway GetAccount (the CloudWatch Logs role access logs need),
  * EC2 DescribeVpcEndpoints (the execute-api endpoint named for the private API), and plain HTTPS GETs
- * of the issuer's discovery document and key set. The SDK clients are tooling: no function bundles them.
+ * of the issuer's discovery document and key set, judged by the functions' own rules
+ * (lib/auth/discovery.ts). The SDK clients are tooling: no function bundles them.
  */
 import './local/node-version.js'; // first: the AWS SDK's Node-version notice off on Node 20 (docs/decisions.md, Node versions)
 import { existsSync, readFileSync } from 'node:fs';
@@ -18,6 +19,7 @@ import { parseArgs } from 'node:util';
 import { APIGatewayClient, GetAccountCommand } from '@aws-sdk/client-api-gateway';
 import { DescribeVpcEndpointsCommand, EC2Client } from '@aws-sdk/client-ec2';
 import { GetAccountSettingsCommand, GetFunctionConcurrencyCommand, LambdaClient } from '@aws-sdk/client-lambda';
+import { DiscoveryError, discoveryUrls, isAbsentDocument, jwksUriOf } from '../lib/auth/discovery.js';
 
 // biome-ignore lint/suspicious/noExplicitAny: a CloudFormation template read as JSON; stagePlan picks what it needs and checks it.
 type Json = Record<string, any>;
@@ -186,19 +188,16 @@ export async function checkVpcEndpoint(plan: StagePlan, ec2: EC2Client): Promise
 /** How long each request to the issuer may take. */
 const ISSUER_TIMEOUT_MS = 5_000;
 
-async function getJson(url: string): Promise<unknown> {
-  let response: Response;
+async function get(url: string): Promise<Response> {
   try {
-    response = await fetch(url, {
-      headers: { accept: 'application/json' },
-      redirect: 'error',
-      signal: AbortSignal.timeout(ISSUER_TIMEOUT_MS),
-    });
+    return await fetch(url, { headers: { accept: 'application/json' }, redirect: 'error', signal: AbortSignal.timeout(ISSUER_TIMEOUT_MS) });
   } catch (error) {
     const cause = (error as { cause?: { code?: string; message?: string } }).cause;
     throw new Error(`${url} did not answer (${cause?.code ?? cause?.message ?? (error as Error).name})`);
   }
-  if (!response.ok) throw new Error(`${url} answered ${response.status}`);
+}
+
+async function json(response: Response, url: string): Promise<unknown> {
   try {
     return await response.json();
   } catch {
@@ -207,74 +206,63 @@ async function getJson(url: string): Promise<unknown> {
 }
 
 /**
- * The issuer's discovery document: OpenID Connect's (`<issuer>/.well-known/openid-configuration`),
- * else OAuth's authorization server metadata (RFC 8414: `/.well-known/oauth-authorization-server`
- * inserted before the issuer's path). Returns the document and where it was found.
+ * The issuer's discovery document, found by the functions' own rules (lib/auth/discovery.ts):
+ * OpenID Connect's, else RFC 8414's, the second asked only when the first is absent.
  */
-async function discoveryDocument(issuer: string): Promise<{ url: string; document: Json }> {
-  const trimmed = issuer.replace(/\/+$/, '');
-  const { origin, pathname } = new URL(trimmed);
-  const candidates = [
-    `${trimmed}/.well-known/openid-configuration`,
-    `${origin}/.well-known/oauth-authorization-server${pathname.replace(/\/+$/, '')}`,
-  ];
-  const failures: string[] = [];
-  for (const url of candidates) {
-    try {
-      const document = await getJson(url);
-      if (document && typeof document === 'object' && !Array.isArray(document)) return { url, document: document as Json };
-      failures.push(`${url} is not a JSON object`);
-    } catch (error) {
-      failures.push((error as Error).message);
+async function discoveryDocument(issuer: string): Promise<{ url: string; document: unknown }> {
+  const absent: string[] = [];
+  for (const url of discoveryUrls(issuer)) {
+    const response = await get(url);
+    if (isAbsentDocument(response.status)) {
+      absent.push(`${url} answered ${response.status}`);
+      continue;
     }
+    if (!response.ok) throw new Error(`${url} answered ${response.status}`);
+    return { url, document: await json(response, url) };
   }
-  throw new Error(failures.join('; '));
+  throw new Error(absent.join('; '));
+}
+
+/** The RSA signing keys of the key set at `url` (the functions verify RS256 only). */
+async function rsaSigningKeys(url: string): Promise<number> {
+  const response = await get(url);
+  if (!response.ok) throw new Error(`${url} answered ${response.status}`);
+  const keySet = (await json(response, url)) as { keys?: Array<{ kty?: string; use?: string }> } | null;
+  return (keySet?.keys ?? []).filter((key) => key.kty === 'RSA' && (key.use === undefined || key.use === 'sig')).length;
 }
 
 /** The issuer as the functions will find it: its discovery document naming it exactly, and a key set with an RSA signing key. */
 export async function checkIssuer(plan: StagePlan): Promise<CheckResult[]> {
-  const check = 'Issuer discovery';
-  const results: CheckResult[] = [];
-  let found: { url: string; document: Json };
-  try {
-    found = await discoveryDocument(plan.issuer);
-  } catch (error) {
-    return [
-      {
-        check,
-        outcome: 'fail',
-        detail: `no discovery document for ${plan.issuer} (${(error as Error).message}): check jwtIssuer, and that the issuer is reachable from the internet.`,
-      },
-    ];
-  }
-  const { url, document } = found;
-  if (document.issuer !== plan.issuer) {
-    return [
-      {
-        check,
-        outcome: 'fail',
-        detail: `${url} names the issuer ${JSON.stringify(document.issuer)}, not jwtIssuer ${JSON.stringify(plan.issuer)}, and tokens are checked against it exactly: set jwtIssuer to the issuer's own value.`,
-      },
-    ];
-  }
-  const keysUrl = plan.jwksUrl ?? (typeof document.jwks_uri === 'string' ? document.jwks_uri : undefined);
-  if (!keysUrl) return [{ check, outcome: 'fail', detail: `${url} names no jwks_uri: set jwksUrl to the issuer's key set.` }];
-  try {
-    const keySet = (await getJson(keysUrl)) as { keys?: Array<{ kty?: string; use?: string }> };
-    const rsa = (keySet.keys ?? []).filter((key) => key.kty === 'RSA' && (key.use === undefined || key.use === 'sig'));
-    if (rsa.length === 0) {
-      results.push({
-        check,
-        outcome: 'fail',
-        detail: `the key set at ${keysUrl} holds no RSA signing key, and the functions verify RS256 only: use an issuer that signs with RSA.`,
-      });
-    } else {
-      results.push({
-        check,
-        outcome: 'ok',
-        detail: `${url} names ${plan.issuer}; its key set ${keysUrl} holds ${rsa.length} RSA signing key${rsa.length === 1 ? '' : 's'}.`,
-      });
+  const check = plan.jwksUrl ? 'Issuer keys' : 'Issuer discovery';
+  let keysUrl = plan.jwksUrl;
+  let found: { url: string; document: Json } | undefined;
+  if (!keysUrl) {
+    try {
+      const { url, document } = await discoveryDocument(plan.issuer);
+      keysUrl = jwksUriOf(document, plan.issuer);
+      found = { url, document: document as Json };
+    } catch (error) {
+      const e = error as Error;
+      const fix =
+        e instanceof DiscoveryError
+          ? "set jwtIssuer to the issuer's own value (its tokens' iss), or jwksUrl to its key set"
+          : 'check jwtIssuer, and that the issuer is reachable from the internet';
+      return [{ check, outcome: 'fail', detail: `no usable discovery document for ${plan.issuer} (${e.message}): ${fix}.` }];
     }
+  }
+  const results: CheckResult[] = [];
+  try {
+    const keys = await rsaSigningKeys(keysUrl);
+    const where = found ? `${found.url} names ${plan.issuer}; its key set ${keysUrl}` : `the key set ${keysUrl} (jwksUrl)`;
+    results.push(
+      keys === 0
+        ? {
+            check,
+            outcome: 'fail',
+            detail: `${where} holds no RSA signing key, and the functions verify RS256 only: use an issuer that signs with RSA.`,
+          }
+        : { check, outcome: 'ok', detail: `${where} holds ${keys} RSA signing key${keys === 1 ? '' : 's'}.` },
+    );
   } catch (error) {
     results.push({
       check,
@@ -282,7 +270,7 @@ export async function checkIssuer(plan: StagePlan): Promise<CheckResult[]> {
       detail: `the key set could not be read (${(error as Error).message}): check jwksUrl, or the issuer's jwks_uri.`,
     });
   }
-  results.push(tokenEndpointCheck(plan, document));
+  if (found) results.push(tokenEndpointCheck(plan, found.document));
   return results;
 }
 

@@ -212,7 +212,8 @@ describe('npm run preflight (recorded AWS answers, an issuer on loopback)', () =
         /^FAIL API Gateway CloudWatch Logs role: the account has none in us-east-1, .*aws apigateway update-account .*restApiAccessLogs=false/,
       ),
       `FAIL execute-api VPC endpoint: ${EXAMPLE.vpce} does not exist in ${region}: create an interface endpoint for ${executeApi} with private DNS in the MCP function's VPC and name it in executeApiVpcEndpointId.`,
-      `FAIL Issuer discovery: ${issuerUrl}/.well-known/openid-configuration names the issuer "https://login.example.com/", not jwtIssuer "${issuerUrl}/", and tokens are checked against it exactly: set jwtIssuer to the issuer's own value.`,
+      `FAIL Issuer discovery: no usable discovery document for ${issuerUrl}/ (the discovery document names the issuer "https://login.example.com/", not the configured "${issuerUrl}/"): ` +
+        "set jwtIssuer to the issuer's own value (its tokens' iss), or jwksUrl to its key set.",
       'ok   Alarm subscription: 1 subscription (to be confirmed once deployed).',
     ]);
   }, 60_000);
@@ -240,7 +241,7 @@ describe('npm run preflight (recorded AWS answers, an issuer on loopback)', () =
         `${executeApi} with private DNS in the MCP function's VPC and name it in executeApiVpcEndpointId.`,
     );
     expect(run.lines[3]).toBe(
-      `FAIL Issuer discovery: the key set at ${issuerUrl}/keys holds no RSA signing key, and the functions verify RS256 only: use an issuer that signs with RSA.`,
+      `FAIL Issuer discovery: ${issuerUrl}/.well-known/openid-configuration names ${issuerUrl}/; its key set ${issuerUrl}/keys holds no RSA signing key, and the functions verify RS256 only: use an issuer that signs with RSA.`,
     );
     expect(run.lines[4]).toBe(
       `warn Token exchange: tokenEndpoint is ${issuerUrl}/oauth2/token, but the issuer names https://login.example.com/token; ` +

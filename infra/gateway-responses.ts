@@ -89,7 +89,9 @@ export const GATEWAY_RESPONSES: readonly GatewayResponseDefinition[] = Object.fr
   {
     type: 'WAF_FILTERED',
     status: 429,
-    sentence: 'Too many requests with this token; slow down and try again in a few minutes.',
+    // Every rule of the web ACL blocks through this one response: the per-IP and per-token rates, and AWS's managed rules.
+    sentence:
+      'The firewall refused this request (too many requests from this client, or a request it takes for an attack); try again in a few minutes.',
     retryAfterSeconds: 60,
   },
   { type: 'DEFAULT_4XX', sentence: 'The request was refused by the gateway.' },

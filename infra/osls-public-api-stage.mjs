@@ -7,10 +7,13 @@
  * - takes the stage away from osls's deployment (no StageName), and points PublicApiStage at it;
  * - makes that deployment wait for the API's gateway responses, which take effect only in a
  *   deployment made after them;
+ * - replaces osls's Lambda permissions, which let the API invoke a function from any stage and
+ *   method (`…/*` + `/*`), with one per method that invokes a function (its stage, method and path) and
+ *   one per token authorizer (its own id);
  * - resolves the conditions that stage parameters have already made constant (an `Fn::Equals` of
  *   two literals): a resource under a false one is not emitted, a true one leaves no trace, so the
- *   template holds exactly what a deploy of this stage creates (the web ACL only when `wafRateLimit`
- *   asks for one, and then with a limit AWS accepts).
+ *   template holds exactly what a deploy of this stage creates (the web ACL unless `waf` is
+ *   'false', and then with rate limits AWS accepts).
  * Plain JavaScript: osls loads plugins itself, without the TypeScript toolchain.
  */
 export default class PublicApiStage {
@@ -19,6 +22,7 @@ export default class PublicApiStage {
     this.hooks = {
       'after:aws:package:finalize:mergeCustomProviderResources': () => {
         this.attachStage();
+        this.narrowPermissions();
         this.resolveConstantConditions();
       },
     };
@@ -43,6 +47,52 @@ export default class PublicApiStage {
     stage.Properties.DeploymentId = { Ref: deploymentId };
   }
 
+  narrowPermissions() {
+    const resources = this.serverless.service.provider.compiledCloudFormationTemplate.Resources;
+    const onPublicApi = (resource) => resource.Properties?.RestApiId?.Ref === 'ApiGatewayRestApi';
+    const stage = resources.PublicApiStage.Properties.StageName;
+    const removed = new Set();
+    for (const [id, resource] of Object.entries(resources)) {
+      if (resource.Type === 'AWS::Lambda::Permission' && JSON.stringify(resource.Properties.SourceArn).includes('"ApiGatewayRestApi"')) {
+        delete resources[id];
+        removed.add(id);
+      }
+    }
+    // osls makes a method without an authorizer wait for its function's permission: it waits for its own instead.
+    const dependsOn = (resource, extra = []) => {
+      const ids = [...[resource.DependsOn ?? []].flat().filter((d) => !removed.has(d)), ...extra];
+      if (ids.length > 0) resource.DependsOn = [...new Set(ids)];
+      else delete resource.DependsOn;
+    };
+    for (const resource of Object.values(resources)) if ([resource.DependsOn ?? []].flat().some((d) => removed.has(d))) dependsOn(resource);
+    const permission = (functionId, sourceArn) => ({
+      Type: 'AWS::Lambda::Permission',
+      Properties: {
+        FunctionName: { 'Fn::GetAtt': [functionId, 'Arn'] },
+        Action: 'lambda:InvokeFunction',
+        Principal: 'apigateway.amazonaws.com',
+        SourceArn: {
+          'Fn::Sub': `arn:\${AWS::Partition}:execute-api:\${AWS::Region}:\${AWS::AccountId}:\${ApiGatewayRestApi}/${sourceArn}`,
+        },
+      },
+    });
+    for (const [id, resource] of Object.entries(resources)) {
+      if (!onPublicApi(resource)) continue;
+      if (resource.Type === 'AWS::ApiGateway::Method') {
+        const fn = invokedFunction(resource.Properties.Integration?.Uri, resources);
+        if (!fn) continue;
+        resources[`${id}LambdaPermission`] = permission(
+          fn,
+          `${stage}/${resource.Properties.HttpMethod}${pathOf(resource.Properties.ResourceId, resources)}`,
+        );
+        dependsOn(resource, [`${id}LambdaPermission`]);
+      } else if (resource.Type === 'AWS::ApiGateway::Authorizer') {
+        const fn = invokedFunction(resource.Properties.AuthorizerUri, resources);
+        if (fn) resources[`${id}LambdaPermission`] = permission(fn, `authorizers/\${${id}}`);
+      }
+    }
+  }
+
   resolveConstantConditions() {
     const template = this.serverless.service.provider.compiledCloudFormationTemplate;
     const constants = new Map();
@@ -60,11 +110,36 @@ export default class PublicApiStage {
     if (Object.keys(template.Conditions).length === 0) delete template.Conditions;
     template.Resources = withoutConstantIfs(template.Resources, constants);
     template.Outputs = withoutConstantIfs(template.Outputs, constants);
-    const limit = template.Resources.PublicApiWebAcl?.Properties.Rules[0].Statement.RateBasedStatement.Limit;
-    if (limit !== undefined && !(Number(limit) >= 10 && Number(limit) <= 2_000_000_000)) {
-      throw new Error(`wafRateLimit must be 0 (no web ACL) or a whole number from 10 to 2000000000, not ${JSON.stringify(limit)}`);
+    const rules = template.Resources.PublicApiWebAcl?.Properties.Rules ?? [];
+    for (const [rule, parameter] of [
+      ['requests-per-ip', 'wafIpRateLimit'],
+      ['requests-per-token', 'wafRateLimit'],
+    ]) {
+      const limit = rules.find((r) => r.Name === rule)?.Statement.RateBasedStatement.Limit;
+      if (limit !== undefined && !(/^\d+$/.test(String(limit)) && Number(limit) >= 10 && Number(limit) <= 2_000_000_000)) {
+        throw new Error(
+          `${parameter} must be a whole number from 10 to 2000000000 (requests in 5 minutes; waf=false turns AWS WAF off), not ${JSON.stringify(limit)}`,
+        );
+      }
     }
   }
+}
+
+/** The logical id of the function a method's integration or an authorizer invokes (its URI names the function's Arn), else undefined. */
+function invokedFunction(uri, resources) {
+  let found;
+  JSON.stringify(uri ?? null, (key, value) => {
+    if (key === 'Fn::GetAtt' && Array.isArray(value) && resources[value[0]]?.Type === 'AWS::Lambda::Function') found ??= value[0];
+    return value;
+  });
+  return found;
+}
+
+/** A method's resource path (`/api/agents`), walked up its resources to the API's root. */
+function pathOf(resourceId, resources) {
+  if (!resourceId?.Ref) return '';
+  const resource = resources[resourceId.Ref].Properties;
+  return `${pathOf(resource.ParentId, resources)}/${resource.PathPart}`;
 }
 
 /** The value of a condition that is a constant (`Fn::Equals` of two literals, `Fn::Not` of one), else undefined. */

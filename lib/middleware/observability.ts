@@ -4,7 +4,15 @@ import { MetricUnit } from '@aws-lambda-powertools/metrics';
 import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
 import type { MiddlewareObj, Request } from '@middy/core';
 import { logger } from '../observability/logger.js';
-import { METRIC, metrics, type Operation, recordAnswer, recordAuthorizerFailure } from '../observability/metrics.js';
+import {
+  METRIC,
+  metrics,
+  type Operation,
+  recordAnswer,
+  recordAuthorizerFailure,
+  recordTimeToFirstByte,
+  recordTokenRefused,
+} from '../observability/metrics.js';
 
 export interface ObservabilityOptions {
   /** The contract operation this handler serves; the `operation` metric dimension. */
@@ -47,7 +55,9 @@ function operationMetrics(operation: Operation): MiddlewareObj[] {
  * A streamed body is read after the handler answered (middy pipes it then, after every `after`):
  * its latency and class are known when the body ends, and flushed then as one more line, since
  * logMetrics flushed before the first byte. A stream cut after its 200 counts as a 5xx: the
- * client saw a broken transfer; a client that went away is no failure of the service's.
+ * client saw a broken transfer; a client that went away is no failure of the service's. The time
+ * until the handler answered is the stream's `TimeToFirstByte`, in the first line: middy writes
+ * the status and headers as soon as the last `after` has run.
  */
 export function requestMetrics(operation: Operation): MiddlewareObj {
   const internal = (request: Request): Record<string, unknown> => request.internal as Record<string, unknown>;
@@ -61,6 +71,7 @@ export function requestMetrics(operation: Operation): MiddlewareObj {
     const response = request.response as ObservedResponse | undefined;
     const body = response?.body;
     if (body instanceof Readable) {
+      recordTimeToFirstByte(latency(request));
       finished(body, (error) => {
         const failed = Boolean(error) && (error as NodeJS.ErrnoException).code !== 'ERR_STREAM_PREMATURE_CLOSE';
         recordAnswer(failed ? 500 : (response?.statusCode ?? 200), latency(request));
@@ -112,15 +123,18 @@ export function observability(options: ObservabilityOptions): MiddlewareObj[] {
 
 /**
  * The token authorizer's metrics: a `Requests` count, and `AuthorizerFailures` when it fails for
- * any reason but refusing a token (the error `Unauthorized` is its answer, not a failure), then one
- * EMF line. An authorizer answers no HTTP status, so requestMetrics' classes do not apply.
+ * any reason but refusing a token (the error `Unauthorized` is its answer, not a failure), else
+ * `TokensRefused`, then one EMF line. An authorizer answers no HTTP status, so requestMetrics'
+ * classes do not apply.
  */
 export function authorizerMetrics(options: { refusalMessage: string }): MiddlewareObj {
   const countRequest = (): void => {
     metrics.addMetric(METRIC.requests, MetricUnit.Count, 1);
   };
   const countFailure = (request: Request): void => {
-    if (request.error && request.error.message !== options.refusalMessage) recordAuthorizerFailure();
+    if (!request.error) return;
+    if (request.error.message === options.refusalMessage) recordTokenRefused();
+    else recordAuthorizerFailure();
   };
   return { before: countRequest, onError: countFailure };
 }

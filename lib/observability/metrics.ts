@@ -23,6 +23,8 @@ export const METRIC = Object.freeze({
   failures4xx: 'Failures4xx',
   failures5xx: 'Failures5xx',
   latency: 'Latency',
+  /** A streamed answer: from the request's start until its status and headers leave the function (the client's first byte). */
+  timeToFirstByte: 'TimeToFirstByte',
   itemsReturned: 'ItemsReturned',
   auditWrites: 'AuditWrites',
   auditWriteFailures: 'AuditWriteFailures',
@@ -34,6 +36,8 @@ export const METRIC = Object.freeze({
   discoveryFailures: 'IssuerDiscoveryFailures',
   /** The token authorizer failed to judge a token (key set unreachable, anything unexpected): API Gateway answered 503. */
   authorizerFailures: 'AuthorizerFailures',
+  /** The token authorizer refused a token by failing with `Unauthorized` (the MCP door's way), which Lambda counts as an error. */
+  tokensRefused: 'TokensRefused',
   /** Stored agent records a read left out because they cannot be read (corrupt writes). */
   unreadableRecords: 'UnreadableRecords',
   /** Stored samples a dashboard read left out because they cannot be read (corrupt writes). */
@@ -56,6 +60,15 @@ export function recordAnswer(statusCode: number, latencyMs: number): void {
   if (statusCode >= 500) metrics.addMetric(METRIC.failures5xx, MetricUnit.Count, 1);
   else if (statusCode >= 400) metrics.addMetric(METRIC.failures4xx, MetricUnit.Count, 1);
   metrics.addMetadata('statusCode', String(statusCode));
+}
+
+/**
+ * How long a streamed answer kept its client waiting for its first byte: the status and headers
+ * leave the function as the handler answers (after the inventory's first page is read), well
+ * before its last byte, which `Latency` counts. The `inventory-p99-first-byte` alarm watches it.
+ */
+export function recordTimeToFirstByte(ms: number): void {
+  metrics.addMetric(METRIC.timeToFirstByte, MetricUnit.Milliseconds, Math.max(0, ms));
 }
 
 /** How many items a successful read returned: agents listed, or history samples of a dashboard. */
@@ -111,6 +124,14 @@ export function recordDiscoveryFailure(): void {
  */
 export function recordAuthorizerFailure(): void {
   metrics.addMetric(METRIC.authorizerFailures, MetricUnit.Count, 1);
+}
+
+/**
+ * The token authorizer refused a token with the error `Unauthorized`, which Lambda counts in its
+ * `Errors` like a crash: the `authorizer-errors` alarm subtracts these to see the failures.
+ */
+export function recordTokenRefused(): void {
+  metrics.addMetric(METRIC.tokensRefused, MetricUnit.Count, 1);
 }
 
 /**

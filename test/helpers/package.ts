@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { OFFLINE_PACKAGING_ENV, ROOT } from '../../infra/build.js';
+import { readTemplateSource } from '../../infra/local/template-sources.js';
 
 /** Templates are read as plain JSON; the assertions give them their shape. */
 // biome-ignore lint/suspicious/noExplicitAny: a CloudFormation template read as JSON; the tests drill into it and assert what they find.
@@ -37,18 +38,40 @@ const PACKAGING_TIMEOUT_MS = 240_000;
 /** Written into the package folder when packaging ends: its exit and output. */
 const OUTCOME_FILE = '.packaging-outcome.json';
 
+/** The example stage's own parameters (serverless.yml `params.example`), as `--param` options for a stage of another name. */
+const exampleParameters = (): string[] =>
+  Object.entries(readTemplateSource<{ params: { example: Record<string, string> } }>(join(ROOT, 'serverless.yml')).params.example).map(
+    ([name, value]) => `--param=${name}=${value}`,
+  );
+
+/**
+ * The longest stage name the template's function and role names leave room for: its longest such
+ * name is `<service>-<stage>-observations` (the observations function, and its role), 64 at most.
+ */
+export const LONGEST_STAGE = 'a'.repeat(64 - 'endpoint-read-service--observations'.length);
+
 /**
  * The other stages the template tests package, each into a folder of its own: osls keeps state in
  * the service's `.serverless/` folder while it packages, so they run one after the other, after
  * the main packaging, never beside it.
  */
 export const VARIANTS = Object.freeze({
-  /** The example stage with AWS WAF on. */
-  waf: ['--stage', 'example', '--param=wafRateLimit=2000'],
+  /** The example stage with AWS WAF turned off. */
+  noWaf: ['--stage', 'example', '--param=waf=false'],
   /** A rate AWS WAF refuses. */
-  wafTooLow: ['--stage', 'example', '--param=wafRateLimit=5'],
+  wafTooLow: ['--stage', 'example', '--param=wafIpRateLimit=5'],
+  /** The example stage with both tables under a customer managed key, and alarms sent to an HTTPS endpoint. */
+  customerKey: [
+    '--stage',
+    'example',
+    '--param=tableKmsKeyArn=arn:aws:kms:us-east-1:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab',
+    '--param=alarmHttpsEndpoint=https://pager.example.com/sns',
+  ],
   /** A stage with none of the parameters that have no default. */
   noParameters: ['--stage', 'prod'],
+  /** The example stage's parameters under the longest stage name that fits, and under one a character longer. */
+  longestStage: ['--stage', LONGEST_STAGE, ...exampleParameters()],
+  tooLongStage: ['--stage', `${LONGEST_STAGE}b`, ...exampleParameters()],
 });
 export type Variant = keyof typeof VARIANTS;
 
@@ -160,5 +183,5 @@ export function fragmentResourceIds(): string[] {
   return ids;
 }
 
-/** The resources of infra/public-api.yml that a stage has only when it turns AWS WAF on (wafRateLimit). */
-export const WAF_RESOURCE_IDS = ['PublicApiWebAcl', 'PublicApiWebAclAssociation'];
+/** The resources of infra/public-api.yml that a stage loses when it turns AWS WAF off (waf=false). */
+export const WAF_RESOURCE_IDS = ['PublicApiWafLogGroup', 'PublicApiWebAcl', 'PublicApiWebAclAssociation', 'PublicApiWebAclLogging'];

@@ -174,6 +174,32 @@ describe('Template: IAM (each role judged by iam-simulate)', () => {
     }
   });
 
+  it('has every role that may touch a table deny itself any rewrite of the audit trail, whatever else would allow it (its own fence beside the table policy)', async () => {
+    const anything = {
+      name: 'added-later',
+      policy: { Version: '2012-10-17', Statement: [{ Effect: 'Allow', Action: 'dynamodb:*', Resource: '*' }] },
+    };
+    const rewrites = [
+      'dynamodb:UpdateItem',
+      'dynamodb:DeleteItem',
+      'dynamodb:BatchWriteItem',
+      'dynamodb:PartiQLUpdate',
+      'dynamodb:PartiQLDelete',
+    ];
+    const touchers = ['InventoryRole', 'ObservationsRole', 'McpRole', 'TenantReadRole', 'TenantAuditRole'];
+    const allowed: string[] = [];
+    for (const id of touchers) {
+      const role = roles[id]!;
+      const ask = (action: string, context: Record<string, string[]>) =>
+        decide({ principal: sessionArn(role), action, resource: auditTable, context, identityPolicies: [...role.policies, anything] });
+      for (const action of rewrites)
+        if ((await ask(action, { 'dynamodb:LeadingKeys': [auditPartition('acme')] })) !== 'ExplicitlyDenied')
+          allowed.push(`${id} ${action}`);
+      if ((await ask('dynamodb:UpdateTimeToLive', {})) !== 'ExplicitlyDenied') allowed.push(`${id} dynamodb:UpdateTimeToLive`);
+    }
+    expect(allowed).toEqual([]);
+  });
+
   it('lets only the MCP function read the broker client secret its environment names, and no other secret', async () => {
     const secret = functions.find((fn) => fn.env.BROKER_CLIENT_SECRET_ARN)?.env.BROKER_CLIENT_SECRET_ARN as string;
     expect(secret).toMatch(/^arn:aws:secretsmanager:/);

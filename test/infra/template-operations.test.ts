@@ -89,7 +89,7 @@ describe('Template: operations', () => {
     expect(reserved.reduce((sum, r) => sum + r.parameter, 0)).toBeLessThanOrEqual(900);
   });
 
-  it('keeps every log group for a bounded time: every function and both APIs', () => {
+  it("keeps every log group for a bounded time: every function, both APIs and the web ACL's", () => {
     const groups = ofType('AWS::Logs::LogGroup');
 
     expect(groups.map(([id]) => id).sort()).toEqual([
@@ -99,6 +99,7 @@ describe('Template: operations', () => {
       'ObservationsLogGroup',
       'PrivateApiAccessLogGroup',
       'PublicApiAccessLogGroup',
+      'PublicApiWafLogGroup',
     ]);
     for (const [, group] of groups) expect(group.Properties.RetentionInDays).toBe(30);
     expect(resource('PublicApiStage').Properties.AccessLogSetting.DestinationArn).toEqual(getAtt('PublicApiAccessLogGroup'));
@@ -119,15 +120,25 @@ describe('Template: operations', () => {
     const lambdaAlarm = (metric: string, fn: string): Json | undefined =>
       alarms().find((a) => a.Namespace === 'AWS/Lambda' && a.MetricName === metric && a.Dimensions?.[0]?.Value?.Ref === fn);
 
-    it.each(['InventoryLambdaFunction', 'ObservationsLambdaFunction', 'McpLambdaFunction'])(
-      'watches errors, throttles and p99 duration of %s',
+    const named = (suffix: string): Json => {
+      const found = alarms().find((a) => a.AlarmName === `endpoint-read-service-example-${suffix}`);
+      if (!found) throw new Error(`no alarm ${suffix}`);
+      return found;
+    };
+    const query = (alarm: Json, id: string): Json => (alarm.Metrics as Json[]).find((m) => m.Id === id)!;
+
+    it.each(['InventoryLambdaFunction', 'ObservationsLambdaFunction', 'McpLambdaFunction'])('watches errors and throttles of %s', (fn) => {
+      expect(lambdaAlarm('Errors', fn)).toMatchObject({
+        Statistic: 'Sum',
+        Threshold: 1,
+        ComparisonOperator: 'GreaterThanOrEqualToThreshold',
+      });
+      expect(lambdaAlarm('Throttles', fn)).toMatchObject({ Statistic: 'Sum', Threshold: 1 });
+    });
+
+    it.each(['ObservationsLambdaFunction', 'McpLambdaFunction'])(
+      'watches the p99 duration of %s, whose answers are all short, against the shared 5 s',
       (fn) => {
-        expect(lambdaAlarm('Errors', fn)).toMatchObject({
-          Statistic: 'Sum',
-          Threshold: 1,
-          ComparisonOperator: 'GreaterThanOrEqualToThreshold',
-        });
-        expect(lambdaAlarm('Throttles', fn)).toMatchObject({ Statistic: 'Sum', Threshold: 1 });
         expect(lambdaAlarm('Duration', fn)).toMatchObject({
           ExtendedStatistic: 'p99',
           Threshold: 5000,
@@ -135,6 +146,95 @@ describe('Template: operations', () => {
         });
       },
     );
+
+    it.each([
+      ['inventory-duration-near-timeout', 'InventoryLambdaFunction'],
+      ['authorizer-duration-near-timeout', 'AuthorizerLambdaFunction'],
+    ])('%s: judges the longest invocation of %s against its own timeout, not a shared figure', (suffix, fn) => {
+      const alarm = named(suffix);
+      const timeoutSeconds = resource(fn).Properties.Timeout as number;
+
+      expect(query(alarm, 'longest').MetricStat).toEqual({
+        Metric: { Namespace: 'AWS/Lambda', MetricName: 'Duration', Dimensions: [{ Name: 'FunctionName', Value: { Ref: fn } }] },
+        Period: 300,
+        Stat: 'Maximum',
+      });
+      expect(query(alarm, 'share').Expression).toBe(`longest / (1000 * ${timeoutSeconds})`);
+      expect(alarm).toMatchObject({ Threshold: '0.8', ComparisonOperator: 'GreaterThanThreshold' });
+      expect(lambdaAlarm('Duration', fn)).toBeUndefined();
+    });
+
+    it("watches the inventory's time to its first byte, where a person waits, on the metric the function emits", () => {
+      expect(named('inventory-p99-first-byte')).toMatchObject({
+        Namespace: METRICS_NAMESPACE,
+        MetricName: METRIC.timeToFirstByte,
+        Dimensions: [
+          { Name: 'service', Value: 'endpoint-read-service-example' },
+          { Name: 'operation', Value: 'listEndpointInventory' },
+        ],
+        ExtendedStatistic: 'p99',
+        Threshold: 3000,
+        DatapointsToAlarm: 3,
+      });
+    });
+
+    it('watches API Gateway latency per method, the streamed GET /api/agents apart against its integration timeout, never the whole API', () => {
+      const method = (verb: string, path: string): Json[] => [
+        { Name: 'ApiName', Value: 'endpoint-read-service-example-public' },
+        { Name: 'Method', Value: verb },
+        { Name: 'Resource', Value: path },
+        { Name: 'Stage', Value: 'example' },
+      ];
+      const inventory = named('inventory-p99-latency');
+      const integrationTimeout = resource('ApiGatewayMethodApiAgentsGet').Properties.Integration.TimeoutInMillis as number;
+
+      expect(named('mcp-p99-latency')).toMatchObject({
+        Namespace: 'AWS/ApiGateway',
+        MetricName: 'Latency',
+        Dimensions: method('POST', '/api/mcp'),
+        ExtendedStatistic: 'p99',
+        Threshold: 10000,
+      });
+      expect(query(inventory, 'latency').MetricStat).toMatchObject({
+        Metric: { Namespace: 'AWS/ApiGateway', MetricName: 'Latency', Dimensions: method('GET', '/api/agents') },
+        Stat: 'p99',
+      });
+      expect(query(inventory, 'share').Expression).toBe(`latency / ${integrationTimeout}`);
+      expect(inventory).toMatchObject({ Threshold: '0.8' });
+      // Method metrics exist only where the stage enables them: on every method.
+      for (const setting of resource('PublicApiStage').Properties.MethodSettings as Json[]) expect(setting.MetricsEnabled).toBe(true);
+      const latencyAlarms = alarms().flatMap((a) => [
+        a,
+        ...((a.Metrics as Json[] | undefined) ?? []).map((m) => m.MetricStat?.Metric ?? {}),
+      ]);
+      for (const a of latencyAlarms.filter((m) => m.MetricName === 'Latency' && m.Namespace === 'AWS/ApiGateway'))
+        expect(a.Dimensions.map((d: Json) => d.Name)).toContain('Method');
+    });
+
+    it("watches the authorizer's own errors: Lambda's Errors less the tokens it refused (which Lambda counts as errors), two periods in a row", () => {
+      const alarm = named('authorizer-errors');
+
+      expect(query(alarm, 'errors').MetricStat.Metric).toEqual({
+        Namespace: 'AWS/Lambda',
+        MetricName: 'Errors',
+        Dimensions: [{ Name: 'FunctionName', Value: { Ref: 'AuthorizerLambdaFunction' } }],
+      });
+      expect(query(alarm, 'refused').MetricStat.Metric).toEqual({
+        Namespace: METRICS_NAMESPACE,
+        MetricName: METRIC.tokensRefused,
+        Dimensions: [
+          { Name: 'service', Value: 'endpoint-read-service-example' },
+          { Name: 'operation', Value: 'authorizer' },
+        ],
+      });
+      expect(query(alarm, 'failed')).toMatchObject({ Expression: 'errors - FILL(refused, 0)', ReturnData: true });
+      expect(alarm).toMatchObject({
+        Threshold: 1,
+        EvaluationPeriods: 2,
+        DatapointsToAlarm: 2,
+        ComparisonOperator: 'GreaterThanOrEqualToThreshold',
+      });
+    });
 
     it('watches the 5xx rate of the inventory route, the MCP route and the private API as a share of requests', () => {
       const rateAlarms = alarms().filter((a) => Array.isArray(a.Metrics) && String(a.AlarmName).endsWith('-5xx-rate'));
@@ -198,8 +298,7 @@ describe('Template: operations', () => {
       expect(alarm).toMatchObject({ Threshold: 1, ComparisonOperator: 'GreaterThanOrEqualToThreshold' });
     });
 
-    it("watches the public API's 4xx share, its p99 latency and the authorizer's throttles", () => {
-      const named = (suffix: string): Json => alarms().find((a) => a.AlarmName === `endpoint-read-service-example-${suffix}`)!;
+    it("watches the public API's 4xx share and the authorizer's throttles", () => {
       const api = [
         { Name: 'ApiName', Value: 'endpoint-read-service-example-public' },
         { Name: 'Stage', Value: 'example' },
@@ -211,13 +310,6 @@ describe('Template: operations', () => {
         Dimensions: api,
       });
       expect(named('public-api-4xx-rate')).toMatchObject({ Threshold: '0.5', ComparisonOperator: 'GreaterThanThreshold' });
-      expect(named('public-api-p99-latency')).toMatchObject({
-        Namespace: 'AWS/ApiGateway',
-        MetricName: 'Latency',
-        Dimensions: api,
-        ExtendedStatistic: 'p99',
-        Threshold: 10000,
-      });
       expect(lambdaAlarm('Throttles', 'AuthorizerLambdaFunction')).toMatchObject({ Statistic: 'Sum', Threshold: 1 });
     });
 
@@ -233,12 +325,15 @@ describe('Template: operations', () => {
         ).toBe(true);
     });
 
-    it('notifies the alarm topic from every alarm', () => {
-      expect(alarms()).toHaveLength(20);
+    it('notifies the alarm topic from every alarm, and the topic someone the stage names', () => {
+      expect(alarms()).toHaveLength(24);
       for (const alarm of alarms()) {
         expect(alarm.AlarmActions).toEqual([{ Ref: 'AlarmTopic' }]);
         expect(alarm.TreatMissingData).toBe('notBreaching');
       }
+      expect(ofType('AWS::SNS::Subscription').map(([, sub]) => sub.Properties)).toEqual([
+        { TopicArn: { Ref: 'AlarmTopic' }, Protocol: 'email', Endpoint: stageParameters().alarmEmail },
+      ]);
     });
   });
 

@@ -59,43 +59,116 @@ describe('Template: the public REST API (inventory and the MCP door)', () => {
     expect(DOORS.mcp).toMatchObject({ identitySource: 'Authorization', refusal: 'unauthorized' });
   });
 
-  it('lets the public API invoke the authorizer function, and no other API or service (its permissions judged by iam-simulate)', async () => {
+  describe("Lambda's permissions (each function's resource policy judged by iam-simulate)", () => {
     const all = template.Resources as Json;
-    const functionArn = resolveIntrinsics({ 'Fn::GetAtt': ['AuthorizerLambdaFunction', 'Arn'] }, all) as string;
-    // The function's resource policy, as Lambda makes it from the template's permissions.
-    const statements = ofType('AWS::Lambda::Permission')
-      .map(([, p]) => resolveIntrinsics(p.Properties, all) as Json)
-      .filter((p) => p.FunctionName === functionArn)
-      .map((p) => ({
-        Effect: 'Allow',
-        Principal: { Service: p.Principal },
-        Action: p.Action,
-        Resource: functionArn,
-        ...(p.SourceArn ? { Condition: { ArnLike: { 'aws:SourceArn': p.SourceArn } } } : {}),
-      }));
-    const publicApi = resolveIntrinsics({ Ref: 'ApiGatewayRestApi' }, all) as string;
-    const invokedBy = (service: string, api: string) =>
+    const functionArn = (id: string): string => resolveIntrinsics({ 'Fn::GetAtt': [id, 'Arn'] }, all) as string;
+    /** A function's resource policy as Lambda makes it from the template's permissions (a SourceArn is matched with ArnLike). */
+    const policyOf = (fn: string, permissions = ofType('AWS::Lambda::Permission').map(([, p]) => p.Properties as Json)): Json => ({
+      Version: '2012-10-17',
+      Statement: permissions
+        .map((p) => resolveIntrinsics(p, all) as Json)
+        .filter((p) => p.FunctionName === functionArn(fn))
+        .map((p) => ({
+          Effect: 'Allow',
+          Principal: { Service: p.Principal },
+          Action: p.Action,
+          Resource: functionArn(fn),
+          ...(p.SourceArn ? { Condition: { ArnLike: { 'aws:SourceArn': p.SourceArn } } } : {}),
+        })),
+    });
+    const invoke = (fn: string, sourceArn: string, policy = policyOf(fn), service = 'apigateway.amazonaws.com') =>
       decide({
         principal: service,
         action: 'lambda:InvokeFunction',
-        resource: functionArn,
-        context: { 'aws:SourceArn': `arn:aws:execute-api:${REGION}:${ACCOUNT}:${api}/authorizers/abc123` },
+        resource: functionArn(fn),
+        context: { 'aws:SourceArn': sourceArn },
         identityPolicies: [],
-        resourcePolicy: { Version: '2012-10-17', Statement: statements },
+        resourcePolicy: policy,
       });
+    const api = (route: { api: string }): string =>
+      resolveIntrinsics({ Ref: route.api === 'private' ? 'PrivateApi' : 'ApiGatewayRestApi' }, all) as string;
+    const methodArn = (apiId: string, stage: string, method: string, path: string): string =>
+      `arn:aws:execute-api:${REGION}:${ACCOUNT}:${apiId}/${stage}/${method}${path}`;
+    const FUNCTION_IDS = {
+      inventory: 'InventoryLambdaFunction',
+      mcp: 'McpLambdaFunction',
+      observations: 'ObservationsLambdaFunction',
+    } as const;
 
-    expect(await invokedBy('apigateway.amazonaws.com', publicApi)).toBe('Allowed');
-    expect(await invokedBy('apigateway.amazonaws.com', 'another-api')).not.toBe('Allowed');
-    expect(await invokedBy('events.amazonaws.com', publicApi)).not.toBe('Allowed');
-    expect(resource('AuthorizerLambdaFunction').Properties).toMatchObject({
-      MemorySize: 256,
-      Timeout: 6,
-      Environment: { Variables: { MCP_AUDIENCE: EXAMPLE.mcpAudience } },
+    it('let API Gateway invoke each function only from its own methods of this stage: no other stage, method, path, API or service', async () => {
+      const routes = routesOfTemplate();
+      const wrong: string[] = [];
+      for (const route of routes) {
+        for (const [name, fn] of Object.entries(FUNCTION_IDS)) {
+          const own = route.function === name;
+          const decision = await invoke(fn, methodArn(api(route), 'example', route.method, route.resource));
+          if ((decision === 'Allowed') !== own) wrong.push(`${name} from ${route.method} ${route.resource}: ${decision}`);
+        }
+        const fn = FUNCTION_IDS[route.function];
+        for (const [what, arn] of [
+          ['another stage', methodArn(api(route), 'prod', route.method, route.resource)],
+          ['another method', methodArn(api(route), 'example', route.method === 'PATCH' ? 'PUT' : 'PATCH', route.resource)],
+          ['a path below', methodArn(api(route), 'example', route.method, `${route.resource}/more`)],
+          ['another API', methodArn('a1b2c3d4e5', 'example', route.method, route.resource)],
+        ] as const) {
+          if ((await invoke(fn, arn)) === 'Allowed') wrong.push(`${route.function} from ${what} (${arn})`);
+        }
+        if (
+          (await invoke(fn, methodArn(api(route), 'example', route.method, route.resource), undefined, 'events.amazonaws.com')) ===
+          'Allowed'
+        )
+          wrong.push(`${route.function} by another service`);
+      }
+      expect(wrong).toEqual([]);
     });
-    expect(resource('AuthorizerLambdaFunction').Properties.VpcConfig).toBeUndefined();
-    // An inventory token must not open the MCP door: the audiences the authorizer checks at the two doors differ.
-    const audiences = resource('AuthorizerLambdaFunction').Properties.Environment.Variables;
-    expect(audiences.JWT_AUDIENCE).not.toEqual(audiences.MCP_AUDIENCE);
+
+    it('let the public API invoke the authorizer function as its two token authorizers only, never as a method', async () => {
+      const publicApi = resolveIntrinsics({ Ref: 'ApiGatewayRestApi' }, all) as string;
+      const authorizerIds = ofType('AWS::ApiGateway::Authorizer').map(([id]) => resolveIntrinsics({ Ref: id }, all) as string);
+      const authorizerArn = (apiId: string, id: string) => `arn:aws:execute-api:${REGION}:${ACCOUNT}:${apiId}/authorizers/${id}`;
+
+      expect(authorizerIds).toHaveLength(2);
+      for (const id of authorizerIds) {
+        expect(await invoke('AuthorizerLambdaFunction', authorizerArn(publicApi, id)), id).toBe('Allowed');
+        expect(await invoke('AuthorizerLambdaFunction', authorizerArn('another-api', id)), id).not.toBe('Allowed');
+        expect(await invoke('AuthorizerLambdaFunction', authorizerArn(publicApi, id), undefined, 'events.amazonaws.com')).not.toBe(
+          'Allowed',
+        );
+      }
+      expect(await invoke('AuthorizerLambdaFunction', authorizerArn(publicApi, 'abc123'))).not.toBe('Allowed');
+      expect(await invoke('AuthorizerLambdaFunction', methodArn(publicApi, 'example', 'GET', '/api/agents'))).not.toBe('Allowed');
+    });
+
+    it("is narrower than osls's own permissions, which the evaluator shows would admit any stage and method", async () => {
+      const publicApi = resolveIntrinsics({ Ref: 'ApiGatewayRestApi' }, all) as string;
+      // osls's permission for a function of the public API: the API's every stage, method and path.
+      const osls = [
+        {
+          FunctionName: { 'Fn::GetAtt': ['InventoryLambdaFunction', 'Arn'] },
+          Action: 'lambda:InvokeFunction',
+          Principal: 'apigateway.amazonaws.com',
+          SourceArn: { 'Fn::Sub': 'arn:${AWS::Partition}:execute-api:${AWS::Region}:${AWS::AccountId}:${ApiGatewayRestApi}/*/*' },
+        },
+      ];
+      const elsewhere = methodArn(publicApi, 'prod', 'DELETE', '/api/mcp');
+
+      expect(await invoke('InventoryLambdaFunction', elsewhere, policyOf('InventoryLambdaFunction', osls))).toBe('Allowed');
+      expect(await invoke('InventoryLambdaFunction', elsewhere)).not.toBe('Allowed');
+      // One permission per method that invokes a function, and one per authorizer: none left from osls.
+      expect(ofType('AWS::Lambda::Permission')).toHaveLength(routesOfTemplate().length + 2);
+    });
+
+    it('keeps the authorizer function outside the VPC, with its own audience for the MCP door', () => {
+      expect(resource('AuthorizerLambdaFunction').Properties).toMatchObject({
+        MemorySize: 256,
+        Timeout: 6,
+        Environment: { Variables: { MCP_AUDIENCE: EXAMPLE.mcpAudience } },
+      });
+      expect(resource('AuthorizerLambdaFunction').Properties.VpcConfig).toBeUndefined();
+      // An inventory token must not open the MCP door: the audiences the authorizer checks at the two doors differ.
+      const audiences = resource('AuthorizerLambdaFunction').Properties.Environment.Variables;
+      expect(audiences.JWT_AUDIENCE).not.toEqual(audiences.MCP_AUDIENCE);
+    });
   });
 
   it("streams the inventory through Lambda's response-streaming invocation, with its own integration timeout", () => {
@@ -239,10 +312,92 @@ describe('Template: the public REST API (inventory and the MCP door)', () => {
     });
   });
 
-  it('emits no web ACL unless the stage asks for one (wafRateLimit), and no condition the stage has already decided', () => {
-    expect(resources().filter(([, r]) => String(r.Type).startsWith('AWS::WAFv2::'))).toEqual([]);
-    expect(template.Conditions).toBeUndefined();
-    expect(resources().filter(([, r]) => r.Condition !== undefined)).toEqual([]);
+  describe('AWS WAF (on unless the stage turns it off)', () => {
+    const acl = (): Json => resource('PublicApiWebAcl').Properties;
+    const rule = (name: string): Json => (acl().Rules as Json[]).find((r) => r.Name === name)!;
+
+    it('guards the public stage, allowing by default and blocking through the WAF_FILTERED gateway response', () => {
+      expect(acl()).toMatchObject({ Name: 'endpoint-read-service-example-public', Scope: 'REGIONAL', DefaultAction: { Allow: {} } });
+      expect(resource('PublicApiWebAclAssociation')).toMatchObject({
+        DependsOn: ['PublicApiStage'],
+        Properties: {
+          ResourceArn: { 'Fn::Sub': 'arn:${AWS::Partition}:apigateway:${AWS::Region}::/restapis/${ApiGatewayRestApi}/stages/example' },
+          WebACLArn: getAtt('PublicApiWebAcl'),
+        },
+      });
+      expect(resource('PublicApiGatewayResponseWafFiltered').Properties).toMatchObject({ ResponseType: 'WAF_FILTERED', StatusCode: '429' });
+      expect(template.Conditions).toBeUndefined();
+      expect(resources().filter(([, r]) => r.Condition !== undefined)).toEqual([]);
+    });
+
+    it('counts every request per source IP first (a missing or made-up token included), then per token, then applies AWS managed rules', () => {
+      expect((acl().Rules as Json[]).map((r) => [r.Priority, r.Name])).toEqual([
+        [0, 'requests-per-ip'],
+        [1, 'requests-per-token'],
+        [2, 'aws-ip-reputation'],
+        [3, 'aws-known-bad-inputs'],
+        [4, 'aws-common'],
+      ]);
+      expect(rule('requests-per-ip')).toMatchObject({
+        Action: { Block: {} },
+        Statement: { RateBasedStatement: { Limit: 3000, EvaluationWindowSec: 300, AggregateKeyType: 'IP' } },
+      });
+      expect(rule('requests-per-token')).toMatchObject({
+        Action: { Block: {} },
+        Statement: {
+          RateBasedStatement: {
+            Limit: 1500,
+            EvaluationWindowSec: 300,
+            AggregateKeyType: 'CUSTOM_KEYS',
+            CustomKeys: [{ Header: { Name: 'authorization', TextTransformations: [{ Priority: 0, Type: 'NONE' }] } }],
+          },
+        },
+      });
+    });
+
+    it("uses AWS's IP reputation list, known bad inputs and the core rule set, whose body-size and body-XSS rules only count", () => {
+      const managed = (name: string): Json => rule(name).Statement.ManagedRuleGroupStatement;
+
+      for (const name of ['aws-ip-reputation', 'aws-known-bad-inputs', 'aws-common']) {
+        expect(rule(name).OverrideAction, name).toEqual({ None: {} });
+        expect(managed(name).VendorName, name).toBe('AWS');
+      }
+      expect(managed('aws-ip-reputation').Name).toBe('AWSManagedRulesAmazonIpReputationList');
+      expect(managed('aws-known-bad-inputs').Name).toBe('AWSManagedRulesKnownBadInputsRuleSet');
+      expect(managed('aws-common')).toMatchObject({
+        Name: 'AWSManagedRulesCommonRuleSet',
+        RuleActionOverrides: [
+          { Name: 'SizeRestrictions_BODY', ActionToUse: { Count: {} } },
+          { Name: 'CrossSiteScripting_BODY', ActionToUse: { Count: {} } },
+        ],
+      });
+      for (const r of acl().Rules as Json[])
+        expect(r.VisibilityConfig, r.Name).toMatchObject({ CloudWatchMetricsEnabled: true, SampledRequestsEnabled: true });
+    });
+
+    it('logs what it blocks or counts, without the token, to an aws-waf-logs- group kept logRetentionDays', () => {
+      expect(resource('PublicApiWafLogGroup').Properties).toEqual({
+        LogGroupName: 'aws-waf-logs-endpoint-read-service-example-public',
+        RetentionInDays: 30,
+      });
+      expect(resource('PublicApiWebAclLogging').Properties).toEqual({
+        ResourceArn: getAtt('PublicApiWebAcl'),
+        LogDestinationConfigs: [
+          { 'Fn::Sub': 'arn:${AWS::Partition}:logs:${AWS::Region}:${AWS::AccountId}:log-group:${PublicApiWafLogGroup}' },
+        ],
+        RedactedFields: [{ SingleHeader: { Name: 'authorization' } }],
+        LoggingFilter: {
+          DefaultBehavior: 'DROP',
+          Filters: [
+            {
+              Behavior: 'KEEP',
+              Requirement: 'MEETS_ANY',
+              Conditions: [{ ActionCondition: { Action: 'BLOCK' } }, { ActionCondition: { Action: 'COUNT' } }],
+            },
+          ],
+        },
+      });
+    });
   });
 
   it('runs the MCP function in the VPC, calling the private API by its name and reading its client secret by ARN only', () => {

@@ -29,8 +29,9 @@ describe('Template: checked against AWS resource specification', () => {
     it('has only known resource types and properties, every required property, and no reference to anything undeclared', () => {
       const problems = validateTemplate(template, spec);
 
-      // The check ran over the whole template: every resource of the fragments is in it.
-      expect(fragmentResourceIds().filter((id) => !(id in (template.Resources as Json)))).toEqual(WAF_RESOURCE_IDS);
+      // The check ran over the whole template: every resource of the fragments is in it (but the
+      // HTTPS alarm subscription the example stage does not ask for, which the next variant has).
+      expect(fragmentResourceIds().filter((id) => !(id in (template.Resources as Json)))).toEqual(['AlarmHttpsSubscription']);
       expect(problems.map(formatProblem)).toEqual([]);
     });
 
@@ -47,13 +48,24 @@ describe('Template: checked against AWS resource specification', () => {
     });
   });
 
-  describe('the template of a stage that turns AWS WAF on', () => {
-    it('has a web ACL and its association, as valid as the rest', async () => {
-      const run = await packagedVariant(inject('packagingDir'), 'waf');
+  describe('the templates of stages that change what the template holds', () => {
+    it('has the web ACL, its logging and association in the example stage, and is as valid without them', async () => {
+      const run = await packagedVariant(inject('packagingDir'), 'noWaf');
       if (!run.template) throw new Error(`osls package failed:\n${run.output}`);
-      const types = Object.values(run.template.Resources as Record<string, Json>).map((r) => r.Type);
+      const types = Object.values(template.Resources as Record<string, Json>).map((r) => r.Type);
 
-      expect(types).toEqual(expect.arrayContaining(['AWS::WAFv2::WebACL', 'AWS::WAFv2::WebACLAssociation']));
+      expect(types).toEqual(
+        expect.arrayContaining(['AWS::WAFv2::WebACL', 'AWS::WAFv2::WebACLAssociation', 'AWS::WAFv2::LoggingConfiguration']),
+      );
+      for (const id of WAF_RESOURCE_IDS) expect(run.template.Resources[id]).toBeUndefined();
+      expect(validateTemplate(run.template, spec).map(formatProblem)).toEqual([]);
+    }, 120_000);
+
+    it('is as valid with a customer managed key for the tables and an HTTPS alarm subscription', async () => {
+      const run = await packagedVariant(inject('packagingDir'), 'customerKey');
+      if (!run.template) throw new Error(`osls package failed:\n${run.output}`);
+
+      expect(run.template.Resources.AlarmHttpsSubscription.Type).toBe('AWS::SNS::Subscription');
       expect(validateTemplate(run.template, spec).map(formatProblem)).toEqual([]);
     }, 120_000);
   });

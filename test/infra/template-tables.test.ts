@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { type AuditItem, auditRecord } from '../../lib/store/audit.js';
 import { connectionRecordItem, durableRecordItem, policyItem, sampleItem } from '../../lib/store/items.js';
-import { sampleSortKey } from '../../lib/store/keys.js';
-import { resolveIntrinsics } from '../helpers/iam.js';
+import { auditPartition, sampleSortKey } from '../../lib/store/keys.js';
+import { ACCOUNT, type Decision, decide, resolveIntrinsics, templateRoles } from '../helpers/iam.js';
 import type { Json } from '../helpers/package.js';
-import { ofType, resource, template } from '../helpers/template.js';
+import { ofType, resource, state, template } from '../helpers/template.js';
 
 /**
  * The two DynamoDB tables of the packaged template, judged by what the code puts into them: the
@@ -133,7 +133,7 @@ describe('Template: tables (judged by the items the code writes)', () => {
   });
 
   it.each(Object.keys(TABLES))(
-    '%s: outlives the stack and its mistakes: kept on delete and replace, deletion-protected, point-in-time recovery, encrypted, on demand',
+    '%s: outlives the stack and its mistakes: kept on delete and replace, deletion-protected, point-in-time recovery, on demand',
     (id) => {
       const table = resource(id);
 
@@ -141,9 +141,144 @@ describe('Template: tables (judged by the items the code writes)', () => {
       expect(table.Properties).toMatchObject({
         DeletionProtectionEnabled: true,
         PointInTimeRecoverySpecification: { PointInTimeRecoveryEnabled: true },
-        SSESpecification: { SSEEnabled: true },
         BillingMode: 'PAY_PER_REQUEST',
       });
     },
   );
+
+  it.each(Object.keys(TABLES))(
+    "%s: is encrypted with DynamoDB's AWS owned key unless the stage names its own (SSEEnabled true without a key would be the billed aws/dynamodb key)",
+    (id) => {
+      expect(resource(id).Properties.SSESpecification).toEqual({ SSEEnabled: false });
+    },
+  );
+});
+
+describe('Template: the audit table closed by its own resource policy (judged by iam-simulate)', () => {
+  const auditTable = resolveIntrinsics({ 'Fn::GetAtt': ['AuditTable', 'Arn'] }, resources) as string;
+  const policy = resolveIntrinsics(resource('AuditTable').Properties.ResourcePolicy.PolicyDocument, resources) as Json;
+  const roles = templateRoles(template);
+  const deploymentRole = state.service.provider.iam.deploymentRole as string;
+  const everything = [
+    { name: 'administrator', policy: { Version: '2012-10-17', Statement: [{ Effect: 'Allow', Action: 'dynamodb:*', Resource: '*' }] } },
+  ];
+
+  /** Who asks: an assumed-role session, as AWS names it in `aws:PrincipalArn` (the role) and as the principal (the session). */
+  interface Asker {
+    role: string;
+    identityPolicies: Array<{ name: string; policy: Json }>;
+    context?: Record<string, string | string[]>;
+  }
+  const roleName = (arn: string): string => arn.split('/').pop()!;
+  const administrator: Asker = { role: `arn:aws:iam::${ACCOUNT}:role/Administrator`, identityPolicies: everything };
+  const deployer: Asker = { role: deploymentRole, identityPolicies: everything };
+  /** Everything the table's IAM allows someone with dynamodb:* in the account: the policy alone must refuse them. */
+  const ask = (who: Asker, action: string, resourcePolicy: Json = policy): Promise<Decision> =>
+    decide({
+      principal: `arn:aws:sts::${ACCOUNT}:assumed-role/${roleName(who.role)}/session`,
+      action,
+      resource: auditTable,
+      context: { 'aws:PrincipalArn': who.role, ...who.context },
+      identityPolicies: who.identityPolicies,
+      resourcePolicy,
+    });
+
+  const REWRITES = [
+    'dynamodb:UpdateItem',
+    'dynamodb:DeleteItem',
+    'dynamodb:BatchWriteItem',
+    'dynamodb:PartiQLUpdate',
+    'dynamodb:PartiQLDelete',
+  ];
+  const UNMAKINGS = [
+    'dynamodb:UpdateTimeToLive',
+    'dynamodb:UpdateTable',
+    'dynamodb:DeleteTable',
+    'dynamodb:UpdateContinuousBackups',
+    'dynamodb:RestoreTableToPointInTime',
+    'dynamodb:PutResourcePolicy',
+    'dynamodb:DeleteResourcePolicy',
+  ];
+  const ADDITIONS = ['dynamodb:PutItem', 'dynamodb:PartiQLInsert'];
+
+  it('names the deployment role the stage deploys with as the one principal that may change or rewrite it', () => {
+    expect(deploymentRole).toMatch(/^arn:aws:iam::\d{12}:role\//);
+    expect(JSON.stringify(policy)).toContain(deploymentRole);
+    expect(policy.Statement.every((st: Json) => st.Effect === 'Deny' && st.Principal === '*' && st.Resource === auditTable)).toBe(true);
+  });
+
+  it('refuses an account administrator (dynamodb:* on *) every rewrite, deletion, TTL change, restore, policy change and put, but leaves the trail readable', async () => {
+    const decisions: Record<string, Decision> = {};
+    for (const action of [...REWRITES, ...UNMAKINGS, ...ADDITIONS, 'dynamodb:GetItem', 'dynamodb:Query'])
+      decisions[action] = await ask(administrator, action);
+
+    expect(decisions).toEqual({
+      ...Object.fromEntries([...REWRITES, ...UNMAKINGS, ...ADDITIONS].map((a) => [a, 'ExplicitlyDenied'])),
+      'dynamodb:GetItem': 'Allowed',
+      'dynamodb:Query': 'Allowed',
+    });
+  });
+
+  it('leaves the deployment role, with its own rights, everything', async () => {
+    for (const action of [...REWRITES, ...UNMAKINGS, ...ADDITIONS]) expect(await ask(deployer, action), action).toBe('Allowed');
+  });
+
+  it("leaves the observations function's puts to its roles: a tenant's items through the tenant-audit role, tokens without a tenant with its own", async () => {
+    const tenantAudit: Asker = {
+      role: roles.TenantAuditRole!.arn,
+      identityPolicies: roles.TenantAuditRole!.policies,
+      context: { 'aws:PrincipalTag/tenant': 'acme', 'dynamodb:LeadingKeys': [auditPartition('acme')] },
+    };
+    const observations: Asker = {
+      role: roles.ObservationsRole!.arn,
+      identityPolicies: roles.ObservationsRole!.policies,
+      context: { 'dynamodb:LeadingKeys': [auditPartition(null)] },
+    };
+
+    expect(await ask(tenantAudit, 'dynamodb:PutItem')).toBe('Allowed');
+    expect(await ask(observations, 'dynamodb:PutItem')).toBe('Allowed');
+    // Neither may change an item, by its own deny and by the table's.
+    for (const who of [tenantAudit, observations])
+      for (const action of REWRITES) expect(await ask(who, action), action).toBe('ExplicitlyDenied');
+    // The same roles without the table's policy still deny themselves the rewrites: two fences, each whole.
+    // UpdateTimeToLive names the table, not items: it is asked without leading keys.
+    const noTablePolicy = { Version: '2012-10-17', Statement: [] };
+    for (const who of [tenantAudit, observations]) {
+      for (const action of ['dynamodb:UpdateItem', 'dynamodb:PartiQLUpdate', 'dynamodb:PartiQLDelete'])
+        expect(await ask(who, action, noTablePolicy), action).toBe('ExplicitlyDenied');
+      expect(await ask({ ...who, context: {} }, 'dynamodb:UpdateTimeToLive', noTablePolicy)).toBe('ExplicitlyDenied');
+    }
+  });
+
+  it('holds nothing the evaluator does not need: without any one action, or the exception of any one principal, a decision changes', async () => {
+    const without = (sid: string, change: (statement: Json) => void): Json => {
+      const copy = JSON.parse(JSON.stringify(policy)) as Json;
+      change(copy.Statement.find((st: Json) => st.Sid === sid));
+      return copy;
+    };
+    const unchanged: string[] = [];
+    for (const statement of policy.Statement as Json[]) {
+      for (const action of statement.Action as string[]) {
+        const weaker = without(statement.Sid, (st) => {
+          st.Action = (st.Action as string[]).filter((a) => a !== action);
+        });
+        if ((await ask(administrator, action, weaker)) !== 'Allowed') unchanged.push(`${statement.Sid} without ${action}`);
+      }
+      const excepted = [statement.Condition.ArnNotEquals['aws:PrincipalArn']].flat() as string[];
+      for (const role of excepted) {
+        const stricter = without(statement.Sid, (st) => {
+          st.Condition.ArnNotEquals['aws:PrincipalArn'] = excepted.filter((r) => r !== role);
+        });
+        const who = { role, identityPolicies: everything };
+        if ((await ask(who, (statement.Action as string[])[0]!, stricter)) !== 'ExplicitlyDenied')
+          unchanged.push(`${statement.Sid} without ${role}`);
+      }
+    }
+    expect(unchanged).toEqual([]);
+    // The principals the put statement excepts are the observations function's two roles and the deployment role.
+    const putExceptions = [
+      policy.Statement.find((st: Json) => (st.Action as string[]).includes('dynamodb:PutItem')).Condition.ArnNotEquals['aws:PrincipalArn'],
+    ].flat();
+    expect(putExceptions.sort()).toEqual([deploymentRole, roles.ObservationsRole!.arn, roles.TenantAuditRole!.arn].sort());
+  });
 });

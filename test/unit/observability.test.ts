@@ -217,12 +217,44 @@ describe('Middleware: observability', () => {
       expect(emfLines()).toHaveLength(2);
       expect(first).toMatchObject({ operation: 'listEndpointInventory', Requests: 1 });
       expect(first).not.toHaveProperty('Latency');
+      expect(typeof first!.TimeToFirstByte).toBe('number');
       expect(second).toMatchObject({ operation: 'listEndpointInventory', statusCode: String(status) });
       expect(typeof second!.Latency).toBe('number');
       if (status === 500) expect(second).toMatchObject({ Failures5xx: 1 });
       else expect(second).not.toHaveProperty('Failures5xx');
     },
   );
+
+  it("times a streamed answer's first byte when the handler answers (its status and headers leave), apart from its last byte", async () => {
+    const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+    async function* slowBody(): AsyncGenerator<string> {
+      await sleep(80);
+      yield '[]';
+    }
+    // The first page takes 40 ms to read; the rest of the body 80 ms more.
+    const handler = handlerThat(async () => {
+      await sleep(40);
+      return { statusCode: 200, body: Readable.from(slowBody()) };
+    });
+    const buffered = handlerThat(async () => ({ statusCode: 200, body: '[]' }));
+
+    const response = (await handler(event, context('req-first-byte'))) as { body: Readable };
+    await new Promise<void>((resolve) => {
+      response.body.on('end', () => resolve());
+      response.body.resume();
+    });
+    await new Promise((resolve) => setImmediate(resolve));
+    await buffered(event, context('req-buffered'));
+
+    const [first, last, other] = emfLines();
+    expect(first!.TimeToFirstByte as number).toBeGreaterThanOrEqual(35);
+    expect(last!.Latency as number).toBeGreaterThanOrEqual((first!.TimeToFirstByte as number) + 75);
+    expect(last).not.toHaveProperty('TimeToFirstByte');
+    expect(first!._aws.CloudWatchMetrics[0]!.Metrics).toContainEqual({ Name: 'TimeToFirstByte', Unit: 'Milliseconds' });
+    // A buffered answer's first byte is its last: it has Latency alone.
+    expect(other).toHaveProperty('Latency');
+    expect(other).not.toHaveProperty('TimeToFirstByte');
+  });
 
   it('logs with the Lambda request id as correlation id and the API request id, then forgets both', async () => {
     const handler = handlerThat(async () => {
@@ -253,7 +285,7 @@ describe('Middleware: authorizerObservability', () => {
       .use(authorizerObservability({ refusalMessage: 'Unauthorized' }))
       .handler(body);
 
-  it('counts a failure to judge a token (AuthorizerFailures, which its alarm watches), never a refused token, one EMF line each', async () => {
+  it('counts a failure to judge a token (AuthorizerFailures) apart from a refused token (TokensRefused, which Lambda counts as an error too), one EMF line each', async () => {
     const allowing = authorizerThat(async () => ({ principalId: 'u', policyDocument: { Version: '2012-10-17', Statement: [] } }));
     const refusing = authorizerThat(async () => {
       throw new Error('Unauthorized');
@@ -270,6 +302,7 @@ describe('Middleware: authorizerObservability', () => {
     expect(blobs).toHaveLength(3);
     for (const blob of blobs) expect(blob).toMatchObject({ operation: 'authorizer', Requests: 1 });
     expect(blobs.map((b) => b.AuthorizerFailures)).toEqual([undefined, undefined, 1]);
+    expect(blobs.map((b) => b.TokensRefused)).toEqual([undefined, 1, undefined]);
     expect(blobs[2]!._aws.CloudWatchMetrics[0]!.Dimensions).toEqual([['service', 'operation']]);
   });
 });

@@ -114,6 +114,12 @@ function refused(res: ServerResponse, status: number, errorType: string, errorMe
   res.end(JSON.stringify({ errorType, errorMessage }));
 }
 
+/** How a stream's `ended` settles when its connection closed before its end (the runtime may have died with it). */
+export const STREAM_CUT: FunctionError = Object.freeze({
+  errorType: 'Runtime.ExitError',
+  errorMessage: 'the response stream was cut before its end',
+});
+
 /** The header our runtime client sends its token in, and the variable it is given it in (it deletes it before loading the handler). */
 export const RUNTIME_TOKEN = Object.freeze({ header: 'lambda-runtime-local-token', variable: 'LAMBDA_RUNTIME_LOCAL_TOKEN' });
 
@@ -222,7 +228,7 @@ export async function startRuntimeApi(owner: RuntimeOwner): Promise<RuntimeApi> 
           resolve({ errorType: type, errorMessage: message });
         });
         req.once('close', () => {
-          if (!req.complete) resolve({ errorType: 'Runtime.ExitError', errorMessage: 'the response stream was cut before its end' });
+          if (!req.complete) resolve(STREAM_CUT);
         });
       });
       answerCurrent({

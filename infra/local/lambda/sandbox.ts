@@ -5,7 +5,7 @@ import { createInterface } from 'node:readline';
 import type { Readable } from 'node:stream';
 import { runtimeEnvironment } from './environment.js';
 import type { LambdaFunctionSpec } from './function-specs.js';
-import { type FunctionError, RUNTIME_TOKEN, type RuntimeApi, startRuntimeApi } from './runtime-api.js';
+import { type FunctionError, RUNTIME_TOKEN, type RuntimeApi, STREAM_CUT, startRuntimeApi } from './runtime-api.js';
 import type { LambdaRuntime } from './runtimes.js';
 
 /**
@@ -146,6 +146,7 @@ class Instance {
   private invocationTimer: NodeJS.Timeout | undefined;
   private invokedAt = 0;
   private stopReason: StopReason | undefined;
+  private freeOnNextAsk = false;
   readonly exited: Promise<void>;
 
   private constructor(
@@ -258,7 +259,9 @@ class Instance {
       functionArn: `arn:aws:lambda:${spec.region}:000000000000:function:${spec.functionName}`,
     });
     if (answer.kind === 'stream') {
-      void answer.ended.then(() => this.answered());
+      // A cut stream may be a runtime that died with it (its exit, seen a moment later, stops the
+      // instance): it is given no other event until its runtime asks for one.
+      void answer.ended.then((error) => (error === STREAM_CUT ? this.answeredOnNextAsk() : this.answered()));
       return { type: 'stream', contentType: answer.contentType, body: answer.body, ended: answer.ended, abort: answer.abort };
     }
     this.answered();
@@ -281,8 +284,17 @@ class Instance {
     this.onFree(this, performance.now() - this.invokedAt);
   }
 
+  /** Its event's stream was cut: it is answered once its runtime asks for the next event, which a dead one never does. */
+  private answeredOnNextAsk(): void {
+    this.freeOnNextAsk = true;
+  }
+
   /** Its runtime asked for the next event: when none was given to it meanwhile, it waits idle. */
   private waiting(): void {
+    if (this.freeOnNextAsk) {
+      this.freeOnNextAsk = false;
+      this.answered();
+    }
     if (this.state !== 'answered') return;
     this.state = 'idle';
     this.stopWatchingMemory();

@@ -127,6 +127,7 @@ export const BUNDLE_REPLACEMENTS: Readonly<Record<string, string>> = Object.free
   '@smithy/core/event-streams': join(ROOT, 'infra', 'bundle', 'no-event-streams.ts'),
   '@aws-sdk/middleware-endpoint-discovery': join(ROOT, 'infra', 'bundle', 'no-endpoint-discovery.ts'),
   '@modelcontextprotocol/server/_shims': join(ROOT, 'infra', 'bundle', 'mcp-server-shims.ts'),
+  semver: join(ROOT, 'infra', 'bundle', 'no-semver.ts'),
 });
 
 const replaceModules: Plugin = {

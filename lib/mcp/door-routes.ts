@@ -5,6 +5,7 @@ import { bearerToken } from '../auth/verify.js';
 import { config } from '../config.js';
 import { httpError } from '../errors.js';
 import { logger } from '../observability/logger.js';
+import { annotateTenant } from '../observability/tracer.js';
 import { restRequest, singleHeader } from '../rest-event.js';
 import { assertAllowedOrigin, preflightAnswer } from './cors.js';
 import { jsonRpcAnswer } from './json-rpc.js';
@@ -60,6 +61,7 @@ export async function serveMcpDoor(event: APIGatewayProxyEvent, deadline: AbortS
     const caller = callerFromAuthorizer(request, 'mcp');
     const token = bearerToken(request.headers.get('authorization')?.[0]);
     logger.appendKeys({ tenant: caller.tenantId, subject: caller.subject });
+    annotateTenant(caller.tenantId);
     const body = readRequestBody(request);
     const refusal = body.refusal ?? requestRefusal(body.parsed, request.headers.get('mcp-protocol-version')?.join(', ') ?? null);
     // One request's upstream reads share a small concurrency bound (lib/mcp/limits.ts).

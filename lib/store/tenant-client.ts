@@ -103,16 +103,16 @@ async function assumeTenantRole(kind: FenceKind, tenantId: string, signal: Abort
   return {
     client: tracer.captureAWSv3Client(
       createDocumentClient({
-      region: cfg.region,
-      endpoint: cfg.dynamoEndpoint,
-      maxAttempts: cfg.dynamoMaxAttempts,
-      timeoutMs: cfg.dynamoTimeoutMs,
-      credentials: {
-        accessKeyId: c.AccessKeyId,
-        secretAccessKey: c.SecretAccessKey,
-        sessionToken: c.SessionToken,
-        expiration: c.Expiration,
-      },
+        region: cfg.region,
+        endpoint: cfg.dynamoEndpoint,
+        maxAttempts: cfg.dynamoMaxAttempts,
+        timeoutMs: cfg.dynamoTimeoutMs,
+        credentials: {
+          accessKeyId: c.AccessKeyId,
+          secretAccessKey: c.SecretAccessKey,
+          sessionToken: c.SessionToken,
+          expiration: c.Expiration,
+        },
       }),
     ),
     renewAt: c.Expiration.getTime() - RENEW_BEFORE_MS,

@@ -7,6 +7,7 @@ import { runtimeEnvironment } from './environment.js';
 import type { LambdaFunctionSpec } from './function-specs.js';
 import { type FunctionError, type RuntimeApi, startRuntimeApi } from './runtime-api.js';
 import type { LambdaRuntime } from './runtimes.js';
+import { invocationTrace } from '../trace-header.js';
 
 /**
  * A local function's execution environments, as Lambda keeps them: each instance a child process
@@ -232,10 +233,11 @@ class Instance {
   }
 
   /**
-   * Hands the instance one event (its runtime gets it at its next GET /next); resolves with the
-   * runtime's answer, or the error the instance was stopped with.
+   * Hands the instance one event (its runtime gets it at its next GET /next) with its trace header
+   * (a new unsampled trace when the caller names none, as Lambda does with active tracing); resolves
+   * with the runtime's answer, or the error the instance was stopped with.
    */
-  async invoke(event: unknown, requestId: string): Promise<InvocationOutcome> {
+  async invoke(event: unknown, requestId: string, traceId?: string): Promise<InvocationOutcome> {
     const { spec } = this.options;
     this.state = 'busy';
     this.invocations += 1;
@@ -249,6 +251,7 @@ class Instance {
       event,
       deadlineMs: Date.now() + timeoutMs,
       functionArn: `arn:aws:lambda:${spec.region}:000000000000:function:${spec.functionName}`,
+      traceId: traceId ?? invocationTrace(),
     });
     if (answer.kind === 'stream') {
       void answer.ended.then(() => this.answered());
@@ -404,7 +407,7 @@ export class FunctionPool {
    * Invokes the function with one event: on a warm instance of its current environment, else a new
    * one (a cold start) while fewer than its reserved concurrency run, else throttled.
    */
-  async invoke(event: unknown, requestId: string): Promise<InvocationOutcome> {
+  async invoke(event: unknown, requestId: string, traceId?: string): Promise<InvocationOutcome> {
     const environment = environmentKey(this.options.environment());
     let instance = this.takeIdle(environment);
     let initDurationMs: number | undefined;
@@ -431,7 +434,7 @@ export class FunctionPool {
       initDurationMs = instance.initDurationMs;
     }
     this.invocations += 1;
-    const outcome = await instance.invoke(event, requestId);
+    const outcome = await instance.invoke(event, requestId, traceId);
     return initDurationMs === undefined ? outcome : { ...outcome, initDurationMs };
   }
 

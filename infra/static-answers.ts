@@ -89,6 +89,12 @@ function literal(body: string): string {
   return body === '' ? '' : `#[[${body}]]#`;
 }
 
+/** Text written as it is, where it holds nothing VTL reads (velocityjs cannot parse unparsed content right after a reference). */
+function plainText(text: string): string {
+  if (/[$#\\]/.test(text)) throw new Error(`a static answer cannot write ${JSON.stringify(text)} as plain VTL text`);
+  return text;
+}
+
 /** Static header values as API Gateway's response parameters (`method.response.header.X` = `'value'`). */
 function staticHeaders(headers: Readonly<Record<string, string>>): Record<string, string> {
   return Object.fromEntries(Object.entries(headers).map(([name, value]) => [`method.response.header.${name}`, vtlString(value)]));
@@ -141,7 +147,7 @@ function mcpPreflight(values: StaticAnswerValues): MockMethod {
     '#elseif(!$admitted)#set($context.responseOverride.status = 403)',
     `#set($context.responseOverride.header.Content-Type = ${vtlString(FAILURE_HEADERS['Content-Type'])})`,
     // The sentence is fixed text, the request id API Gateway's own: the body of lib/responses.ts failureBody.
-    `${literal(sentence ?? '')}$context.requestId${literal(refused.slice((sentence ?? '').length + '$context.requestId'.length))}`,
+    `${literal(sentence ?? '')}$context.requestId${plainText(refused.slice((sentence ?? '').length + '$context.requestId'.length))}`,
     '#end',
   ].join('');
   return mockMethod('OPTIONS', '204', { 'Cache-Control': 'no-store', ...MCP_CORS_HEADERS }, vtl, {

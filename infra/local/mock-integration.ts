@@ -18,16 +18,19 @@ import { headerValues } from './listener-io.js';
 
 type Integration = MockMethod['Integration'];
 
+/** What a MOCK integration reads of a request: its target and its headers. */
+export type MockRequest = Pick<IncomingMessage, 'url' | 'rawHeaders'>;
+
 /** `$input.params(name)`: the path, then the query string, then the header (its last value), as API Gateway reads them; '' when absent. */
-function requestParams(req: IncomingMessage): (name: string) => string {
-  const target = targetOf(req);
-  return (name) => target.searchParams.get(name) ?? headerValues(req, name.toLowerCase()).at(-1) ?? '';
+function requestParams(req: MockRequest): (name: string) => string {
+  const target = targetOf(req as IncomingMessage);
+  return (name) => target.searchParams.get(name) ?? headerValues(req as IncomingMessage, name.toLowerCase()).at(-1) ?? '';
 }
 
 /** Renders a template of this integration for the request, with its `$context.responseOverride`. */
 function renderTemplate(
   template: string,
-  req: IncomingMessage,
+  req: MockRequest,
   requestId: string,
 ): { text: string; override: { status?: number; header: Record<string, unknown> } } {
   const override: { status?: number; header: Record<string, unknown> } = { header: {} };
@@ -46,7 +49,7 @@ function staticValue(parameter: string, expression: string): string {
 }
 
 /** API Gateway's answer to `req` from a MOCK integration, with its request id. */
-export function answerMockIntegration(integration: Integration, req: IncomingMessage, requestId: string): RenderedGatewayResponse {
+export function answerMockIntegration(integration: Integration, req: MockRequest, requestId: string): RenderedGatewayResponse {
   // No body content type (a GET, a preflight): API Gateway takes the application/json template.
   const requestTemplate = integration.RequestTemplates['application/json'];
   if (requestTemplate === undefined) throw new Error('a MOCK integration without an application/json request template');

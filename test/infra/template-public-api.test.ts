@@ -31,9 +31,9 @@ describe('Template: the public REST API (inventory and the MCP door)', () => {
     expect(JSON.stringify(template)).not.toMatch(/HttpApi|httpApi/);
   });
 
-  it('has exactly the routes of the local gateway (infra/local/template-routes.ts): methods, functions, authorizers and transfer modes', () => {
+  it('has exactly the routes of the local gateway (infra/local/template-routes.ts): methods, functions or static answers, authorizers, API keys and transfer modes', () => {
     const line = (r: Route): string =>
-      `${r.api} ${r.method} ${r.resource} -> ${r.function} [${r.authorizer ? JSON.stringify(r.authorizer) : 'none'}, ${r.transferMode}]`;
+      `${r.api} ${r.method} ${r.resource} -> ${r.mock ? 'MOCK' : r.function} [${r.authorizer ? JSON.stringify(r.authorizer) : 'none'}, ${r.apiKeyRequired ? 'API key' : 'no key'}, ${r.mock ? '' : r.transferMode}]`;
     const local = ROUTES.map(line).sort();
     const deployed = routesOfTemplate().map(line).sort();
 
@@ -116,13 +116,13 @@ describe('Template: the public REST API (inventory and the MCP door)', () => {
         '/response-streaming-invocations',
       ]),
     );
-    for (const [, method] of publicMethods().filter(([, m]) => m !== resource('ApiGatewayMethodApiAgentsGet'))) {
+    for (const [, method] of publicMethods().filter(([, m]) => m !== resource('ApiGatewayMethodApiAgentsGet') && m.Properties.Integration.Type !== 'MOCK')) {
       expect(method.Properties.Integration.ResponseTransferMode).toBeUndefined();
       expect(method.Properties.Integration.Uri['Fn::Join'][1]).toContain('/invocations');
     }
   });
 
-  it('serves the RFC 9728 documents and the CORS preflight without any authorizer, and nothing else', () => {
+  it('answers the RFC 9728 documents and the CORS preflights without any authorizer, and nothing else', () => {
     const open = routesOfTemplate().filter((r) => r.api === 'public' && r.authorizer === null);
 
     expect(open.map((r) => `${r.method} ${r.resource}`).sort()).toEqual([

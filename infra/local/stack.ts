@@ -468,7 +468,9 @@ export async function startLocalStack(options: StackOptions = {}): Promise<Local
   const gatewayOptions = {
     // The MCP door's 401 cannot say why on AWS (docs/mcp.md); locally the stack checks the token as the authorizer did and says.
     explainRefusal: refusalNotes(() => cfg),
-    functions: { invoke: (name: FunctionName, event: unknown, requestId: string) => running().invoke(name, event, requestId) },
+    functions: {
+      invoke: (name: FunctionName, event: unknown, requestId: string, traceId?: string) => running().invoke(name, event, requestId, traceId),
+    },
     cfg: () => gatewayValues(cfg),
     staticAnswerValues: () => staticAnswerValues(cfg),
     // A streamed route waits as long as its `timeoutInMillis` says (serverless.yml); a buffered one API Gateway's 29 s.

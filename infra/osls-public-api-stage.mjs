@@ -112,7 +112,8 @@ function publicApiPaths(resources) {
   };
   const paths = {};
   for (const [id, resource] of Object.entries(resources)) {
-    if (resource.Type === 'AWS::ApiGateway::Resource' && resource.Properties?.RestApiId?.Ref === 'ApiGatewayRestApi') paths[pathOf({ Ref: id })] = id;
+    if (resource.Type === 'AWS::ApiGateway::Resource' && resource.Properties?.RestApiId?.Ref === 'ApiGatewayRestApi')
+      paths[pathOf({ Ref: id })] = id;
   }
   return paths;
 }

@@ -55,8 +55,8 @@ export interface LocalRestApiOptions {
   cfg: () => { publicUrl: string; mcpAllowedOrigins: readonly string[]; requiredScope: string | undefined };
   /** The stage's values the static answers are made with (the MCP function's, as the template takes them); needed when a route is one. */
   staticAnswerValues?: () => StaticAnswerValues;
-  /** The tenants' usage plan throttle (default: the template's, infra/usage-plan.yml). */
-  tenantThrottle?: UsageThrottle;
+  /** The tenants' usage plan throttle, read at each request (default: the template's, infra/usage-plan.yml). */
+  tenantThrottle?: () => UsageThrottle;
   /** While true, every route answers 503 (the local stack is creating its tables and seeding). */
   isStarting?: () => boolean;
   /** The clock of the authorizer cache, in epoch milliseconds. */
@@ -162,7 +162,7 @@ export function localRestApi(options: LocalRestApiOptions): LocalRestApi {
   const now = options.now ?? Date.now;
   // Each answer for its door's TTL, on the emulation's clock.
   const cache = new LRUCache<string, AuthorizerAnswer>({ max: MAX_CACHED_ANSWERS, perf: { now }, ttlResolution: 0 });
-  const throttle = tokenBuckets(options.tenantThrottle ?? TENANT_THROTTLE, now);
+  const throttle = tokenBuckets(options.tenantThrottle ?? (() => TENANT_THROTTLE), now);
 
   /** Invokes a function for the API request `requestId`; `invocationId` is the invocation's own (the authorizer's differs). */
   const invoke = async (
@@ -332,10 +332,11 @@ const MAX_BUCKETS = 10_000;
  * full (`burstLimit` requests), refills at `rateLimit` per second, and a request finding it empty
  * is throttled.
  */
-function tokenBuckets(limit: UsageThrottle, now: () => number): { take(key: string): boolean } {
+function tokenBuckets(throttle: () => UsageThrottle, now: () => number): { take(key: string): boolean } {
   const buckets = new LRUCache<string, { tokens: number; at: number }>({ max: MAX_BUCKETS });
   return {
     take(key) {
+      const limit = throttle();
       const at = now();
       const last = buckets.get(key) ?? { tokens: limit.burstLimit, at };
       const tokens = Math.min(limit.burstLimit, last.tokens + ((at - last.at) / 1000) * limit.rateLimit);

@@ -31,7 +31,7 @@ import { readFleetFile } from './seed-file.js';
 import { audienceAt, readStackConfig, STACK_DEFAULTS, type StackConfig, StackConfigError } from './settings.js';
 import { storeClient } from './store-client.js';
 import { ensureTables } from './tables.js';
-import type { Route } from './template-routes.js';
+import { type Route, TENANT_THROTTLE } from './template-routes.js';
 import { OTHER_ISSUER_HINT, refusalOfHeader } from './token-check.js';
 
 export interface StackOptions {
@@ -469,10 +469,12 @@ export async function startLocalStack(options: StackOptions = {}): Promise<Local
     // The MCP door's 401 cannot say why on AWS (docs/mcp.md); locally the stack checks the token as the authorizer did and says.
     explainRefusal: refusalNotes(() => cfg),
     functions: {
-      invoke: (name: FunctionName, event: unknown, requestId: string, traceId?: string) => running().invoke(name, event, requestId, traceId),
+      invoke: (name: FunctionName, event: unknown, requestId: string, traceId?: string) =>
+        running().invoke(name, event, requestId, traceId),
     },
     cfg: () => gatewayValues(cfg),
     staticAnswerValues: () => staticAnswerValues(cfg),
+    tenantThrottle: () => ({ ...TENANT_THROTTLE, ...cfg.tenantThrottle }),
     // A streamed route waits as long as its `timeoutInMillis` says (serverless.yml); a buffered one API Gateway's 29 s.
     integrationTimeoutMs: (route: Route) =>
       (!route.mock && route.transferMode === 'STREAM' ? running().specs[route.function].integrationTimeoutMs : undefined) ??

@@ -1,8 +1,8 @@
 import { join } from 'node:path';
 import { FUNCTIONS, type FunctionName, ROOT } from '../build.js';
 import { STATIC_ROUTES } from '../static-answers.js';
-import type { TransferMode } from './lambda/proxy-integration.js';
 import { resolveLocalValue } from './lambda/function-specs.js';
+import type { TransferMode } from './lambda/proxy-integration.js';
 import { DOOR_PATHS } from './settings.js';
 import { readTemplateSource, type YamlValue } from './template-sources.js';
 

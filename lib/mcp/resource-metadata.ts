@@ -41,7 +41,10 @@ function protectedResourceMetadata(
 }
 
 /** The headers of a metadata document: public and the same for everyone, so it may be kept an hour. */
-export const METADATA_HEADERS = Object.freeze({ 'Content-Type': 'application/json; charset=utf-8', 'Cache-Control': 'public, max-age=3600' });
+export const METADATA_HEADERS = Object.freeze({
+  'Content-Type': 'application/json; charset=utf-8',
+  'Cache-Control': 'public, max-age=3600',
+});
 
 /**
  * The body of a door's metadata document, exactly as it is served: API Gateway answers it itself

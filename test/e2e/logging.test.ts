@@ -139,7 +139,13 @@ describe('E2E: logs and metrics of real requests', () => {
     expect(brokered?.xray_trace_id).toBe(root);
     expect(read?.xray_trace_id).toBe(root);
     // Tracer sends its segments to a daemon that is not there (UDP, dropped): nothing fails, nothing is printed about it.
-    const printed = [...warnings, ...lines.join('').split('\n').filter((line) => !line.startsWith('{'))].join('\n');
+    const printed = [
+      ...warnings,
+      ...lines
+        .join('')
+        .split('\n')
+        .filter((line) => !line.startsWith('{')),
+    ].join('\n');
     expect(printed).not.toMatch(/X-Ray|trace data|segment|daemon/i);
     // Annotations never reach a log line: the logs say what they said before.
     expect(entries.filter((e) => e.subject === 'carol').every((e) => e.tenant === 'acme')).toBe(true);

@@ -116,7 +116,9 @@ describe('Template: the public REST API (inventory and the MCP door)', () => {
         '/response-streaming-invocations',
       ]),
     );
-    for (const [, method] of publicMethods().filter(([, m]) => m !== resource('ApiGatewayMethodApiAgentsGet') && m.Properties.Integration.Type !== 'MOCK')) {
+    for (const [, method] of publicMethods().filter(
+      ([, m]) => m !== resource('ApiGatewayMethodApiAgentsGet') && m.Properties.Integration.Type !== 'MOCK',
+    )) {
       expect(method.Properties.Integration.ResponseTransferMode).toBeUndefined();
       expect(method.Properties.Integration.Uri['Fn::Join'][1]).toContain('/invocations');
     }

@@ -230,7 +230,10 @@ describe('Local gateway: the X-Ray trace header, as API Gateway with tracing on 
   it('continues the trace a request names: the same root in the event and in the invocation, a parent of its own', async () => {
     const sent = 'Root=1-67891233-abcdef012345678912345678;Parent=53995c3f42cd8ad8;Sampled=1';
 
-    const res = JSON.parse((await call('/open?do=trace', { headers: { 'X-Amzn-Trace-Id': sent } })).body) as { header: string; env: string };
+    const res = JSON.parse((await call('/open?do=trace', { headers: { 'X-Amzn-Trace-Id': sent } })).body) as {
+      header: string;
+      env: string;
+    };
 
     expect(traceRootOf(res.header)).toBe('1-67891233-abcdef012345678912345678');
     expect(res.header).toMatch(/;Sampled=1$/);

@@ -3,11 +3,11 @@ import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import type { Readable } from 'node:stream';
+import { invocationTrace } from '../trace-header.js';
 import { runtimeEnvironment } from './environment.js';
 import type { LambdaFunctionSpec } from './function-specs.js';
 import { type FunctionError, type RuntimeApi, startRuntimeApi } from './runtime-api.js';
 import type { LambdaRuntime } from './runtimes.js';
-import { invocationTrace } from '../trace-header.js';
 
 /**
  * A local function's execution environments, as Lambda keeps them: each instance a child process

@@ -5,7 +5,6 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ROOT } from '../../infra/build.js';
 import { readFunctionSpecs } from '../../infra/local/lambda/function-specs.js';
 import { SDK_NODE_MAJOR } from '../../infra/local/node-version.js';
-import type { LocalStack } from '../../infra/local/stack.js';
 import { localDirWithKey } from '../helpers/local-dir.js';
 import { startOnFreePorts, startTestStack, type TestStack, withTokens } from '../helpers/stack.js';
 

@@ -139,6 +139,21 @@ const replaceModules: Plugin = {
 };
 
 /**
+ * Powertools Tracer imports `node:http` as an ES module, which on Node 22 and later loads undici at
+ * init: its modules get Node's CommonJS one instead (infra/bundle/node-http-builtin.ts).
+ */
+const tracerNodeHttp: Plugin = {
+  name: 'tracer-node-http',
+  setup(b) {
+    b.onResolve({ filter: /^node:http$/ }, (args) =>
+      /[\\/]@aws-lambda-powertools[\\/]tracer[\\/]/.test(args.importer)
+        ? { path: join(ROOT, 'infra', 'bundle', 'node-http-builtin.ts') }
+        : undefined,
+    );
+  },
+};
+
+/**
  * The SDK clients import their whole package.json for one field, their version (in the user agent):
  * the bundles get that field alone.
  */
@@ -180,7 +195,7 @@ const BUNDLE_OPTIONS = {
   legalComments: 'none',
   metafile: true,
   logLevel: 'warning',
-  plugins: [replaceModules, packageVersionOnly],
+  plugins: [replaceModules, tracerNodeHttp, packageVersionOnly],
 } satisfies BuildOptions;
 
 /** The esbuild options of one bundle built alone, with the functions' options (the bench's floor bundle). */

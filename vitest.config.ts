@@ -34,6 +34,11 @@ export default defineConfig({
       POWERTOOLS_DEV: 'false',
       // One EMF line per request is for CloudWatch; the files that check the lines turn them back on.
       POWERTOOLS_METRICS_DISABLED: 'true',
+      // The test stacks serve one tenant many requests a second: each tenant's throttle is raised for
+      // them (the template's own rate and burst are checked in test/integration/local-gateway.test.ts,
+      // and a stack with a small one in test/e2e/tenant-throttling.test.ts).
+      TENANT_RATE_LIMIT: '100000',
+      TENANT_BURST_LIMIT: '100000',
     },
     projects: [
       {

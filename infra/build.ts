@@ -127,6 +127,7 @@ export const BUNDLE_REPLACEMENTS: Readonly<Record<string, string>> = Object.free
   '@smithy/core/event-streams': join(ROOT, 'infra', 'bundle', 'no-event-streams.ts'),
   '@aws-sdk/middleware-endpoint-discovery': join(ROOT, 'infra', 'bundle', 'no-endpoint-discovery.ts'),
   '@modelcontextprotocol/server/_shims': join(ROOT, 'infra', 'bundle', 'mcp-server-shims.ts'),
+  semver: join(ROOT, 'infra', 'bundle', 'no-semver.ts'),
 });
 
 const replaceModules: Plugin = {
@@ -134,6 +135,21 @@ const replaceModules: Plugin = {
   setup(b) {
     const names = Object.keys(BUNDLE_REPLACEMENTS).map((n) => n.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&'));
     b.onResolve({ filter: new RegExp(`^(${names.join('|')})$`) }, (args) => ({ path: BUNDLE_REPLACEMENTS[args.path] ?? args.path }));
+  },
+};
+
+/**
+ * Powertools Tracer imports `node:http` as an ES module, which on Node 22 and later loads undici at
+ * init: its modules get Node's CommonJS one instead (infra/bundle/node-http-builtin.ts).
+ */
+const tracerNodeHttp: Plugin = {
+  name: 'tracer-node-http',
+  setup(b) {
+    b.onResolve({ filter: /^node:http$/ }, (args) =>
+      /[\\/]@aws-lambda-powertools[\\/]tracer[\\/]/.test(args.importer)
+        ? { path: join(ROOT, 'infra', 'bundle', 'node-http-builtin.ts') }
+        : undefined,
+    );
   },
 };
 
@@ -179,7 +195,7 @@ const BUNDLE_OPTIONS = {
   legalComments: 'none',
   metafile: true,
   logLevel: 'warning',
-  plugins: [replaceModules, packageVersionOnly],
+  plugins: [replaceModules, tracerNodeHttp, packageVersionOnly],
 } satisfies BuildOptions;
 
 /** The esbuild options of one bundle built alone, with the functions' options (the bench's floor bundle). */

@@ -31,6 +31,7 @@ export type GatewayResponseType =
   | 'AUTHORIZER_CONFIGURATION_ERROR'
   | 'THROTTLED'
   | 'QUOTA_EXCEEDED'
+  | 'INVALID_API_KEY'
   | 'INTEGRATION_TIMEOUT'
   | 'INTEGRATION_FAILURE'
   | 'MISSING_AUTHENTICATION_TOKEN'
@@ -82,6 +83,12 @@ export const GATEWAY_RESPONSES: readonly GatewayResponseDefinition[] = Object.fr
   },
   { type: 'THROTTLED', status: 429, sentence: 'Too many requests; slow down and try again in a moment.', retryAfterSeconds: 1 },
   { type: 'QUOTA_EXCEEDED', status: 429, sentence: 'The request quota is used up; try again later.', retryAfterSeconds: 60 },
+  // The authorizer named a tenant whose API key is in no usage plan of the stage (lib/auth/usage-key.ts): not set up yet.
+  {
+    type: 'INVALID_API_KEY',
+    status: 403,
+    sentence: "Requests for this tenant are not accepted yet: it has no usage plan here; ask the service's operator to set it up.",
+  },
   { type: 'INTEGRATION_TIMEOUT', status: 504, sentence: 'The service did not answer in time; try again.' },
   { type: 'INTEGRATION_FAILURE', status: 502, sentence: 'The service failed to answer; try again later.', retryAfterSeconds: 5 },
   { type: 'MISSING_AUTHENTICATION_TOKEN', status: 404, sentence: 'No such route.' },

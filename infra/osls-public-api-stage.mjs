@@ -1,3 +1,9 @@
+import { spawnSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+
+/** The project, whose infra/ holds this file. */
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+
 /**
  * An osls plugin (serverless.yml `plugins`) that puts the public REST API's stage into the
  * template. osls compiles a deployment that creates its stage itself, then sets the stage's tracing,
@@ -14,6 +20,9 @@
  *   two literals): a resource under a false one is not emitted, a true one leaves no trace, so the
  *   template holds exactly what a deploy of this stage creates (the web ACL unless `waf` is
  *   'false', and then with rate limits AWS accepts).
+ * - adds what the service's own code makes with the stage's values (infra/package-resources-cli.ts,
+ *   run under tsx): the static answers (MOCK methods, infra/static-answers.ts) and the API key of
+ *   tokens that name no tenant; the deployment waits for those methods too.
  * Plain JavaScript: osls loads plugins itself, without the TypeScript toolchain.
  */
 export default class PublicApiStage {
@@ -21,6 +30,7 @@ export default class PublicApiStage {
     this.serverless = serverless;
     this.hooks = {
       'after:aws:package:finalize:mergeCustomProviderResources': () => {
+        this.addPackageResources();
         this.attachStage();
         this.narrowPermissions();
         this.resolveConstantConditions();
@@ -43,8 +53,35 @@ export default class PublicApiStage {
     const deployment = resources[deploymentId];
     delete deployment.Properties.StageName;
     const waitsFor = [deployment.DependsOn ?? []].flat();
-    deployment.DependsOn = [...new Set([...waitsFor, ...ofPublicApi('AWS::ApiGateway::GatewayResponse')])];
+    // Gateway responses and methods take effect only in a deployment made after them; osls's own methods are already listed.
+    deployment.DependsOn = [
+      ...new Set([...waitsFor, ...ofPublicApi('AWS::ApiGateway::GatewayResponse'), ...ofPublicApi('AWS::ApiGateway::Method')]),
+    ];
     stage.Properties.DeploymentId = { Ref: deploymentId };
+  }
+
+  addPackageResources() {
+    const resources = this.serverless.service.provider.compiledCloudFormationTemplate.Resources;
+    const variables = resources.McpLambdaFunction?.Properties?.Environment?.Variables;
+    if (!variables) throw new Error('infra/osls-public-api-stage.mjs: the MCP function has no environment in the template');
+    const input = {
+      variables,
+      resources: publicApiPaths(resources),
+      service: this.serverless.service.service,
+      stage: this.serverless.getProvider('aws').getStage(),
+    };
+    const run = spawnSync(process.execPath, ['--import', 'tsx', 'infra/package-resources-cli.ts'], {
+      cwd: ROOT,
+      input: JSON.stringify(input),
+      encoding: 'utf8',
+      maxBuffer: 16 * 1024 * 1024,
+    });
+    if (run.error) throw run.error;
+    if (run.status !== 0) throw new Error(`infra/package-resources-cli.ts: ${run.stderr.trim() || `exit ${run.status}`}`);
+    for (const [id, resource] of Object.entries(JSON.parse(run.stdout))) {
+      if (resources[id]) throw new Error(`infra/osls-public-api-stage.mjs: the template already has a resource ${id}`);
+      resources[id] = resource;
+    }
   }
 
   narrowPermissions() {
@@ -140,6 +177,16 @@ function pathOf(resourceId, resources) {
   if (!resourceId?.Ref) return '';
   const resource = resources[resourceId.Ref].Properties;
   return `${pathOf(resource.ParentId, resources)}/${resource.PathPart}`;
+}
+
+/** The public REST API's resources osls made, by path (`/api/mcp` → `ApiGatewayResourceApiMcp`). */
+function publicApiPaths(resources) {
+  const paths = {};
+  for (const [id, resource] of Object.entries(resources)) {
+    if (resource.Type === 'AWS::ApiGateway::Resource' && resource.Properties?.RestApiId?.Ref === 'ApiGatewayRestApi')
+      paths[pathOf({ Ref: id }, resources)] = id;
+  }
+  return paths;
 }
 
 /** The value of a condition that is a constant (`Fn::Equals` of two literals, `Fn::Not` of one), else undefined. */

@@ -9,6 +9,7 @@ import { invocationDeadline } from '../../lib/middleware/context-deadline.js';
 import { failureHandling, HANDLER_OPTIONS } from '../../lib/middleware/failures.js';
 import { observability } from '../../lib/middleware/observability.js';
 import { logger } from '../../lib/observability/logger.js';
+import { annotateTenant } from '../../lib/observability/tracer.js';
 import { headerValues, restRequest } from '../../lib/rest-event.js';
 
 /**
@@ -33,6 +34,7 @@ function inventoryRequest(event: APIGatewayProxyEvent): {
 const listEndpointInventory = async (event: APIGatewayProxyEvent, context: DeadlineContext): Promise<StreamedResult> => {
   const { tenantId, subject, scope, acceptEncoding } = inventoryRequest(event);
   logger.appendKeys({ tenant: tenantId, subject });
+  annotateTenant(tenantId);
   return listInventoryResponse(tenantId, scope, new Date(), acceptEncoding, context.deadline);
 };
 

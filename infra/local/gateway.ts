@@ -3,19 +3,29 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { APIGatewayProxyEvent } from 'aws-lambda';
 import { LRUCache } from 'lru-cache';
 import { type GatewayResponseType, PAYLOAD_LIMITS, payloadTooLargeAnswer, renderGatewayResponse } from '../gateway-responses.js';
+import { type StaticAnswerValues, staticAnswerOf } from '../static-answers.js';
 import { localMethodArn, requestAuthorizerEvent, restApiEvent } from './events.js';
 import { IntegrationFailure, sendFunctionAnswer } from './lambda/proxy-integration.js';
 import { MAX_BUFFERED_RESPONSE_BYTES } from './lambda/runtime-api.js';
 import type { InvocationOutcome } from './lambda/sandbox.js';
 import { BodyTooLargeError, headerValues, readBoundedBody, sendGatewayResponse, sendLocalFailure } from './listener-io.js';
 import type { ApiRoutes } from './listener-router.js';
-import { ROUTES, type Route, type RouteAuthorizer, type RouteFunction } from './template-routes.js';
+import { answerMockIntegration } from './mock-integration.js';
+import { ROUTES, type Route, type RouteAuthorizer, type RouteFunction, TENANT_THROTTLE, type UsageThrottle } from './template-routes.js';
+import { continueTrace } from './trace-header.js';
 
 /**
  * The local stand-in for API Gateway's REST APIs: serves the routes (infra/local/template-routes.ts) the
- * listener's router (infra/local/listener-router.ts) matched with the deployed functions, each invoked in its sandbox (infra/local/lambda/) with a payload 1.0 event; in front of
+ * listener's router (infra/local/listener-router.ts) matched with the deployed functions, each invoked in its sandbox (infra/local/lambda/) with a payload 1.0 event,
+ * or with the route's static answer (its MOCK integration, infra/static-answers.ts, run by
+ * infra/local/mock-integration.ts); in front of
  * a guarded route, the token authorizer function invoked as API Gateway invokes it, its answers
- * cached per door and token for the door's TTL, its policy applied to the method; and API
+ * cached per door and token for the door's TTL, its policy applied to the method; on a method that
+ * takes an API key, the authorizer's usage identifier counted against the tenants' usage plan
+ * (each key its own token bucket of the plan's rate and burst: THROTTLED past it, INVALID_API_KEY
+ * without one; locally every usage identifier is a key of the plan, as if every tenant were set
+ * up); X-Ray's trace header continued (or started) and passed to the event and the invocations, as
+ * API Gateway with tracing on does; and API
  * Gateway's own answers as the gateway responses of infra/gateway-responses.ts: a function that
  * failed (an error, a crash, its timeout, its memory) INTEGRATION_FAILURE (502); one that did not
  * answer within the integration's timeout INTEGRATION_TIMEOUT (504); a throttled invocation 500,
@@ -30,7 +40,7 @@ const MAX_CACHED_ANSWERS = 10_000;
 
 /** What the gateway invokes: the deployed functions, each in its sandboxes (infra/local/lambda/local-functions.ts). */
 export interface GatewayFunctions {
-  invoke(name: RouteFunction | 'authorizer', event: unknown, requestId: string): Promise<InvocationOutcome>;
+  invoke(name: RouteFunction | 'authorizer', event: unknown, requestId: string, traceId?: string): Promise<InvocationOutcome>;
 }
 
 export interface LocalRestApiOptions {
@@ -43,6 +53,10 @@ export interface LocalRestApiOptions {
    * scope the doors ask for (the challenge names it).
    */
   cfg: () => { publicUrl: string; mcpAllowedOrigins: readonly string[]; requiredScope: string | undefined };
+  /** The stage's values the static answers are made with (the MCP function's, as the template takes them); needed when a route is one. */
+  staticAnswerValues?: () => StaticAnswerValues;
+  /** The tenants' usage plan throttle, read at each request (default: the template's, infra/usage-plan.yml). */
+  tenantThrottle?: () => UsageThrottle;
   /** While true, every route answers 503 (the local stack is creating its tables and seeding). */
   isStarting?: () => boolean;
   /** The clock of the authorizer cache, in epoch milliseconds. */
@@ -88,12 +102,14 @@ interface AuthorizerAnswer {
   principalId: string;
   policyDocument: { Statement: Array<{ Effect?: unknown; Action?: unknown; Resource?: unknown }> };
   context?: Record<string, unknown> | null;
+  usageIdentifierKey?: string;
 }
 
 /** What API Gateway accepts from a Lambda authorizer; anything else is AUTHORIZER_CONFIGURATION_ERROR. */
 function isAuthorizerAnswer(value: unknown): value is AuthorizerAnswer {
   const v = value as AuthorizerAnswer | null;
   if (typeof v !== 'object' || v === null || typeof v.principalId !== 'string' || !Array.isArray(v.policyDocument?.Statement)) return false;
+  if (v.usageIdentifierKey !== undefined && typeof v.usageIdentifierKey !== 'string') return false;
   const context = v.context ?? {};
   return typeof context === 'object' && Object.values(context).every((x) => ['string', 'number', 'boolean'].includes(typeof x));
 }
@@ -136,7 +152,7 @@ function exceedsInvocationPayload(event: APIGatewayProxyEvent): boolean {
 }
 
 type Verdict =
-  | { allowed: true; context: Record<string, string> }
+  | { allowed: true; context: Record<string, string>; usageIdentifierKey: string | undefined }
   | { allowed: false; type: GatewayResponseType; context?: Record<string, string>; because?: string | undefined };
 
 export function localRestApi(options: LocalRestApiOptions): LocalRestApi {
@@ -146,15 +162,17 @@ export function localRestApi(options: LocalRestApiOptions): LocalRestApi {
   const now = options.now ?? Date.now;
   // Each answer for its door's TTL, on the emulation's clock.
   const cache = new LRUCache<string, AuthorizerAnswer>({ max: MAX_CACHED_ANSWERS, perf: { now }, ttlResolution: 0 });
+  const throttle = tokenBuckets(options.tenantThrottle ?? (() => TENANT_THROTTLE), now);
 
   /** Invokes a function for the API request `requestId`; `invocationId` is the invocation's own (the authorizer's differs). */
   const invoke = async (
     name: RouteFunction | 'authorizer',
     event: unknown,
     requestId: string,
+    traceId: string,
     invocationId = requestId,
   ): Promise<InvocationOutcome> => {
-    const outcome = await functions.invoke(name, event, invocationId);
+    const outcome = await functions.invoke(name, event, invocationId, traceId);
     if (outcome.initDurationMs !== undefined) options.onColdStart?.(requestId, name, outcome.initDurationMs);
     return outcome;
   };
@@ -166,6 +184,7 @@ export function localRestApi(options: LocalRestApiOptions): LocalRestApi {
     route: Route,
     door: RouteAuthorizer,
     requestId: string,
+    traceId: string,
   ): Promise<Verdict> => {
     // The stack's note on a refusal of the token sent (none without one).
     const explain = async (answered: 'UNAUTHORIZED' | 'ACCESS_DENIED'): Promise<string | undefined> => {
@@ -183,7 +202,7 @@ export function localRestApi(options: LocalRestApiOptions): LocalRestApi {
     if (!answer) {
       const started = now();
       // The authorizer's invocation has a request id of its own, as on AWS.
-      const outcome = await invoke('authorizer', requestAuthorizerEvent(event), requestId, randomUUID());
+      const outcome = await invoke('authorizer', requestAuthorizerEvent(event), requestId, traceId, randomUUID());
       if (outcome.type === 'throttled') return { allowed: false, type: 'AUTHORIZER_FAILURE' };
       if (outcome.type === 'failed') {
         // A Lambda authorizer refuses a token by failing with the exact message `Unauthorized`.
@@ -200,7 +219,7 @@ export function localRestApi(options: LocalRestApiOptions): LocalRestApi {
     for (const [key, value] of Object.entries(answer.context ?? {})) context[key] = String(value);
     if (policyEffect(answer, localMethodArn(route.method, route.resource)) !== 'Allow')
       return { allowed: false, type: 'ACCESS_DENIED', context, because: await explain('ACCESS_DENIED') };
-    return { allowed: true, context };
+    return { allowed: true, context, usageIdentifierKey: answer.usageIdentifierKey };
   };
 
   const replier =
@@ -238,12 +257,26 @@ export function localRestApi(options: LocalRestApiOptions): LocalRestApi {
         if (error instanceof BodyTooLargeError) return sendGatewayResponse(res, payloadTooLargeAnswer('apiGatewayBytes'));
         throw error;
       }
+      if (route.mock) {
+        const values = options.staticAnswerValues?.();
+        const method = values && staticAnswerOf(route.method, route.resource, values);
+        if (!method) throw new Error(`no static answer for ${route.method} ${route.resource}`);
+        return sendGatewayResponse(res, answerMockIntegration(method.Integration, req, requestId));
+      }
       // One event per request: the authorizer's is made from it, and its context is added once allowed.
       const event = restApiEvent(req, route.resource, { api: options.api, requestId, body });
+      // API Gateway's trace header, in the event as AWS puts it there, and with each invocation.
+      const traceId = continueTrace(headerValues(req, 'x-amzn-trace-id').at(-1));
+      setEventHeader(event, 'X-Amzn-Trace-Id', traceId);
       if (route.authorizer) {
-        const verdict = await authorize(req, event, route, route.authorizer, requestId);
+        const verdict = await authorize(req, event, route, route.authorizer, requestId, traceId);
         if (!verdict.allowed) return reply(verdict.type, verdict.context, undefined, verdict.because);
         event.requestContext.authorizer = verdict.context;
+        if (route.apiKeyRequired) {
+          // The API key comes from the authorizer (ApiKeySourceType AUTHORIZER); its plan's bucket decides.
+          if (verdict.usageIdentifierKey === undefined) return reply('INVALID_API_KEY', verdict.context);
+          if (!throttle.take(verdict.usageIdentifierKey)) return reply('THROTTLED', verdict.context);
+        }
       }
       if (exceedsInvocationPayload(event)) return sendGatewayResponse(res, payloadTooLargeAnswer('lambdaInvocationBytes'));
       // API Gateway waits this long for the function's answer (a stream: for its end), then answers 504.
@@ -253,7 +286,7 @@ export function localRestApi(options: LocalRestApiOptions): LocalRestApi {
         timer = setTimeout(() => resolve('timeout'), timeoutMs);
       });
       try {
-        const invocation = invoke(route.function, event, requestId);
+        const invocation = invoke(route.function, event, requestId, traceId);
         const outcome = await Promise.race([invocation, timedOut]);
         if (outcome === 'timeout') {
           // The function runs on to its own end (or timeout); its answer, when it comes, is dropped.
@@ -278,6 +311,38 @@ export function localRestApi(options: LocalRestApiOptions): LocalRestApi {
       } finally {
         clearTimeout(timer);
       }
+    },
+  };
+}
+
+/** Sets a header of a proxy event, both maps, replacing what the client sent under any spelling. */
+function setEventHeader(event: APIGatewayProxyEvent, name: string, value: string): void {
+  for (const key of Object.keys(event.headers ?? {})) if (key.toLowerCase() === name.toLowerCase()) delete event.headers[key];
+  for (const key of Object.keys(event.multiValueHeaders ?? {}))
+    if (key.toLowerCase() === name.toLowerCase()) delete event.multiValueHeaders[key];
+  event.headers[name] = value;
+  event.multiValueHeaders[name] = [value];
+}
+
+/** Keys counted at once (the least recently used leaves first; a new one starts full, as a new key does on AWS). */
+const MAX_BUCKETS = 10_000;
+
+/**
+ * A usage plan's throttle, one token bucket per API key as API Gateway keeps them: each starts
+ * full (`burstLimit` requests), refills at `rateLimit` per second, and a request finding it empty
+ * is throttled.
+ */
+function tokenBuckets(throttle: () => UsageThrottle, now: () => number): { take(key: string): boolean } {
+  const buckets = new LRUCache<string, { tokens: number; at: number }>({ max: MAX_BUCKETS });
+  return {
+    take(key) {
+      const limit = throttle();
+      const at = now();
+      const last = buckets.get(key) ?? { tokens: limit.burstLimit, at };
+      const tokens = Math.min(limit.burstLimit, last.tokens + ((at - last.at) / 1000) * limit.rateLimit);
+      const allowed = tokens >= 1;
+      buckets.set(key, { tokens: allowed ? tokens - 1 : tokens, at });
+      return allowed;
     },
   };
 }

@@ -79,6 +79,11 @@ export interface StackConfig {
   ownOrigins: readonly string[];
   /** Origins whose client ID metadata documents the sign-in fetches though they may be on this machine or a private network (CLIENT_ID_DOCUMENT_DEV_ORIGINS; none by default). */
   clientIdDocumentDevOrigins: readonly string[];
+  /**
+   * Each tenant's throttle at the public doors where set (TENANT_RATE_LIMIT, TENANT_BURST_LIMIT);
+   * else the tenants' usage plan's (the stage parameters tenantRateLimit and tenantBurstLimit).
+   */
+  tenantThrottle: { rateLimit?: number; burstLimit?: number };
 }
 
 /** Reads variables, gathering every problem, so that one message names them all. */
@@ -110,6 +115,13 @@ class Variables {
     const value = this.text(name);
     if (value === undefined) return fallback;
     return /^[0-9]+$/.test(value) && Number(value) > 0 ? Number(value) : (this.refuse(name, 'must be a whole number above 0') ?? fallback);
+  }
+
+  /** A number above 0, decimals allowed (a rate); undefined when unset. */
+  rate(name: string): number | undefined {
+    const value = this.text(name);
+    if (value === undefined) return undefined;
+    return /^[0-9]+(\.[0-9]+)?$/.test(value) && Number(value) > 0 ? Number(value) : this.refuse(name, 'must be a number above 0');
   }
 
   /** An http:// or https:// URL; one written without its scheme gets the URL it likely meant. */
@@ -252,6 +264,10 @@ export function readStackConfig(env: NodeJS.ProcessEnv, publicPort: number, depl
     mcpAllowedOrigins: vars.origins('MCP_ALLOWED_ORIGINS'),
     ownOrigins: originsOf(publicUrl),
     clientIdDocumentDevOrigins: vars.origins('CLIENT_ID_DOCUMENT_DEV_ORIGINS', 'origins'),
+    tenantThrottle: {
+      ...(vars.text('TENANT_RATE_LIMIT') ? { rateLimit: vars.rate('TENANT_RATE_LIMIT') } : {}),
+      ...(vars.text('TENANT_BURST_LIMIT') ? { burstLimit: vars.positive('TENANT_BURST_LIMIT', 0) } : {}),
+    },
   };
   vars.check();
   return Object.freeze(config);

@@ -5,6 +5,7 @@ import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { JWTVerifyGetKey } from 'jose';
 import { DIST, type FunctionName } from '../build.js';
 import { renderGatewayResponse } from '../gateway-responses.js';
+import type { StaticAnswerValues } from '../static-answers.js';
 import { ISSUER_PATHS, localAuthorizationServer } from './authorization-server.js';
 import { DEMO_TENANTS, demoFleet } from './demo.js';
 import { type DemoPulse, startDemoPulse } from './demo-pulse.js';
@@ -30,7 +31,7 @@ import { readFleetFile } from './seed-file.js';
 import { audienceAt, readStackConfig, STACK_DEFAULTS, type StackConfig, StackConfigError } from './settings.js';
 import { storeClient } from './store-client.js';
 import { ensureTables } from './tables.js';
-import type { Route } from './template-routes.js';
+import { type Route, TENANT_THROTTLE } from './template-routes.js';
 import { issuerKeys, OTHER_ISSUER_HINT, refusalOfHeader } from './token-check.js';
 
 export interface StackOptions {
@@ -381,6 +382,20 @@ function gatewayValues(cfg: StackConfig): Pick<StackConfig, 'publicUrl' | 'mcpAl
 }
 
 /**
+ * The stage's values the public API's static answers are made with (infra/static-answers.ts): the
+ * MCP function's, as the stack gives them to it (its allowed origins with the stack's own).
+ */
+function staticAnswerValues(cfg: StackConfig): StaticAnswerValues {
+  return {
+    publicUrl: cfg.publicUrl,
+    jwtIssuer: cfg.jwtIssuer,
+    mcpAudience: cfg.mcpAudience,
+    requiredScope: cfg.requiredScope,
+    mcpAllowedOrigins: [...cfg.mcpAllowedOrigins, ...cfg.ownOrigins],
+  };
+}
+
+/**
  * The stack's note on a door's refusal of a token, which API Gateway's answer cannot carry: at the
  * MCP door (its `Unauthorized` says no more than that a valid token is required) why the token was
  * refused; at the inventory door (whose Deny says why) how to make a token this stack accepts, when
@@ -470,11 +485,16 @@ export async function startLocalStack(options: StackOptions = {}): Promise<Local
   const gatewayOptions = {
     // The MCP door's 401 cannot say why on AWS (docs/mcp.md); locally the stack checks the token as the authorizer did and says.
     explainRefusal: refusalNotes(() => cfg),
-    functions: { invoke: (name: FunctionName, event: unknown, requestId: string) => running().invoke(name, event, requestId) },
+    functions: {
+      invoke: (name: FunctionName, event: unknown, requestId: string, traceId?: string) =>
+        running().invoke(name, event, requestId, traceId),
+    },
     cfg: () => gatewayValues(cfg),
+    staticAnswerValues: () => staticAnswerValues(cfg),
+    tenantThrottle: () => ({ ...TENANT_THROTTLE, ...cfg.tenantThrottle }),
     // A streamed route waits as long as its `timeoutInMillis` says (serverless.yml); a buffered one API Gateway's 29 s.
     integrationTimeoutMs: (route: Route) =>
-      (route.transferMode === 'STREAM' ? running().specs[route.function].integrationTimeoutMs : undefined) ??
+      (!route.mock && route.transferMode === 'STREAM' ? running().specs[route.function].integrationTimeoutMs : undefined) ??
       DEFAULT_INTEGRATION_TIMEOUT_MS,
     isStarting: () => starting,
     onColdStart: (requestId: string, name: string, initDurationMs: number) =>

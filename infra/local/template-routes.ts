@@ -1,15 +1,19 @@
 import { join } from 'node:path';
 import { FUNCTIONS, type FunctionName, ROOT } from '../build.js';
+import { STATIC_ROUTES } from '../static-answers.js';
+import { resolveLocalValue } from './lambda/function-specs.js';
 import type { TransferMode } from './lambda/proxy-integration.js';
 import { DOOR_PATHS } from './settings.js';
-import { readTemplateSource } from './template-sources.js';
+import { readTemplateSource, type YamlValue } from './template-sources.js';
 
 /**
  * The REST APIs' routes, for both listeners: method and resource to the deployed function, the
- * token authorizer that guards it (or none), and how its answer is sent. Read from the template's
- * own sources, never a second list that could drift: the public API from serverless.yml's `http`
- * events (their authorizer's identity source and cache), the private one from the methods of
- * infra/private-api.yml. Each listener's router (infra/local/listener-router.ts) matches them, exactly as
+ * token authorizer that guards it (or none), whether it takes an API key (from the authorizer:
+ * per-tenant throttling), and how its answer is sent; or to API Gateway's own static answer (a
+ * MOCK integration). Read from the template's own sources, never a second list that could drift:
+ * the public API from serverless.yml's `http` events (their authorizer's identity source and
+ * cache, `private: true` for an API key) and the static answers the template is given
+ * (infra/static-answers.ts), the private one from the methods of infra/private-api.yml. Each listener's router (infra/local/listener-router.ts) matches them, exactly as
  * API Gateway matches a REST resource without path parameters; test/infra/template-public-api.test.ts
  * proves the packaged template has the same.
  */
@@ -27,20 +31,35 @@ export interface RouteAuthorizer {
   ttlSeconds: number;
 }
 
-export interface Route {
+interface RouteBase {
   /** The public REST API, or the private one (the broker's VPC endpoint; locally the loopback listener). */
   api: 'public' | 'private';
   method: string;
   resource: string;
-  function: RouteFunction;
   authorizer: RouteAuthorizer | null;
+  /** The method takes an API key (`ApiKeyRequired`), from the authorizer's usage identifier: its requests count against that key's throttle. */
+  apiKeyRequired?: boolean;
+}
+
+/** A route to a deployed function (a Lambda proxy integration). */
+export interface FunctionRoute extends RouteBase {
+  mock?: false;
+  function: RouteFunction;
   transferMode: TransferMode;
 }
+
+/** A route API Gateway answers itself (a MOCK integration, infra/static-answers.ts). */
+export interface MockRoute extends RouteBase {
+  mock: true;
+}
+
+export type Route = FunctionRoute | MockRoute;
 
 interface HttpEvent {
   method: string;
   path: string;
   authorizer?: { name: string; identitySource?: string; resultTtlInSeconds?: number };
+  private?: boolean;
   response?: { transferMode?: TransferMode };
 }
 
@@ -70,11 +89,17 @@ function publicRoutes(file: string): Route[] {
           authorizer: authorizer
             ? { name: authorizer.name, identitySource, ttlSeconds: identitySource ? (authorizer.resultTtlInSeconds ?? 300) : 0 }
             : null,
+          apiKeyRequired: http.private === true,
           transferMode: http.response?.transferMode ?? 'BUFFERED',
         },
       ];
     }),
   );
+}
+
+/** The public API's static answers (infra/static-answers.ts), which the template's methods are made from. */
+function staticRoutes(): Route[] {
+  return STATIC_ROUTES.map(({ method, path }) => ({ api: 'public', method, resource: path, authorizer: null, mock: true }));
 }
 
 type Resources = Record<string, { Type: string; Properties: Record<string, unknown> }>;
@@ -89,7 +114,7 @@ function privateRoutes(file: string): Route[] {
   };
   return Object.values(resources)
     .filter((r) => r.Type === 'AWS::ApiGateway::Method')
-    .map(({ Properties: p }) => {
+    .map(({ Properties: p }): Route => {
       const uri = JSON.stringify((p.Integration as { Uri?: unknown } | undefined)?.Uri);
       const fn = (Object.keys(FUNCTIONS) as FunctionName[]).find(
         (name) => name !== 'authorizer' && uri.includes(`\${${name[0]?.toUpperCase()}${name.slice(1)}LambdaFunction.Arn}`),
@@ -108,7 +133,11 @@ function privateRoutes(file: string): Route[] {
 
 /** Both REST APIs' routes, as the template's sources declare them. */
 function readRoutes(): readonly Route[] {
-  const routes = [...publicRoutes(join(ROOT, 'serverless.yml')), ...privateRoutes(join(ROOT, 'infra', 'private-api.yml'))];
+  const routes = [
+    ...publicRoutes(join(ROOT, 'serverless.yml')),
+    ...staticRoutes(),
+    ...privateRoutes(join(ROOT, 'infra', 'private-api.yml')),
+  ];
   const doors = new Set(Object.values(DOOR_PATHS) as string[]);
   const unknown = routes.find((r) => r.authorizer && !doors.has(r.resource));
   if (unknown) throw new Error(`serverless.yml guards ${unknown.resource}, a door the local issuer signs no tokens for (DOOR_PATHS)`);
@@ -116,3 +145,24 @@ function readRoutes(): readonly Route[] {
 }
 
 export const ROUTES: readonly Route[] = readRoutes();
+
+/** A usage plan's throttle: each API key's token bucket, refilled at `rateLimit` per second, holding at most `burstLimit`. */
+export interface UsageThrottle {
+  rateLimit: number;
+  burstLimit: number;
+}
+
+/** The tenants' default usage plan (infra/usage-plan.yml), its rate and burst as the stage's parameters give them. */
+function readTenantThrottle(): UsageThrottle {
+  const plan = readTemplateSource<{ Resources: { TenantUsagePlan: { Properties: { Throttle: Record<string, YamlValue> } } } }>(
+    join(ROOT, 'infra', 'usage-plan.yml'),
+  ).Resources.TenantUsagePlan.Properties.Throttle;
+  const number = (name: string): number => {
+    const value = Number(resolveLocalValue(plan[name] ?? null));
+    if (!(value >= 0)) throw new Error(`infra/usage-plan.yml: the tenants' plan has no ${name} the local stage can read`);
+    return value;
+  };
+  return Object.freeze({ rateLimit: number('RateLimit'), burstLimit: number('BurstLimit') });
+}
+
+export const TENANT_THROTTLE: UsageThrottle = readTenantThrottle();

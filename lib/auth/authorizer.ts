@@ -2,9 +2,11 @@ import type { APIGatewayAuthorizerResult, APIGatewayRequestAuthorizerEvent } fro
 import { type Config, config } from '../config.js';
 import { HttpError } from '../errors.js';
 import { logger } from '../observability/logger.js';
+import { annotateTenant } from '../observability/tracer.js';
 import { headerValues, restRequest } from '../rest-event.js';
 import { authorizerContextOf } from './caller.js';
 import { type Door, doorAudience, doorOfResource } from './public-doors.js';
+import { stageOfMethodArn, tenantUsageKey } from './usage-key.js';
 import { bearerToken, type KeySource, remoteKeys, verifyBearerToken } from './verify.js';
 
 /**
@@ -57,7 +59,9 @@ function refuse(door: Door, methodArn: string, sentence: string): APIGatewayAuth
  * carries tenant, `sub`, `exp`, the granted OAuth scopes (the handler judges them: a token without
  * the door's scope is the handler's 403, as a token without a tenant is) and the endpoint scope
  * when the token has the scope claim
- * (lib/auth/caller.ts; a bad claim is let through marked `invalid`, and the handler answers its 403); a token that fails any check of
+ * (lib/auth/caller.ts; a bad claim is let through marked `invalid`, and the handler answers its 403), and the
+ * tenant's usage identifier (lib/auth/usage-key.ts: the API key its requests are throttled by; a
+ * token without a tenant gets the stage's no-tenant key); a token that fails any check of
  * verifyBearerToken (RSA only, `kid`, `iss` exact, the door's own audience, `exp`, `nbf`, `iat` at
  * most 60 s ahead), no token, or more than one `Authorization` header is refused; an issuer whose
  * key set cannot be read (keys fetched earlier still serve through an outage) makes it fail with
@@ -87,5 +91,11 @@ export async function authorizeRequest(
     throw error;
   }
   const context = authorizerContextOf(claims, cfg.tenantClaim, cfg.scopeClaim, cfg.oauthScopeClaim);
-  return { principalId: context.sub || 'unknown', policyDocument: policy('Allow', doorMethodArns(event.methodArn, door)), context };
+  if (context.tenant !== '') annotateTenant(context.tenant);
+  return {
+    principalId: context.sub || 'unknown',
+    policyDocument: policy('Allow', doorMethodArns(event.methodArn, door)),
+    context,
+    usageIdentifierKey: tenantUsageKey(stageOfMethodArn(event.methodArn), context.tenant),
+  };
 }

@@ -1,5 +1,6 @@
 import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { config } from '../config.js';
+import { tracer } from '../observability/tracer.js';
 
 /**
  * The broker's client secret at the issuer: a plain variable (BROKER_CLIENT_SECRET) where no
@@ -54,7 +55,7 @@ export async function brokerClientSecret(signal: AbortSignal, now = Date.now()):
     throw new BrokerSecretError('misconfigured', 'Neither BROKER_CLIENT_SECRET nor BROKER_CLIENT_SECRET_ARN is set.');
   }
   if (cached && cached.until > now) return cached.secret;
-  client ??= new SecretsManagerClient({ region: cfg.region, maxAttempts: 2 });
+  client ??= tracer.captureAWSv3Client(new SecretsManagerClient({ region: cfg.region, maxAttempts: 2 }));
   let value: string | undefined;
   try {
     const answer = await client.send(new GetSecretValueCommand({ SecretId: cfg.brokerClientSecretArn }), { abortSignal: signal });

@@ -5,7 +5,8 @@ import type { Config } from '../config.js';
 import { httpError } from '../errors.js';
 
 /**
- * Cross-origin access to the MCP function (the MCP door and the RFC 9728 documents) for
+ * Cross-origin access to the MCP door (its function's answers; the preflights and the RFC 9728
+ * documents are API Gateway's static answers, infra/static-answers.ts, with the same headers) for
  * browser-based clients, admitted by origin: the service's own (its public URL's) and those of
  * `MCP_ALLOWED_ORIGINS` (exact `scheme://host[:port]` strings, checked at start, lib/config.ts),
  * and nothing else: no origin is inferred from another (a deployment reached under several names
@@ -38,35 +39,37 @@ export const MCP_EXPOSED_HEADERS = Object.freeze(['WWW-Authenticate', 'Mcp-Proto
 export const MCP_METHODS = Object.freeze(['POST']);
 
 /** How long a browser may keep a preflight's answer (Chromium keeps at most 2 hours). */
-const PREFLIGHT_MAX_AGE_SECONDS = 600;
+export const PREFLIGHT_MAX_AGE_SECONDS = 600;
 
-/** True when a browser's `Origin` is one the service admits: its public URL's, or one of MCP_ALLOWED_ORIGINS. */
-export function isAllowedOrigin(origin: string | undefined, cfg: Pick<Config, 'publicUrl' | 'mcpAllowedOrigins'>): origin is string {
-  return origin !== undefined && (origin === new URL(cfg.publicUrl).origin || cfg.mcpAllowedOrigins.includes(origin));
+/**
+ * The CORS headers of every answer at the door, whatever the origin (as @middy/http-cors writes
+ * them for mcpCors below; the static answers, infra/static-answers.ts, write the same): what a page
+ * may send and read, and `Vary: Origin`. An admitted origin's answers add `Access-Control-Allow-Origin`.
+ */
+export const MCP_CORS_HEADERS = Object.freeze({
+  'Access-Control-Allow-Headers': MCP_REQUEST_HEADERS.join(', '),
+  'Access-Control-Allow-Methods': MCP_METHODS.join(', '),
+  Vary: 'Origin',
+  'Access-Control-Expose-Headers': MCP_EXPOSED_HEADERS.join(', '),
+  'Access-Control-Max-Age': String(PREFLIGHT_MAX_AGE_SECONDS),
+});
+
+/** The browser origins the service admits: its public URL's, and those of MCP_ALLOWED_ORIGINS. */
+export function admittedOrigins(cfg: Pick<Config, 'publicUrl' | 'mcpAllowedOrigins'>): readonly string[] {
+  return [...new Set([new URL(cfg.publicUrl).origin, ...cfg.mcpAllowedOrigins])];
 }
+
+/** True when a browser's `Origin` is one the service admits (admittedOrigins). */
+export function isAllowedOrigin(origin: string | undefined, cfg: Pick<Config, 'publicUrl' | 'mcpAllowedOrigins'>): origin is string {
+  return origin !== undefined && admittedOrigins(cfg).includes(origin);
+}
+
+/** The one sentence of the 403 to a page of an origin the service does not admit. */
+export const FOREIGN_ORIGIN_REFUSAL = 'Requests from this Origin are not allowed; set MCP_ALLOWED_ORIGINS to admit it.';
 
 /** Servers must refuse a browser's request from an origin they do not serve (DNS rebinding): 403. */
 export function assertAllowedOrigin(origin: string | undefined, cfg: Pick<Config, 'publicUrl' | 'mcpAllowedOrigins'>): void {
-  if (origin !== undefined && !isAllowedOrigin(origin, cfg)) {
-    throw httpError(403, 'Requests from this Origin are not allowed; set MCP_ALLOWED_ORIGINS to admit it.');
-  }
-}
-
-/**
- * A browser's preflight at the door: 204, which the CORS middleware (mcpCors) completes for an
- * admitted origin with the methods and MCP headers it may send. At `/api/mcp` another origin is
- * a 403, so the browser refuses the request; a preflight without an origin is told the methods.
- * The metadata documents are the same for everyone: their preflight is a plain 204.
- */
-export function preflightAnswer(
-  forMetadata: boolean,
-  origin: string | undefined,
-  cfg: Pick<Config, 'publicUrl' | 'mcpAllowedOrigins'>,
-): Response {
-  if (forMetadata) return new Response(null, { status: 204 });
-  if (origin === undefined) return new Response(null, { status: 204, headers: { Allow: 'OPTIONS, POST' } });
-  assertAllowedOrigin(origin, cfg);
-  return new Response(null, { status: 204, headers: { 'Cache-Control': 'no-store' } });
+  if (origin !== undefined && !isAllowedOrigin(origin, cfg)) throw httpError(403, FOREIGN_ORIGIN_REFUSAL);
 }
 
 /**

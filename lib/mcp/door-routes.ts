@@ -5,20 +5,20 @@ import { bearerToken } from '../auth/verify.js';
 import { config } from '../config.js';
 import { httpError } from '../errors.js';
 import { logger } from '../observability/logger.js';
+import { annotateTenant } from '../observability/tracer.js';
 import { restRequest, singleHeader } from '../rest-event.js';
-import { assertAllowedOrigin, preflightAnswer } from './cors.js';
+import { assertAllowedOrigin } from './cors.js';
 import { jsonRpcAnswer } from './json-rpc.js';
 import { UPSTREAM_CONCURRENCY } from './limits.js';
 import { readRequestBody } from './request-body.js';
 import { requestRefusal } from './request-rules.js';
-import { metadataAnswer, metadataDoorOf } from './resource-metadata.js';
 import { serveMcpRequest } from './server.js';
 
 /**
- * The routes of the MCP function on the public REST API (payload 1.0): `POST /api/mcp` behind the
- * token authorizer with the MCP audience, its CORS preflight, and the RFC 9728 metadata of both
- * doors without one. The event is read once into a request that every route takes; each answer
- * is a web-standard Response, made a Lambda result once, at the end.
+ * The routes of the MCP function on the public REST API (payload 1.0): `/api/mcp` behind the token
+ * authorizer with the MCP audience. Its CORS preflight and the RFC 9728 documents are API Gateway's
+ * own static answers (infra/static-answers.ts), which never reach a function. The event is read
+ * once into a request; the answer is a web-standard Response, made a Lambda result once, at the end.
  */
 
 const MCP_PATH = '/api/mcp';
@@ -33,49 +33,40 @@ export function upstreamDeadline(invocation: AbortSignal): AbortSignal {
 }
 
 /**
- * One request at the MCP door: a browser's preflight (OPTIONS, no token), the metadata documents,
- * and `POST /api/mcp` for a verified caller (the tenant from the token's claims, the token itself
- * kept only to be exchanged, never passed on); 405 for the other methods on the path (no SSE
- * stream, no session to delete), 404 elsewhere. A 401 of its own carries the Bearer challenge with
- * `resource_metadata`.
+ * One request at the MCP door: `POST /api/mcp` for a verified caller (the tenant from the token's
+ * claims, the token itself kept only to be exchanged, never passed on); 405 for the other methods
+ * on the path (no SSE stream, no session to delete), 404 elsewhere. A 401 of its own carries the
+ * Bearer challenge with `resource_metadata`.
  */
 export async function serveMcpDoor(event: APIGatewayProxyEvent, deadline: AbortSignal): Promise<APIGatewayProxyResult> {
   const request = restRequest(event);
   const origin = singleHeader(request, 'origin', 'Origin');
-  const metadataDoor = metadataDoorOf(request.resource);
-  let answer: Response;
-  if (request.method === 'OPTIONS' && (request.resource === MCP_PATH || metadataDoor)) {
-    answer = preflightAnswer(metadataDoor !== undefined, origin, config());
-  } else if (metadataDoor) {
-    answer = metadataAnswer(request.method, metadataDoor, config());
-  } else {
-    if (request.resource !== MCP_PATH) throw httpError(404, 'No such route.');
-    if (request.method !== 'POST') {
-      throw httpError(405, 'This MCP server is stateless: it answers POST only (no event stream, no session to delete).', {
-        headers: { Allow: 'POST' },
-      });
-    }
-    assertAllowedOrigin(origin, config());
-    // The authorizer verified the token and refused a repeated header; the door keeps the token only to exchange it.
-    const caller = callerFromAuthorizer(request, 'mcp');
-    const token = bearerToken(request.headers.get('authorization')?.[0]);
-    logger.appendKeys({ tenant: caller.tenantId, subject: caller.subject });
-    const body = readRequestBody(request);
-    const refusal = body.refusal ?? requestRefusal(body.parsed, request.headers.get('mcp-protocol-version')?.join(', ') ?? null);
-    // One request's upstream reads share a small concurrency bound (lib/mcp/limits.ts).
-    const upstream = pLimit(UPSTREAM_CONCURRENCY);
-    const served =
-      refusal ??
-      (await serveMcpRequest(request, body, {
-        ...caller,
-        token,
-        tokenExpiresAt: caller.expiresAt * 1000,
-        signal: deadline,
-        upstream: (read) => upstream(read),
-      }));
-    answer = await jsonRpcAnswer(served, body.parsed);
+  if (request.resource !== MCP_PATH) throw httpError(404, 'No such route.');
+  if (request.method !== 'POST') {
+    throw httpError(405, 'This MCP server is stateless: it answers POST only (no event stream, no session to delete).', {
+      headers: { Allow: 'POST' },
+    });
   }
-  return lambdaResult(answer);
+  assertAllowedOrigin(origin, config());
+  // The authorizer verified the token and refused a repeated header; the door keeps the token only to exchange it.
+  const caller = callerFromAuthorizer(request, 'mcp');
+  const token = bearerToken(request.headers.get('authorization')?.[0]);
+  logger.appendKeys({ tenant: caller.tenantId, subject: caller.subject });
+  annotateTenant(caller.tenantId);
+  const body = readRequestBody(request);
+  const refusal = body.refusal ?? requestRefusal(body.parsed, request.headers.get('mcp-protocol-version')?.join(', ') ?? null);
+  // One request's upstream reads share a small concurrency bound (lib/mcp/limits.ts).
+  const upstream = pLimit(UPSTREAM_CONCURRENCY);
+  const served =
+    refusal ??
+    (await serveMcpRequest(request, body, {
+      ...caller,
+      token,
+      tokenExpiresAt: caller.expiresAt * 1000,
+      signal: deadline,
+      upstream: (read) => upstream(read),
+    }));
+  return lambdaResult(await jsonRpcAnswer(served, body.parsed));
 }
 
 /** A door's answer as the Lambda result API Gateway takes (payload 1.0); never cached unless it says otherwise. */

@@ -190,6 +190,8 @@ async function getDashboard(
   signal: AbortSignal,
 ): Promise<{ response: Response; body: string }> {
   try {
+    // Traced by Powertools Tracer (lib/observability/tracer.ts): a subsegment of its own, and the
+    // X-Amzn-Trace-Id header it adds, so the private API and the observations function join this trace.
     const response = await fetch(requestUrl(observationsUrl, args), {
       headers: { Authorization: `Bearer ${token}`, Accept: 'application/json', ...attributionHeaders(args) },
       signal,

@@ -1,6 +1,5 @@
 import { DOORS, type DoorName, doorResource } from '../auth/public-doors.js';
 import type { Config } from '../config.js';
-import { httpError } from '../errors.js';
 
 /**
  * Where the protected resource metadata (RFC 9728) of each public door is served: the MCP door's
@@ -25,7 +24,7 @@ export function metadataDoorOf(path: string): DoorName | undefined {
  * (lib/auth/public-doors.ts doorResource: the URL clients call, which is what they send as the RFC 8707
  * `resource`), the issuer its one authorization server, `scopes_supported` the door's one scope
  * (when one is required). Public, the same for everyone, served
- * without an authorizer.
+ * without an authorizer and without a function.
  */
 function protectedResourceMetadata(
   cfg: Pick<Config, 'mcpAudience' | 'jwtIssuer' | 'publicUrl' | 'requiredScope'>,
@@ -41,19 +40,17 @@ function protectedResourceMetadata(
   };
 }
 
+/** The headers of a metadata document: public and the same for everyone, so it may be kept an hour. */
+export const METADATA_HEADERS = Object.freeze({
+  'Content-Type': 'application/json; charset=utf-8',
+  'Cache-Control': 'public, max-age=3600',
+});
+
 /**
- * The answer to a request for a door's metadata document: GET (or HEAD) only, public and the same
- * for everyone, so it may be kept an hour; a browser page reads it from an admitted origin
- * (lib/mcp/cors.ts).
+ * The body of a door's metadata document, exactly as it is served: API Gateway answers it itself
+ * (a MOCK integration made at package time from this, infra/static-answers.ts), so no function runs
+ * for it; a browser page reads it from an admitted origin (lib/mcp/cors.ts).
  */
-export function metadataAnswer(
-  method: string,
-  door: DoorName,
-  cfg: Pick<Config, 'mcpAudience' | 'jwtIssuer' | 'publicUrl' | 'requiredScope'>,
-): Response {
-  if (method !== 'GET' && method !== 'HEAD') throw httpError(405, 'Only GET is served here.', { headers: { Allow: 'GET' } });
-  return new Response(JSON.stringify(protectedResourceMetadata(cfg, door)), {
-    status: 200,
-    headers: { 'Content-Type': 'application/json; charset=utf-8', 'Cache-Control': 'public, max-age=3600' },
-  });
+export function metadataDocument(cfg: Pick<Config, 'mcpAudience' | 'jwtIssuer' | 'publicUrl' | 'requiredScope'>, door: DoorName): string {
+  return JSON.stringify(protectedResourceMetadata(cfg, door));
 }

@@ -2,6 +2,7 @@ import { finished, Readable } from 'node:stream';
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import { MetricUnit } from '@aws-lambda-powertools/metrics';
 import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
+import { captureLambdaHandler } from '@aws-lambda-powertools/tracer/middleware';
 import type { MiddlewareObj, Request } from '@middy/core';
 import { logger } from '../observability/logger.js';
 import {
@@ -13,6 +14,7 @@ import {
   recordTimeToFirstByte,
   recordTokenRefused,
 } from '../observability/metrics.js';
+import { tracer } from '../observability/tracer.js';
 
 export interface ObservabilityOptions {
   /** The contract operation this handler serves; the `operation` metric dimension. */
@@ -105,9 +107,19 @@ export function correlationIds(): MiddlewareObj {
 }
 
 /**
- * Everything a handler needs for CloudWatch, as one `use`: structured logs with the Lambda
- * context and correlation ids, and the request metrics flushed as one EMF line per request.
- * Use it first; `failureHandling()` stays last.
+ * The invocation's X-Ray subsegment (`## index.handler`, annotated `ColdStart` and `Service`), by
+ * Powertools' middleware. The answer is never kept as trace metadata: it is tenant data (an
+ * inventory, a dashboard, an authorizer's context). An error is, as Powertools records it (its
+ * message; the clients see only their text/plain sentence).
+ */
+function invocationTrace(): MiddlewareObj {
+  return captureLambdaHandler(tracer, { captureResponse: false });
+}
+
+/**
+ * Everything a handler needs for CloudWatch and X-Ray, as one `use`: structured logs with the
+ * Lambda context and correlation ids, the invocation's trace, and the request metrics flushed as
+ * one EMF line per request. Use it first; `failureHandling()` stays last.
  *
  * @example
  * middy(handler).use(observability({ operation: 'listEndpointInventory' })).use(failureHandling())
@@ -116,6 +128,7 @@ export function observability(options: ObservabilityOptions): MiddlewareObj[] {
   return [
     injectLambdaContext(logger, { resetKeys: true }),
     correlationIds(),
+    invocationTrace(),
     ...operationMetrics(options.operation),
     requestMetrics(options.operation),
   ];
@@ -140,13 +153,15 @@ export function authorizerMetrics(options: { refusalMessage: string }): Middlewa
 }
 
 /**
- * Everything the token authorizer needs for CloudWatch, as one `use`: structured logs with the
- * Lambda context and correlation ids, and authorizerMetrics flushed by logMetrics.
+ * Everything the token authorizer needs for CloudWatch and X-Ray, as one `use`: structured logs
+ * with the Lambda context and correlation ids, the invocation's trace, and authorizerMetrics
+ * flushed by logMetrics.
  */
 export function authorizerObservability(options: { refusalMessage: string }): MiddlewareObj[] {
   return [
     injectLambdaContext(logger, { resetKeys: true }),
     correlationIds(),
+    invocationTrace(),
     ...operationMetrics('authorizer'),
     authorizerMetrics(options),
   ];

@@ -7,6 +7,7 @@ import { bearerToken, hasAudience, remoteKeys, verifySignedToken } from '../auth
 import { config } from '../config.js';
 import { httpError } from '../errors.js';
 import { logger } from '../observability/logger.js';
+import { annotateTenant } from '../observability/tracer.js';
 import { type RestRequest, singleHeader } from '../rest-event.js';
 
 /** Who asked, as far as the verified token says: what the audit item records. */
@@ -54,6 +55,7 @@ export async function verifyBrokeredCaller(request: RestRequest, signal: AbortSi
     scope: readScopeClaim(claims[cfg.scopeClaim]),
   };
   logger.appendKeys({ tenant: tenantId ?? undefined, subject: caller.subject, broker: caller.broker ?? undefined });
+  if (tenantId !== null) annotateTenant(tenantId);
   return { caller, claims };
 }
 

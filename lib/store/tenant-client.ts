@@ -4,6 +4,7 @@ import { LRUCache } from 'lru-cache';
 import { type Config, config } from '../config.js';
 import { httpError, retryLater } from '../errors.js';
 import { logger } from '../observability/logger.js';
+import { tracer } from '../observability/tracer.js';
 import { createDocumentClient } from './client.js';
 import { type FenceKind, tenantSessionRequest } from './tenant-fence.js';
 
@@ -27,12 +28,14 @@ import { type FenceKind, tenantSessionRequest } from './tenant-fence.js';
  * configuration and reused across invocations. Timeouts and retries are bounded so a slow or
  * absent engine becomes a 504/503 well inside the Lambda timeout.
  */
-const serviceClient = createDocumentClient({
-  region: config().region,
-  endpoint: config().dynamoEndpoint,
-  maxAttempts: config().dynamoMaxAttempts,
-  timeoutMs: config().dynamoTimeoutMs,
-});
+const serviceClient = tracer.captureAWSv3Client(
+  createDocumentClient({
+    region: config().region,
+    endpoint: config().dynamoEndpoint,
+    maxAttempts: config().dynamoMaxAttempts,
+    timeoutMs: config().dynamoTimeoutMs,
+  }),
+);
 
 const LIFETIME_SECONDS = 3_600;
 const RENEW_BEFORE_MS = 5 * 60_000;
@@ -66,11 +69,13 @@ let sts: STSClient | undefined;
 
 function stsClient(): STSClient {
   const cfg = config();
-  sts ??= new STSClient({
-    region: cfg.region,
-    maxAttempts: 2,
-    ...(cfg.stsEndpoint ? { endpoint: cfg.stsEndpoint, credentials: { accessKeyId: 'local', secretAccessKey: 'local' } } : {}),
-  });
+  sts ??= tracer.captureAWSv3Client(
+    new STSClient({
+      region: cfg.region,
+      maxAttempts: 2,
+      ...(cfg.stsEndpoint ? { endpoint: cfg.stsEndpoint, credentials: { accessKeyId: 'local', secretAccessKey: 'local' } } : {}),
+    }),
+  );
   return sts;
 }
 
@@ -96,18 +101,20 @@ async function assumeTenantRole(kind: FenceKind, tenantId: string, signal: Abort
   if (!c?.AccessKeyId || !c.SecretAccessKey || !c.SessionToken || !c.Expiration)
     throw new Error('STS answered AssumeRole without credentials');
   return {
-    client: createDocumentClient({
-      region: cfg.region,
-      endpoint: cfg.dynamoEndpoint,
-      maxAttempts: cfg.dynamoMaxAttempts,
-      timeoutMs: cfg.dynamoTimeoutMs,
-      credentials: {
-        accessKeyId: c.AccessKeyId,
-        secretAccessKey: c.SecretAccessKey,
-        sessionToken: c.SessionToken,
-        expiration: c.Expiration,
-      },
-    }),
+    client: tracer.captureAWSv3Client(
+      createDocumentClient({
+        region: cfg.region,
+        endpoint: cfg.dynamoEndpoint,
+        maxAttempts: cfg.dynamoMaxAttempts,
+        timeoutMs: cfg.dynamoTimeoutMs,
+        credentials: {
+          accessKeyId: c.AccessKeyId,
+          secretAccessKey: c.SecretAccessKey,
+          sessionToken: c.SessionToken,
+          expiration: c.Expiration,
+        },
+      }),
+    ),
     renewAt: c.Expiration.getTime() - RENEW_BEFORE_MS,
   };
 }

@@ -107,4 +107,47 @@ describe('E2E: logs and metrics of real requests', () => {
     for (const part of mcpToken.split('.').slice(1)) expect(text).not.toContain(part);
     expect(text).not.toMatch(/eyJ[A-Za-z0-9_-]{20,}/);
   });
+
+  it("carries the MCP door's X-Ray trace across the private hop: the observations function logs the caller's trace, and no X-Ray daemon is missed", async () => {
+    const mcpToken = await stack.mcpToken({ tenant: 'acme', subject: 'carol' });
+    const root = `1-${Math.floor(Date.now() / 1000).toString(16)}-${'c0ffee'.repeat(4)}`;
+    lines.length = 0;
+    warnings.length = 0;
+    // One tools/call, as a client traced by X-Ray sends it (the header API Gateway continues).
+    const answer = await fetch(`${stack.publicUrl}/api/mcp`, {
+      method: 'POST',
+      headers: {
+        Authorization: `Bearer ${mcpToken}`,
+        'Content-Type': 'application/json',
+        Accept: 'application/json, text/event-stream',
+        'X-Amzn-Trace-Id': `Root=${root};Sampled=1`,
+      },
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'tools/call',
+        params: { name: 'observations', arguments: { agent_id: 'a-1', reason: 'trace the hop' } },
+      }),
+    });
+    const { result } = (await answer.json()) as { result: { isError?: boolean } };
+
+    const entries = jsonLines(lines).logs;
+    const brokered = entries.find((e) => e.message === 'dashboard read through the broker' && e.subject === 'carol');
+    const read = entries.find((e) => e.message === 'dashboard read' && e.subject === 'carol');
+    expect(result.isError).toBeFalsy();
+    // Powertools Logger writes the trace the function runs in (_X_AMZN_TRACE_ID): the client's, through both gateways.
+    expect(brokered?.xray_trace_id).toBe(root);
+    expect(read?.xray_trace_id).toBe(root);
+    // Tracer sends its segments to a daemon that is not there (UDP, dropped): nothing fails, nothing is printed about it.
+    const printed = [
+      ...warnings,
+      ...lines
+        .join('')
+        .split('\n')
+        .filter((line) => !line.startsWith('{')),
+    ].join('\n');
+    expect(printed).not.toMatch(/X-Ray|trace data|segment|daemon/i);
+    // Annotations never reach a log line: the logs say what they said before.
+    expect(entries.filter((e) => e.subject === 'carol').every((e) => e.tenant === 'acme')).toBe(true);
+  });
 });

@@ -1,5 +1,7 @@
 import type { APIGatewayProxyEvent } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { answerMockIntegration } from '../../infra/local/mock-integration.js';
+import { staticAnswerOf } from '../../infra/static-answers.js';
 import { useEnvironment } from '../helpers/env.js';
 import { eventFixture, setHeader, testContext } from '../helpers/events.js';
 import { FUNCTION_ENVIRONMENT } from '../helpers/function-environment.js';
@@ -17,7 +19,7 @@ import { get } from '../helpers/stack.js';
 
 /** The MCP function's answer, called in-process (no gateway in front), to a browser's request at /api/mcp from `origin`. */
 async function functionAnswerTo(
-  method: 'POST' | 'OPTIONS',
+  method: 'POST',
   origin: string,
 ): Promise<{ statusCode: number; headers: Record<string, string>; body: string }> {
   // As a function with serverless.yml's environment (its own origin is PUBLIC_URL's, never evil.example).
@@ -31,7 +33,6 @@ async function functionAnswerTo(
     e.requestContext.httpMethod = method;
     e.body = method === 'POST' ? JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }) : null;
     setHeader(e, 'Origin', origin);
-    if (method === 'OPTIONS') setHeader(e, 'Access-Control-Request-Method', 'POST');
   });
   return (await handler(event as never, testContext('mcp'))) as { statusCode: number; headers: Record<string, string>; body: string };
 }
@@ -135,16 +136,22 @@ describe('E2E: the MCP door over plain HTTP', () => {
 
     it('gives another origin no Access-Control-Allow-Origin (403), so the browser refuses to send', async () => {
       const res = await preflight('http://evil.example');
-      // The function's own answer to that preflight, as API Gateway passes it on on AWS.
-      const own = await functionAnswerTo('OPTIONS', 'http://evil.example');
+      // API Gateway's own answer to that preflight on AWS (its MOCK integration, past the local listener's guard).
+      const cfg = stack.config;
+      const method = staticAnswerOf('OPTIONS', '/api/mcp', { ...cfg, mcpAllowedOrigins: [...cfg.mcpAllowedOrigins, ...cfg.ownOrigins] })!;
+      const own = answerMockIntegration(
+        method.Integration,
+        { url: '/api/mcp', rawHeaders: ['Origin', 'http://evil.example', 'Access-Control-Request-Method', 'POST'] },
+        'req-1',
+      );
 
       expect(res.status).toBe(403);
       expect(res.headers.get('access-control-allow-origin')).toBeNull();
       expect(await res.text()).toMatch(/^This local service answers web pages of its own origin/);
-      expect(own.statusCode).toBe(403);
+      expect(own.status).toBe(403);
       expect(own.headers['Access-Control-Allow-Origin']).toBeUndefined();
       expect(own.headers.Vary).toBe('Origin');
-      expect(own.body).toMatch(/^Requests from this Origin are not allowed; set MCP_ALLOWED_ORIGINS to admit it\. \(request id: /);
+      expect(own.body).toBe('Requests from this Origin are not allowed; set MCP_ALLOWED_ORIGINS to admit it. (request id: req-1)\n');
     });
 
     it('makes the answers of an admitted origin readable, the challenge and protocol headers exposed, failures included', async () => {

@@ -5,9 +5,20 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ROOT } from '../../infra/build.js';
 import { readFunctionSpecs } from '../../infra/local/lambda/function-specs.js';
 import { SDK_NODE_MAJOR } from '../../infra/local/node-version.js';
-import type { LocalStack } from '../../infra/local/stack.js';
 import { localDirWithKey } from '../helpers/local-dir.js';
-import { startOnFreePorts, startTestStack, type TestStack } from '../helpers/stack.js';
+import { startOnFreePorts, startTestStack, type TestStack, withTokens } from '../helpers/stack.js';
+
+/** A tools/list at the MCP door: one invocation of the MCP function (its preflight and the RFC 9728 documents are static answers, no function's). */
+const toolsList = async (stack: TestStack): Promise<Response> =>
+  fetch(`${stack.publicUrl}/api/mcp`, {
+    method: 'POST',
+    headers: {
+      Authorization: `Bearer ${await stack.mcpToken()}`,
+      'Content-Type': 'application/json',
+      Accept: 'application/json, text/event-stream',
+    },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
+  });
 
 /**
  * The deployed functions in their sandboxes on the local stack: each instance a process of its
@@ -83,7 +94,7 @@ describe('E2E: each function in a sandbox of its own, with its own environment',
   it('starts the inventory with its own variables and memory, none of the MCP function’s, and nothing else but Lambda’s and the few local ones', async () => {
     const res = await fetch(`${stack.publicUrl}/api/agents`, { headers: { Authorization: `Bearer ${await stack.token()}` } });
     await res.arrayBuffer();
-    await fetch(`${stack.publicUrl}/.well-known/oauth-protected-resource/api/mcp`).then((r) => r.arrayBuffer());
+    await toolsList(stack).then((r) => r.arrayBuffer());
 
     const inventory = environmentOf(instancePid('inventory'));
     const mcp = environmentOf(instancePid('mcp'));
@@ -119,18 +130,17 @@ describe('E2E: each function in a sandbox of its own, with its own environment',
     expect(mcp.MCP_ALLOWED_ORIGINS?.split(',')).toEqual(stack.config.ownOrigins);
   });
   it('answers a function whose variable is bad with the text/plain 502 and says why in one sentence, and goes on serving the others', async () => {
-    const metadata = `${stack.publicUrl}/.well-known/oauth-protected-resource/api/mcp`;
     // UPSTREAM_TIMEOUT_MS is the MCP function's own: its next instance cannot start.
     const previous = stack.updateEnvironment({ UPSTREAM_TIMEOUT_MS: 'soon' });
     let failed: Response;
     let inventory: Response;
     try {
-      failed = await fetch(metadata);
+      failed = await toolsList(stack);
       inventory = await fetch(`${stack.publicUrl}/api/agents`, { headers: { Authorization: `Bearer ${await stack.token()}` } });
     } finally {
       stack.updateEnvironment(previous);
     }
-    const next = await fetch(metadata);
+    const next = await toolsList(stack);
 
     expect(failed.status).toBe(502);
     expect(failed.headers.get('content-type')).toBe('text/plain; charset=utf-8');
@@ -144,21 +154,25 @@ describe('E2E: each function in a sandbox of its own, with its own environment',
 });
 
 describe('E2E: npm start rebuilds a function whose source changed', () => {
-  let stack: LocalStack;
+  let stack: TestStack;
   let sources: string;
-  const metadataUrl = (): string => `${stack.publicUrl}/.well-known/oauth-protected-resource/api/mcp`;
+  /** The title of the MCP door's first tool, as its function answers tools/list. */
+  const firstToolTitle = async (): Promise<string> =>
+    ((await (await toolsList(stack)).json()) as { result: { tools: Array<{ title: string }> } }).result.tools[0]!.title;
 
   beforeAll(async () => {
     // A copy of the sources to edit, under node_modules so that their imports find the project's packages.
     sources = mkdtempSync(join(ROOT, 'node_modules', '.cache', 'rebuild-'));
     for (const folder of ['functions', 'lib']) cpSync(join(ROOT, folder), join(sources, folder), { recursive: true });
-    stack = await startOnFreePorts({
-      seed: 'none',
-      localDir: await localDirWithKey('rebuild-'),
-      bundlesDir: undefined,
-      // The MCP function only (the one this test calls), built from the copy and watched.
-      build: { dir: join(sources, 'dist'), root: sources, functions: ['mcp'] },
-    });
+    stack = withTokens(
+      await startOnFreePorts({
+        seed: 'none',
+        localDir: await localDirWithKey('rebuild-'),
+        bundlesDir: undefined,
+        // The MCP function (the one this test calls) and the token authorizer in front of its door, built from the copy and watched.
+        build: { dir: join(sources, 'dist'), root: sources, functions: ['mcp', 'authorizer'] },
+      }),
+    );
   });
   afterAll(async () => {
     await stack?.stop();
@@ -166,18 +180,18 @@ describe('E2E: npm start rebuilds a function whose source changed', () => {
   });
 
   it('serves an edited lib/ file from the next instance, without a restart, once esbuild rebuilt the bundle', async () => {
-    const before = (await (await fetch(metadataUrl())).json()) as { resource_name: string };
-    const file = join(sources, 'lib', 'mcp', 'resource-metadata.ts');
+    const before = await firstToolTitle();
+    const file = join(sources, 'lib', 'mcp', 'tools.ts');
 
-    writeFileSync(file, readFileSync(file, 'utf8').replace("'Endpoint read service (MCP)'", "'Endpoint read service (MCP, edited)'"));
+    writeFileSync(file, readFileSync(file, 'utf8').replaceAll("'Endpoint health dashboard'", "'Endpoint health dashboard (edited)'"));
     let after = before;
-    for (let waited = 0; waited < 30_000 && after.resource_name === before.resource_name; waited += 200) {
+    for (let waited = 0; waited < 30_000 && after === before; waited += 200) {
       await new Promise((resolve) => setTimeout(resolve, 200));
-      after = (await (await fetch(metadataUrl())).json()) as { resource_name: string };
+      after = await firstToolTitle();
     }
 
-    expect(before.resource_name).toBe('Endpoint read service (MCP)');
-    expect(after.resource_name).toBe('Endpoint read service (MCP, edited)');
+    expect(before).toBe('Endpoint health dashboard');
+    expect(after).toBe('Endpoint health dashboard (edited)');
     expect(stack.functions.stats('mcp').coldStarts).toBe(2);
   });
 });

@@ -1,5 +1,5 @@
 import { inject } from 'vitest';
-import type { Route } from '../../infra/local/template-routes.js';
+import type { Route, RouteFunction } from '../../infra/local/template-routes.js';
 import { type Json, packagedTemplate } from './package.js';
 
 /**
@@ -44,13 +44,12 @@ export function statementsOf(roleId: string): Statement[] {
   return (resource(roleId).Properties.Policies as Json[]).flatMap((p) => p.PolicyDocument.Statement as Statement[]);
 }
 
-export interface TemplateRoute extends Route {
-  id: string;
-}
+export type TemplateRoute = Route & { id: string };
 
 /**
  * The routes of both REST APIs as the template has them: each method's path (walked up its
- * resources), the function its integration invokes, its authorizer (name, identity source, cache) and its transfer mode.
+ * resources), the function its integration invokes (or API Gateway's own MOCK answer), its
+ * authorizer (name, identity source, cache), whether it takes an API key, and its transfer mode.
  */
 export function routesOfTemplate(): TemplateRoute[] {
   const pathOf = (ref: Json | undefined, api: string): string => {
@@ -67,15 +66,16 @@ export function routesOfTemplate(): TemplateRoute[] {
   return ofType('AWS::ApiGateway::Method').map(([id, m]) => {
     const p = m.Properties;
     const api = p.RestApiId.Ref === 'PrivateApi' ? 'private' : 'public';
-    const fn = /(Inventory|Mcp|Observations)LambdaFunction/.exec(JSON.stringify(p.Integration.Uri))![1]!.toLowerCase() as Route['function'];
-    return {
+    const common = {
       id,
       api,
       method: p.HttpMethod,
       resource: pathOf(p.ResourceId, api),
-      function: fn,
       authorizer: authorizerOf(p.AuthorizerId),
-      transferMode: p.Integration.ResponseTransferMode ?? 'BUFFERED',
-    };
+      apiKeyRequired: p.ApiKeyRequired === true,
+    } as const;
+    if (p.Integration.Type === 'MOCK') return { ...common, mock: true };
+    const fn = /(Inventory|Mcp|Observations)LambdaFunction/.exec(JSON.stringify(p.Integration.Uri))![1]!.toLowerCase() as RouteFunction;
+    return { ...common, function: fn, transferMode: p.Integration.ResponseTransferMode ?? 'BUFFERED' };
   });
 }

@@ -211,7 +211,10 @@ describe('Script: infra/build.ts (npm run build)', () => {
     // text shares with the MCP App view; 12.6 KiB for asking the person for a ticket or reason,
     // MCP multi round-trip requests: the form rounds and their sentences 6.3 KiB, the SDK's
     // requestState codec and input builders 2.9 KiB, the tool's and the hop's share 3.4 KiB).
-    const ceilingsKiB: Record<FunctionName, number> = { inventory: 400, authorizer: 200, observations: 400, mcp: 706 };
+    // Powertools Tracer (the X-Ray SDK and its context, about 100 KiB in each bundle) put the inventory
+    // and observations past their 400 KiB targets: their ceilings are today's sizes until it is trimmed
+    // (docs/operations.md, Tracing, has the cost measured).
+    const ceilingsKiB: Record<FunctionName, number> = { inventory: 447, authorizer: 229, observations: 497, mcp: 805 };
     for (const name of NAMES) {
       const kib = statSync(built.get(name)!.bundle).size / 1024;
 

@@ -100,7 +100,7 @@ describe('Template: the private REST API (observations)', () => {
     expect(forObservations[0]!.SourceArn['Fn::Sub']).toMatch(/:\$\{PrivateApi\}\/example\/GET\/api\/mcp\/endpoint$/);
     expect(
       routesOfTemplate()
-        .filter((r) => r.function === 'observations')
+        .filter((r) => !r.mock && r.function === 'observations')
         .map((r) => r.api),
     ).toEqual(['private']);
   });

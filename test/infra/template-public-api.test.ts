@@ -31,9 +31,9 @@ describe('Template: the public REST API (inventory and the MCP door)', () => {
     expect(JSON.stringify(template)).not.toMatch(/HttpApi|httpApi/);
   });
 
-  it('has exactly the routes of the local gateway (infra/local/template-routes.ts): methods, functions, authorizers and transfer modes', () => {
+  it('has exactly the routes of the local gateway (infra/local/template-routes.ts): methods, functions or static answers, authorizers, API keys and transfer modes', () => {
     const line = (r: Route): string =>
-      `${r.api} ${r.method} ${r.resource} -> ${r.function} [${r.authorizer ? JSON.stringify(r.authorizer) : 'none'}, ${r.transferMode}]`;
+      `${r.api} ${r.method} ${r.resource} -> ${r.mock ? 'MOCK' : r.function} [${r.authorizer ? JSON.stringify(r.authorizer) : 'none'}, ${r.apiKeyRequired ? 'API key' : 'no key'}, ${r.mock ? '' : r.transferMode}]`;
     const local = ROUTES.map(line).sort();
     const deployed = routesOfTemplate().map(line).sort();
 
@@ -96,7 +96,9 @@ describe('Template: the public REST API (inventory and the MCP door)', () => {
     } as const;
 
     it('let API Gateway invoke each function only from its own methods of this stage: no other stage, method, path, API or service', async () => {
-      const routes = routesOfTemplate();
+      // A MOCK method invokes no function: every function is judged from it below as from any other path.
+      const routes = routesOfTemplate().filter((route) => !route.mock);
+      const mockRoutes = routesOfTemplate().filter((route) => route.mock);
       const wrong: string[] = [];
       for (const route of routes) {
         for (const [name, fn] of Object.entries(FUNCTION_IDS)) {
@@ -119,6 +121,13 @@ describe('Template: the public REST API (inventory and the MCP door)', () => {
         )
           wrong.push(`${route.function} by another service`);
       }
+      for (const route of mockRoutes) {
+        for (const [name, fn] of Object.entries(FUNCTION_IDS)) {
+          if ((await invoke(fn, methodArn(api(route), 'example', route.method, route.resource))) === 'Allowed')
+            wrong.push(`${name} from the MOCK method ${route.method} ${route.resource}`);
+        }
+      }
+      expect(mockRoutes.length).toBeGreaterThan(0);
       expect(wrong).toEqual([]);
     });
 
@@ -154,8 +163,8 @@ describe('Template: the public REST API (inventory and the MCP door)', () => {
 
       expect(await invoke('InventoryLambdaFunction', elsewhere, policyOf('InventoryLambdaFunction', osls))).toBe('Allowed');
       expect(await invoke('InventoryLambdaFunction', elsewhere)).not.toBe('Allowed');
-      // One permission per method that invokes a function, and one per authorizer: none left from osls.
-      expect(ofType('AWS::Lambda::Permission')).toHaveLength(routesOfTemplate().length + 2);
+      // One permission per method that invokes a function (a MOCK method invokes none), and one per authorizer: none left from osls.
+      expect(ofType('AWS::Lambda::Permission')).toHaveLength(routesOfTemplate().filter((route) => !route.mock).length + 2);
     });
 
     it('keeps the authorizer function outside the VPC, with its own audience for the MCP door', () => {
@@ -189,13 +198,15 @@ describe('Template: the public REST API (inventory and the MCP door)', () => {
         '/response-streaming-invocations',
       ]),
     );
-    for (const [, method] of publicMethods().filter(([, m]) => m !== resource('ApiGatewayMethodApiAgentsGet'))) {
+    for (const [, method] of publicMethods().filter(
+      ([, m]) => m !== resource('ApiGatewayMethodApiAgentsGet') && m.Properties.Integration.Type !== 'MOCK',
+    )) {
       expect(method.Properties.Integration.ResponseTransferMode).toBeUndefined();
       expect(method.Properties.Integration.Uri['Fn::Join'][1]).toContain('/invocations');
     }
   });
 
-  it('serves the RFC 9728 documents and the CORS preflight without any authorizer, and nothing else', () => {
+  it('answers the RFC 9728 documents and the CORS preflights without any authorizer, and nothing else', () => {
     const open = routesOfTemplate().filter((r) => r.api === 'public' && r.authorizer === null);
 
     expect(open.map((r) => `${r.method} ${r.resource}`).sort()).toEqual([

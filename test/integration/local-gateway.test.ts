@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { GATEWAY_RESPONSES, gatewayResponse, PAYLOAD_LIMITS } from '../../infra/gateway-responses.js';
-import { ROUTES as DEPLOYED_ROUTES, type Route, type RouteAuthorizer } from '../../infra/local/template-routes.js';
+import { ROUTES as DEPLOYED_ROUTES, type Route, type RouteAuthorizer, TENANT_THROTTLE } from '../../infra/local/template-routes.js';
+import { traceRootOf } from '../../infra/local/trace-header.js';
 import {
   FIXTURE_GATEWAY_CONFIG,
   type FixtureFunctions,
@@ -22,9 +23,18 @@ import {
 // test/integration/sandbox.test.ts and test/e2e/inventory-streaming.test.ts).
 /** The authorizer serverless.yml puts in front of a door (its identity source and cache). */
 const doorAt = (resource: string): RouteAuthorizer => DEPLOYED_ROUTES.find((r) => r.resource === resource && r.authorizer)!.authorizer!;
+const door = (method: string, resource: string): Route => ({
+  api: 'public',
+  method,
+  resource,
+  function: 'mcp',
+  authorizer: doorAt(resource),
+  apiKeyRequired: DEPLOYED_ROUTES.find((r) => r.method === method && r.resource === resource)!.apiKeyRequired,
+  transferMode: 'BUFFERED',
+});
 const ROUTES: Route[] = [
-  { api: 'public', method: 'GET', resource: '/api/agents', function: 'mcp', authorizer: doorAt('/api/agents'), transferMode: 'BUFFERED' },
-  { api: 'public', method: 'POST', resource: '/api/mcp', function: 'mcp', authorizer: doorAt('/api/mcp'), transferMode: 'BUFFERED' },
+  door('GET', '/api/agents'),
+  door('POST', '/api/mcp'),
   { api: 'public', method: 'GET', resource: '/open', function: 'observations', authorizer: null, transferMode: 'BUFFERED' },
 ];
 
@@ -176,6 +186,71 @@ describe('Local gateway: the token authorizer in front of a door', () => {
     expect(res.status).toBe(200);
     expect(JSON.parse(res.body)).toMatchObject({ principalId: 'user-1', tenant: 'acme', sub: 'user-1', exp: '4102444800', fresh: 'true' });
     expect(JSON.parse(res.body).judged).toBe('Bearer t');
+  });
+});
+
+describe('Local gateway: per-tenant throttling (the tenants’ usage plan, API keys from the authorizer)', () => {
+  it('throttles a tenant past its burst with THROTTLED (429) while another tenant is served, with the template’s rate and burst', async () => {
+    // The clock stands still: no token comes back during the test.
+    const served: number[] = [];
+    for (let i = 0; i < TENANT_THROTTLE.burstLimit; i += 1) served.push((await call('/api/agents', withToken('tenant-busy'))).status);
+
+    const over = await call('/api/agents', withToken('tenant-busy'));
+    const overAtMcp = await call('/api/mcp', withToken('tenant-busy', { method: 'POST', body: '{}' }));
+    const other = await call('/api/agents', withToken('tenant-quiet'));
+
+    expect(TENANT_THROTTLE).toEqual({ rateLimit: 10, burstLimit: 20 });
+    expect(served).toEqual(Array(TENANT_THROTTLE.burstLimit).fill(200));
+    expectGatewayResponse(over, 'THROTTLED');
+    // One bucket per tenant, across both doors.
+    expectGatewayResponse(overAtMcp, 'THROTTLED');
+    expect(other.status).toBe(200);
+    expect(JSON.parse(other.body)).toMatchObject({ tenant: 'quiet' });
+  });
+
+  it('serves the throttled tenant again once its bucket refills at the plan’s rate', async () => {
+    for (let i = 0; i <= TENANT_THROTTLE.burstLimit; i += 1) await call('/api/agents', withToken('tenant-refill'));
+    expect((await call('/api/agents', withToken('tenant-refill'))).status).toBe(429);
+
+    clock += 1000 / TENANT_THROTTLE.rateLimit;
+
+    expect((await call('/api/agents', withToken('tenant-refill'))).status).toBe(200);
+    expect((await call('/api/agents', withToken('tenant-refill'))).status).toBe(429);
+  });
+
+  it('refuses an allowed request that names no API key with INVALID_API_KEY (403), never invoking the function', async () => {
+    const before = functions.stats('mcp').invocations;
+
+    expectGatewayResponse(await call('/api/agents', withToken('no-usage-key')), 'INVALID_API_KEY');
+    expect(functions.stats('mcp').invocations).toBe(before);
+  });
+});
+
+describe('Local gateway: the X-Ray trace header, as API Gateway with tracing on passes it', () => {
+  it('continues the trace a request names: the same root in the event and in the invocation, a parent of its own', async () => {
+    const sent = 'Root=1-67891233-abcdef012345678912345678;Parent=53995c3f42cd8ad8;Sampled=1';
+
+    const res = JSON.parse((await call('/open?do=trace', { headers: { 'X-Amzn-Trace-Id': sent } })).body) as {
+      header: string;
+      env: string;
+    };
+
+    expect(traceRootOf(res.header)).toBe('1-67891233-abcdef012345678912345678');
+    expect(res.header).toMatch(/;Sampled=1$/);
+    expect(res.header).not.toContain('Parent=53995c3f42cd8ad8');
+    expect(res.env).toBe(res.header);
+  });
+
+  it('starts a trace for a request that names none, or names one that is no trace', async () => {
+    const none = JSON.parse((await call('/open?do=trace')).body) as { header: string; env: string };
+    const junk = JSON.parse((await call('/open?do=trace', { headers: { 'X-Amzn-Trace-Id': 'Root=$(rm -rf);x' } })).body) as {
+      header: string;
+    };
+
+    expect(none.header).toMatch(/^Root=1-[0-9a-f]{8}-[0-9a-f]{24};Parent=[0-9a-f]{16};Sampled=1$/);
+    expect(none.env).toBe(none.header);
+    expect(junk.header).toMatch(/^Root=1-[0-9a-f]{8}-[0-9a-f]{24};/);
+    expect(junk.header).not.toContain('rm -rf');
   });
 });
 

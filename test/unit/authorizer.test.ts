@@ -7,6 +7,7 @@ import type { APIGatewayAuthorizerResult, APIGatewayRequestAuthorizerEvent, Cont
 import { decodeJwt } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type LocalIssuer, localIssuer } from '../../infra/local/issuer.js';
+import { tenantUsageKey } from '../../lib/auth/usage-key.js';
 import { useEnvironment } from '../helpers/env.js';
 import { eventFixture, testContext } from '../helpers/events.js';
 
@@ -85,7 +86,7 @@ const authorize = (e: APIGatewayRequestAuthorizerEvent) => handler(e, testContex
 
 describe('Handler: authorizer (the public REST API token authorizer)', () => {
   describe('allows', () => {
-    it('an inventory token at GET /api/agents, for that one method only, handing over tenant, sub and exp', async () => {
+    it("an inventory token at GET /api/agents, for that one method only, handing over tenant, sub and exp, and naming the tenant's usage key", async () => {
       const token = await sign(INVENTORY_AUDIENCE);
       const exp = decodeJwt(token).exp!;
 
@@ -98,7 +99,21 @@ describe('Handler: authorizer (the public REST API token authorizer)', () => {
           Statement: [{ Action: 'execute-api:Invoke', Effect: 'Allow', Resource: [`${API_ARN}/GET/api/agents`] }],
         },
         context: { tenant: 'acme', sub: 'user-1', exp, grantedScopes: 'openid endpoints:read' },
+        usageIdentifierKey: tenantUsageKey('prod', 'acme'),
       });
+    });
+
+    it("names each tenant's own API key of the stage, so API Gateway throttles each tenant on its own (usage plan)", async () => {
+      const acme = await authorize(event('GET', '/api/agents', `Bearer ${await sign(INVENTORY_AUDIENCE, { tenant: 'acme' })}`));
+      const globex = await authorize(event('POST', '/api/mcp', `Bearer ${await sign(MCP_AUDIENCE, { tenant: 'globex' })}`));
+      const acmeAtMcp = await authorize(event('POST', '/api/mcp', `Bearer ${await sign(MCP_AUDIENCE, { tenant: 'acme' })}`));
+
+      expect(acme.usageIdentifierKey).toMatch(/^[0-9a-f]{64}$/);
+      expect(acmeAtMcp.usageIdentifierKey).toBe(acme.usageIdentifierKey);
+      expect(globex.usageIdentifierKey).toBe(tenantUsageKey('prod', 'globex'));
+      expect(globex.usageIdentifierKey).not.toBe(acme.usageIdentifierKey);
+      // Another stage's key differs: a key belongs to one stage's plan.
+      expect(tenantUsageKey('dev', 'acme')).not.toBe(acme.usageIdentifierKey);
     });
 
     it("an MCP token at POST /api/mcp, for the MCP door's methods and never another door's (so a cached answer cannot open one)", async () => {
@@ -119,6 +134,8 @@ describe('Handler: authorizer (the public REST API token authorizer)', () => {
 
       expect(result.policyDocument.Statement[0]).toMatchObject({ Effect: 'Allow' });
       expect(result.context).toMatchObject({ tenant: '', sub: 'user-1' });
+      // The key the template puts in the plan for tokens without a tenant, so the handler's 403 is reached.
+      expect(result.usageIdentifierKey).toBe(tenantUsageKey('prod', ''));
     });
 
     it('hands over only strings, numbers and booleans, as API Gateway requires of a context', async () => {

@@ -170,3 +170,12 @@ export function readFunctionSpecs(
   }
   return Object.freeze(specs);
 }
+
+/**
+ * One value of the template's sources (`${param:…}` from `params.default`, `${self:…}`,
+ * `${sls:stage}`, `!Sub`) as the local stage resolves it; `undefined` when only AWS knows it.
+ */
+export function resolveLocalValue(value: YamlValue, file: string = join(ROOT, 'serverless.yml')): string | undefined {
+  const doc = readTemplateSource<ServerlessFile>(file);
+  return resolveCloudFormation(value, doc, resolveVariables(doc.provider.region ?? 'us-east-1', doc) ?? 'us-east-1', {});
+}

@@ -12,8 +12,8 @@ import { FunctionPool, type InvocationOutcome, type PoolStats } from './sandbox.
  */
 export interface LocalFunctions {
   readonly specs: Readonly<Record<FunctionName, LambdaFunctionSpec>>;
-  /** Invokes a function with one event, as Lambda's Invoke (or InvokeWithResponseStream) does. */
-  invoke(name: FunctionName, event: unknown, requestId: string): Promise<InvocationOutcome>;
+  /** Invokes a function with one event, as Lambda's Invoke (or InvokeWithResponseStream) does, in the trace `traceId` names (a new one when none). */
+  invoke(name: FunctionName, event: unknown, requestId: string, traceId?: string): Promise<InvocationOutcome>;
   /** The variables each instance of the function starts with, besides Lambda's runtime ones. */
   environment(name: FunctionName): Readonly<Record<string, string>>;
   /**
@@ -75,7 +75,7 @@ export function startLocalFunctions(options: LocalFunctionsOptions): LocalFuncti
   });
   return {
     specs: options.specs,
-    invoke: (name, event, requestId) => pools[name].invoke(event, requestId),
+    invoke: (name, event, requestId, traceId) => pools[name].invoke(event, requestId, traceId),
     environment: (name) => environments[name],
     setEnvironment(name, environment) {
       if (sameVariables(environments[name], environment)) return;

@@ -3,6 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import type { Readable } from 'node:stream';
+import { invocationTrace } from '../trace-header.js';
 import { runtimeEnvironment } from './environment.js';
 import type { LambdaFunctionSpec } from './function-specs.js';
 import { type FunctionError, RUNTIME_TOKEN, type RuntimeApi, STREAM_CUT, startRuntimeApi } from './runtime-api.js';
@@ -240,10 +241,11 @@ class Instance {
   }
 
   /**
-   * Hands the instance one event (its runtime gets it at its next GET /next); resolves with the
-   * runtime's answer, or the error the instance was stopped with.
+   * Hands the instance one event (its runtime gets it at its next GET /next) with its trace header
+   * (a new unsampled trace when the caller names none, as Lambda does with active tracing); resolves
+   * with the runtime's answer, or the error the instance was stopped with.
    */
-  async invoke(event: unknown, requestId: string): Promise<InvocationOutcome> {
+  async invoke(event: unknown, requestId: string, traceId?: string): Promise<InvocationOutcome> {
     const { spec } = this.options;
     this.state = 'busy';
     this.invocations += 1;
@@ -257,6 +259,7 @@ class Instance {
       event,
       deadlineMs: Date.now() + timeoutMs,
       functionArn: `arn:aws:lambda:${spec.region}:000000000000:function:${spec.functionName}`,
+      traceId: traceId ?? invocationTrace(),
     });
     if (answer.kind === 'stream') {
       // A cut stream may be a runtime that died with it (its exit, seen a moment later, stops the
@@ -423,7 +426,7 @@ export class FunctionPool {
    * Invokes the function with one event: on a warm instance of its current environment, else a new
    * one (a cold start) while fewer than its reserved concurrency run, else throttled.
    */
-  async invoke(event: unknown, requestId: string): Promise<InvocationOutcome> {
+  async invoke(event: unknown, requestId: string, traceId?: string): Promise<InvocationOutcome> {
     const environment = environmentKey(this.options.environment());
     let instance = this.takeIdle(environment);
     let initDurationMs: number | undefined;
@@ -450,7 +453,7 @@ export class FunctionPool {
       initDurationMs = instance.initDurationMs;
     }
     this.invocations += 1;
-    const outcome = await instance.invoke(event, requestId);
+    const outcome = await instance.invoke(event, requestId, traceId);
     return initDurationMs === undefined ? outcome : { ...outcome, initDurationMs };
   }
 

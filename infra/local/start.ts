@@ -119,7 +119,7 @@ const lines = [
     : [
         `  warning: HOST=${host}: the public listener is open to other machines. It still answers only requests that name it as ${new URL(stack.publicUrl).host} (or PUBLIC_URL's host), and its sign-in has no password: open it only on a network you trust.`,
       ]),
-  `  public   ${stack.publicUrl}/api/agents            (REST API emulated, token authorizer included; JWKS at ${stack.publicUrl}/.well-known/jwks.json)`,
+  `  public   ${stack.publicUrl}/api/agents            (REST API emulated, token authorizer included; keys found through ${stack.publicUrl}/.well-known/openid-configuration)`,
   `  mcp      ${stack.publicUrl}/api/mcp               (MCP Streamable HTTP, stateless; metadata at ${stack.publicUrl}/.well-known/oauth-protected-resource/api/mcp)`,
   `  issuer   ${cfg.jwtIssuer}                  (OAuth sign-in for MCP clients, development only: ${stack.publicUrl}/.well-known/oauth-authorization-server)`,
   `  private  ${stack.privateUrl}/api/mcp/endpoint   (loopback only: the MCP broker's hop)`,

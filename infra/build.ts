@@ -49,7 +49,7 @@ import { type BuildOptions, build, type Metafile, type Plugin } from 'esbuild';
 import { ZipFile } from 'yazl';
 import { buildViews, writeFileAtomically } from './build-views.js';
 import { gatewayResponseResources } from './gateway-responses.js';
-import { LAMBDA_NODE_MAJOR } from './local/node-version.js';
+import { LAMBDA_NODE_MAJOR } from './node-version.js';
 
 /**
  * The project's folder: the nearest folder above this module that holds serverless.yml (this file
@@ -218,7 +218,7 @@ function functionFiles(name: FunctionName, dist: string): { outDir: string; bund
 /**
  * The options of the one esbuild run that bundles every function into `dist` (each output where
  * functionFiles puts it): `npm run build`'s, and the local stack's, which runs the same bundles
- * (infra/local/lambda/bundles.ts, with esbuild's watch). `root` is where the entry modules are read
+ * (local/lambda/bundles.ts, with esbuild's watch). `root` is where the entry modules are read
  * (the project; a copy of it in the rebuild test), `names` the functions built (all by default).
  */
 export function functionsBuildOptions(

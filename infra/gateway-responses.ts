@@ -3,7 +3,7 @@
  * fails a request before (or instead of) a function's answer. One table, used twice: `npm run
  * build` writes the template's `AWS::ApiGateway::GatewayResponse` resources from it
  * (dist/gateway-responses.json, included by serverless.yml), and the local gateway
- * (infra/local/gateway.ts) answers its refusals from it, so the two cannot drift.
+ * (local/gateway.ts) answers its refusals from it, so the two cannot drift.
  *
  * Every one is a failure in the contract's words (DESIGN §6): `text/plain; charset=utf-8`, one
  * sentence and the request id as lib/responses.ts failureBody writes them, `Cache-Control: no-store`,

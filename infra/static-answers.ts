@@ -9,8 +9,8 @@
  * - `npm run package`: infra/osls-public-api-stage.mjs has infra/package-resources-cli.ts write
  *   these methods into the template with the stage's values, as the MCP function's own
  *   configuration (lib/config.ts) reads them from the environment the template gives it;
- * - the local gateway (infra/local/gateway.ts) answers these routes by running the same MOCK
- *   integration (infra/local/mock-integration.ts: its request template, its integration response's
+ * - the local gateway (local/gateway.ts) answers these routes by running the same MOCK
+ *   integration (local/mock-integration.ts: its request template, its integration response's
  *   headers and template), with the local stack's values.
  *
  * The answers are what the MCP function answered for these routes, byte for byte: the documents

@@ -3,8 +3,8 @@ import { cpSync, mkdtempSync, readFileSync, readlinkSync, rmSync, writeFileSync 
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ROOT } from '../../infra/build.js';
-import { readFunctionSpecs } from '../../infra/local/lambda/function-specs.js';
-import { SDK_NODE_MAJOR } from '../../infra/local/node-version.js';
+import { SDK_NODE_MAJOR } from '../../infra/node-version.js';
+import { readFunctionSpecs } from '../../local/lambda/function-specs.js';
 import { localDirWithKey } from '../helpers/local-dir.js';
 import { startOnFreePorts, startTestStack, type TestStack, withTokens } from '../helpers/stack.js';
 

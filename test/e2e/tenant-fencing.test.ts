@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { auditItemsOf } from '../../infra/local/audit-items.js';
 import { tenantAuditSessionPolicy, tenantSessionPolicy } from '../../lib/store/tenant-fence.js';
+import { auditItemsOf } from '../../local/audit-items.js';
 import { type SharedStack, sharedStack } from '../helpers/shared-stack.js';
 import { get } from '../helpers/stack.js';
 import { type StsStandIn, startStsStandIn } from '../helpers/sts.js';

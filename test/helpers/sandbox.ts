@@ -3,13 +3,13 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import type { FunctionName } from '../../infra/build.js';
-import { type LocalRestApiOptions, localRestApi } from '../../infra/local/gateway.js';
-import { prebuiltBundles } from '../../infra/local/lambda/bundles.js';
-import { functionEnvironment, UNREACHABLE_STACK_VALUES } from '../../infra/local/lambda/environment.js';
-import { type LambdaFunctionSpec, readFunctionSpecs } from '../../infra/local/lambda/function-specs.js';
-import { type LocalFunctions, startLocalFunctions } from '../../infra/local/lambda/local-functions.js';
-import { type LambdaRuntime, lambdaRuntime } from '../../infra/local/lambda/runtimes.js';
-import { listenerRouter } from '../../infra/local/listener-router.js';
+import { type LocalRestApiOptions, localRestApi } from '../../local/gateway.js';
+import { prebuiltBundles } from '../../local/lambda/bundles.js';
+import { functionEnvironment, UNREACHABLE_STACK_VALUES } from '../../local/lambda/environment.js';
+import { type LambdaFunctionSpec, readFunctionSpecs } from '../../local/lambda/function-specs.js';
+import { type LocalFunctions, startLocalFunctions } from '../../local/lambda/local-functions.js';
+import { type LambdaRuntime, lambdaRuntime } from '../../local/lambda/runtimes.js';
+import { listenerRouter } from '../../local/listener-router.js';
 
 /**
  * The local gateway and sandboxes with the fixture functions of test/fixtures/functions/ in place

@@ -2,7 +2,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, inject, it } from 'vitest';
 import { FUNCTIONS, ROOT } from '../../infra/build.js';
-import { LAMBDA_RUNTIME_ID } from '../../infra/local/node-version.js';
+import { LAMBDA_RUNTIME_ID } from '../../infra/node-version.js';
 import { canCutNetwork, fragmentResourceIds, type Json, LONGEST_STAGE, packagedVariant, WAF_RESOURCE_IDS } from '../helpers/package.js';
 import { ofType, resource, state, template } from '../helpers/template.js';
 import { readZip } from './zip.js';

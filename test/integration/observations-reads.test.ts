@@ -1,10 +1,10 @@
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { sampleSeries } from '../../infra/local/demo.js';
-import { loadFleet } from '../../infra/local/fleet.js';
 import { UNSCOPED } from '../../lib/auth/endpoint-scope.js';
 import { EndpointDashboard } from '../../lib/contract/schemas.js';
 import { policyKey, sampleKey } from '../../lib/store/keys.js';
+import { sampleSeries } from '../../local/demo.js';
+import { loadFleet } from '../../local/fleet.js';
 import { startTestEngine, type TestEngine } from '../helpers/engine.js';
 import { useEngine, useEnvironment } from '../helpers/env.js';
 import { answeringEndpoint, type RecordedRequest, recordingProxy } from '../helpers/faults.js';

@@ -1,9 +1,9 @@
 import type { APIGatewayProxyEvent, Context } from 'aws-lambda';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { auditItemsOf } from '../../infra/local/audit-items.js';
-import { loadFleet } from '../../infra/local/fleet.js';
 import { type AuditItem, putAuditItem } from '../../lib/store/audit.js';
 import { tenantAuditSessionPolicy, tenantSessionName, tenantSessionPolicy } from '../../lib/store/tenant-fence.js';
+import { auditItemsOf } from '../../local/audit-items.js';
+import { loadFleet } from '../../local/fleet.js';
 import { startTestEngine, type TestEngine } from '../helpers/engine.js';
 import { useEngine } from '../helpers/env.js';
 import { eventFixture, testContext } from '../helpers/events.js';

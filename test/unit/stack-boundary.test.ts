@@ -29,16 +29,16 @@ function importsOf(file: string): string[] {
 }
 
 describe('The local stack and lib/', () => {
-  it('imports at most four lib/ modules into infra/local, all of the data format', () => {
-    const taken = new Set([...sources('infra/local')].flatMap((file) => importsOf(file).filter((m) => m.startsWith('lib/'))));
+  it('imports at most four lib/ modules into local/, all of the data format', () => {
+    const taken = new Set([...sources('local/')].flatMap((file) => importsOf(file).filter((m) => m.startsWith('lib/'))));
 
     expect([...taken].sort()).toEqual(DATA_FORMAT);
   });
 
-  it('lets the lint refuse any other: the Biome rule on infra/local admits exactly the data format', () => {
+  it('lets the lint refuse any other: the Biome rule on local/ admits exactly the data format', () => {
     const config = readFileSync(join(ROOT, 'biome.jsonc'), 'utf8').replace(/^\s*\/\/.*$/gm, '');
     const override = (JSON.parse(config).overrides as Array<{ includes: string[]; linter?: unknown }>).find((o) =>
-      o.includes.includes('infra/local/**'),
+      o.includes.includes('local/**'),
     );
     expect(override).toBeDefined();
     const rule = (

@@ -2,14 +2,14 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ROOT } from '../../infra/build.js';
-import { TUNING_VARIABLES } from '../../infra/local/lambda/environment.js';
-import { readFunctionSpecs } from '../../infra/local/lambda/function-specs.js';
-import { readStackConfig, readStackPorts, SERVICE_DEFAULTS, StackConfigError } from '../../infra/local/settings.js';
 import { parseConfig } from '../../lib/config.js';
+import { TUNING_VARIABLES } from '../../local/lambda/environment.js';
+import { readFunctionSpecs } from '../../local/lambda/function-specs.js';
+import { readStackConfig, readStackPorts, SERVICE_DEFAULTS, StackConfigError } from '../../local/settings.js';
 import { FUNCTION_ENVIRONMENT } from '../helpers/function-environment.js';
 
 /**
- * The stack's own configuration (infra/local/settings.ts): what it reads of `npm start`'s
+ * The stack's own configuration (local/settings.ts): what it reads of `npm start`'s
  * environment, the one sentence for a bad variable, and where its values come from when none is
  * set: serverless.yml's stage defaults, else the stack's own choice, else the service's defaults,
  * which it must agree on with lib/config.ts (checked here, since it may not import it).
@@ -117,7 +117,7 @@ function serviceVariables(): string[] {
   return [...schema.matchAll(/^ {2}([A-Z][A-Z0-9_]*):/gm)].map((m) => m[1]!);
 }
 
-describe('Constant: TUNING_VARIABLES (infra/local/lambda/environment.ts)', () => {
+describe('Constant: TUNING_VARIABLES (local/lambda/environment.ts)', () => {
   it('with what serverless.yml gives the functions and the two local additions, passes on every variable the service reads', () => {
     const given = new Set(Object.values(readFunctionSpecs()).flatMap((spec) => Object.keys(spec.environment)));
     const passed = new Set([...given, ...TUNING_VARIABLES, 'DYNAMODB_ENDPOINT', 'BROKER_CLIENT_SECRET']);

@@ -1,4 +1,4 @@
-import { agentsPartition } from '../lib/store/keys.js';
+import { agentsPartition } from '../lib/data-format/keys.js';
 import { restApiEvent } from '../local/events.js';
 import { writeTenantAgents } from '../local/fleet.js';
 import { realisticAgents } from '../local/generator.js';

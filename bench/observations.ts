@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
+import { connectionKey, durableAgentKey, policyKey, sampleSortKey, samplesPartition } from '../lib/data-format/keys.js';
 import { type AuditItem, auditRecord } from '../lib/store/audit.js';
-import { connectionKey, durableAgentKey, policyKey, sampleSortKey, samplesPartition } from '../lib/store/keys.js';
 import { restApiEvent } from '../local/events.js';
 import { writeTenantAgents } from '../local/fleet.js';
 import { realisticAgents } from '../local/generator.js';

@@ -9,9 +9,10 @@
  * - `npm run package`: infra/osls-public-api-stage.mjs has infra/package-resources-cli.ts write
  *   these methods into the template with the stage's values, as the MCP function's own
  *   configuration (lib/config.ts) reads them from the environment the template gives it;
- * - the local gateway (local/gateway.ts) answers these routes by running the same MOCK
- *   integration (local/mock-integration.ts: its request template, its integration response's
- *   headers and template), with the local stack's values.
+ * - the local gateway answers these routes by running the same MOCK integration
+ *   (local/mock-integration.ts: its request template, its integration response's headers and
+ *   template), made with the local stack's values by infra/public-api-answers-cli.ts in a process
+ *   of its own (local/public-api-answers.ts).
  *
  * The answers are what the MCP function answered for these routes, byte for byte: the documents
  * from lib/mcp/resource-metadata.ts, the headers @middy/http-cors wrote (lib/mcp/cors.ts

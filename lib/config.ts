@@ -1,6 +1,6 @@
 import * as z from 'zod/mini';
 import { DEFAULT_REQUIRED_SCOPE, OBSERVATIONS_SCOPE, SCOPE_TOKEN } from './scope-names.js';
-import './zod-english-locale.js';
+import './data-format/zod-english-locale.js';
 
 const POSITIVE_RULE = 'must be a whole number above 0';
 const positiveInt = z.coerce.number({ error: POSITIVE_RULE }).check(z.int({ error: POSITIVE_RULE }), z.positive({ error: POSITIVE_RULE }));

@@ -3,7 +3,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import Provider, { type Configuration, errors, interactionPolicy, type KoaContextWithOIDC } from 'oidc-provider';
 // oidc-provider's own refresh grant, wrapped below (keepingDoorScope): the package has no hook between its parameters and the grant.
 import * as refreshTokenGrant from 'oidc-provider/lib/actions/grants/refresh_token.js';
-import { isGroupName, MAX_GROUP_NAME_CHARACTERS } from '../lib/store/records.js';
+import { isGroupName, MAX_GROUP_NAME_CHARACTERS } from '../lib/data-format/index.js';
 import { authorizationStore, type StoreLimits } from './authorization-store.js';
 import { clientIdDocuments, documentRefused, FAILURE_ANSWER_MS, isDocumentUrl } from './client-id-documents.js';
 import { DEMO_TENANTS } from './demo.js';

@@ -2,7 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { BatchWriteItemCommand, type DynamoDBClient, type WriteRequest } from '@aws-sdk/client-dynamodb';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import pLimit from 'p-limit';
-import { toItem } from '../lib/store/attribute-values.js';
+import { toItem } from '../lib/data-format/index.js';
 
 /** DynamoDB's most put requests per BatchWriteItem. */
 const BATCH_WRITE_MAX_ITEMS = 25;
@@ -33,7 +33,7 @@ function backoff(round: number, baseMs: number, signal: AbortSignal | undefined)
 /**
  * Writes (puts) `items` into `table` in BatchWriteItems of 25, `concurrency` in flight (p-limit):
  * how the stack seeds a fleet, and how `npm run seed` loads one into any table. Items go in
- * DynamoDB's wire form (lib/store/attribute-values.ts, cheaper than the document client's
+ * DynamoDB's wire form (lib/data-format/attribute-values.ts, cheaper than the document client's
  * marshaller for hundreds of thousands of flat items) through the base client the document client
  * wraps. Items DynamoDB returns unprocessed (throttling, a busy partition) are sent again, with
  * exponential backoff and full jitter, until none are left; a batch still

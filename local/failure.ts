@@ -2,7 +2,8 @@
  * The stack's own refusals (a request target that is no path, a method its own routes do not
  * serve, a sign-in form from another page…), in the form every failure of the service takes
  * (docs/design.md §6, the gateway responses of infra/gateway-responses.ts): `text/plain`, one
- * sentence and the request id, never cached.
+ * sentence and the request id, never cached. The service's form (lib/responses.ts), copied:
+ * test/unit/boundary-copies.test.ts holds the two equal.
  */
 
 /** The headers of every failure: text, never cached. */

@@ -1,14 +1,17 @@
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import * as z from 'zod';
-import { connectionRecordItem, durableRecordItem, policyItem, sampleItem } from '../lib/store/items.js';
 import {
   ALL_GROUPS,
+  connectionRecordItem,
+  durableRecordItem,
   isAgentId,
   isGroupName,
   MAX_AGENT_ID_CHARACTERS,
   MAX_GROUP_NAME_CHARACTERS,
+  policyItem,
+  sampleItem,
   TenantPolicy,
-} from '../lib/store/records.js';
+} from '../lib/data-format/index.js';
 import { batchWriteItems } from './batch-write.js';
 
 /** The fleet file of DESIGN §7: tenants, their optional policy, agents, their records and samples. */

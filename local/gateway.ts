@@ -2,8 +2,6 @@ import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { APIGatewayProxyEvent } from 'aws-lambda';
 import { LRUCache } from 'lru-cache';
-import { type GatewayResponseType, PAYLOAD_LIMITS, payloadTooLargeAnswer, renderGatewayResponse } from '../infra/gateway-responses.js';
-import { type StaticAnswerValues, staticAnswerOf } from '../infra/static-answers.js';
 import { localMethodArn, requestAuthorizerEvent, restApiEvent } from './events.js';
 import { IntegrationFailure, sendFunctionAnswer } from './lambda/proxy-integration.js';
 import { MAX_BUFFERED_RESPONSE_BYTES } from './lambda/runtime-api.js';
@@ -11,13 +9,15 @@ import type { InvocationOutcome } from './lambda/sandbox.js';
 import { BodyTooLargeError, headerValues, readBoundedBody, sendGatewayResponse, sendLocalFailure } from './listener-io.js';
 import type { ApiRoutes } from './listener-router.js';
 import { answerMockIntegration } from './mock-integration.js';
+import { PAYLOAD_LIMITS, payloadTooLargeAnswer } from './payload-limits.js';
+import { type GatewayResponseType, type PublicApiAnswers, renderGatewayResponse, staticAnswerOf } from './public-api-answers.js';
 import { ROUTES, type Route, type RouteAuthorizer, type RouteFunction, TENANT_THROTTLE, type UsageThrottle } from './template-routes.js';
 import { continueTrace } from './trace-header.js';
 
 /**
  * The local stand-in for API Gateway's REST APIs: serves the routes (local/template-routes.ts) the
  * listener's router (local/listener-router.ts) matched with the deployed functions, each invoked in its sandbox (local/lambda/) with a payload 1.0 event,
- * or with the route's static answer (its MOCK integration, infra/static-answers.ts, run by
+ * or with the route's static answer (its MOCK integration, local/public-api-answers.ts, run by
  * local/mock-integration.ts); in front of
  * a guarded route, the token authorizer function invoked as API Gateway invokes it, its answers
  * cached per door and token for the door's TTL, its policy applied to the method; on a method that
@@ -26,7 +26,7 @@ import { continueTrace } from './trace-header.js';
  * without one; locally every usage identifier is a key of the plan, as if every tenant were set
  * up); X-Ray's trace header continued (or started) and passed to the event and the invocations, as
  * API Gateway with tracing on does; and API
- * Gateway's own answers as the gateway responses of infra/gateway-responses.ts: a function that
+ * Gateway's own answers as the gateway responses the template has (local/public-api-answers.ts): a function that
  * failed (an error, a crash, its timeout, its memory) INTEGRATION_FAILURE (502); one that did not
  * answer within the integration's timeout INTEGRATION_TIMEOUT (504); a throttled invocation 500,
  * as AWS documents for an invocation Lambda refuses (docs/decisions.md).
@@ -48,13 +48,11 @@ export interface LocalRestApiOptions {
   routes?: readonly Route[];
   functions: GatewayFunctions;
   /**
-   * What the gateway responses are written with, known once the stack listens: the public URL (the
-   * challenge's metadata), the browser origins whose pages may read them (the MCP door's) and the
-   * scope the doors ask for (the challenge names it).
+   * What API Gateway answers itself at this API, as the stage configures it (local/public-api-answers.ts):
+   * its gateway responses and static answers, read at each request (the stack makes them anew when
+   * its environment changes).
    */
-  cfg: () => { publicUrl: string; mcpAllowedOrigins: readonly string[]; requiredScope: string | undefined };
-  /** The stage's values the static answers are made with (the MCP function's, as the template takes them); needed when a route is one. */
-  staticAnswerValues?: () => StaticAnswerValues;
+  answers: () => Promise<PublicApiAnswers>;
   /** The tenants' usage plan throttle, read at each request (default: the template's, infra/usage-plan.yml). */
   tenantThrottle?: () => UsageThrottle;
   /** While true, every route answers 503 (the local stack is creating its tables and seeding). */
@@ -224,12 +222,11 @@ export function localRestApi(options: LocalRestApiOptions): LocalRestApi {
 
   const replier =
     (req: IncomingMessage, res: ServerResponse, requestId: string) =>
-    (type: GatewayResponseType, authorizer?: Record<string, string>, status?: number, localNote?: string): void =>
+    async (type: GatewayResponseType, authorizer?: Record<string, string>, status?: number, localNote?: string): Promise<void> =>
       sendGatewayResponse(
         res,
-        renderGatewayResponse(type, {
+        renderGatewayResponse(await options.answers(), type, {
           requestId,
-          cfg: options.cfg(),
           origins: headerValues(req, 'origin'),
           ...(authorizer ? { authorizer } : {}),
           ...(status ? { status } : {}),
@@ -258,8 +255,7 @@ export function localRestApi(options: LocalRestApiOptions): LocalRestApi {
         throw error;
       }
       if (route.mock) {
-        const values = options.staticAnswerValues?.();
-        const method = values && staticAnswerOf(route.method, route.resource, values);
+        const method = staticAnswerOf(await options.answers(), route.method, route.resource);
         if (!method) throw new Error(`no static answer for ${route.method} ${route.resource}`);
         return sendGatewayResponse(res, answerMockIntegration(method.Integration, req, requestId));
       }
@@ -300,14 +296,14 @@ export function localRestApi(options: LocalRestApiOptions): LocalRestApi {
         if ((await Promise.race([answered, timedOut])) === 'timeout') {
           if (outcome.type === 'stream') outcome.abort();
           if (res.headersSent) res.destroy();
-          else reply('INTEGRATION_TIMEOUT');
+          else await reply('INTEGRATION_TIMEOUT');
           await answered.catch(() => undefined);
         }
       } catch (error) {
         if (!(error instanceof IntegrationFailure)) throw error;
         // The function's answer is no HTTP response API Gateway can send.
         if (res.headersSent) res.destroy();
-        else reply('INTEGRATION_FAILURE');
+        else await reply('INTEGRATION_FAILURE');
       } finally {
         clearTimeout(timer);
       }

@@ -31,6 +31,11 @@ export interface ListenerPolicy {
 /** What a listener that serves no web page admits: its own loopback names, no Origin, nothing a browser marks as its own. */
 export const NO_PAGES: ListenerPolicy = Object.freeze({});
 
+/** The guard's sentence for a request that names another host than the listener on `port`: only this stack says it so. */
+export function foreignHostRefusal(port: number): string {
+  return `This local service answers only requests addressed to it by its own name (Host: ${hostValue('localhost', port)}); this one names another host.`;
+}
+
 /**
  * Why `policy` refuses this request, in one sentence; undefined when it is admitted. The listener's
  * port is the one the request came in on, so a listener bound to port 0 needs no telling.
@@ -39,8 +44,7 @@ export function refusal(req: IncomingMessage, policy: ListenerPolicy): string | 
   const port = req.socket.localPort ?? 0;
   const hosts = headerValues(req, 'host');
   const own = ownHosts(port, policy.extraHosts?.() ?? []);
-  if (hosts.length !== 1 || !own.has((hosts[0] ?? '').trim().toLowerCase()))
-    return `This local service answers only requests addressed to it by its own name (Host: ${hostValue('localhost', port)}); this one names another host.`;
+  if (hosts.length !== 1 || !own.has((hosts[0] ?? '').trim().toLowerCase())) return foreignHostRefusal(port);
   const origins = headerValues(req, 'origin');
   if (!policy.pages) {
     if (origins.length > 0 || headerValues(req, 'sec-fetch-site').length > 0)

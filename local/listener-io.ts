@@ -1,5 +1,4 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { RenderedGatewayResponse } from '../infra/gateway-responses.js';
 import { FAILURE_HEADERS, failureText } from './failure.js';
 
 /** Every value of a request header (`name` in lower case), in the order sent: Node keeps only the first `Host` in `req.headers`. */
@@ -34,8 +33,15 @@ export async function readBoundedBody(source: AsyncIterable<Uint8Array>, maxByte
   return Buffer.concat(chunks);
 }
 
-/** A gateway response (infra/gateway-responses.ts) as rendered for this request. */
-export function sendGatewayResponse(res: ServerResponse, response: RenderedGatewayResponse): void {
+/** An answer API Gateway makes itself (a gateway response, a MOCK integration's, a payload refusal): status, headers, body. */
+export interface GatewayAnswer {
+  status: number;
+  headers: Record<string, string>;
+  body: string;
+}
+
+/** An answer of API Gateway's own (local/public-api-answers.ts), as rendered for this request. */
+export function sendGatewayResponse(res: ServerResponse, response: GatewayAnswer): void {
   res.writeHead(response.status, response.headers);
   res.end(response.body);
 }

@@ -6,7 +6,8 @@ import type { Route } from './template-routes.js';
 
 /**
  * The one route table of a local listener, on find-my-way: the REST API's routes (read from
- * serverless.yml and infra/private-api.yml by template-routes.ts, answered by the gateway emulation) and the listener's own routes (the authorization
+ * serverless.yml and infra/private-api.yml by template-routes.ts, with the static answers the
+ * template is given, answered by the gateway emulation) and the listener's own routes (the authorization
  * server, the MCP App preview host), matched by method and exact path.
  *
  * What a request the table has no route for gets depends on whose path it is, as on AWS:
@@ -32,7 +33,7 @@ export interface LocalRoute {
 export interface ApiRoutes {
   routes: readonly Route[];
   serve(route: Route, req: IncomingMessage, res: ServerResponse, requestId: string): Promise<void>;
-  missing(req: IncomingMessage, res: ServerResponse, requestId: string): void;
+  missing(req: IncomingMessage, res: ServerResponse, requestId: string): Promise<void>;
 }
 
 export interface ListenerRouter {
@@ -61,7 +62,7 @@ export function listenerRouter(api: ApiRoutes, local: readonly LocalRoute[] = []
       if (target?.kind === 'local') return target.route.handler(req, res, requestId, found?.params ?? {});
       const allow = localMethods(path);
       if (allow.length > 0) throw new LocalRefusal(405, 'This method is not served here.', { Allow: allow.join(', ') });
-      api.missing(req, res, requestId);
+      return api.missing(req, res, requestId);
     },
   };
 }

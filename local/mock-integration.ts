@@ -1,13 +1,12 @@
 import type { IncomingMessage } from 'node:http';
 import { render } from 'velocityjs';
-import type { RenderedGatewayResponse } from '../infra/gateway-responses.js';
-import type { MockMethod } from '../infra/static-answers.js';
 import { targetOf } from './events.js';
-import { headerValues } from './listener-io.js';
+import { type GatewayAnswer, headerValues } from './listener-io.js';
+import type { MockMethod } from './public-api-answers.js';
 
 /**
  * API Gateway's MOCK integration, run locally from the method the template has
- * (infra/static-answers.ts): its request template gives the status code, which selects the
+ * (infra/static-answers.ts, as local/public-api-answers.ts takes it): its request template gives the status code, which selects the
  * integration response; that response's static header parameters and its template (Velocity, run
  * by velocityjs as serverless-offline runs API Gateway's templates) make the answer, with what a
  * template may set through `$context.responseOverride` (status, headers). The subset API Gateway's
@@ -49,7 +48,7 @@ function staticValue(parameter: string, expression: string): string {
 }
 
 /** API Gateway's answer to `req` from a MOCK integration, with its request id. */
-export function answerMockIntegration(integration: Integration, req: MockRequest, requestId: string): RenderedGatewayResponse {
+export function answerMockIntegration(integration: Integration, req: MockRequest, requestId: string): GatewayAnswer {
   // No body content type (a GET, a preflight): API Gateway takes the application/json template.
   const requestTemplate = integration.RequestTemplates['application/json'];
   if (requestTemplate === undefined) throw new Error('a MOCK integration without an application/json request template');

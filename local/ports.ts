@@ -1,13 +1,13 @@
-import type { Server } from 'node:http';
+import { request, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { gatewayResponse } from '../infra/gateway-responses.js';
 import { sentenceOf } from './failure.js';
+import { foreignHostRefusal } from './guard.js';
 
 /**
  * The ports of the local stack: each is bound and, when some are taken, every one of them is
  * named in one sentence with who holds it, so that a user frees them all at once. A port held by
- * this project's own stack (another `npm start`) is told apart by asking it for a route nobody has:
- * only this stack's gateway answers that with its own text/plain "No such route." sentence.
+ * this project's own stack (another `npm start`) is told apart by a request that names another
+ * host: only this stack's guard (local/guard.ts) refuses it with its own sentence.
  */
 
 /** One port of the stack, and the variable that moves it. */
@@ -34,6 +34,27 @@ type Holder = 'stack' | 'engine' | 'other';
 
 const PROBE_TIMEOUT_MS = 1_000;
 
+/** The answer of whatever listens on `port` to a request naming another host (fetch cannot set `Host`). */
+function foreignHostAnswer(port: number): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const req = request(
+      { host: '127.0.0.1', port, path: '/', headers: { Host: 'endpoint-read-service-port-probe.invalid' }, timeout: PROBE_TIMEOUT_MS },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (chunk: Buffer) => {
+          chunks.push(chunk);
+          if (chunks.length > 64) res.destroy();
+        });
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') }));
+        res.on('error', reject);
+      },
+    );
+    req.on('timeout', () => req.destroy(new Error('no answer')));
+    req.on('error', reject);
+    req.end();
+  });
+}
+
 async function holderOf(taken: StackPort): Promise<Holder> {
   const base = `http://127.0.0.1:${taken.port}`;
   try {
@@ -47,9 +68,8 @@ async function holderOf(taken: StackPort): Promise<Holder> {
       const body = (await response.json().catch(() => undefined)) as Record<string, unknown> | undefined;
       return body && ('TableNames' in body || '__type' in body) ? 'engine' : 'other';
     }
-    const response = await fetch(`${base}/.well-known/endpoint-read-service-port-probe`, { signal: AbortSignal.timeout(PROBE_TIMEOUT_MS) });
-    const ours = response.status === 404 && sentenceOf(await response.text()) === gatewayResponse('MISSING_AUTHENTICATION_TOKEN').sentence;
-    return ours ? 'stack' : 'other';
+    const answer = await foreignHostAnswer(taken.port);
+    return answer.status === 403 && sentenceOf(answer.body) === foreignHostRefusal(taken.port) ? 'stack' : 'other';
   } catch {
     return 'other';
   }

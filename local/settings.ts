@@ -13,7 +13,7 @@ import { LOOPBACK_NAMES } from './own-address.js';
  * functions it is given to, as it would on AWS.
  */
 
-/** The service's defaults for what the stack reads too (lib/config.ts; a unit test holds them equal). */
+/** The service's defaults for what the stack reads too (lib/config.ts's, copied: test/unit/boundary-copies.test.ts holds them equal). */
 export const SERVICE_DEFAULTS = Object.freeze({
   region: 'us-east-1',
   dataTable: 'endpoint-data',
@@ -150,7 +150,8 @@ class Variables {
 
 /**
  * A comma-separated list, spaces around entries ignored, empty entries dropped: the service's
- * rule (lib/config.ts), restated here since the stack reads nothing of lib/ but the data format.
+ * rule (lib/config.ts), copied since the stack reads nothing of lib/ but the data format;
+ * test/unit/boundary-copies.test.ts holds the two equal.
  */
 function list(value: string): readonly string[] {
   return Object.freeze(
@@ -192,7 +193,11 @@ function originsOf(publicUrl: string): readonly string[] {
   return LOOPBACK_NAMES.map((name) => `${url.protocol}//${name}${url.port === '' ? '' : `:${url.port}`}`);
 }
 
-/** The paths of the public doors (serverless.yml's routes behind an authorizer). */
+/**
+ * The paths of the public doors (serverless.yml's routes behind an authorizer), with their resource
+ * identifiers and audiences below: lib/auth/public-doors.ts's, copied (test/unit/boundary-copies.test.ts
+ * holds them equal).
+ */
 export const DOOR_PATHS = Object.freeze({ inventory: '/api/agents', mcp: '/api/mcp' });
 
 /**

@@ -4,9 +4,7 @@ import type { AddressInfo } from 'node:net';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { JWTVerifyGetKey } from 'jose';
 import { DIST, type FunctionName } from '../infra/build.js';
-import { renderGatewayResponse } from '../infra/gateway-responses.js';
 import { LAMBDA_NODE_MAJOR } from '../infra/node-version.js';
-import type { StaticAnswerValues } from '../infra/static-answers.js';
 import { ISSUER_PATHS, localAuthorizationServer } from './authorization-server.js';
 import { DEMO_TENANTS, demoFleet } from './demo.js';
 import { type DemoPulse, startDemoPulse } from './demo-pulse.js';
@@ -14,7 +12,7 @@ import { type EmbeddedEngine, startEmbeddedEngine } from './engine.js';
 import { LocalRefusal } from './failure.js';
 import { loadFleet, writeFleet } from './fleet.js';
 import { shiftFleet, staleFleetNote } from './fleet-time.js';
-import { DEFAULT_INTEGRATION_TIMEOUT_MS, type LocalRestApi, localRestApi } from './gateway.js';
+import { DEFAULT_INTEGRATION_TIMEOUT_MS, localRestApi } from './gateway.js';
 import { type ListenerPolicy, NO_PAGES, neverAnyOrigin, refusal } from './guard.js';
 import { LOCAL_DIR, type LocalIssuer, localBrokerSecret, localIssuer } from './issuer.js';
 import { type LocalBundles, prebuiltBundles, watchedBundles } from './lambda/bundles.js';
@@ -27,11 +25,12 @@ import { type ListenerRouter, listenerRouter } from './listener-router.js';
 import { mcpAppPreviewRoutes } from './mcp-app-preview.js';
 import { isLoopbackAddress, loopbackOrigins } from './own-address.js';
 import { bind, portsInUseSentence, type StackPort } from './ports.js';
+import { type PublicApiAnswers, publicApiAnswers, renderGatewayResponse } from './public-api-answers.js';
 import { readFleetFile } from './seed-file.js';
 import { audienceAt, readStackConfig, STACK_DEFAULTS, type StackConfig, StackConfigError } from './settings.js';
 import { storeClient } from './store-client.js';
 import { ensureTables } from './tables.js';
-import { type Route, TENANT_THROTTLE } from './template-routes.js';
+import { ROUTES, type Route, staticRoutes, TENANT_THROTTLE } from './template-routes.js';
 import { issuerKeys, OTHER_ISSUER_HINT, refusalOfHeader } from './token-check.js';
 
 export interface StackOptions {
@@ -160,7 +159,7 @@ function listener(
   bound: () => Bound | undefined,
   accessLog: ((line: string) => void) | undefined,
   coldStarts: Map<string, string[]>,
-  cfg: () => Pick<StackConfig, 'publicUrl' | 'mcpAllowedOrigins' | 'requiredScope'>,
+  answers: () => Promise<PublicApiAnswers>,
 ): (req: IncomingMessage, res: ServerResponse) => void {
   return (req, res) => {
     const started = performance.now();
@@ -187,10 +186,14 @@ function listener(
       return;
     }
     neverAnyOrigin(res);
-    serving.router.handle(req, res, requestId).catch((error: unknown) => {
+    serving.router.handle(req, res, requestId).catch(async (error: unknown) => {
       if (res.headersSent) res.destroy();
       else if (error instanceof LocalRefusal) sendLocalFailure(res, error.statusCode, error.message, requestId, { ...error.headers });
-      else sendGatewayResponse(res, renderGatewayResponse('DEFAULT_5XX', { requestId, status: 500, cfg: cfg() }));
+      else {
+        const made = await answers().catch(() => undefined);
+        if (made) sendGatewayResponse(res, renderGatewayResponse(made, 'DEFAULT_5XX', { requestId, status: 500 }));
+        else sendLocalFailure(res, 500, 'The gateway failed to handle the request; try again later.', requestId);
+      }
     });
   };
 }
@@ -374,28 +377,6 @@ function localValues(cfg: LocalStackConfig, dynamoEndpoint: string, brokerSecret
 }
 
 /**
- * What the gateway responses are written with: the MCP door's origins, its own loopback spellings
- * among them (as it is given them), and the scope the doors' challenge names.
- */
-function gatewayValues(cfg: StackConfig): Pick<StackConfig, 'publicUrl' | 'mcpAllowedOrigins' | 'requiredScope'> {
-  return { publicUrl: cfg.publicUrl, mcpAllowedOrigins: [...cfg.mcpAllowedOrigins, ...cfg.ownOrigins], requiredScope: cfg.requiredScope };
-}
-
-/**
- * The stage's values the public API's static answers are made with (infra/static-answers.ts): the
- * MCP function's, as the stack gives them to it (its allowed origins with the stack's own).
- */
-function staticAnswerValues(cfg: StackConfig): StaticAnswerValues {
-  return {
-    publicUrl: cfg.publicUrl,
-    jwtIssuer: cfg.jwtIssuer,
-    mcpAudience: cfg.mcpAudience,
-    requiredScope: cfg.requiredScope,
-    mcpAllowedOrigins: [...cfg.mcpAllowedOrigins, ...cfg.ownOrigins],
-  };
-}
-
-/**
  * The stack's note on a door's refusal of a token, which API Gateway's answer cannot carry: at the
  * MCP door (its `Unauthorized` says no more than that a valid token is required) why the token was
  * refused; at the inventory door (whose Deny says why) how to make a token this stack accepts, when
@@ -481,6 +462,8 @@ export async function startLocalStack(options: StackOptions = {}): Promise<Local
 
   // Until the functions are built and the first attempt to create the tables and seed is over, the API answers 503.
   let starting = true;
+  // Set once the functions' environment is known, after the ports are bound (below).
+  let currentAnswers: () => Promise<PublicApiAnswers> = () => Promise.reject(new Error('the public API is not configured yet'));
   const coldStarts = new Map<string, string[]>();
   const gatewayOptions = {
     // The MCP door's 401 cannot say why on AWS (docs/mcp.md); locally the stack checks the token as the authorizer did and says.
@@ -489,8 +472,7 @@ export async function startLocalStack(options: StackOptions = {}): Promise<Local
       invoke: (name: FunctionName, event: unknown, requestId: string, traceId?: string) =>
         running().invoke(name, event, requestId, traceId),
     },
-    cfg: () => gatewayValues(cfg),
-    staticAnswerValues: () => staticAnswerValues(cfg),
+    answers: () => currentAnswers(),
     tenantThrottle: () => ({ ...TENANT_THROTTLE, ...cfg.tenantThrottle }),
     // A streamed route waits as long as its `timeoutInMillis` says (serverless.yml); a buffered one API Gateway's 29 s.
     integrationTimeoutMs: (route: Route) =>
@@ -503,8 +485,6 @@ export async function startLocalStack(options: StackOptions = {}): Promise<Local
         `${name} cold start, Init Duration ${Math.round(initDurationMs)} ms`,
       ]),
   };
-  const publicApi: LocalRestApi = localRestApi({ api: 'public', ...gatewayOptions });
-  const privateApi: LocalRestApi = localRestApi({ api: 'private', ...gatewayOptions });
   const accessLog = options.quiet ? undefined : say;
   // Routes and names are known once the ports are bound.
   let publicListener: Bound | undefined;
@@ -514,7 +494,7 @@ export async function startLocalStack(options: StackOptions = {}): Promise<Local
       () => publicListener,
       accessLog,
       coldStarts,
-      () => gatewayValues(cfg),
+      () => currentAnswers(),
     ),
   );
   const privateServer = createServer(
@@ -522,7 +502,7 @@ export async function startLocalStack(options: StackOptions = {}): Promise<Local
       () => privateListener,
       accessLog,
       coldStarts,
-      () => gatewayValues(cfg),
+      () => currentAnswers(),
     ),
   );
   const host = options.host ?? '127.0.0.1';
@@ -563,26 +543,57 @@ export async function startLocalStack(options: StackOptions = {}): Promise<Local
   });
   const preview = mcpAppPreviewRoutes({ issuer, publicUrl: () => publicUrl, config: cfg });
   const optedIn = [new URL(cfg.publicUrl).host, ...(isLoopbackAddress(host) || host === '0.0.0.0' || host === '::' ? [] : [host])];
-  publicListener = {
-    policy: {
-      extraHosts: () => optedIn,
-      pages: {
-        origins: () => [...loopbackOrigins(bound.publicPort), new URL(cfg.publicUrl).origin, ...cfg.mcpAllowedOrigins],
-        named: `its own origin (${publicUrl}) and MCP_ALLOWED_ORIGINS`,
-      },
-    },
-    router: listenerRouter(publicApi, [...authorizationServer.routes, ...preview]),
-  };
-  // The private listener stands for a private REST API that only the broker's VPC endpoint reaches: no web page.
-  privateListener = { policy: NO_PAGES, router: listenerRouter(privateApi) };
 
   const specs = readFunctionSpecs({ DataTable: cfg.dataTable, AuditTable: cfg.auditTable });
   let functionsDynamoEndpoint = dynamoEndpoint;
   let sandboxNodeMajor = LAMBDA_NODE_MAJOR;
   const environmentOf = (spec: LambdaFunctionSpec): Record<string, string> =>
     functionEnvironment(spec, Object.values(specs), localValues(cfg, functionsDynamoEndpoint, brokerSecret, sandboxNodeMajor), env);
+  // What API Gateway answers itself (gateway responses, static answers), made by the deploy code from
+  // the MCP function's environment as the stage's are (local/public-api-answers.ts); made again when
+  // that environment changes, the last ones kept (as by a deployment that failed) when the new cannot be.
+  let answers: Promise<PublicApiAnswers> | undefined;
+  let answered: PublicApiAnswers | undefined;
+  const makeAnswers = (): Promise<PublicApiAnswers> => {
+    const made = publicApiAnswers(environmentOf(specs.mcp)).then(
+      (fresh) => {
+        answered = fresh;
+        return fresh;
+      },
+      (error: Error) => {
+        if (!answered) throw error;
+        say(`The public API's own answers cannot be made with this environment (the previous ones are kept): ${error.message}`);
+        return answered;
+      },
+    );
+    answers = made;
+    return made;
+  };
+  currentAnswers = () => answers ?? makeAnswers();
+  const firstAnswers = makeAnswers();
+  // Unawaited until the bundles are there too; a failure is the start's (below).
+  firstAnswers.catch(() => undefined);
   try {
-    const [bundles, runtime] = await Promise.all([functionBundles(options, say), chosenRuntime(env)]);
+    const [bundles, runtime, first] = await Promise.all([
+      functionBundles(options, say),
+      chosenRuntime(env),
+      firstAnswers.catch((error: Error) => {
+        throw new StartError(`the public API's own answers (its gateway responses and static answers) cannot be made: ${error.message}`);
+      }),
+    ]);
+    const routes = [...ROUTES, ...staticRoutes(first)];
+    publicListener = {
+      policy: {
+        extraHosts: () => optedIn,
+        pages: {
+          origins: () => [...loopbackOrigins(bound.publicPort), new URL(cfg.publicUrl).origin, ...cfg.mcpAllowedOrigins],
+          named: `its own origin (${publicUrl}) and MCP_ALLOWED_ORIGINS`,
+        },
+      },
+      router: listenerRouter(localRestApi({ api: 'public', routes, ...gatewayOptions }), [...authorizationServer.routes, ...preview]),
+    };
+    // The private listener stands for a private REST API that only the broker's VPC endpoint reaches: no web page.
+    privateListener = { policy: NO_PAGES, router: listenerRouter(localRestApi({ api: 'private', routes, ...gatewayOptions })) };
     sandboxNodeMajor = Number.parseInt(runtime.node.version, 10);
     functions = startLocalFunctions({
       specs,
@@ -659,6 +670,7 @@ export async function startLocalStack(options: StackOptions = {}): Promise<Local
         if (!(error instanceof StackConfigError)) throw error;
       }
       for (const spec of Object.values(specs)) running().setEnvironment(spec.name, environmentOf(spec));
+      makeAnswers().catch(() => undefined);
       return previous;
     },
     async stop() {

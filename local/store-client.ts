@@ -14,7 +14,8 @@ export type StoreClientSettings = Pick<StackConfig, 'region' | 'dynamoMaxAttempt
 /**
  * An endpoint of AWS itself (`https://dynamodb.<region>.amazonaws.com`, a VPC endpoint's name under
  * `amazonaws.com`, the `api.aws` dual-stack names), which needs real credentials. Any other is an
- * engine that takes any (the embedded engine, DynamoDB Local, a test's stand-in).
+ * engine that takes any (the embedded engine, DynamoDB Local, a test's stand-in). The service's own
+ * rule (lib/store/client.ts), copied: test/unit/boundary-copies.test.ts holds the two equal.
  */
 export function isAwsEndpoint(endpoint: string): boolean {
   const host = new URL(endpoint).hostname.toLowerCase();
@@ -24,7 +25,7 @@ export function isAwsEndpoint(endpoint: string): boolean {
 /**
  * A document client with bounded attempts and timeouts (the SDK only warns on a request timeout
  * unless told to throw); dummy credentials for an engine, the SDK's own chain for AWS. Undefined
- * attributes are left out, as the item builders expect (lib/store/items.ts).
+ * attributes are left out, as the item builders expect (lib/data-format/items.ts).
  */
 export function storeClient(endpoint: string, cfg: StoreClientSettings): DynamoDBDocumentClient {
   const base = new DynamoDBClient({

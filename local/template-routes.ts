@@ -1,8 +1,8 @@
 import { join } from 'node:path';
 import { FUNCTIONS, type FunctionName, ROOT } from '../infra/build.js';
-import { STATIC_ROUTES } from '../infra/static-answers.js';
 import { resolveLocalValue } from './lambda/function-specs.js';
 import type { TransferMode } from './lambda/proxy-integration.js';
+import type { PublicApiAnswers } from './public-api-answers.js';
 import { DOOR_PATHS } from './settings.js';
 import { readTemplateSource, type YamlValue } from './template-sources.js';
 
@@ -13,7 +13,7 @@ import { readTemplateSource, type YamlValue } from './template-sources.js';
  * MOCK integration). Read from the template's own sources, never a second list that could drift:
  * the public API from serverless.yml's `http` events (their authorizer's identity source and
  * cache, `private: true` for an API key) and the static answers the template is given
- * (infra/static-answers.ts), the private one from the methods of infra/private-api.yml. Each listener's router (local/listener-router.ts) matches them, exactly as
+ * (staticRoutes, from the stage's answers), the private one from the methods of infra/private-api.yml. Each listener's router (local/listener-router.ts) matches them, exactly as
  * API Gateway matches a REST resource without path parameters; test/infra/template-public-api.test.ts
  * proves the packaged template has the same.
  */
@@ -97,9 +97,18 @@ function publicRoutes(file: string): Route[] {
   );
 }
 
-/** The public API's static answers (infra/static-answers.ts), which the template's methods are made from. */
-function staticRoutes(): Route[] {
-  return STATIC_ROUTES.map(({ method, path }) => ({ api: 'public', method, resource: path, authorizer: null, mock: true }));
+/**
+ * The public API's routes API Gateway answers itself (MOCK methods, which `npm run package` adds to
+ * the template from infra/static-answers.ts): the ones the stage's answers hold (local/public-api-answers.ts).
+ */
+export function staticRoutes(answers: PublicApiAnswers): Route[] {
+  return answers.staticAnswers.map(({ path, method }) => ({
+    api: 'public',
+    method: method.HttpMethod,
+    resource: path,
+    authorizer: null,
+    mock: true,
+  }));
 }
 
 type Resources = Record<string, { Type: string; Properties: Record<string, unknown> }>;
@@ -131,19 +140,16 @@ function privateRoutes(file: string): Route[] {
     });
 }
 
-/** Both REST APIs' routes, as the template's sources declare them. */
+/** Both REST APIs' routes to the deployed functions, as the template's sources declare them. */
 function readRoutes(): readonly Route[] {
-  const routes = [
-    ...publicRoutes(join(ROOT, 'serverless.yml')),
-    ...staticRoutes(),
-    ...privateRoutes(join(ROOT, 'infra', 'private-api.yml')),
-  ];
+  const routes = [...publicRoutes(join(ROOT, 'serverless.yml')), ...privateRoutes(join(ROOT, 'infra', 'private-api.yml'))];
   const doors = new Set(Object.values(DOOR_PATHS) as string[]);
   const unknown = routes.find((r) => r.authorizer && !doors.has(r.resource));
   if (unknown) throw new Error(`serverless.yml guards ${unknown.resource}, a door the local issuer signs no tokens for (DOOR_PATHS)`);
   return Object.freeze(routes);
 }
 
+/** The routes to the deployed functions; the static ones come with the stage's answers (staticRoutes). */
 export const ROUTES: readonly Route[] = readRoutes();
 
 /** A usage plan's throttle: each API key's token bucket, refilled at `rateLimit` per second, holding at most `burstLimit`. */

@@ -5,11 +5,16 @@ import { createRemoteJWKSet, errors, type JWTPayload, type JWTVerifyGetKey, jwtV
  * checks a token it issued (the token exchange's subject token), and where the local gateway says
  * why a door refused one, which API Gateway's own answer cannot say (docs/mcp.md). The functions
  * verify every token themselves (lib/auth/verify.ts); this only words a refusal for a person
- * working with the stack, and never lets anything through.
+ * working with the stack, and never lets anything through. A copy of the service's check (the stack
+ * takes nothing of lib/auth): test/unit/boundary-copies.test.ts holds the two to the same verdict
+ * and the same sentence for every kind of token.
  */
 
 /** RSA signatures only, as the service's authorizer accepts. */
 const RSA_ALGORITHMS = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512'];
+
+/** How far in the future `iat` may lie, as the service allows (clocks differ a little). */
+const ISSUED_AT_SKEW_SECONDS = 60;
 
 /** What the token must carry: the issuer exactly, and the audience in `aud` (or else `client_id`). */
 export interface TokenExpectation {
@@ -54,7 +59,7 @@ function refusalOf(error: unknown, issuer: string): TokenRefusal {
 
 /**
  * The token's claims when it passes what the service's authorizer checks of a token (RSA, `kid`,
- * `iss`, the audience, `exp`, `nbf`); else a TokenRefusal with its sentence.
+ * `iss`, the audience, `exp`, `nbf`, `iat` at most a minute ahead); else a TokenRefusal with its sentence.
  */
 export async function checkToken(token: string, expected: TokenExpectation): Promise<JWTPayload> {
   try {
@@ -64,6 +69,8 @@ export async function checkToken(token: string, expected: TokenExpectation): Pro
       requiredClaims: ['exp'],
     });
     if (typeof protectedHeader.kid !== 'string' || protectedHeader.kid === '') throw new TokenRefusal('The bearer token has no key id.');
+    if (typeof payload.iat === 'number' && payload.iat > Math.floor(Date.now() / 1000) + ISSUED_AT_SKEW_SECONDS)
+      throw new TokenRefusal('The bearer token was issued in the future.');
     const audiences = [payload.aud ?? []].flat();
     const audienceOk = audiences.length > 0 ? audiences.includes(expected.audience) : payload.client_id === expected.audience;
     if (!audienceOk) throw new TokenRefusal('The bearer token is not for this service (audience).');

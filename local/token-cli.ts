@@ -16,7 +16,7 @@
  */
 import '../infra/node-version.js'; // first: the AWS SDK's Node-version notice off on Node 20 (docs/decisions.md, Node versions)
 import { parseArgs } from 'node:util';
-import { isGroupName, MAX_GROUP_NAME_CHARACTERS } from '../lib/store/records.js';
+import { isGroupName, MAX_GROUP_NAME_CHARACTERS } from '../lib/data-format/index.js';
 import { refuseBadSettings } from './cli.js';
 import { localIssuer } from './issuer.js';
 import { readStackConfig, readStackPorts } from './settings.js';

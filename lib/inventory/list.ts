@@ -15,7 +15,7 @@ import { inventoryPages } from './scoped-pages.js';
 /**
  * GET /api/agents (listEndpointInventory) for a tenant at `now`, streamed: the agents the caller's
  * endpoint scope admits (the whole tenant for an unscoped or `*` caller; inventoryPages) as one
- * JSON array in the store's sort-key order of the agents' records (lib/store/keys.ts
+ * JSON array in the store's sort-key order of the agents' records (lib/data-format/keys.ts
  * agentSortKey, compared as UTF-8 bytes), compressed as the client prefers (br or gzip; responseCoding).
  *
  * The tenant is read page by page (one paginated Query, never a Scan); each page's agents are

@@ -1,5 +1,5 @@
 import type { AgentSummary, ConnectionState } from '../contract/schemas.js';
-import type { ConnectionRecord, DurableRecord } from '../store/records.js';
+import type { ConnectionRecord, DurableRecord } from '../data-format/records.js';
 
 export interface MergeOptions {
   now: Date;
@@ -8,7 +8,7 @@ export interface MergeOptions {
 
 /**
  * The newer of two optional times. Both are in the store's fixed-width UTC form
- * (`YYYY-MM-DDTHH:MM:SS.sssZ`, see lib/store/records.ts), so the later time is the greater string.
+ * (`YYYY-MM-DDTHH:MM:SS.sssZ`, see lib/data-format/records.ts), so the later time is the greater string.
  */
 export function newerTime(a: string | undefined, b: string | undefined): string | undefined {
   if (a === undefined) return b;

@@ -4,7 +4,8 @@ import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { OFFLINE_PACKAGING_ENV, ROOT } from '../../infra/build.js';
+import { ROOT } from '../../infra/build.js';
+import { OFFLINE_PACKAGING_ENV } from '../../infra/build-cli.js';
 import { readTemplateSource } from '../../local/template-sources.js';
 
 /** Templates are read as plain JSON; the assertions give them their shape. */

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { agentsPartition, auditPartition } from '../../lib/store/keys.js';
+import { agentsPartition, auditPartition } from '../../lib/data-format/keys.js';
 import { tenantSessionRequest } from '../../lib/store/tenant-fence.js';
 import { ACCOUNT, type Decision, decide, REGION, resolveIntrinsics, sessionArn, type TemplateRole, templateRoles } from '../helpers/iam.js';
 import type { Json } from '../helpers/package.js';

@@ -1,8 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { type MockMethod, STATIC_ROUTES, staticAnswers } from '../../infra/static-answers.js';
 import { answerMockIntegration } from '../../local/mock-integration.js';
-import { ROUTES } from '../../local/template-routes.js';
+import { staticRoutes as localStaticRoutes } from '../../local/template-routes.js';
 import type { Json } from '../helpers/package.js';
+import { fixtureGatewayAnswers } from '../helpers/sandbox.js';
 import { EXAMPLE, ofType, resource, routesOfTemplate, template } from '../helpers/template.js';
 
 /**
@@ -35,7 +36,7 @@ const CORS = {
 const OWN_ORIGIN = new URL(EXAMPLE.publicUrl).origin;
 
 describe('Template: the static answers of the public REST API (MOCK integrations, no function)', () => {
-  it('answers each RFC 9728 document and each preflight with a MOCK integration, without an authorizer or an API key', () => {
+  it('answers each RFC 9728 document and each preflight with a MOCK integration, without an authorizer or an API key', async () => {
     const found = staticRoutes().map((r) => `${r.method} ${r.resource}`);
 
     expect(found.sort()).toEqual(STATIC_ROUTES.map((r) => `${r.method} ${r.path}`).sort());
@@ -48,7 +49,7 @@ describe('Template: the static answers of the public REST API (MOCK integrations
     }
     // The local gateway serves the same routes the same way (local/template-routes.ts).
     expect(
-      ROUTES.filter((r) => r.mock)
+      localStaticRoutes(await fixtureGatewayAnswers())
         .map((r) => `${r.method} ${r.resource}`)
         .sort(),
     ).toEqual(found.sort());

@@ -1,14 +1,14 @@
 import { describe, expect, it } from 'vitest';
+import { connectionRecordItem, durableRecordItem, policyItem, sampleItem } from '../../lib/data-format/items.js';
+import { auditPartition, sampleSortKey } from '../../lib/data-format/keys.js';
 import { type AuditItem, auditRecord } from '../../lib/store/audit.js';
-import { connectionRecordItem, durableRecordItem, policyItem, sampleItem } from '../../lib/store/items.js';
-import { auditPartition, sampleSortKey } from '../../lib/store/keys.js';
 import { ACCOUNT, type Decision, decide, resolveIntrinsics, templateRoles } from '../helpers/iam.js';
 import type { Json } from '../helpers/package.js';
 import { ofType, resource, state, template } from '../helpers/template.js';
 
 /**
  * The two DynamoDB tables of the packaged template, judged by what the code puts into them: the
- * items producers write (lib/store/items.ts) and the audit items the observations function writes
+ * items producers write (lib/data-format/items.ts) and the audit items the observations function writes
  * (lib/store/audit.ts) must fit each table's keys, be told apart by them, sort as the reads need
  * and expire only where they should; and the functions must be given these very tables.
  */

@@ -3,7 +3,7 @@ import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import type { APIGatewayProxyEvent } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { AgentInventory } from '../../lib/contract/schemas.js';
-import { agentSortKey, connectionKey, durableAgentKey } from '../../lib/store/keys.js';
+import { agentSortKey, connectionKey, durableAgentKey } from '../../lib/data-format/keys.js';
 import { type FleetAgent, loadFleet } from '../../local/fleet.js';
 import { expectResponseMatchesContract } from '../helpers/contract.js';
 import { startTestEngine, type TestEngine } from '../helpers/engine.js';

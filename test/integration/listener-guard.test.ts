@@ -5,7 +5,7 @@ import { type AddressInfo, connect, createServer as createNetServer, type Socket
 import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { durableAgentKey } from '../../lib/store/keys.js';
+import { durableAgentKey } from '../../lib/data-format/keys.js';
 import { type EmbeddedEngine, startEmbeddedEngine } from '../../local/engine.js';
 import { guarded, NO_PAGES } from '../../local/guard.js';
 import { connectionHeldBy } from '../../local/lambda/runtime-api.js';

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { GATEWAY_RESPONSES, gatewayResponse, PAYLOAD_LIMITS } from '../../infra/gateway-responses.js';
+import { GATEWAY_RESPONSES, gatewayResponse } from '../../infra/gateway-responses.js';
+import { PAYLOAD_LIMITS } from '../../local/payload-limits.js';
 import { ROUTES as DEPLOYED_ROUTES, type Route, type RouteAuthorizer, TENANT_THROTTLE } from '../../local/template-routes.js';
 import { traceRootOf } from '../../local/trace-header.js';
 import {

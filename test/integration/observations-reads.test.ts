@@ -2,7 +2,7 @@ import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { UNSCOPED } from '../../lib/auth/endpoint-scope.js';
 import { EndpointDashboard } from '../../lib/contract/schemas.js';
-import { policyKey, sampleKey } from '../../lib/store/keys.js';
+import { policyKey, sampleKey } from '../../lib/data-format/keys.js';
 import { sampleSeries } from '../../local/demo.js';
 import { loadFleet } from '../../local/fleet.js';
 import { startTestEngine, type TestEngine } from '../helpers/engine.js';

@@ -51,7 +51,7 @@ async function startAuthorizationServer(storeLimits: StoreLimits): Promise<TestS
     {
       routes: [],
       serve: async () => undefined,
-      missing: (_req, res) => {
+      missing: async (_req, res) => {
         res.writeHead(404);
         res.end();
       },

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { AgentInventory } from '../../lib/contract/schemas.js';
+import type { ConnectionRecord, DurableRecord } from '../../lib/data-format/records.js';
 import { connectionStateOf, mergeInventory, summarizeAgent } from '../../lib/inventory/merge.js';
-import type { ConnectionRecord, DurableRecord } from '../../lib/store/records.js';
 
 const NOW = new Date('2026-11-21T12:00:00.000Z');
 const OPTIONS = { now: NOW, onlineGraceSeconds: 120 };

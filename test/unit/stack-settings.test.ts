@@ -2,11 +2,9 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ROOT } from '../../infra/build.js';
-import { parseConfig } from '../../lib/config.js';
 import { TUNING_VARIABLES } from '../../local/lambda/environment.js';
 import { readFunctionSpecs } from '../../local/lambda/function-specs.js';
-import { readStackConfig, readStackPorts, SERVICE_DEFAULTS, StackConfigError } from '../../local/settings.js';
-import { FUNCTION_ENVIRONMENT } from '../helpers/function-environment.js';
+import { readStackConfig, readStackPorts, StackConfigError } from '../../local/settings.js';
 
 /**
  * The stack's own configuration (local/settings.ts): what it reads of `npm start`'s
@@ -84,26 +82,6 @@ describe('Function: readStackConfig', () => {
       expect(() => readStackConfig({ CLIENT_ID_DOCUMENT_DEV_ORIGINS: value }, 4300)).toThrow(
         `Invalid configuration: CLIENT_ID_DOCUMENT_DEV_ORIGINS: must list exact origins such as https://app.example.com, comma-separated (* and null are refused), not ${JSON.stringify(value)}`,
       );
-  });
-
-  it("agrees with the service's own defaults where it reads a variable the functions read too", () => {
-    const service = parseConfig({ ...FUNCTION_ENVIRONMENT });
-
-    expect(SERVICE_DEFAULTS).toEqual({
-      region: service.region,
-      dataTable: service.dataTable,
-      auditTable: service.auditTable,
-      jwtAudience: service.jwtAudience,
-      onlineGraceSeconds: service.onlineGraceSeconds,
-      sampleRetentionDays: service.sampleRetentionDays,
-      dynamoTimeoutMs: service.dynamoTimeoutMs,
-      dynamoMaxAttempts: service.dynamoMaxAttempts,
-      requiredScope: service.requiredScope,
-      observationsScope: service.observationsScope,
-      observationsAudience: service.observationsAudience,
-      tenantClaim: service.tenantClaim,
-      scopeClaim: service.scopeClaim,
-    });
   });
 });
 

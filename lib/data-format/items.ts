@@ -3,7 +3,7 @@ import { type ConnectionRecord, type DurableRecord, RECORD_KIND, type SampleReco
 
 /**
  * The items of the data table as a producer writes them (docs/data-format.md): one builder per
- * kind of item, each the one place that decides its shape (keys from lib/store/keys.ts, `kind`,
+ * kind of item, each the one place that decides its shape (keys from lib/data-format/keys.ts, `kind`,
  * the tenant, then the record's fields). What the readers in agents.ts, samples.ts and policy.ts
  * read back. Builders only: writing them (PutItem, BatchWriteItem) is the producer's business.
  */

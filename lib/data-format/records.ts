@@ -1,6 +1,6 @@
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import * as z from 'zod/mini';
-import '../zod-english-locale.js';
+import './zod-english-locale.js';
 
 /**
  * The records as the store holds them, read from DynamoDB items in their wire form (attribute
@@ -59,9 +59,6 @@ export const RECORD_KIND = { durable: 'agent', connection: 'connection', sample:
 
 /** The contract's bound on `agent_id`, in characters (code points) as JSON Schema counts them. */
 export const MAX_AGENT_ID_CHARACTERS = 128;
-
-/** The names a durable record's `groups` may hold: the endpoint scope's own rule, for producers. */
-export { ALL_GROUPS, isGroupName, MAX_GROUP_NAME_CHARACTERS } from '../auth/endpoint-scope.js';
 
 /** Marks a value that is present but cannot be read (distinct from an absent one). */
 const BAD = Symbol('unreadable');

@@ -50,9 +50,10 @@ export interface LocalRestApiOptions {
   /**
    * What API Gateway answers itself at this API, as the stage configures it (local/public-api-answers.ts):
    * its gateway responses and static answers, read at each request (the stack makes them anew when
-   * its environment changes).
+   * its environment changes: a promise while they are being made). An answer at hand is sent in the
+   * same turn, as API Gateway's own: a client that half-closes at once still gets it.
    */
-  answers: () => Promise<PublicApiAnswers>;
+  answers: () => PublicApiAnswers | Promise<PublicApiAnswers>;
   /** The tenants' usage plan throttle, read at each request (default: the template's, infra/usage-plan.yml). */
   tenantThrottle?: () => UsageThrottle;
   /** While true, every route answers 503 (the local stack is creating its tables and seeding). */
@@ -156,6 +157,11 @@ type Verdict =
 export function localRestApi(options: LocalRestApiOptions): LocalRestApi {
   const routes = (options.routes ?? ROUTES).filter((route) => route.api === options.api);
   const { functions } = options;
+  /** Runs `use` with the answers: at once when they are at hand, else once they are made. */
+  const withAnswers = <T>(use: (answers: PublicApiAnswers) => T): T | Promise<T> => {
+    const answers = options.answers();
+    return answers instanceof Promise ? answers.then(use) : use(answers);
+  };
   const isStarting = options.isStarting ?? (() => false);
   const now = options.now ?? Date.now;
   // Each answer for its door's TTL, on the emulation's clock.
@@ -222,16 +228,18 @@ export function localRestApi(options: LocalRestApiOptions): LocalRestApi {
 
   const replier =
     (req: IncomingMessage, res: ServerResponse, requestId: string) =>
-    async (type: GatewayResponseType, authorizer?: Record<string, string>, status?: number, localNote?: string): Promise<void> =>
-      sendGatewayResponse(
-        res,
-        renderGatewayResponse(await options.answers(), type, {
-          requestId,
-          origins: headerValues(req, 'origin'),
-          ...(authorizer ? { authorizer } : {}),
-          ...(status ? { status } : {}),
-          ...(localNote ? { localNote } : {}),
-        }),
+    (type: GatewayResponseType, authorizer?: Record<string, string>, status?: number, localNote?: string): void | Promise<void> =>
+      withAnswers((answers) =>
+        sendGatewayResponse(
+          res,
+          renderGatewayResponse(answers, type, {
+            requestId,
+            origins: headerValues(req, 'origin'),
+            ...(authorizer ? { authorizer } : {}),
+            ...(status ? { status } : {}),
+            ...(localNote ? { localNote } : {}),
+          }),
+        ),
       );
 
   return {
@@ -255,9 +263,11 @@ export function localRestApi(options: LocalRestApiOptions): LocalRestApi {
         throw error;
       }
       if (route.mock) {
-        const method = staticAnswerOf(await options.answers(), route.method, route.resource);
-        if (!method) throw new Error(`no static answer for ${route.method} ${route.resource}`);
-        return sendGatewayResponse(res, answerMockIntegration(method.Integration, req, requestId));
+        return withAnswers((answers) => {
+          const method = staticAnswerOf(answers, route.method, route.resource);
+          if (!method) throw new Error(`no static answer for ${route.method} ${route.resource}`);
+          sendGatewayResponse(res, answerMockIntegration(method.Integration, req, requestId));
+        });
       }
       // One event per request: the authorizer's is made from it, and its context is added once allowed.
       const event = restApiEvent(req, route.resource, { api: options.api, requestId, body });

@@ -33,7 +33,7 @@ export interface LocalRoute {
 export interface ApiRoutes {
   routes: readonly Route[];
   serve(route: Route, req: IncomingMessage, res: ServerResponse, requestId: string): Promise<void>;
-  missing(req: IncomingMessage, res: ServerResponse, requestId: string): Promise<void>;
+  missing(req: IncomingMessage, res: ServerResponse, requestId: string): void | Promise<void>;
 }
 
 export interface ListenerRouter {

@@ -159,7 +159,7 @@ function listener(
   bound: () => Bound | undefined,
   accessLog: ((line: string) => void) | undefined,
   coldStarts: Map<string, string[]>,
-  answers: () => Promise<PublicApiAnswers>,
+  answers: () => PublicApiAnswers | Promise<PublicApiAnswers>,
 ): (req: IncomingMessage, res: ServerResponse) => void {
   return (req, res) => {
     const started = performance.now();
@@ -190,7 +190,7 @@ function listener(
       if (res.headersSent) res.destroy();
       else if (error instanceof LocalRefusal) sendLocalFailure(res, error.statusCode, error.message, requestId, { ...error.headers });
       else {
-        const made = await answers().catch(() => undefined);
+        const made = await Promise.resolve(answers()).catch(() => undefined);
         if (made) sendGatewayResponse(res, renderGatewayResponse(made, 'DEFAULT_5XX', { requestId, status: 500 }));
         else sendLocalFailure(res, 500, 'The gateway failed to handle the request; try again later.', requestId);
       }
@@ -463,7 +463,8 @@ export async function startLocalStack(options: StackOptions = {}): Promise<Local
   // Until the functions are built and the first attempt to create the tables and seed is over, the API answers 503.
   let starting = true;
   // Set once the functions' environment is known, after the ports are bound (below).
-  let currentAnswers: () => Promise<PublicApiAnswers> = () => Promise.reject(new Error('the public API is not configured yet'));
+  let currentAnswers: () => PublicApiAnswers | Promise<PublicApiAnswers> = () =>
+    Promise.reject(new Error('the public API is not configured yet'));
   const coldStarts = new Map<string, string[]>();
   const gatewayOptions = {
     // The MCP door's 401 cannot say why on AWS (docs/mcp.md); locally the stack checks the token as the authorizer did and says.
@@ -552,10 +553,10 @@ export async function startLocalStack(options: StackOptions = {}): Promise<Local
   // What API Gateway answers itself (gateway responses, static answers), made by the deploy code from
   // the MCP function's environment as the stage's are (local/public-api-answers.ts); made again when
   // that environment changes, the last ones kept (as by a deployment that failed) when the new cannot be.
-  let answers: Promise<PublicApiAnswers> | undefined;
+  let making: Promise<PublicApiAnswers> | undefined;
   let answered: PublicApiAnswers | undefined;
   const makeAnswers = (): Promise<PublicApiAnswers> => {
-    const made = publicApiAnswers(environmentOf(specs.mcp)).then(
+    const made: Promise<PublicApiAnswers> = publicApiAnswers(environmentOf(specs.mcp)).then(
       (fresh) => {
         answered = fresh;
         return fresh;
@@ -566,10 +567,17 @@ export async function startLocalStack(options: StackOptions = {}): Promise<Local
         return answered;
       },
     );
-    answers = made;
+    making = made;
+    // Once made (and no newer ones asked for since), they are at hand.
+    void made.then(
+      () => {
+        if (making === made) making = undefined;
+      },
+      () => undefined,
+    );
     return made;
   };
-  currentAnswers = () => answers ?? makeAnswers();
+  currentAnswers = () => making ?? answered ?? makeAnswers();
   const firstAnswers = makeAnswers();
   // Unawaited until the bundles are there too; a failure is the start's (below).
   firstAnswers.catch(() => undefined);

@@ -69,8 +69,8 @@ const EnvVariables = z.object({
     z.string().check(z.regex(/^[A-Za-z0-9_:-]+(\.[A-Za-z0-9_:-]+)*$/, 'must be a claim name or a dotted path such as act.sub')),
     'act.sub',
   ),
-  BROKER_ALLOW_LIST: z._default(z.string(), 'local-broker'),
-  BROKER_CLIENT_ID: z._default(z.string().check(z.minLength(1)), 'local-broker'),
+  BROKER_ALLOW_LIST: optionalText,
+  BROKER_CLIENT_ID: optionalText,
   BROKER_CLIENT_SECRET: optionalText,
   BROKER_CLIENT_SECRET_ARN: optionalTextThen(
     z.string().check(z.regex(/^arn:aws[a-z-]*:secretsmanager:/, 'must be a Secrets Manager secret ARN')),
@@ -89,7 +89,6 @@ const EnvVariables = z.object({
   TENANT_FENCING: z._default(z.enum(['off', 'iam'], { error: 'must be off or iam' }), 'off'),
   TENANT_READ_ROLE_ARN: optionalTextThen(ROLE_ARN),
   TENANT_AUDIT_ROLE_ARN: optionalTextThen(ROLE_ARN),
-  STS_ENDPOINT: optionalTextThen(httpUrl),
 });
 
 const EnvSchema = z.pipe(
@@ -152,7 +151,8 @@ const EnvSchema = z.pipe(
       ticketSystem: env.TICKET_SYSTEM,
       /** Where the observations handler finds the broker in the exchanged token: a claim or a dotted path. */
       brokerClaim: env.BROKER_CLAIM,
-      brokerAllowList: list(env.BROKER_ALLOW_LIST),
+      /** The brokers the private operation accepts (none when unset: it then refuses every token). */
+      brokerAllowList: list(env.BROKER_ALLOW_LIST ?? ''),
       brokerClientId: env.BROKER_CLIENT_ID,
       /** The secret itself, where no secret store holds it; on AWS it is read at run time from `brokerClientSecretArn`. */
       brokerClientSecret: env.BROKER_CLIENT_SECRET,
@@ -166,8 +166,6 @@ const EnvSchema = z.pipe(
       tenantFencing: env.TENANT_FENCING,
       tenantReadRoleArn: env.TENANT_READ_ROLE_ARN,
       tenantAuditRoleArn: env.TENANT_AUDIT_ROLE_ARN,
-      /** STS at another address (a VPC endpoint's name, a stand-in); AWS's regional endpoint when absent. */
-      stsEndpoint: env.STS_ENDPOINT,
     });
   }),
 );

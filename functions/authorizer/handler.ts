@@ -12,7 +12,7 @@ import { authorizerObservability } from '../../lib/middleware/observability.js';
  * a refusal, or a failure (503), as API Gateway expects (lib/auth/authorizer.ts).
  */
 const authorizeToken = async (event: APIGatewayRequestAuthorizerEvent, context: DeadlineContext): Promise<APIGatewayAuthorizerResult> =>
-  authorizeRequest(event, { signal: context.deadline });
+  authorizeRequest(event, context.deadline);
 
 export const handler = middy<APIGatewayRequestAuthorizerEvent, APIGatewayAuthorizerResult, Error, DeadlineContext>(HANDLER_OPTIONS)
   .use(invocationDeadline())

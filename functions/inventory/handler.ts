@@ -2,6 +2,7 @@ import middy from '@middy/core';
 import type { APIGatewayProxyEvent } from 'aws-lambda';
 import { callerFromAuthorizer } from '../../lib/auth/caller.js';
 import type { EndpointScope } from '../../lib/auth/endpoint-scope.js';
+import { config } from '../../lib/config.js';
 import { listInventoryResponse } from '../../lib/inventory/list.js';
 import type { DeadlineContext } from '../../lib/invocation-deadline.js';
 import type { StreamedResult } from '../../lib/json-array-stream.js';
@@ -24,7 +25,7 @@ function inventoryRequest(event: APIGatewayProxyEvent): {
   acceptEncoding: string | undefined;
 } {
   const request = restRequest(event);
-  const caller = callerFromAuthorizer(request, 'inventory');
+  const caller = callerFromAuthorizer(request, 'inventory', config());
   // A list header may come as several lines; together they are one list (RFC 9110 §5.3).
   const acceptEncoding = headerValues(request, 'accept-encoding').join(', ') || undefined;
   return { tenantId: caller.tenantId, subject: caller.subject, scope: caller.scope, acceptEncoding };

@@ -1,5 +1,5 @@
 import type { APIGatewayAuthorizerResult, APIGatewayRequestAuthorizerEvent } from 'aws-lambda';
-import { type Config, config } from '../config.js';
+import { config } from '../config.js';
 import { HttpError } from '../errors.js';
 import { logger } from '../observability/logger.js';
 import { annotateTenant } from '../observability/tracer.js';
@@ -7,7 +7,7 @@ import { headerValues, restRequest } from '../rest-event.js';
 import { authorizerContextOf } from './caller.js';
 import { type Door, doorAudience, doorOfResource } from './public-doors.js';
 import { stageOfMethodArn, tenantUsageKey } from './usage-key.js';
-import { bearerToken, type KeySource, remoteKeys, verifyBearerToken } from './verify.js';
+import { bearerToken, remoteKeys, verifyBearerToken } from './verify.js';
 
 /**
  * The token authorizer of the public REST API (a REQUEST authorizer, one per door, both this same
@@ -20,15 +20,6 @@ export const UNAUTHORIZED = 'Unauthorized';
 
 /** The context key of a Deny's sentence, which the ACCESS_DENIED gateway response puts in its body. */
 export const REFUSAL_CONTEXT_KEY = 'refusal';
-
-export interface AuthorizeOptions {
-  cfg?: Pick<Config, 'jwtIssuer' | 'jwtAudience' | 'mcpAudience' | 'jwksUrl' | 'tenantClaim' | 'scopeClaim' | 'oauthScopeClaim'>;
-  keys?: KeySource;
-  /** The invocation's deadline: a key fetch stops with it. */
-  signal?: AbortSignal | undefined;
-  /** The clock, in epoch seconds (tests). */
-  now?: () => number;
-}
 
 /**
  * `arn:…:execute-api:region:account:api/stage/VERB/path` → the ARNs of every method of `door` in
@@ -68,11 +59,8 @@ function refuse(door: Door, methodArn: string, sentence: string): APIGatewayAuth
  * an error other than `Unauthorized`, which API Gateway answers as AUTHORIZER_FAILURE (503), never
  * as a refusal.
  */
-export async function authorizeRequest(
-  event: APIGatewayRequestAuthorizerEvent,
-  options: AuthorizeOptions = {},
-): Promise<APIGatewayAuthorizerResult> {
-  const cfg = options.cfg ?? config();
+export async function authorizeRequest(event: APIGatewayRequestAuthorizerEvent, signal?: AbortSignal): Promise<APIGatewayAuthorizerResult> {
+  const cfg = config();
   const door = doorOfResource(event.resource);
   if (!door) throw new Error(`no public door is guarded at ${event.resource}`);
   const authorizations = headerValues(restRequest(event), 'authorization');
@@ -82,9 +70,8 @@ export async function authorizeRequest(
     claims = await verifyBearerToken(bearerToken(authorizations[0]), {
       issuer: cfg.jwtIssuer,
       audience: doorAudience(cfg, door.name),
-      keys: options.keys ?? remoteKeys(cfg),
-      ...(options.signal ? { signal: options.signal } : {}),
-      ...(options.now ? { now: options.now } : {}),
+      keys: remoteKeys(cfg),
+      ...(signal ? { signal } : {}),
     });
   } catch (error) {
     if (error instanceof HttpError && error.statusCode === 401) return refuse(door, event.methodArn, error.message);

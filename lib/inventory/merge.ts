@@ -71,29 +71,3 @@ export function summarizeAgent(
   if (durable?.update_ring !== undefined) summary.update_ring = durable.update_ring;
   return summary;
 }
-
-/**
- * The tenant's inventory: every agent that has a durable or a connection record (or both), merged,
- * ordered by agent_id in code-unit order. Pure: the clock is an argument.
- */
-export function mergeInventory(
-  durable: readonly DurableRecord[],
-  connections: readonly ConnectionRecord[],
-  options: MergeOptions,
-): AgentSummary[] {
-  const byId = new Map<string, { durable?: DurableRecord; connection?: ConnectionRecord }>();
-  for (const d of durable) {
-    const entry = byId.get(d.agent_id);
-    if (entry) entry.durable = d;
-    else byId.set(d.agent_id, { durable: d });
-  }
-  for (const c of connections) {
-    const entry = byId.get(c.agent_id);
-    if (entry) entry.connection = c;
-    else byId.set(c.agent_id, { connection: c });
-  }
-  // `<` on strings compares UTF-16 code units: the contract's order.
-  return [...byId.entries()]
-    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
-    .map(([, r]) => summarizeAgent(r.durable, r.connection, options));
-}

@@ -48,8 +48,9 @@ function secretFrom(value: string): string | undefined {
   return trimmed === '' ? undefined : trimmed;
 }
 
-export async function brokerClientSecret(signal: AbortSignal, now = Date.now()): Promise<string> {
+export async function brokerClientSecret(signal: AbortSignal): Promise<string> {
   const cfg = config();
+  const now = Date.now();
   if (cfg.brokerClientSecret) return cfg.brokerClientSecret;
   if (!cfg.brokerClientSecretArn) {
     throw new BrokerSecretError('misconfigured', 'Neither BROKER_CLIENT_SECRET nor BROKER_CLIENT_SECRET_ARN is set.');

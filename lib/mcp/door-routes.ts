@@ -49,7 +49,7 @@ export async function serveMcpDoor(event: APIGatewayProxyEvent, deadline: AbortS
   }
   assertAllowedOrigin(origin, config());
   // The authorizer verified the token and refused a repeated header; the door keeps the token only to exchange it.
-  const caller = callerFromAuthorizer(request, 'mcp');
+  const caller = callerFromAuthorizer(request, 'mcp', config());
   const token = bearerToken(request.headers.get('authorization')?.[0]);
   logger.appendKeys({ tenant: caller.tenantId, subject: caller.subject });
   annotateTenant(caller.tenantId);

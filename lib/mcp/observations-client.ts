@@ -104,10 +104,11 @@ async function observationsToken(
 ): Promise<{ token: string; cached: boolean }> {
   const cfg = config();
   const tokenEndpoint = configured(cfg.tokenEndpoint, 'TOKEN_ENDPOINT');
+  const clientId = configured(cfg.brokerClientId, 'BROKER_CLIENT_ID');
   const exchange = async (): Promise<ExchangedToken> =>
     exchangeToken({
       tokenEndpoint,
-      clientId: cfg.brokerClientId,
+      clientId,
       clientSecret: await brokerClientSecret(AbortSignal.timeout(5_000)),
       subjectToken,
       audience: cfg.observationsAudience,

@@ -69,13 +69,9 @@ let sts: STSClient | undefined;
 
 function stsClient(): STSClient {
   const cfg = config();
-  sts ??= tracer.captureAWSv3Client(
-    new STSClient({
-      region: cfg.region,
-      maxAttempts: 2,
-      ...(cfg.stsEndpoint ? { endpoint: cfg.stsEndpoint, credentials: { accessKeyId: 'local', secretAccessKey: 'local' } } : {}),
-    }),
-  );
+  // STS at another address (a VPC endpoint's name) comes as the SDK reads it, AWS_ENDPOINT_URL_STS,
+  // signed with the function's own credentials, as Secrets Manager's does.
+  sts ??= tracer.captureAWSv3Client(new STSClient({ region: cfg.region, maxAttempts: 2 }));
   return sts;
 }
 

@@ -90,7 +90,7 @@ export function localReplacements(values: LocalStackValues): Readonly<Record<str
     MCP_AUDIENCE: values.mcpAudience,
     BROKER_CLIENT_ID: values.brokerClientId,
     BROKER_ALLOW_LIST: values.brokerAllowList.join(','),
-    // No STS here to assume the fenced roles (a test that has one sets TENANT_FENCING=iam and STS_ENDPOINT).
+    // No STS here to assume the fenced roles (a test that has one sets TENANT_FENCING=iam and AWS_ENDPOINT_URL_STS).
     TENANT_FENCING: 'off',
     // No Secrets Manager here: the secret itself is given instead (LOCAL_ADDITIONS).
     BROKER_CLIENT_SECRET_ARN: undefined,
@@ -133,15 +133,21 @@ export const TUNING_VARIABLES: readonly string[] = Object.freeze([
   'ONLINE_GRACE_SECONDS',
   'OBSERVATION_TTL_SECONDS',
   'SAMPLE_RETENTION_DAYS',
-  'STS_ENDPOINT',
 ]);
 
-/** The tuning variables set in `npm start`'s environment, and Powertools' own switches (POWERTOOLS_*). */
+/**
+ * The AWS SDK's own variables for a service at another address (a stand-in), which the functions'
+ * clients read themselves: set in `npm start`'s environment, each goes to every function, as a
+ * tuning variable does. Secrets Manager's is left out: locally the secret itself is given.
+ */
+export const SDK_ENDPOINT_VARIABLES: readonly string[] = Object.freeze(['AWS_ENDPOINT_URL_STS']);
+
+/** The tuning variables set in `npm start`'s environment, the SDK's endpoint variables, and Powertools' own switches (POWERTOOLS_*). */
 function tuningVariables(userEnv: NodeJS.ProcessEnv, givenByServerless: ReadonlySet<string>): Record<string, string> {
   const tuning: Record<string, string> = {};
   for (const [name, value] of Object.entries(userEnv)) {
     if (value === undefined || givenByServerless.has(name)) continue;
-    if (TUNING_VARIABLES.includes(name) || name.startsWith('POWERTOOLS_')) tuning[name] = value;
+    if (TUNING_VARIABLES.includes(name) || SDK_ENDPOINT_VARIABLES.includes(name) || name.startsWith('POWERTOOLS_')) tuning[name] = value;
   }
   return tuning;
 }

@@ -27,7 +27,7 @@ describe('E2E: an observations read with tenant fencing on', () => {
           agents: [{ agent_id: 'web 1', hostname: 'web-1', os: 'linux', arch: 'x86_64', version: '1' }],
         })),
       },
-      { TENANT_FENCING: 'iam', TENANT_READ_ROLE_ARN: READ_ROLE, TENANT_AUDIT_ROLE_ARN: AUDIT_ROLE, STS_ENDPOINT: sts.endpoint },
+      { TENANT_FENCING: 'iam', TENANT_READ_ROLE_ARN: READ_ROLE, TENANT_AUDIT_ROLE_ARN: AUDIT_ROLE, AWS_ENDPOINT_URL_STS: sts.endpoint },
     );
   });
   afterAll(async () => {

@@ -1,6 +1,6 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { useEnvironment } from '../helpers/env.js';
 
 /**
@@ -70,7 +70,7 @@ beforeEach(async () => {
   await load({ BROKER_CLIENT_SECRET: undefined, BROKER_CLIENT_SECRET_ARN: ARN });
 });
 
-const read = (now?: number): Promise<string> => secrets.brokerClientSecret(new AbortController().signal, now);
+const read = (): Promise<string> => secrets.brokerClientSecret(new AbortController().signal);
 const failure = async (): Promise<InstanceType<typeof secrets.BrokerSecretError>> => {
   const error = await read().then(
     () => undefined,
@@ -107,16 +107,22 @@ describe('Function: brokerClientSecret, from a stand-in Secrets Manager', () => 
     expect(error.message).toBe('The broker secret holds no usable client secret.');
   });
 
-  it('reads Secrets Manager once for many exchanges within the cache time, and again after it', async () => {
+  it('reads Secrets Manager once for many exchanges within the cache time, and again after it (the clock moved on)', async () => {
     answer = { status: 200, secret: 'first' };
     const now = Date.now();
-
-    expect(await read(now)).toBe('first');
-    answer = { status: 200, secret: 'rotated' };
-    expect(await read(now + 60_000)).toBe('first');
-    expect(requests).toHaveLength(1);
-    expect(await read(now + 5 * 60_000 + 1)).toBe('rotated');
-    expect(requests).toHaveLength(2);
+    vi.useFakeTimers({ toFake: ['Date'], now });
+    try {
+      expect(await read()).toBe('first');
+      answer = { status: 200, secret: 'rotated' };
+      vi.setSystemTime(now + 60_000);
+      expect(await read()).toBe('first');
+      expect(requests).toHaveLength(1);
+      vi.setSystemTime(now + 5 * 60_000 + 1);
+      expect(await read()).toBe('rotated');
+      expect(requests).toHaveLength(2);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   it('reads it again at once when the issuer refused it (forgetBrokerSecret), so a rotated secret is picked up', async () => {

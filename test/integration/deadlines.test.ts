@@ -75,7 +75,7 @@ beforeAll(async () => {
 
 /** Loads both handlers as instances started with the test engine, the test issuer and `env` would. */
 async function loadHandlers(env: Record<string, string>): Promise<void> {
-  useEngine(engine, { JWT_ISSUER: ISSUER, JWKS_URL: jwksUrl, ...env });
+  useEngine(engine, { JWT_ISSUER: ISSUER, JWKS_URL: jwksUrl, BROKER_ALLOW_LIST: 'local-broker', ...env });
   // The streaming handler writes to a response stream of the test's (test/helpers/streaming.ts).
   const streaming = (await import('../../functions/inventory/handler.js')).handler;
   inventory = (event, context) => invokeStreamed(streaming, event, context);

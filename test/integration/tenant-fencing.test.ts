@@ -52,9 +52,13 @@ afterAll(async () => {
   await engine?.close();
 });
 
-/** Loads the inventory handler and the tenant clients as an instance started with `env` would. */
+/**
+ * Loads the inventory handler and the tenant clients as an instance started with `env` would: STS
+ * at the stand-in by the SDK's own variable, signed with the function's credentials from its
+ * environment, as Lambda gives them.
+ */
 async function load(env: Record<string, string>): Promise<void> {
-  useEngine(engine, env);
+  useEngine(engine, { AWS_ACCESS_KEY_ID: 'function-key', AWS_SECRET_ACCESS_KEY: 'function-secret', AWS_SESSION_TOKEN: undefined, ...env });
   // The streaming handler writes to a response stream of the test's (test/helpers/streaming.ts).
   const streaming = (await import('../../functions/inventory/handler.js')).handler;
   inventory = (event, context) => invokeStreamed(streaming, event, context);
@@ -64,7 +68,12 @@ async function load(env: Record<string, string>): Promise<void> {
 
 beforeEach(async () => {
   sts.reset();
-  await load({ TENANT_FENCING: 'iam', TENANT_READ_ROLE_ARN: READ_ROLE, TENANT_AUDIT_ROLE_ARN: AUDIT_ROLE, STS_ENDPOINT: sts.endpoint });
+  await load({
+    TENANT_FENCING: 'iam',
+    TENANT_READ_ROLE_ARN: READ_ROLE,
+    TENANT_AUDIT_ROLE_ARN: AUDIT_ROLE,
+    AWS_ENDPOINT_URL_STS: sts.endpoint,
+  });
 });
 
 const listFor = (tenant: string) =>
@@ -133,7 +142,12 @@ describe('Tenant fencing by IAM: reads (an STS stand-in, the real local engine)'
     expect(sts.calls.map((c) => c.RoleSessionName)).toEqual([tenantSessionName('acme'), tenantSessionName('a*b')]);
 
     // A new instance (fresh modules): no session kept from before.
-    await load({ TENANT_FENCING: 'iam', TENANT_READ_ROLE_ARN: READ_ROLE, TENANT_AUDIT_ROLE_ARN: AUDIT_ROLE, STS_ENDPOINT: sts.endpoint });
+    await load({
+      TENANT_FENCING: 'iam',
+      TENANT_READ_ROLE_ARN: READ_ROLE,
+      TENANT_AUDIT_ROLE_ARN: AUDIT_ROLE,
+      AWS_ENDPOINT_URL_STS: sts.endpoint,
+    });
     sts.calls = [];
     sts.expiresInMs = 4 * 60_000; // inside the five minutes before expiry: renewed at the next read
     await listFor('acme');

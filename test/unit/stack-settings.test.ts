@@ -102,7 +102,7 @@ describe('Constant: TUNING_VARIABLES (local/lambda/environment.ts)', () => {
 
     const read = serviceVariables();
 
-    expect(read).toEqual(expect.arrayContaining(['JWT_ISSUER', 'PUBLIC_URL', 'MCP_ALLOWED_ORIGINS', 'STS_ENDPOINT']));
+    expect(read).toEqual(expect.arrayContaining(['JWT_ISSUER', 'PUBLIC_URL', 'MCP_ALLOWED_ORIGINS', 'TENANT_FENCING']));
     expect(read.filter((name) => !passed.has(name))).toEqual([]);
     expect(TUNING_VARIABLES.filter((name) => given.has(name) || !read.includes(name))).toEqual([]);
   });

@@ -24,7 +24,7 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { bearerChallenge } from '../lib/auth/challenge.js';
 import { DOORS, type DoorName } from '../lib/auth/public-doors.js';
-import type { Config } from '../lib/config.js';
+import type { Settings } from '../lib/config.js';
 import { MCP_EXPOSED_HEADERS } from '../lib/mcp/cors.js';
 import { FAILURE_HEADERS, failureBody } from '../lib/responses.js';
 import { writeFileAtomically } from './build-views.js';
@@ -128,7 +128,7 @@ export function gatewayResponseBodyTemplate(definition: GatewayResponseDefinitio
  */
 export function gatewayResponseHeaders(
   definition: GatewayResponseDefinition,
-  cfg: Pick<Config, 'publicUrl' | 'requiredScope'>,
+  cfg: Pick<Settings, 'publicUrl' | 'requiredScope'>,
   browserOrigin?: string,
 ): Record<string, string> {
   return {

@@ -6,27 +6,20 @@
  * runs it in a process of its own, as osls runs infra/package-resources-cli.ts): the deploy code
  * makes the answers, and the emulator, which takes nothing of lib/, only runs them.
  *
- * Reads one JSON object on stdin, `{ "variables": { … } }`: the MCP function's environment as
- * the stack gives it, from which lib/config.ts reads the values (STATIC_ANSWER_VARIABLES, as for
- * the template). Writes one JSON object on stdout (PublicApiAnswers in local/public-api-answers.ts);
+ * Reads one JSON object on stdin, `{ "variables": { … } }`: the environments the stack gives the
+ * functions behind the doors (the authorizer's and the MCP function's), from which lib/config.ts
+ * reads the values (STATIC_ANSWERS_CONFIG, as for the template). Writes one JSON object on stdout (PublicApiAnswers in local/public-api-answers.ts);
  * a configuration lib/config.ts refuses is its sentence on stderr and exit status 1.
  */
 import { readFileSync } from 'node:fs';
+import { STATIC_ANSWERS_CONFIG } from '../lib/config.js';
 import { admittedOrigins } from '../lib/mcp/cors.js';
 import { GATEWAY_RESPONSES, gatewayResponseBodyTemplate, gatewayResponseHeaders } from './gateway-responses.js';
-import { STATIC_ANSWER_VARIABLES, staticAnswers } from './static-answers.js';
+import { staticAnswers } from './static-answers.js';
 
-async function main(): Promise<void> {
-  const { variables } = JSON.parse(readFileSync(0, 'utf8')) as { variables: Record<string, unknown> };
-  for (const name of STATIC_ANSWER_VARIABLES) {
-    const value = variables[name];
-    if (value === undefined) delete process.env[name];
-    else if (typeof value === 'string') process.env[name] = value;
-    else throw new Error(`the MCP function's ${name} is not a string: ${JSON.stringify(value)}`);
-  }
-  // Read as the function reads its configuration: lib/config.ts parses the environment when it loads.
-  const { config } = await import('../lib/config.js');
-  const cfg = config();
+function main(): void {
+  const { variables } = JSON.parse(readFileSync(0, 'utf8')) as { variables: Record<string, string> };
+  const cfg = STATIC_ANSWERS_CONFIG.parse(variables);
   const gatewayResponses = Object.fromEntries(
     GATEWAY_RESPONSES.map((definition) => [
       definition.type,
@@ -41,7 +34,9 @@ async function main(): Promise<void> {
   process.stdout.write(JSON.stringify({ gatewayResponses, staticAnswers: staticAnswers(cfg), admittedOrigins: admittedOrigins(cfg) }));
 }
 
-main().catch((error: unknown) => {
+try {
+  main();
+} catch (error) {
   process.stderr.write(`${error instanceof Error ? error.message : String(error)}\n`);
   process.exit(1);
-});
+}

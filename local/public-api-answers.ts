@@ -9,7 +9,8 @@ import type { GatewayAnswer } from './listener-io.js';
  * answers (the MOCK methods of the RFC 9728 documents and the preflights). The deploy code makes
  * them (infra/gateway-responses.ts, infra/static-answers.ts, from the service's own lib/); the
  * stack takes them from that code's output, never by importing it: infra/public-api-answers-cli.ts
- * runs in a process of its own with the MCP function's environment, as osls runs
+ * runs in a process of its own with the environments of the functions behind the doors (the token
+ * authorizer's and the MCP function's), as osls runs
  * infra/package-resources-cli.ts for the template. A process boundary is not an import, so the
  * stack's import closure keeps to the data format (test/unit/stack-boundary.test.ts), and what it
  * answers is what the template says, made by the same code.
@@ -70,7 +71,7 @@ const CLI = join('infra', 'public-api-answers-cli.ts');
 const CLI_TIMEOUT_MS = 60_000;
 
 /**
- * The public API's answers for the MCP function's environment `variables`, from
+ * The public API's answers for the doors' environment `variables`, from
  * infra/public-api-answers-cli.ts run under tsx in the project's folder, with nothing of this
  * process's environment but PATH and the temporary folder (the configuration is the variables alone).
  */

@@ -551,12 +551,14 @@ export async function startLocalStack(options: StackOptions = {}): Promise<Local
   const environmentOf = (spec: LambdaFunctionSpec): Record<string, string> =>
     functionEnvironment(spec, Object.values(specs), localValues(cfg, functionsDynamoEndpoint, brokerSecret, sandboxNodeMajor), env);
   // What API Gateway answers itself (gateway responses, static answers), made by the deploy code from
-  // the MCP function's environment as the stage's are (local/public-api-answers.ts); made again when
-  // that environment changes, the last ones kept (as by a deployment that failed) when the new cannot be.
+  // the environments of the functions behind the doors (the authorizer's and the MCP function's) as
+  // the stage's are (local/public-api-answers.ts); made again when they change, the last ones kept
+  // (as by a deployment that failed) when the new cannot be.
   let making: Promise<PublicApiAnswers> | undefined;
   let answered: PublicApiAnswers | undefined;
   const makeAnswers = (): Promise<PublicApiAnswers> => {
-    const made: Promise<PublicApiAnswers> = publicApiAnswers(environmentOf(specs.mcp)).then(
+    const doors = { ...environmentOf(specs.authorizer), ...environmentOf(specs.mcp) };
+    const made: Promise<PublicApiAnswers> = publicApiAnswers(doors).then(
       (fresh) => {
         answered = fresh;
         return fresh;

@@ -1,10 +1,14 @@
 import middy from '@middy/core';
 import type { APIGatewayAuthorizerResult, APIGatewayRequestAuthorizerEvent } from 'aws-lambda';
 import { authorizeRequest, UNAUTHORIZED } from '../../lib/auth/authorizer.js';
+import { AUTHORIZER_CONFIG } from '../../lib/config.js';
 import type { DeadlineContext } from '../../lib/invocation-deadline.js';
 import { invocationDeadline } from '../../lib/middleware/context-deadline.js';
 import { HANDLER_OPTIONS } from '../../lib/middleware/failures.js';
 import { authorizerObservability } from '../../lib/middleware/observability.js';
+
+/** The function's configuration, read once at init: a missing or bad variable fails the init, naming it. */
+const cfg = AUTHORIZER_CONFIG.parse(process.env);
 
 /**
  * The public REST API's token authorizer (a REQUEST authorizer for each door, lib/auth/public-doors.ts):
@@ -12,7 +16,7 @@ import { authorizerObservability } from '../../lib/middleware/observability.js';
  * a refusal, or a failure (503), as API Gateway expects (lib/auth/authorizer.ts).
  */
 const authorizeToken = async (event: APIGatewayRequestAuthorizerEvent, context: DeadlineContext): Promise<APIGatewayAuthorizerResult> =>
-  authorizeRequest(event, context.deadline);
+  authorizeRequest(cfg, event, context.deadline);
 
 export const handler = middy<APIGatewayRequestAuthorizerEvent, APIGatewayAuthorizerResult, Error, DeadlineContext>(HANDLER_OPTIONS)
   .use(invocationDeadline())

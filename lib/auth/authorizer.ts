@@ -1,5 +1,5 @@
 import type { APIGatewayAuthorizerResult, APIGatewayRequestAuthorizerEvent } from 'aws-lambda';
-import { config } from '../config.js';
+import type { Settings } from '../config.js';
 import { HttpError } from '../errors.js';
 import { logger } from '../observability/logger.js';
 import { annotateTenant } from '../observability/tracer.js';
@@ -59,8 +59,11 @@ function refuse(door: Door, methodArn: string, sentence: string): APIGatewayAuth
  * an error other than `Unauthorized`, which API Gateway answers as AUTHORIZER_FAILURE (503), never
  * as a refusal.
  */
-export async function authorizeRequest(event: APIGatewayRequestAuthorizerEvent, signal?: AbortSignal): Promise<APIGatewayAuthorizerResult> {
-  const cfg = config();
+export async function authorizeRequest(
+  cfg: Pick<Settings, 'jwtIssuer' | 'jwksUrl' | 'jwtAudience' | 'mcpAudience' | 'tenantClaim' | 'scopeClaim' | 'oauthScopeClaim'>,
+  event: APIGatewayRequestAuthorizerEvent,
+  signal?: AbortSignal,
+): Promise<APIGatewayAuthorizerResult> {
   const door = doorOfResource(event.resource);
   if (!door) throw new Error(`no public door is guarded at ${event.resource}`);
   const authorizations = headerValues(restRequest(event), 'authorization');

@@ -1,5 +1,5 @@
 import type { JWTPayload } from 'jose';
-import type { Config } from '../config.js';
+import type { Settings } from '../config.js';
 import { httpError } from '../errors.js';
 import { headerValues, type RestRequest } from '../rest-event.js';
 import { insufficientScope, refusedAtDoor } from './challenge.js';
@@ -65,7 +65,7 @@ export function authorizerContextOf(
 export function callerFromAuthorizer(
   request: Pick<RestRequest, 'headers' | 'authorizer'>,
   door: DoorName,
-  cfg: Pick<Config, 'tenantClaim' | 'scopeClaim' | 'publicUrl' | 'requiredScope'>,
+  cfg: Pick<Settings, 'tenantClaim' | 'scopeClaim' | 'publicUrl' | 'requiredScope'>,
 ): CallerIdentity & { expiresAt: number; scope: EndpointScope } {
   const authorizations = headerValues(request, 'authorization');
   // A cached answer is found by one header value; the others were never checked.
@@ -77,7 +77,7 @@ export function callerFromAuthorizer(
   }
   if (exp <= Math.floor(Date.now() / 1000)) throw refusedAtDoor(cfg, door, 'The bearer token has expired.', true);
   const granted = typeof context.grantedScopes === 'string' ? context.grantedScopes.split(' ') : [];
-  if (cfg.requiredScope !== undefined && !granted.includes(cfg.requiredScope)) throw insufficientScope(cfg, door, cfg.requiredScope);
+  if (cfg.requiredScope !== undefined && !granted.includes(cfg.requiredScope)) throw insufficientScope({ cfg, door }, cfg.requiredScope);
   const identity = identityFromClaims({ [cfg.tenantClaim]: context.tenant, sub: context.sub }, cfg.tenantClaim);
   const scope = scopeFromContextValue(context.scope);
   if (scope === 'invalid') throw httpError(403, badScopeClaimSentence(cfg.scopeClaim));

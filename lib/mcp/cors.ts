@@ -1,7 +1,7 @@
 import type { MiddlewareObj } from '@middy/core';
 import httpCors, { type Options as HttpCorsOptions } from '@middy/http-cors';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
-import type { Config } from '../config.js';
+import type { Settings } from '../config.js';
 import { httpError } from '../errors.js';
 
 /**
@@ -55,12 +55,12 @@ export const MCP_CORS_HEADERS = Object.freeze({
 });
 
 /** The browser origins the service admits: its public URL's, and those of MCP_ALLOWED_ORIGINS. */
-export function admittedOrigins(cfg: Pick<Config, 'publicUrl' | 'mcpAllowedOrigins'>): readonly string[] {
+export function admittedOrigins(cfg: Pick<Settings, 'publicUrl' | 'mcpAllowedOrigins'>): readonly string[] {
   return [...new Set([new URL(cfg.publicUrl).origin, ...cfg.mcpAllowedOrigins])];
 }
 
 /** True when a browser's `Origin` is one the service admits (admittedOrigins). */
-export function isAllowedOrigin(origin: string | undefined, cfg: Pick<Config, 'publicUrl' | 'mcpAllowedOrigins'>): origin is string {
+export function isAllowedOrigin(origin: string | undefined, cfg: Pick<Settings, 'publicUrl' | 'mcpAllowedOrigins'>): origin is string {
   return origin !== undefined && admittedOrigins(cfg).includes(origin);
 }
 
@@ -68,7 +68,7 @@ export function isAllowedOrigin(origin: string | undefined, cfg: Pick<Config, 'p
 export const FOREIGN_ORIGIN_REFUSAL = 'Requests from this Origin are not allowed; set MCP_ALLOWED_ORIGINS to admit it.';
 
 /** Servers must refuse a browser's request from an origin they do not serve (DNS rebinding): 403. */
-export function assertAllowedOrigin(origin: string | undefined, cfg: Pick<Config, 'publicUrl' | 'mcpAllowedOrigins'>): void {
+export function assertAllowedOrigin(origin: string | undefined, cfg: Pick<Settings, 'publicUrl' | 'mcpAllowedOrigins'>): void {
   if (origin !== undefined && !isAllowedOrigin(origin, cfg)) throw httpError(403, FOREIGN_ORIGIN_REFUSAL);
 }
 
@@ -77,12 +77,12 @@ export function assertAllowedOrigin(origin: string | undefined, cfg: Pick<Config
  * the failure handler, so it also runs on the text/plain failures that handler writes.
  */
 export function mcpCors(
-  cfg: () => Pick<Config, 'publicUrl' | 'mcpAllowedOrigins'>,
+  cfg: Pick<Settings, 'publicUrl' | 'mcpAllowedOrigins'>,
 ): MiddlewareObj<APIGatewayProxyEvent, APIGatewayProxyResult | undefined, Error> {
   // `vary` is an option of @middy/http-cors that its type declarations leave out.
   const options: HttpCorsOptions & { vary: string } = {
     // Null: no header.
-    getOrigin: (incoming) => (isAllowedOrigin(incoming, cfg()) ? incoming : (null as unknown as string)),
+    getOrigin: (incoming) => (isAllowedOrigin(incoming, cfg) ? incoming : (null as unknown as string)),
     methods: MCP_METHODS.join(', '),
     headers: MCP_REQUEST_HEADERS.join(', '),
     exposeHeaders: MCP_EXPOSED_HEADERS.join(', '),

@@ -108,8 +108,8 @@ export function localAdditions(
   userEnv: NodeJS.ProcessEnv = {},
 ): Record<string, string> {
   return {
-    // On AWS the SDK finds DynamoDB's regional endpoint itself.
-    DYNAMODB_ENDPOINT: values.dynamoEndpoint,
+    // On AWS the SDK finds DynamoDB's regional endpoint itself; here, to each function that reads the store.
+    ...('DATA_TABLE' in spec.environment ? { DYNAMODB_ENDPOINT: values.dynamoEndpoint } : {}),
     // In place of BROKER_CLIENT_SECRET_ARN, for the function that has it (the MCP door): the one given, else the issuer's.
     ...('BROKER_CLIENT_SECRET_ARN' in spec.environment
       ? { BROKER_CLIENT_SECRET: userEnv.BROKER_CLIENT_SECRET?.trim() || values.brokerSecret }

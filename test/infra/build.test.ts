@@ -246,8 +246,9 @@ describe('Script: infra/build.ts (npm run build)', () => {
     // requestState codec and input builders 2.9 KiB, the tool's and the hop's share 3.4 KiB).
     // Powertools Tracer (the X-Ray SDK and its context, about 100 KiB in each bundle) put the inventory
     // and observations past their 400 KiB targets: their ceilings are today's sizes until it is trimmed
-    // (docs/operations.md, Tracing, has the cost measured).
-    const ceilingsKiB: Record<FunctionName, number> = { inventory: 447, authorizer: 229, observations: 497, mcp: 805 };
+    // (docs/operations.md, Tracing, has the cost measured). Each function's own configuration schema
+    // (lib/config.ts: the table of settings and the rules across variables) takes 0.8 KiB more in each.
+    const ceilingsKiB: Record<FunctionName, number> = { inventory: 448, authorizer: 230, observations: 498, mcp: 806 };
     for (const name of NAMES) {
       const kib = statSync(built.get(name)!.bundle).size / 1024;
 

@@ -420,7 +420,6 @@ describe('Template: the public REST API (inventory and the MCP door)', () => {
       SecurityGroupIds: { 'Fn::Split': [',', EXAMPLE.securityGroups] },
     });
     expect(fn.Environment.Variables).toMatchObject({
-      MCP_AUDIENCE: EXAMPLE.mcpAudience,
       PUBLIC_URL: EXAMPLE.publicUrl,
       TOKEN_ENDPOINT: EXAMPLE.tokenEndpoint,
       BROKER_CLIENT_ID: EXAMPLE.brokerClientId,

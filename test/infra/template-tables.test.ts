@@ -78,17 +78,25 @@ const keysOf = (id: string): Array<{ name: string; type: string; role: string }>
 };
 
 describe('Template: tables (judged by the items the code writes)', () => {
-  it('are the tables every function is given, and no other', () => {
-    const names = Object.keys(TABLES).map((id) => resolveIntrinsics({ Ref: id }, resources));
+  it('are the tables the functions are given, and no other: the data table to those that read it, the audit table to the one that audits', () => {
+    const [data, audit] = Object.keys(TABLES).map((id) => resolveIntrinsics({ Ref: id }, resources));
     expect(
       ofType('AWS::DynamoDB::Table')
         .map(([id]) => id)
         .sort(),
     ).toEqual(Object.keys(TABLES).sort());
-    for (const [id, f] of ofType('AWS::Lambda::Function')) {
-      const env = resolveIntrinsics(f.Properties.Environment.Variables, resources) as Record<string, string>;
-      expect([env.DATA_TABLE, env.AUDIT_TABLE], id).toEqual(names);
-    }
+    const tables = Object.fromEntries(
+      ofType('AWS::Lambda::Function').map(([id, f]) => {
+        const env = resolveIntrinsics(f.Properties.Environment.Variables, resources) as Record<string, string>;
+        return [id, [env.DATA_TABLE, env.AUDIT_TABLE]];
+      }),
+    );
+    expect(tables).toEqual({
+      InventoryLambdaFunction: [data, undefined],
+      ObservationsLambdaFunction: [data, audit],
+      McpLambdaFunction: [data, undefined],
+      AuthorizerLambdaFunction: [undefined, undefined],
+    });
   });
 
   it.each(Object.entries(TABLES))('%s: every item the code writes carries its keys, of the declared types', (id, items) => {

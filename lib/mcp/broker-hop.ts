@@ -2,7 +2,7 @@ import { decodeJwt } from 'jose';
 import { BROKER_REFUSALS } from '../auth/broker.js';
 import { type EndpointScope, readScopeClaim, sameScope } from '../auth/endpoint-scope.js';
 import { type ExchangedToken, ExchangedTokenCache, exchangeToken, TokenExchangeError } from '../auth/token-exchange.js';
-import { config } from '../config.js';
+import type { Settings } from '../config.js';
 import {
   ATTRIBUTION_HEADERS,
   type AttributionSources,
@@ -13,13 +13,14 @@ import {
 import { EndpointDashboard } from '../contract/schemas.js';
 import { logger } from '../observability/logger.js';
 import { parseFailureBody } from '../responses.js';
-import { BrokerSecretError, brokerClientSecret, forgetBrokerSecret } from './broker-secret.js';
+import { type BrokerSecret, BrokerSecretError } from './broker-secret.js';
 import { misconfiguration, retryAfterSeconds, TOOL_SENTENCES, ToolFailure } from './tool-failure.js';
 
 /**
- * The broker's hop to the private observations operation: exchange the user's token for one with
- * the observations audience (RFC 8693; one exchange shared by concurrent calls, cached until
- * shortly before it or the user's token expires), then
+ * The broker's hop to the private observations operation, in one module: exchange the user's token
+ * for one with the observations audience (RFC 8693, lib/auth/token-exchange.ts; one exchange
+ * shared by concurrent calls, cached until shortly before it or the user's token expires), check
+ * that the exchanged token carries the user's endpoint scope unchanged, then
  * `GET /api/mcp/endpoint` with `Authorization: Bearer` and the attribution as `X-Service-*` headers
  * (the reason percent-encoded, so any script arrives unchanged) and where each value came from
  * (`X-Service-Attribution-Source`). Every answer other than a readable dashboard becomes a
@@ -28,8 +29,6 @@ import { misconfiguration, retryAfterSeconds, TOOL_SENTENCES, ToolFailure } from
 
 const SERVICE = 'observations service';
 const SIGN_IN = 'sign-in service';
-
-const exchangedTokens = new ExchangedTokenCache();
 
 /** What the broker asks the private operation for: the tool's arguments, the attribution as it stands, and where it came from. */
 export interface BrokeredArgs {
@@ -72,7 +71,7 @@ export function secretFailure(error: unknown): ToolFailure {
   return new ToolFailure(TOOL_SENTENCES.unavailable(SIGN_IN, 5));
 }
 
-function exchangeFailure(error: unknown): ToolFailure {
+function exchangeFailure(error: unknown, secret: Pick<BrokerSecret, 'forget'>): ToolFailure {
   if (error instanceof BrokerSecretError) return secretFailure(error);
   if (error instanceof TokenExchangeError) {
     switch (error.kind) {
@@ -85,48 +84,11 @@ function exchangeFailure(error: unknown): ToolFailure {
         logger.info('token exchange refused the subject token', { cause: error.message });
         return new ToolFailure(TOOL_SENTENCES.signInAgain);
       case 'misconfigured':
-        forgetBrokerSecret();
+        secret.forget();
         return misconfiguration(TOOL_SENTENCES.misconfigured, { cause: error.message });
     }
   }
   throw error;
-}
-
-/**
- * The exchanged token for this user: from the cache, or one exchange at the issuer shared by every
- * call that needs it meanwhile (single flight). The exchange has its own 5 s bound, so one
- * caller's deadline does not fail the others that wait on it; each waiter stops at its own.
- */
-async function observationsToken(
-  subjectToken: string,
-  subjectExpiresAt: number | undefined,
-  signal: AbortSignal,
-): Promise<{ token: string; cached: boolean }> {
-  const cfg = config();
-  const tokenEndpoint = configured(cfg.tokenEndpoint, 'TOKEN_ENDPOINT');
-  const clientId = configured(cfg.brokerClientId, 'BROKER_CLIENT_ID');
-  const exchange = async (): Promise<ExchangedToken> =>
-    exchangeToken({
-      tokenEndpoint,
-      clientId,
-      clientSecret: await brokerClientSecret(AbortSignal.timeout(5_000)),
-      subjectToken,
-      audience: cfg.observationsAudience,
-      scope: cfg.observationsScope,
-      signal: AbortSignal.timeout(5_000),
-    });
-  try {
-    return await exchangedTokens.obtain(subjectToken, cfg.observationsAudience, exchange, { subjectExpiresAt, signal });
-  } catch (error) {
-    if (signal.aborted) throw new ToolFailure(TOOL_SENTENCES.timedOut(SIGN_IN, 5));
-    throw exchangeFailure(error);
-  }
-}
-
-/** A variable the hop cannot do without (serverless.yml gives it to the MCP function): its absence is the deployment's fault. */
-function configured(value: string | undefined, variable: string): string {
-  if (value === undefined) throw misconfiguration(TOOL_SENTENCES.misconfigured, { cause: `${variable} is not set` });
-  return value;
 }
 
 function requestUrl(observationsUrl: string, args: BrokeredArgs): string {
@@ -155,7 +117,7 @@ function serviceSentence(response: Response, body: string): string | undefined {
 }
 
 /** One upstream answer that is not a 200, as the sentence the user reads. */
-function upstreamFailure(response: Response, body: string, args: BrokeredArgs): ToolFailure {
+function upstreamFailure(response: Response, body: string, args: BrokeredArgs, ticketSystem: string): ToolFailure {
   const status = response.status;
   const sentence = serviceSentence(response, body);
   const wait = retryAfterSeconds(response.headers.get('retry-after'));
@@ -168,7 +130,7 @@ function upstreamFailure(response: Response, body: string, args: BrokeredArgs): 
   // The service names its headers; an assistant sends the tool's ticket argument instead.
   if (status === 403 && sentence?.startsWith(TICKET_REQUIRED)) {
     return new ToolFailure(
-      `${TOOL_SENTENCES.ticketRequired(config().ticketSystem)} (request id: ${parseFailureBody(body)?.requestId ?? 'unknown'})`,
+      `${TOOL_SENTENCES.ticketRequired(ticketSystem)} (request id: ${parseFailureBody(body)?.requestId ?? 'unknown'})`,
     );
   }
   if ((status === 400 || status === 403) && sentence) {
@@ -212,8 +174,7 @@ async function getDashboard(
  * service. The broker reads its own token's claims only to compare them (the service verifies the
  * token); a token it cannot read is left to the service, which refuses it.
  */
-function assertScopeCarried(token: string, scope: EndpointScope): void {
-  const claim = config().scopeClaim;
+function assertScopeCarried(token: string, scope: EndpointScope, claim: string): void {
   let claims: Record<string, unknown>;
   try {
     claims = decodeJwt(token);
@@ -230,51 +191,97 @@ function assertScopeCarried(token: string, scope: EndpointScope): void {
   }
 }
 
-/**
- * Reads one endpoint's dashboard for the user behind `subjectToken`. A token from the cache that
- * the service refuses (401) is exchanged again once: the issuer may have rotated its keys. An
- * exchanged token that does not carry the user's endpoint scope is never sent.
- */
-export async function readDashboardForUser(read: BrokeredRead): Promise<DashboardRead> {
-  const cfg = config();
-  const observationsUrl = configured(cfg.observationsUrl, 'OBSERVATIONS_URL');
-  let { token, cached } = await observationsToken(read.subjectToken, read.subjectExpiresAt, read.signal);
-  assertScopeCarried(token, read.scope);
-  let { response, body } = await getDashboard(observationsUrl, read.args, token, read.signal);
-  if (response.status === 401 && cached) {
-    exchangedTokens.forget(read.subjectToken, cfg.observationsAudience);
-    ({ token, cached } = await observationsToken(read.subjectToken, read.subjectExpiresAt, read.signal));
-    assertScopeCarried(token, read.scope);
-    ({ response, body } = await getDashboard(observationsUrl, read.args, token, read.signal));
-  }
-  if (response.status === 401) exchangedTokens.forget(read.subjectToken, cfg.observationsAudience);
-  if (response.status !== 200) throw upstreamFailure(response, body, read.args);
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(body);
-  } catch {
-    parsed = undefined;
-  }
-  if (!EndpointDashboard.safeParse(parsed).success) {
-    logger.error('observations service answered an unreadable dashboard', { bytes: body.length });
-    throw new ToolFailure(TOOL_SENTENCES.unreadable(SERVICE));
-  }
-  return { dashboard: parsed as EndpointDashboard, auditId: response.headers.get('x-audit-id') ?? undefined };
+/** What the hop is made with: the broker's client at the issuer, the private operation's address, audience and scope. */
+export type BrokerHopConfig = Pick<
+  Settings,
+  'tokenEndpoint' | 'brokerClientId' | 'observationsUrl' | 'observationsAudience' | 'observationsScope' | 'scopeClaim' | 'ticketSystem'
+>;
+
+/** The hop, as the observations tool calls it. */
+export interface BrokerHop {
+  /**
+   * Reads one endpoint's dashboard for the user behind `subjectToken`. A token from the cache that
+   * the service refuses (401) is exchanged again once: the issuer may have rotated its keys. An
+   * exchanged token that does not carry the user's endpoint scope is never sent.
+   */
+  readDashboard(read: BrokeredRead): Promise<DashboardRead>;
+  /**
+   * Puts the person's refusal on record: the private operation audits it as a refused request (403)
+   * and reads nothing. Gives the sentence the user reads, with the request id of its audit item when
+   * the operation answered as it should; the refusal stands whatever the hop did (nothing is read
+   * either way), and a hop that did not record it is logged.
+   */
+  recordPersonRefusal(read: BrokeredRead, sentence: string): Promise<string>;
 }
 
-/**
- * Puts the person's refusal on record: the private operation audits it as a refused request (403)
- * and reads nothing. Gives the sentence the user reads, with the request id of its audit item when
- * the operation answered as it should; the refusal stands whatever the hop did (nothing is read
- * either way), and a hop that did not record it is logged.
- */
-export async function recordPersonRefusal(read: BrokeredRead, sentence: string): Promise<string> {
-  try {
-    await readDashboardForUser(read);
-    logger.error('the observations service answered a refused request with data; it was not passed on');
-  } catch (error) {
-    if (error instanceof ToolFailure && error.message.startsWith(sentence)) return error.message;
-    logger.error("the person's refusal could not be recorded", { error: (error as Error)?.name, message: (error as Error)?.message });
+/** The MCP function's hop, made once at its init: its exchanged tokens are kept across invocations. */
+export function brokerHop(cfg: BrokerHopConfig, secret: BrokerSecret): BrokerHop {
+  const exchangedTokens = new ExchangedTokenCache();
+
+  /**
+   * The exchanged token for this user: from the cache, or one exchange at the issuer shared by every
+   * call that needs it meanwhile (single flight). The exchange has its own 5 s bound, so one
+   * caller's deadline does not fail the others that wait on it; each waiter stops at its own.
+   */
+  async function observationsToken(
+    subjectToken: string,
+    subjectExpiresAt: number | undefined,
+    signal: AbortSignal,
+  ): Promise<{ token: string; cached: boolean }> {
+    const exchange = async (): Promise<ExchangedToken> =>
+      exchangeToken({
+        tokenEndpoint: cfg.tokenEndpoint,
+        clientId: cfg.brokerClientId,
+        clientSecret: await secret.read(AbortSignal.timeout(5_000)),
+        subjectToken,
+        audience: cfg.observationsAudience,
+        scope: cfg.observationsScope,
+        signal: AbortSignal.timeout(5_000),
+      });
+    try {
+      return await exchangedTokens.obtain(subjectToken, cfg.observationsAudience, exchange, { subjectExpiresAt, signal });
+    } catch (error) {
+      if (signal.aborted) throw new ToolFailure(TOOL_SENTENCES.timedOut(SIGN_IN, 5));
+      throw exchangeFailure(error, secret);
+    }
   }
-  return sentence;
+
+  async function readDashboard(read: BrokeredRead): Promise<DashboardRead> {
+    let { token, cached } = await observationsToken(read.subjectToken, read.subjectExpiresAt, read.signal);
+    assertScopeCarried(token, read.scope, cfg.scopeClaim);
+    let { response, body } = await getDashboard(cfg.observationsUrl, read.args, token, read.signal);
+    if (response.status === 401 && cached) {
+      exchangedTokens.forget(read.subjectToken, cfg.observationsAudience);
+      ({ token, cached } = await observationsToken(read.subjectToken, read.subjectExpiresAt, read.signal));
+      assertScopeCarried(token, read.scope, cfg.scopeClaim);
+      ({ response, body } = await getDashboard(cfg.observationsUrl, read.args, token, read.signal));
+    }
+    if (response.status === 401) exchangedTokens.forget(read.subjectToken, cfg.observationsAudience);
+    if (response.status !== 200) throw upstreamFailure(response, body, read.args, cfg.ticketSystem);
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(body);
+    } catch {
+      parsed = undefined;
+    }
+    if (!EndpointDashboard.safeParse(parsed).success) {
+      logger.error('observations service answered an unreadable dashboard', { bytes: body.length });
+      throw new ToolFailure(TOOL_SENTENCES.unreadable(SERVICE));
+    }
+    return { dashboard: parsed as EndpointDashboard, auditId: response.headers.get('x-audit-id') ?? undefined };
+  }
+
+  return {
+    readDashboard,
+    async recordPersonRefusal(read, sentence) {
+      try {
+        await readDashboard(read);
+        logger.error('the observations service answered a refused request with data; it was not passed on');
+      } catch (error) {
+        if (error instanceof ToolFailure && error.message.startsWith(sentence)) return error.message;
+        logger.error("the person's refusal could not be recorded", { error: (error as Error)?.name, message: (error as Error)?.message });
+      }
+      return sentence;
+    },
+  };
 }

@@ -11,8 +11,9 @@ import { failureHandling, HANDLER_OPTIONS } from '../../lib/middleware/failures.
 import { observability } from '../../lib/middleware/observability.js';
 import { logger } from '../../lib/observability/logger.js';
 import { annotateTenant } from '../../lib/observability/tracer.js';
-import { headerValues, restRequest } from '../../lib/rest-event.js';
+import { headerValues } from '../../lib/rest-request.js';
 import { tenantReads } from '../../lib/store/tenant-client.js';
+import { restRequest } from '../rest-event.js';
 
 /** The function's configuration, read once at init: a missing or bad variable fails the init, naming it. */
 const cfg = INVENTORY_CONFIG.parse(process.env);

@@ -6,8 +6,8 @@ import { invocationDeadline } from '../../lib/middleware/context-deadline.js';
 import { failureHandling, HANDLER_OPTIONS } from '../../lib/middleware/failures.js';
 import { observability } from '../../lib/middleware/observability.js';
 import { getEndpointObservations, type ObservationsService } from '../../lib/observations/get-endpoint-observations.js';
-import { restRequest } from '../../lib/rest-event.js';
 import { tenantStores } from '../../lib/store/tenant-client.js';
+import { restRequest } from '../rest-event.js';
 
 /** The function's configuration, read once at init: a missing or bad variable fails the init, naming it. */
 const cfg = OBSERVATIONS_CONFIG.parse(process.env);

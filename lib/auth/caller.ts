@@ -1,7 +1,7 @@
 import type { JWTPayload } from 'jose';
 import type { Settings } from '../config.js';
 import { httpError } from '../errors.js';
-import { headerValues, type RestRequest } from '../rest-event.js';
+import { headerValues, type RestRequest } from '../rest-request.js';
 import { insufficientScope, refusedAtDoor } from './challenge.js';
 import { badScopeClaimSentence, type EndpointScope, readScopeClaim, scopeContextValue, scopeFromContextValue } from './endpoint-scope.js';
 import { type CallerIdentity, identityFromClaims } from './identity.js';

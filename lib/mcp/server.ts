@@ -8,7 +8,7 @@ import {
   WebStandardStreamableHTTPServerTransport,
 } from '@modelcontextprotocol/server';
 import { CONTRACT_VERSION } from '../contract/openapi.js';
-import type { RestRequest } from '../rest-event.js';
+import type { RestRequest } from '../rest-request.js';
 import type { RequestBody } from './request-body.js';
 import type { RequestStates } from './request-state.js';
 import { registerTools, type ToolCaller, type ToolServices } from './tools.js';

@@ -8,7 +8,7 @@ import type { Settings } from '../config.js';
 import { httpError } from '../errors.js';
 import { logger } from '../observability/logger.js';
 import { annotateTenant } from '../observability/tracer.js';
-import { type RestRequest, singleHeader } from '../rest-event.js';
+import { type RestRequest, singleHeader } from '../rest-request.js';
 
 /** Who asked, as far as the verified token says: what the audit item records. */
 export interface BrokeredCaller {

@@ -5,7 +5,7 @@ import { httpError } from '../errors.js';
 import { logger } from '../observability/logger.js';
 import { recordItemsReturned } from '../observability/metrics.js';
 import { type JsonResult, jsonResponse } from '../responses.js';
-import type { RestRequest } from '../rest-event.js';
+import type { RestRequest } from '../rest-request.js';
 import type { TenantStores } from '../store/tenant-client.js';
 import { type AuditedRequest, auditAllowed, auditRefused } from './audit-trail.js';
 import { allowedRead, verifyBrokeredCaller } from './brokered-caller.js';

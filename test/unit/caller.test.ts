@@ -1,9 +1,9 @@
 import type { APIGatewayProxyEvent } from 'aws-lambda';
 import { describe, expect, it } from 'vitest';
+import { restRequest } from '../../functions/rest-event.js';
 import { authorizerContextOf, callerFromAuthorizer as callerOf } from '../../lib/auth/caller.js';
 import { bearerChallenge } from '../../lib/auth/challenge.js';
 import { HttpError } from '../../lib/errors.js';
-import { restRequest } from '../../lib/rest-event.js';
 import { eventFixture, setHeader } from '../helpers/events.js';
 
 /** The caller an event's authorizer context names, read as the handlers read it: from the event's request. */

@@ -1,6 +1,7 @@
 import type { APIGatewayProxyEvent } from 'aws-lambda';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { restRequest } from '../../functions/rest-event.js';
 import { authorizerContextOf, callerFromAuthorizer as callerOf } from '../../lib/auth/caller.js';
 import {
   ALL_ENDPOINTS,
@@ -17,7 +18,6 @@ import {
   UNSCOPED,
 } from '../../lib/auth/endpoint-scope.js';
 import { HttpError } from '../../lib/errors.js';
-import { restRequest } from '../../lib/rest-event.js';
 import { eventFixture } from '../helpers/events.js';
 
 /** The caller an event's authorizer context names, read as the handlers read it: from the event's request. */

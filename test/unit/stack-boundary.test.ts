@@ -96,6 +96,29 @@ describe('What ships (functions/ and lib/)', () => {
   });
 });
 
+describe("The gateway's event, read in functions/", () => {
+  it('reaches lib/ only as plain values: no module of lib/ names an API Gateway event type, or reads an event', () => {
+    const named = sourcesUnder(ROOT, 'lib').flatMap((file) =>
+      /\bAPIGateway\w*(Event|Result)\b|\bRestEvent\b|\bhttpMethod\b|\bmultiValueHeaders\b/.test(readFileSync(join(ROOT, file), 'utf8'))
+        ? [file]
+        : [],
+    );
+
+    expect(named).toEqual([]);
+  });
+
+  it("takes Lambda's own types only in the middy chain and the invocation's deadline, which the context is", () => {
+    const lambdaTypes = sourcesUnder(ROOT, 'lib').filter((file) => /from 'aws-lambda'/.test(readFileSync(join(ROOT, file), 'utf8')));
+
+    expect(lambdaTypes).toEqual(['lib/invocation-deadline.ts', 'lib/middleware/failures.ts']);
+  });
+
+  it('has every handler read its event with the one reader of payload 1.0 events (functions/rest-event.ts)', () => {
+    for (const handler of sourcesUnder(ROOT, 'functions').filter((file) => file.endsWith('/handler.ts')))
+      expect(directImports(ROOT, handler), handler).toContain('functions/rest-event.ts');
+  });
+});
+
 describe('Function: crossings (test/tools/import-closure.ts), on a tree of its own', () => {
   const root = mkdtempSync(join(tmpdir(), 'import-closure-'));
   afterAll(() => rmSync(root, { recursive: true, force: true }));

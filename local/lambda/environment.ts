@@ -121,10 +121,10 @@ export function localAdditions(
 
 /**
  * The service's variables that serverless.yml gives no function: their deployed value is the
- * service's default (lib/config.ts), and a value set in `npm start`'s environment goes to every
- * function. With what serverless.yml gives, DYNAMODB_ENDPOINT and BROKER_CLIENT_SECRET (local
- * additions), these are every variable the service reads: test/unit/stack-settings.test.ts holds
- * the lists together.
+ * function's default (its schema in lib/config.ts; AWS_REGION is Lambda's), and a value set in
+ * `npm start`'s environment goes to every function. With what serverless.yml gives each function,
+ * DYNAMODB_ENDPOINT and BROKER_CLIENT_SECRET (local additions), these are every variable each
+ * function's schema reads: test/unit/stack-settings.test.ts holds the lists together.
  */
 export const TUNING_VARIABLES: readonly string[] = Object.freeze([
   'AWS_REGION',

@@ -31,7 +31,14 @@ function main(): void {
       },
     ]),
   );
-  process.stdout.write(JSON.stringify({ gatewayResponses, staticAnswers: staticAnswers(cfg), admittedOrigins: admittedOrigins(cfg) }));
+  process.stdout.write(
+    JSON.stringify({
+      gatewayResponses,
+      staticAnswers: staticAnswers(cfg),
+      admittedOrigins: admittedOrigins(cfg),
+      variables: STATIC_ANSWERS_CONFIG.variables,
+    }),
+  );
 }
 
 try {

@@ -59,6 +59,8 @@ export interface PublicApiAnswers {
   staticAnswers: Array<{ path: string; method: MockMethod }>;
   /** The browser origins the MCP door admits: the ones whose pages may read a gateway response here. */
   admittedOrigins: string[];
+  /** The doors' variables they are made from: the answers change only when one of these does. */
+  variables: string[];
 }
 
 /** The answers could not be made: the MCP function's configuration is refused, or the process failed. */

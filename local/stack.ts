@@ -552,15 +552,23 @@ export async function startLocalStack(options: StackOptions = {}): Promise<Local
     functionEnvironment(spec, Object.values(specs), localValues(cfg, functionsDynamoEndpoint, brokerSecret, sandboxNodeMajor), env);
   // What API Gateway answers itself (gateway responses, static answers), made by the deploy code from
   // the environments of the functions behind the doors (the authorizer's and the MCP function's) as
-  // the stage's are (local/public-api-answers.ts); made again when they change, the last ones kept
-  // (as by a deployment that failed) when the new cannot be.
+  // the stage's are (local/public-api-answers.ts); made again when a variable they are made from
+  // changes, the last ones kept (as by a deployment that failed) when the new cannot be.
   let making: Promise<PublicApiAnswers> | undefined;
   let answered: PublicApiAnswers | undefined;
+  let madeFrom: string | undefined;
+  /** The doors' values the answers are made from (all of the doors' variables until the first answers name theirs). */
+  const sourceOf = (doors: Record<string, string>): string =>
+    JSON.stringify((answered?.variables ?? Object.keys(doors).sort()).map((name) => [name, doors[name] ?? null]));
   const makeAnswers = (): Promise<PublicApiAnswers> => {
     const doors = { ...environmentOf(specs.authorizer), ...environmentOf(specs.mcp) };
+    const source = sourceOf(doors);
+    if (source === madeFrom && (making ?? answered)) return making ?? Promise.resolve(answered as PublicApiAnswers);
+    madeFrom = source;
     const made: Promise<PublicApiAnswers> = publicApiAnswers(doors).then(
       (fresh) => {
         answered = fresh;
+        if (madeFrom === source) madeFrom = sourceOf(doors);
         return fresh;
       },
       (error: Error) => {

@@ -16,19 +16,25 @@ import type { GatewayAnswer } from './listener-io.js';
  * answers is what the template says, made by the same code.
  */
 
-/** The gateway responses the local gateway answers with (API Gateway's response types). */
-export type GatewayResponseType =
-  | 'UNAUTHORIZED'
-  | 'ACCESS_DENIED'
-  | 'AUTHORIZER_FAILURE'
-  | 'AUTHORIZER_CONFIGURATION_ERROR'
-  | 'THROTTLED'
-  | 'INVALID_API_KEY'
-  | 'INTEGRATION_TIMEOUT'
-  | 'INTEGRATION_FAILURE'
-  | 'MISSING_AUTHENTICATION_TOKEN'
-  | 'DEFAULT_4XX'
-  | 'DEFAULT_5XX';
+/**
+ * The gateway responses the local gateway answers with (API Gateway's response types). The answers'
+ * shape here is the CLI's output read back, a copy of infra's types: test/unit/boundary-copies.test.ts
+ * holds the two together (every type here answered, every method's shape assignable).
+ */
+export const GATEWAY_RESPONSE_TYPES = Object.freeze([
+  'UNAUTHORIZED',
+  'ACCESS_DENIED',
+  'AUTHORIZER_FAILURE',
+  'AUTHORIZER_CONFIGURATION_ERROR',
+  'THROTTLED',
+  'INVALID_API_KEY',
+  'INTEGRATION_TIMEOUT',
+  'INTEGRATION_FAILURE',
+  'MISSING_AUTHENTICATION_TOKEN',
+  'DEFAULT_4XX',
+  'DEFAULT_5XX',
+] as const);
+export type GatewayResponseType = (typeof GATEWAY_RESPONSE_TYPES)[number];
 
 /** One gateway response as the template has it: its status (none for the two defaults), its one sentence, headers and body template. */
 export interface GatewayResponseAnswer {

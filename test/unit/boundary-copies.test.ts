@@ -1,16 +1,20 @@
 import fc from 'fast-check';
 import { createLocalJWKSet, exportJWK, generateKeyPair, type JWTHeaderParameters, SignJWT } from 'jose';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, expectTypeOf, it } from 'vitest';
+import { GATEWAY_RESPONSES, type GatewayResponseType as TemplateGatewayResponseType } from '../../infra/gateway-responses.js';
+import type { MockMethod as TemplateMockMethod } from '../../infra/static-answers.js';
 import { DOORS, doorAudience, doorResource } from '../../lib/auth/public-doors.js';
 import { verifyBearerToken } from '../../lib/auth/verify.js';
 import { FUNCTION_CONFIGS, OBSERVATIONS_CONFIG } from '../../lib/config.js';
 import { parseFailureBody, failureBody as serviceFailureBody } from '../../lib/responses.js';
 import { isAwsEndpoint as serviceIsAwsEndpoint } from '../../lib/store/client.js';
 import { failureText, sentenceOf } from '../../local/failure.js';
+import { GATEWAY_RESPONSE_TYPES, type GatewayResponseType, type MockMethod } from '../../local/public-api-answers.js';
 import { audienceAt, DOOR_PATHS, doorResources, readStackConfig, SERVICE_DEFAULTS } from '../../local/settings.js';
 import { isAwsEndpoint } from '../../local/store-client.js';
 import { checkToken, TokenRefusal } from '../../local/token-check.js';
 import { FUNCTION_ENVIRONMENT } from '../helpers/function-environment.js';
+import { fixtureGatewayAnswers } from '../helpers/sandbox.js';
 
 /**
  * The copies across the boundary: the local stack takes nothing of lib/ but the data format
@@ -138,6 +142,27 @@ describe('Copy: the failure form (local/failure.ts, of lib/responses.ts)', () =>
         return true;
       }),
     );
+  });
+});
+
+describe("Copy: the shape of the public API's own answers (local/public-api-answers.ts, of infra/gateway-responses.ts and infra/static-answers.ts)", () => {
+  it("reads what infra makes: the template's methods and response types, as the type checker sees them", () => {
+    expectTypeOf<TemplateMockMethod>().toMatchTypeOf<MockMethod>();
+    expectTypeOf<GatewayResponseType>().toMatchTypeOf<TemplateGatewayResponseType>();
+  });
+
+  it("has an answer for every type the local gateway answers with, worded as the template's", async () => {
+    const answers = await fixtureGatewayAnswers();
+
+    for (const name of GATEWAY_RESPONSE_TYPES) {
+      const definition = GATEWAY_RESPONSES.find((r) => r.type === name);
+      expect(answers.gatewayResponses[name], name).toMatchObject({
+        sentence: definition?.sentence,
+        ...(definition?.status ? { status: definition.status } : {}),
+      });
+    }
+    expect(answers.staticAnswers.length).toBeGreaterThan(0);
+    for (const { method } of answers.staticAnswers) expect(method.Integration.IntegrationResponses.length).toBeGreaterThan(0);
   });
 });
 

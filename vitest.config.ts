@@ -1,4 +1,4 @@
-import './infra/local/node-version.js'; // first: the AWS SDK's Node-version notice off on Node 20 (docs/decisions.md, Node versions)
+import './infra/node-version.js'; // first: the AWS SDK's Node-version notice off on Node 20 (docs/decisions.md, Node versions)
 import { configDefaults, defineConfig } from 'vitest/config';
 import { FUNCTION_ENVIRONMENT } from './test/helpers/function-environment.js';
 

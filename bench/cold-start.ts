@@ -1,7 +1,7 @@
-import { restApiEvent } from '../infra/local/events.js';
-import { writeTenantAgents } from '../infra/local/fleet.js';
-import { realisticAgents } from '../infra/local/generator.js';
-import { agentsPartition } from '../lib/store/keys.js';
+import { agentsPartition } from '../lib/data-format/keys.js';
+import { restApiEvent } from '../local/events.js';
+import { writeTenantAgents } from '../local/fleet.js';
+import { realisticAgents } from '../local/generator.js';
 import type { BenchContext } from './context.js';
 import { brokerToken } from './observations.js';
 import { BENCH_BUNDLES, type BenchBundle, MCP_RUNTIME_SDK } from './report.js';

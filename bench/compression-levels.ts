@@ -1,6 +1,6 @@
 import { brotliCompressSync, gzipSync, constants as zlib } from 'node:zlib';
-import { realisticAgents } from '../infra/local/generator.js';
 import { summarizeAgent } from '../lib/inventory/merge.js';
+import { realisticAgents } from '../local/generator.js';
 import { median } from './stats.js';
 
 /** gzip levels and brotli qualities measured: the service's (GZIP_LEVEL, BROTLI_QUALITY) and those around them. */

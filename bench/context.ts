@@ -1,4 +1,4 @@
-import '../infra/local/node-version.js'; // first: the AWS SDK's Node-version notice off on Node 20 (docs/decisions.md, Node versions)
+import '../infra/node-version.js'; // first: the AWS SDK's Node-version notice off on Node 20 (docs/decisions.md, Node versions)
 import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import type { IncomingMessage } from 'node:http';
 import { cpus, tmpdir } from 'node:os';
@@ -6,15 +6,15 @@ import { dirname, join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { build } from 'esbuild';
 import { buildAll, bundleOptions, FUNCTIONS, type FunctionName, ROOT } from '../infra/build.js';
-import { restApiEvent } from '../infra/local/events.js';
-import { runtimeEnvironment } from '../infra/local/lambda/environment.js';
-import type { LambdaFunctionSpec } from '../infra/local/lambda/function-specs.js';
-import { type LambdaRuntime, lambdaRuntime } from '../infra/local/lambda/runtimes.js';
-import { type LocalStack, type LocalStackConfig, startLocalStack } from '../infra/local/stack.js';
-import { ensureTables } from '../infra/local/tables.js';
 import { GZIP_LEVEL } from '../lib/json-array-stream.js';
 import { ENDPOINT_VIEW } from '../lib/mcp/app/manifest.js';
 import { createDocumentClient } from '../lib/store/client.js';
+import { restApiEvent } from '../local/events.js';
+import { runtimeEnvironment } from '../local/lambda/environment.js';
+import type { LambdaFunctionSpec } from '../local/lambda/function-specs.js';
+import { type LambdaRuntime, lambdaRuntime } from '../local/lambda/runtimes.js';
+import { type LocalStack, type LocalStackConfig, startLocalStack } from '../local/stack.js';
+import { ensureTables } from '../local/tables.js';
 import { corePlan, pinThisProcess } from './cores.js';
 import { type FunctionCore, startEngine, startFunctionCore, stopChildren } from './processes.js';
 import { BENCH_BUNDLES, type BenchResults, MCP_RUNTIME_SDK } from './report.js';
@@ -133,7 +133,7 @@ export async function benchContext(quick: boolean): Promise<BenchContext> {
     DYNAMODB_TIMEOUT_MS: '60000',
     POWERTOOLS_LOG_LEVEL: 'SILENT',
     POWERTOOLS_METRICS_DISABLED: 'true',
-    // Every instance of every function on the function's core (infra/local/lambda/runtimes.ts).
+    // Every instance of every function on the function's core (local/lambda/runtimes.ts).
     ...(plan.function ? { LAMBDA_RUNTIME_CPUS: plan.function } : {}),
   };
   const stack = await startLocalStack({

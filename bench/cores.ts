@@ -1,12 +1,12 @@
 import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { hasTaskset } from '../infra/local/lambda/runtimes.js';
+import { hasTaskset } from '../local/lambda/runtimes.js';
 
 /**
  * The function on a core of its own, as Lambda gives it its vCPU while DynamoDB and API Gateway run
  * elsewhere: the bench's own process (the local stack's gateway and Runtime APIs, the issuer, the
  * reader of every answer) and the engine in its child stand for AWS's side on one core; every
- * function instance (LAMBDA_RUNTIME_CPUS, infra/local/lambda/runtimes.ts) and the process that runs
+ * function instance (LAMBDA_RUNTIME_CPUS, local/lambda/runtimes.ts) and the process that runs
  * the floors and the in-process call (bench/function-core.ts) on another. taskset sets the
  * affinity; a child inherits its parent's, so the engine, started after the bench pinned itself,
  * shares the bench's core. With fewer than two CPUs allowed, or no taskset, nothing is pinned and
@@ -71,4 +71,4 @@ export function pinThisProcess(plan: CorePlan): void {
   if (run.status !== 0) throw new Error(`taskset could not pin the bench to CPU ${plan.service}: ${run.stderr.trim()}`);
 }
 
-export { onCpus } from '../infra/local/lambda/runtimes.js';
+export { onCpus } from '../local/lambda/runtimes.js';

@@ -17,7 +17,7 @@ export async function fencingFigure(ctx: BenchContext, tenant: string, agents: n
     TENANT_FENCING: 'iam',
     TENANT_READ_ROLE_ARN: 'arn:aws:iam::123456789012:role/bench-tenant-read',
     TENANT_AUDIT_ROLE_ARN: 'arn:aws:iam::123456789012:role/bench-tenant-audit',
-    STS_ENDPOINT: sts.endpoint,
+    AWS_ENDPOINT_URL_STS: sts.endpoint,
   };
   const fencedSandbox = warmSandbox(ctx.freshSandbox('inventory', { environment: fencedEnv }));
   const unfenced = stackFunction(ctx.stack.functions, 'inventory');

@@ -1,9 +1,9 @@
 import { Agent, request } from 'node:http';
 import { gzipSync } from 'node:zlib';
 import { type AttributeValue, BatchGetItemCommand, DynamoDBClient, PutItemCommand, QueryCommand } from '@aws-sdk/client-dynamodb';
-import { toItem } from '../lib/store/attribute-values.js';
+import { toItem } from '../lib/data-format/attribute-values.js';
+import type { Key } from '../lib/data-format/keys.js';
 import { AUDIT_PUT_CONDITION } from '../lib/store/audit.js';
-import type { Key } from '../lib/store/keys.js';
 
 /**
  * The floors: the least a service could do for the same answer, with the same SDK, on the same
@@ -45,7 +45,7 @@ export async function windowFloor(client: DynamoDBClient, table: string, pk: str
  * leaves, its outcome decided by those reads): one BatchGetItem of the tenant policy and the
  * agent's two records together with the window's Query, then one conditional PutItem of the audit
  * record. Two sequential round trips, no token check, no dashboard, no middleware. Keys and
- * record come from the service's builders (lib/store/keys.ts, lib/store/audit.ts auditRecord).
+ * record come from the service's builders (lib/data-format/keys.ts, lib/store/audit.ts auditRecord).
  */
 export async function sameRequestsFloor(
   client: DynamoDBClient,

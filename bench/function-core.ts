@@ -14,9 +14,9 @@
 import { randomUUID } from 'node:crypto';
 import { Writable } from 'node:stream';
 import { pathToFileURL } from 'node:url';
-import { installAwsLambdaGlobal, PRELUDE_CONTENT_TYPE, type PreludeHooks } from '../infra/local/lambda/awslambda.js';
+import type { Key } from '../lib/data-format/keys.js';
 import { GZIP_LEVEL } from '../lib/json-array-stream.js';
-import type { Key } from '../lib/store/keys.js';
+import { installAwsLambdaGlobal, PRELUDE_CONTENT_TYPE, type PreludeHooks } from '../local/lambda/awslambda.js';
 import { compressionLevels } from './compression-levels.js';
 import { bareClient, cpuFloor, sameRequestsFloor, type WireRun, windowFloor, wireFloor } from './floors.js';
 

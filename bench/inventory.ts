@@ -1,10 +1,10 @@
 import { createHash } from 'node:crypto';
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import { INVENTORY_HEAP_FLAGS } from '../infra/inventory-heap.js';
-import { writeTenantAgents } from '../infra/local/fleet.js';
-import { realisticAgents } from '../infra/local/generator.js';
+import { agentsPartition } from '../lib/data-format/keys.js';
 import { BROTLI_QUALITY, GZIP_LEVEL, STREAMED_RESPONSE_LIMIT_BYTES, StreamedResponseTooLargeError } from '../lib/json-array-stream.js';
-import { agentsPartition } from '../lib/store/keys.js';
+import { writeTenantAgents } from '../local/fleet.js';
+import { realisticAgents } from '../local/generator.js';
 import type { BenchContext } from './context.js';
 import { httpGet } from './floors.js';
 import { type FreshRun, invokeFresh, invokeWarm, stackFunction } from './sandbox.js';

@@ -1,10 +1,10 @@
 import { randomUUID } from 'node:crypto';
-import { restApiEvent } from '../infra/local/events.js';
-import { writeTenantAgents } from '../infra/local/fleet.js';
-import { realisticAgents } from '../infra/local/generator.js';
-import { brokerTokenFor } from '../infra/local/token-exchange.js';
+import { connectionKey, durableAgentKey, policyKey, sampleSortKey, samplesPartition } from '../lib/data-format/keys.js';
 import { type AuditItem, auditRecord } from '../lib/store/audit.js';
-import { connectionKey, durableAgentKey, policyKey, sampleSortKey, samplesPartition } from '../lib/store/keys.js';
+import { restApiEvent } from '../local/events.js';
+import { writeTenantAgents } from '../local/fleet.js';
+import { realisticAgents } from '../local/generator.js';
+import { brokerTokenFor } from '../local/token-exchange.js';
 import type { BenchContext } from './context.js';
 import { httpGet } from './floors.js';
 import { invokeWarm, stackFunction } from './sandbox.js';

@@ -10,8 +10,8 @@
  * Exits 1 when a target is missed.
  */
 import { ROOT } from '../infra/build.js';
-import { writeTenantAgents } from '../infra/local/fleet.js';
-import { realisticAgents } from '../infra/local/generator.js';
+import { writeTenantAgents } from '../local/fleet.js';
+import { realisticAgents } from '../local/generator.js';
 import { coldStartFigure } from './cold-start.js';
 import { compressionFigure } from './compression.js';
 import { type BenchContext, benchContext } from './context.js';

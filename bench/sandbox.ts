@@ -1,12 +1,12 @@
 import { randomUUID } from 'node:crypto';
-import { PRELUDE_CONTENT_TYPE, PRELUDE_DELIMITER_BYTES } from '../infra/local/lambda/awslambda.js';
-import type { LambdaFunctionSpec } from '../infra/local/lambda/function-specs.js';
-import type { LambdaRuntime } from '../infra/local/lambda/runtimes.js';
-import { FunctionPool, type InvocationOutcome } from '../infra/local/lambda/sandbox.js';
+import { PRELUDE_CONTENT_TYPE, PRELUDE_DELIMITER_BYTES } from '../local/lambda/awslambda.js';
+import type { LambdaFunctionSpec } from '../local/lambda/function-specs.js';
+import type { LambdaRuntime } from '../local/lambda/runtimes.js';
+import { FunctionPool, type InvocationOutcome } from '../local/lambda/sandbox.js';
 
 /**
  * The bench's handler figures run the bundles as the local stack runs them: each in the sandbox of
- * infra/local/lambda/ (a process of its own, the runtime client, the Runtime API), invoked with an
+ * local/lambda/ (a process of its own, the runtime client, the Runtime API), invoked with an
  * event and timed from the invocation to the end of its answer. A warm figure reuses the stack's
  * instances; a fresh one starts an instance of its own for one event (a cold start), and reads its
  * peak resident memory and CPU from /proc.

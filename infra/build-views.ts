@@ -2,13 +2,13 @@
  * The MCP App views (lib/mcp/app/): each one self-contained HTML file, its script and CSS inline,
  * written beside the MCP bundle (dist/mcp/) and zipped with it by `npm run build`
  * (infra/build.ts); the bundle reads it when a client asks for it, never imports it. A module of
- * its own, without a command line, so `npm start` can build the views too.
+ * its own, without a command line, so `npm start` can build the views too; like the bundles' build,
+ * it reads the sources of lib/mcp/app/ as files and imports nothing of lib/.
  */
 import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build, type Plugin } from 'esbuild';
-import { ENDPOINT_VIEW } from '../lib/mcp/app/manifest.js';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const VIEW_SOURCE = join(ROOT, 'lib', 'mcp', 'app');
@@ -18,8 +18,17 @@ const VIEW_SOURCE = join(ROOT, 'lib', 'mcp', 'app');
  * package` empty and fill again while tests may be reading.
  */
 
+/** The file the view is written to, as the server reads it: the manifest's (lib/mcp/app/manifest.json), read as data. */
+function viewFile(): string {
+  const { file } = JSON.parse(readFileSync(join(VIEW_SOURCE, 'manifest.json'), 'utf8')) as { file?: unknown };
+  if (typeof file !== 'string' || !/^[a-z0-9-]+\.html$/.test(file)) throw new Error('lib/mcp/app/manifest.json names no view file');
+  return file;
+}
+
 /** Each view's file, and its source in lib/mcp/app/: an entry module and an HTML template whose style and script are filled in. */
-const VIEWS = [{ file: ENDPOINT_VIEW.file, entry: 'view.ts', template: 'view.html' }];
+const views = (): Array<{ file: string; entry: string; template: string }> => [
+  { file: viewFile(), entry: 'view.ts', template: 'view.html' },
+];
 
 /**
  * Replaces `file` in one step (write aside, then rename), so that osls or a test reading the
@@ -60,7 +69,7 @@ function inline(template: string, marker: string, content: string): string {
 export async function buildViews(outDir: string): Promise<string[]> {
   mkdirSync(outDir, { recursive: true });
   return Promise.all(
-    VIEWS.map(async (view) => {
+    views().map(async (view) => {
       const { outputFiles } = await build({
         entryPoints: [join(VIEW_SOURCE, view.entry)],
         bundle: true,

@@ -1,13 +1,12 @@
 /**
- * `npm run build`: one self-contained, minified ESM bundle per function under `dist/<function>/`
- * (`index.mjs` + `index.mjs.map`), zipped as `dist/<function>.zip` for `package.artifact` in
- * serverless.yml, plus the stamp of the private API's deployment (see writePrivateApiDeployment).
- * The MCP function's folder also holds its MCP App views, one HTML file each (infra/build-views.ts).
- *
- * `npm run package [-- OSLS ARGS]` (`tsx infra/build.ts package …`): the same build, then
- * `osls package` (the CloudFormation template under `.serverless/`), offline and without AWS
- * credentials. Without `--stage` it packages the `example` stage, whose placeholder parameters
- * live in serverless.yml.
+ * The functions' bundles: one self-contained, minified ESM bundle per function under
+ * `dist/<function>/` (`index.mjs` + `index.mjs.map`), zipped as `dist/<function>.zip` for
+ * `package.artifact` in serverless.yml, plus the stamp of the private API's deployment (see
+ * writePrivateApiDeployment). The MCP function's folder also holds its MCP App views, one HTML file
+ * each (infra/build-views.ts). `npm run build` and `npm run package` run it (infra/build-cli.ts, which
+ * also writes the template's fragments made from the service's own code); `npm start` builds the
+ * same bundles with the same options (local/lambda/bundles.ts), so this module and what it imports
+ * hold nothing of lib/: the bundles are made from the service's sources, never with them.
  *
  * Decisions (docs/deploying.md has the long form):
  * - ESM (`.mjs`): the project is `"type": "module"`, middy 6 ships ESM only, and nodejs24.x loads
@@ -22,10 +21,10 @@
  *   two targets give the same bytes (no source uses syntax newer than Node 20's), so a sandbox on the
  *   machine's Node where Lambda's package does not install runs the same code.
  * - Size (`npm run bench` measures each bundle against its target; dist/<function>.meta.json says
- *   what is in it): the service's own schemas (lib/config.ts, lib/contract/, lib/store/records.ts)
+ *   what is in it): the service's own schemas (lib/config.ts, lib/contract/, lib/data-format/records.ts)
  *   use zod/mini (`import * as z from 'zod/mini'`), whose functions esbuild keeps only when used,
  *   and which attaches no JSON Schema generator to its schemas, with English set once from
- *   `zod/locales` (lib/zod-english-locale.ts; the `z.locales` namespace would pull in all 260 KiB of them);
+ *   `zod/locales` (lib/data-format/zod-english-locale.ts; the `z.locales` namespace would pull in all 260 KiB of them);
  *   classic zod is left to the MCP door, whose SDK is built on it. The SDK's credential chain is
  *   replaced by the environment's credentials (infra/bundle/credential-provider-env-only.ts), which
  *   is all a Lambda function has, dropping the SSO, STS and sign-in clients the chain brings; the
@@ -39,17 +38,14 @@
  *   first formatted and maps the bundle's frames as Node does, so stack traces in the logs still
  *   point at the TypeScript lines.
  */
-import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { type BuildOptions, build, type Metafile, type Plugin } from 'esbuild';
 import { ZipFile } from 'yazl';
 import { buildViews, writeFileAtomically } from './build-views.js';
-import { gatewayResponseResources } from './gateway-responses.js';
-import { LAMBDA_NODE_MAJOR } from './local/node-version.js';
+import { LAMBDA_NODE_MAJOR } from './node-version.js';
 
 /**
  * The project's folder: the nearest folder above this module that holds serverless.yml (this file
@@ -218,7 +214,7 @@ function functionFiles(name: FunctionName, dist: string): { outDir: string; bund
 /**
  * The options of the one esbuild run that bundles every function into `dist` (each output where
  * functionFiles puts it): `npm run build`'s, and the local stack's, which runs the same bundles
- * (infra/local/lambda/bundles.ts, with esbuild's watch). `root` is where the entry modules are read
+ * (local/lambda/bundles.ts, with esbuild's watch). `root` is where the entry modules are read
  * (the project; a copy of it in the rebuild test), `names` the functions built (all by default).
  */
 export function functionsBuildOptions(
@@ -289,27 +285,13 @@ export function builtFunction(name: FunctionName, dist = DIST): BuiltFunction {
 
 /**
  * Builds every function into `dist` (default: the project's dist/, which serverless.yml reads),
- * then stamps the private API deployment there and writes the public API's gateway responses.
+ * then stamps the private API deployment there.
  */
 export async function buildAll(dist = DIST): Promise<BuiltFunction[]> {
   mkdirSync(dist, { recursive: true });
   const built = await buildFunctions(dist);
   writePrivateApiDeployment(dist);
-  writeGatewayResponses(dist);
   return built;
-}
-
-/**
- * The public REST API's gateway responses as a template fragment (dist/gateway-responses.json,
- * included by serverless.yml), written from the table the local gateway answers from
- * (infra/gateway-responses.ts), so the two cannot drift.
- */
-export function writeGatewayResponses(dist = DIST): void {
-  mkdirSync(dist, { recursive: true });
-  writeFileAtomically(
-    join(dist, 'gateway-responses.json'),
-    `${JSON.stringify({ resources: { Resources: gatewayResponseResources() } }, null, 2)}\n`,
-  );
 }
 
 /**
@@ -368,56 +350,4 @@ export async function zipDirectory(dir: string): Promise<Buffer> {
   const chunks: Buffer[] = [];
   for await (const chunk of zip.outputStream) chunks.push(chunk as Buffer);
   return Buffer.concat(chunks);
-}
-
-// ---------------------------------------------------------------------------------------------
-
-/**
- * The environment osls packages in: nothing in it reaches the network or needs AWS credentials
- * (osls `package` only compiles the template and copies the artifacts; osls 4 has no telemetry or
- * notifications at all). The two variables are the original Serverless Framework v3's switches for
- * what it would otherwise fetch or send, kept for a `serverless` of that line run by hand.
- */
-export const OFFLINE_PACKAGING_ENV = Object.freeze({
-  SLS_TELEMETRY_DISABLED: '1',
-  SLS_NOTIFICATIONS_MODE: 'off',
-});
-
-/** Runs `osls package` with `args`, in the `example` stage unless the args name one. */
-export function packageWithOsls(args: string[]): number {
-  const hasStage = args.some((a) => a === '--stage' || a === '-s' || a.startsWith('--stage='));
-  const finalArgs = ['package', ...(hasStage ? [] : ['--stage', 'example']), ...args];
-  const require = createRequire(import.meta.url);
-  const osls = join(dirname(require.resolve('osls/package.json')), 'bin', 'serverless.js');
-  const run = spawnSync(process.execPath, [osls, ...finalArgs], {
-    cwd: ROOT,
-    stdio: 'inherit',
-    env: { ...process.env, ...OFFLINE_PACKAGING_ENV },
-  });
-  if (run.error) throw run.error;
-  return run.status ?? 1;
-}
-
-async function main(argv: string[]): Promise<number> {
-  const packaging = argv[0] === 'package';
-  const started = Date.now();
-  const built = await buildAll();
-  for (const fn of built) {
-    const kib = (file: string): string => `${(statSync(file).size / 1024).toFixed(0)} KiB`;
-    console.log(`built ${relative(ROOT, fn.bundle)} (${kib(fn.bundle)}), ${relative(ROOT, fn.zip)} (${kib(fn.zip)})`);
-  }
-  console.log(`build done in ${((Date.now() - started) / 1000).toFixed(1)} s`);
-  return packaging ? packageWithOsls(argv.slice(1)) : 0;
-}
-
-// Run as `tsx infra/build.ts`: by the script's own path, since bundled into `npm start` (the tests'
-// build of it) import.meta.url is the bundle's, which is also the process's script.
-if (process.argv[1] && resolve(process.argv[1]) === join(ROOT, 'infra', 'build.ts')) {
-  main(process.argv.slice(2)).then(
-    (code) => process.exit(code),
-    (error: unknown) => {
-      console.error(error instanceof Error ? error.message : error);
-      process.exit(1);
-    },
-  );
 }

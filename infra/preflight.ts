@@ -11,7 +11,7 @@
  * of the issuer's discovery document and key set, judged by the functions' own rules
  * (lib/auth/discovery.ts). The SDK clients are tooling: no function bundles them.
  */
-import './local/node-version.js'; // first: the AWS SDK's Node-version notice off on Node 20 (docs/decisions.md, Node versions)
+import './node-version.js'; // first: the AWS SDK's Node-version notice off on Node 20 (docs/decisions.md, Node versions)
 import { existsSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';

@@ -7,11 +7,12 @@
  *
  * One builder, used twice, so the two cannot drift:
  * - `npm run package`: infra/osls-public-api-stage.mjs has infra/package-resources-cli.ts write
- *   these methods into the template with the stage's values, as the MCP function's own
- *   configuration (lib/config.ts) reads them from the environment the template gives it;
- * - the local gateway (infra/local/gateway.ts) answers these routes by running the same MOCK
- *   integration (infra/local/mock-integration.ts: its request template, its integration response's
- *   headers and template), with the local stack's values.
+ *   these methods into the template with the stage's values, read (lib/config.ts
+ *   STATIC_ANSWERS_CONFIG) from the environments the template gives the functions behind the doors;
+ * - the local gateway answers these routes by running the same MOCK integration
+ *   (local/mock-integration.ts: its request template, its integration response's headers and
+ *   template), made with the local stack's values by infra/public-api-answers-cli.ts in a process
+ *   of its own (local/public-api-answers.ts).
  *
  * The answers are what the MCP function answered for these routes, byte for byte: the documents
  * from lib/mcp/resource-metadata.ts, the headers @middy/http-cors wrote (lib/mcp/cors.ts
@@ -22,16 +23,13 @@
  * Velocity's unparsed content (`#[[…]]#`), so no `$` or `#` in a URL is ever read as VTL.
  */
 import { DOORS } from '../lib/auth/public-doors.js';
-import type { Config } from '../lib/config.js';
+import type { StaticAnswersConfig } from '../lib/config.js';
 import { admittedOrigins, FOREIGN_ORIGIN_REFUSAL, MCP_CORS_HEADERS, MCP_METHODS } from '../lib/mcp/cors.js';
 import { METADATA_HEADERS, metadataDocument, metadataDoorOf, RESOURCE_METADATA_PATHS } from '../lib/mcp/resource-metadata.js';
 import { FAILURE_HEADERS, failureBody } from '../lib/responses.js';
 
-/** What the static answers are made from: the stage's values, as lib/config.ts reads them. */
-export type StaticAnswerValues = Pick<Config, 'publicUrl' | 'jwtIssuer' | 'mcpAudience' | 'requiredScope' | 'mcpAllowedOrigins'>;
-
-/** The variables of the MCP function's environment those values are read from (lib/config.ts). */
-export const STATIC_ANSWER_VARIABLES = Object.freeze(['PUBLIC_URL', 'JWT_ISSUER', 'MCP_AUDIENCE', 'REQUIRED_SCOPE', 'MCP_ALLOWED_ORIGINS']);
+/** What the static answers are made from: the stage's values, as lib/config.ts reads them (STATIC_ANSWERS_CONFIG). */
+export type StaticAnswerValues = StaticAnswersConfig;
 
 /** One method of a MOCK integration, as `AWS::ApiGateway::Method` properties (without RestApiId and ResourceId). */
 export interface MockMethod {

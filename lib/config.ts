@@ -1,6 +1,20 @@
 import * as z from 'zod/mini';
+import './data-format/zod-english-locale.js';
 import { DEFAULT_REQUIRED_SCOPE, OBSERVATIONS_SCOPE, SCOPE_TOKEN } from './scope-names.js';
-import './zod-english-locale.js';
+
+/**
+ * The functions' configuration: each function its own schema (inventory, observations, mcp,
+ * authorizer below), made of the variables it reads and nothing else, parsed from the environment
+ * once, when its handler module loads (Lambda's init): a missing or bad variable fails the init
+ * with one sentence naming every one (ConfigError), before any event is taken. serverless.yml gives
+ * each function exactly the variables of its schema (the template tests check the two agree), and
+ * the handler hands its configuration, a frozen plain object, to lib/ (nothing in lib/ reads the
+ * environment of its own).
+ *
+ * One table says what each variable may be (VARIABLES) and one what each setting is made from
+ * (SETTINGS); a function's schema is the settings it names, and its variables are the ones those
+ * settings are made from.
+ */
 
 const POSITIVE_RULE = 'must be a whole number above 0';
 const positiveInt = z.coerce.number({ error: POSITIVE_RULE }).check(z.int({ error: POSITIVE_RULE }), z.positive({ error: POSITIVE_RULE }));
@@ -9,8 +23,8 @@ const optionalText = z.pipe(
   z.optional(z.string()),
   z.transform((v: string | undefined) => (v === undefined || v.trim() === '' ? undefined : v.trim())),
 );
-/** A variable every function needs: unset or empty is refused at init, naming it. */
-const requiredText = z.pipe(optionalText, z.string({ error: 'is required (serverless.yml gives it to every function)' }));
+/** A variable the function cannot do without: unset or empty is refused at init, naming it. */
+const requiredText = z.pipe(optionalText, z.string({ error: 'is required (serverless.yml gives it to this function)' }));
 /** `optionalText`, then `schema` when the variable is set. */
 const optionalTextThen = <T extends z.ZodMiniType<unknown, string>>(schema: T) => z.pipe(optionalText, z.optional(schema));
 /** An http:// or https:// URL (the URL parser alone takes `db.example:8000` as a URL of scheme `db.example:`). */
@@ -31,7 +45,8 @@ function list(value: string): readonly string[] {
 const isExactOrigin = (value: string): boolean =>
   URL.canParse(value) && /^https?:$/.test(new URL(value).protocol) && new URL(value).origin === value;
 
-const EnvVariables = z.object({
+/** What each variable may be: its rule, and its default where it has one. */
+const VARIABLES = {
   AWS_REGION: z._default(z.string().check(z.minLength(1)), 'us-east-1'),
   DATA_TABLE: z._default(z.string().check(z.minLength(3)), 'endpoint-data'),
   AUDIT_TABLE: z._default(z.string().check(z.minLength(3)), 'endpoint-audit'),
@@ -69,14 +84,17 @@ const EnvVariables = z.object({
     z.string().check(z.regex(/^[A-Za-z0-9_:-]+(\.[A-Za-z0-9_:-]+)*$/, 'must be a claim name or a dotted path such as act.sub')),
     'act.sub',
   ),
-  BROKER_ALLOW_LIST: z._default(z.string(), 'local-broker'),
-  BROKER_CLIENT_ID: z._default(z.string().check(z.minLength(1)), 'local-broker'),
+  BROKER_ALLOW_LIST: z.pipe(
+    requiredText,
+    z.string().check(z.refine((value) => list(value).length > 0, { error: 'must name at least one broker client id' })),
+  ),
+  BROKER_CLIENT_ID: requiredText,
   BROKER_CLIENT_SECRET: optionalText,
   BROKER_CLIENT_SECRET_ARN: optionalTextThen(
     z.string().check(z.regex(/^arn:aws[a-z-]*:secretsmanager:/, 'must be a Secrets Manager secret ARN')),
   ),
-  TOKEN_ENDPOINT: optionalTextThen(httpUrl),
-  OBSERVATIONS_URL: optionalTextThen(httpUrl),
+  TOKEN_ENDPOINT: z.pipe(requiredText, httpUrl),
+  OBSERVATIONS_URL: z.pipe(requiredText, httpUrl),
   MCP_ALLOWED_ORIGINS: z._default(
     z.string().check(
       z.refine((value) => list(value).every(isExactOrigin), {
@@ -89,92 +107,133 @@ const EnvVariables = z.object({
   TENANT_FENCING: z._default(z.enum(['off', 'iam'], { error: 'must be off or iam' }), 'off'),
   TENANT_READ_ROLE_ARN: optionalTextThen(ROLE_ARN),
   TENANT_AUDIT_ROLE_ARN: optionalTextThen(ROLE_ARN),
-  STS_ENDPOINT: optionalTextThen(httpUrl),
-});
+};
 
-const EnvSchema = z.pipe(
-  EnvVariables.check(
-    z.refine((env) => env.TENANT_FENCING !== 'iam' || env.TENANT_READ_ROLE_ARN !== undefined, {
-      path: ['TENANT_READ_ROLE_ARN'],
-      message: 'is required when TENANT_FENCING is iam',
-    }),
-    z.refine((env) => env.TENANT_FENCING !== 'iam' || env.TENANT_AUDIT_ROLE_ARN !== undefined, {
-      path: ['TENANT_AUDIT_ROLE_ARN'],
-      message: 'is required when TENANT_FENCING is iam',
-    }),
+type VariableName = keyof typeof VARIABLES;
+/** Every variable as read, where it is read. */
+type Read = { [V in VariableName]: z.output<(typeof VARIABLES)[V]> };
+
+/** The public URL as the settings use it: without a trailing slash. */
+const publicUrlOf = (env: Read): string => env.PUBLIC_URL.replace(/\/+$/, '');
+
+/**
+ * Every setting a function may read: the variable it is, or the variables it is made from and how.
+ */
+const SETTINGS = {
+  region: 'AWS_REGION',
+  dataTable: 'DATA_TABLE',
+  auditTable: 'AUDIT_TABLE',
+  dynamoEndpoint: 'DYNAMODB_ENDPOINT',
+  dynamoTimeoutMs: 'DYNAMODB_TIMEOUT_MS',
+  dynamoMaxAttempts: 'DYNAMODB_MAX_ATTEMPTS',
+  tenantClaim: 'TENANT_CLAIM',
+  /** The claim naming the endpoint groups a caller may see (lib/auth/endpoint-scope.ts); taken as one claim name, never a path. */
+  scopeClaim: 'ENDPOINT_SCOPE_CLAIM',
+  /**
+   * The OAuth scope a token needs at the public doors (lib/auth/scopes.ts); undefined when
+   * REQUIRED_SCOPE is empty (none required).
+   */
+  requiredScope: { from: ['REQUIRED_SCOPE'], read: (env: Read) => (env.REQUIRED_SCOPE === '' ? undefined : env.REQUIRED_SCOPE) },
+  /** The private observations operation's own scope, on the broker's exchanged token; none when the doors require none. */
+  observationsScope: { from: ['REQUIRED_SCOPE'], read: (env: Read) => (env.REQUIRED_SCOPE === '' ? undefined : OBSERVATIONS_SCOPE) },
+  /** Where a token's granted scopes are read: SCOPE_CLAIM, or when unset `scope` (space-separated), else `scp` (Entra ID). */
+  oauthScopeClaim: 'SCOPE_CLAIM',
+  onlineGraceSeconds: 'ONLINE_GRACE_SECONDS',
+  observationTtlSeconds: 'OBSERVATION_TTL_SECONDS',
+  sampleRetentionDays: 'SAMPLE_RETENTION_DAYS',
+  jwtIssuer: 'JWT_ISSUER',
+  jwtAudience: 'JWT_AUDIENCE',
+  /**
+   * Where the issuer's signing keys are fetched when set (JWKS_URL, an override); unset, the
+   * `jwks_uri` of the issuer's discovery document (lib/auth/discovery.ts). No path is guessed.
+   */
+  jwksUrl: 'JWKS_URL',
+  observationsAudience: 'OBSERVATIONS_AUDIENCE',
+  /**
+   * The public API's base URL as clients reach it (a custom domain, or the execute-api URL with
+   * its stage), without a trailing slash: the RFC 9728 documents and every 401's
+   * `resource_metadata` are under it (lib/auth/public-doors.ts).
+   */
+  publicUrl: { from: ['PUBLIC_URL'], read: publicUrlOf },
+  /** The MCP resource: the `aud` of tokens for POST /api/mcp, and `resource` in its RFC 9728 metadata. */
+  mcpAudience: { from: ['MCP_AUDIENCE', 'PUBLIC_URL'], read: (env: Read) => env.MCP_AUDIENCE ?? `${publicUrlOf(env)}/api/mcp` },
+  ticketSystem: 'TICKET_SYSTEM',
+  /** Where the observations handler finds the broker in the exchanged token: a claim or a dotted path. */
+  brokerClaim: 'BROKER_CLAIM',
+  /** The brokers (client ids) the private operation accepts. */
+  brokerAllowList: { from: ['BROKER_ALLOW_LIST'], read: (env: Read) => list(env.BROKER_ALLOW_LIST) },
+  /** The MCP function's client id at the issuer, with which it exchanges tokens. */
+  brokerClientId: 'BROKER_CLIENT_ID',
+  /**
+   * Its client secret: the secret itself where no secret store holds it, else the ARN of the
+   * Secrets Manager secret it is read from at run time (lib/mcp/broker-hop.ts); one of the two is required.
+   */
+  brokerSecret: {
+    from: ['BROKER_CLIENT_SECRET', 'BROKER_CLIENT_SECRET_ARN'],
+    read: (env: Read): BrokerSecretSource =>
+      env.BROKER_CLIENT_SECRET !== undefined ? { secret: env.BROKER_CLIENT_SECRET } : { arn: env.BROKER_CLIENT_SECRET_ARN ?? '' },
+  },
+  /** Where the MCP function exchanges tokens, and where it reaches the private operation. */
+  tokenEndpoint: 'TOKEN_ENDPOINT',
+  observationsUrl: 'OBSERVATIONS_URL',
+  mcpAllowedOrigins: { from: ['MCP_ALLOWED_ORIGINS'], read: (env: Read) => list(env.MCP_ALLOWED_ORIGINS) },
+  upstreamTimeoutMs: 'UPSTREAM_TIMEOUT_MS',
+  /** `iam`: data-table reads and audit puts use credentials fenced to the caller's tenant (lib/store/tenant-client.ts). */
+  tenantFencing: 'TENANT_FENCING',
+  tenantReadRoleArn: 'TENANT_READ_ROLE_ARN',
+  tenantAuditRoleArn: 'TENANT_AUDIT_ROLE_ARN',
+} satisfies Record<string, VariableName | { from: readonly VariableName[]; read: (env: Read) => unknown }>;
+
+/** The broker's client secret: the secret itself, or the ARN of the secret that holds it. */
+export type BrokerSecretSource = { readonly secret: string } | { readonly arn: string };
+
+type SettingName = keyof typeof SETTINGS;
+type SettingValue<E> = E extends VariableName ? Read[E] : E extends { read: (env: Read) => infer R } ? R : never;
+/** Every setting, as the functions read them. A function's configuration is its part of it. */
+export type Settings = { readonly [S in SettingName]: SettingValue<(typeof SETTINGS)[S]> };
+
+/** The variables a setting is made from. */
+const sourcesOf = (setting: SettingName): readonly VariableName[] => {
+  const entry = SETTINGS[setting];
+  return typeof entry === 'string' ? [entry] : entry.from;
+};
+
+/** A setting's value, from the variables as read. */
+const settingValue = (setting: SettingName, env: Read): unknown => {
+  const entry = SETTINGS[setting];
+  return typeof entry === 'string' ? env[entry] : entry.read(env);
+};
+
+/** Rules across variables, applied in a schema that reads all the variables each names. */
+const RULES: ReadonlyArray<{ needs: readonly VariableName[]; path: VariableName; message: string; holds: (env: Read) => boolean }> = [
+  {
+    needs: ['TENANT_FENCING', 'TENANT_READ_ROLE_ARN'],
+    path: 'TENANT_READ_ROLE_ARN',
+    message: 'is required when TENANT_FENCING is iam',
+    holds: (env) => env.TENANT_FENCING !== 'iam' || env.TENANT_READ_ROLE_ARN !== undefined,
+  },
+  {
+    needs: ['TENANT_FENCING', 'TENANT_AUDIT_ROLE_ARN'],
+    path: 'TENANT_AUDIT_ROLE_ARN',
+    message: 'is required when TENANT_FENCING is iam',
+    holds: (env) => env.TENANT_FENCING !== 'iam' || env.TENANT_AUDIT_ROLE_ARN !== undefined,
+  },
+  {
     // The issuer's keys are found through its discovery document, under its URL (lib/auth/discovery.ts).
-    z.refine((env) => env.JWKS_URL !== undefined || httpUrl.safeParse(env.JWT_ISSUER).success, {
-      path: ['JWT_ISSUER'],
-      message: 'must be an http:// or https:// URL, whose discovery document says where its keys are (or set JWKS_URL)',
-    }),
-  ),
-  z.transform((env) => {
-    const issuer = env.JWT_ISSUER;
-    const publicUrl = env.PUBLIC_URL.replace(/\/+$/, '');
-    return Object.freeze({
-      region: env.AWS_REGION,
-      dataTable: env.DATA_TABLE,
-      auditTable: env.AUDIT_TABLE,
-      dynamoEndpoint: env.DYNAMODB_ENDPOINT,
-      dynamoTimeoutMs: env.DYNAMODB_TIMEOUT_MS,
-      dynamoMaxAttempts: env.DYNAMODB_MAX_ATTEMPTS,
-      tenantClaim: env.TENANT_CLAIM,
-      /** The claim naming the endpoint groups a caller may see (lib/auth/endpoint-scope.ts); taken as one claim name, never a path. */
-      scopeClaim: env.ENDPOINT_SCOPE_CLAIM,
-      /**
-       * The OAuth scope a token needs at the public doors (lib/auth/scopes.ts); undefined when
-       * REQUIRED_SCOPE is empty (none required). The private observations operation then needs its
-       * own, OBSERVATIONS_SCOPE, on the broker's exchanged token (undefined too when none is required).
-       */
-      requiredScope: env.REQUIRED_SCOPE === '' ? undefined : env.REQUIRED_SCOPE,
-      observationsScope: env.REQUIRED_SCOPE === '' ? undefined : OBSERVATIONS_SCOPE,
-      /** Where a token's granted scopes are read: SCOPE_CLAIM, or when unset `scope` (space-separated), else `scp` (Entra ID). */
-      oauthScopeClaim: env.SCOPE_CLAIM,
-      onlineGraceSeconds: env.ONLINE_GRACE_SECONDS,
-      observationTtlSeconds: env.OBSERVATION_TTL_SECONDS,
-      sampleRetentionDays: env.SAMPLE_RETENTION_DAYS,
-      jwtIssuer: issuer,
-      jwtAudience: env.JWT_AUDIENCE,
-      /**
-       * Where the issuer's signing keys are fetched when set (JWKS_URL, an override); unset, the
-       * `jwks_uri` of the issuer's discovery document (lib/auth/discovery.ts). No path is guessed.
-       */
-      jwksUrl: env.JWKS_URL,
-      observationsAudience: env.OBSERVATIONS_AUDIENCE,
-      /**
-       * The public API's base URL as clients reach it (a custom domain, or the execute-api URL with
-       * its stage), without a trailing slash: the RFC 9728 documents and every 401's
-       * `resource_metadata` are under it (lib/auth/public-doors.ts).
-       */
-      publicUrl,
-      /** The MCP resource: the `aud` of tokens for POST /api/mcp, and `resource` in its RFC 9728 metadata. */
-      mcpAudience: env.MCP_AUDIENCE ?? `${publicUrl}/api/mcp`,
-      ticketSystem: env.TICKET_SYSTEM,
-      /** Where the observations handler finds the broker in the exchanged token: a claim or a dotted path. */
-      brokerClaim: env.BROKER_CLAIM,
-      brokerAllowList: list(env.BROKER_ALLOW_LIST),
-      brokerClientId: env.BROKER_CLIENT_ID,
-      /** The secret itself, where no secret store holds it; on AWS it is read at run time from `brokerClientSecretArn`. */
-      brokerClientSecret: env.BROKER_CLIENT_SECRET,
-      brokerClientSecretArn: env.BROKER_CLIENT_SECRET_ARN,
-      /** Where the MCP function exchanges tokens, and where it reaches the private operation (serverless.yml gives both to it alone). */
-      tokenEndpoint: env.TOKEN_ENDPOINT,
-      observationsUrl: env.OBSERVATIONS_URL,
-      mcpAllowedOrigins: list(env.MCP_ALLOWED_ORIGINS),
-      upstreamTimeoutMs: env.UPSTREAM_TIMEOUT_MS,
-      /** `iam`: data-table reads and audit puts use credentials fenced to the caller's tenant (lib/store/tenant-client.ts). */
-      tenantFencing: env.TENANT_FENCING,
-      tenantReadRoleArn: env.TENANT_READ_ROLE_ARN,
-      tenantAuditRoleArn: env.TENANT_AUDIT_ROLE_ARN,
-      /** STS at another address (a VPC endpoint's name, a stand-in); AWS's regional endpoint when absent. */
-      stsEndpoint: env.STS_ENDPOINT,
-    });
-  }),
-);
+    needs: ['JWT_ISSUER', 'JWKS_URL'],
+    path: 'JWT_ISSUER',
+    message: 'must be an http:// or https:// URL, whose discovery document says where its keys are (or set JWKS_URL)',
+    holds: (env) => env.JWKS_URL !== undefined || httpUrl.safeParse(env.JWT_ISSUER).success,
+  },
+  {
+    needs: ['BROKER_CLIENT_SECRET', 'BROKER_CLIENT_SECRET_ARN'],
+    path: 'BROKER_CLIENT_SECRET_ARN',
+    message: 'is required (or BROKER_CLIENT_SECRET, the secret itself, where no secret store holds it)',
+    holds: (env) => env.BROKER_CLIENT_SECRET !== undefined || env.BROKER_CLIENT_SECRET_ARN !== undefined,
+  },
+];
 
-export type Config = z.output<typeof EnvSchema>;
-
-/** Raised at start when the environment is not a valid configuration; names every bad variable. */
+/** Raised at init when the environment is not a valid configuration; names every bad variable. */
 export class ConfigError extends Error {
   override name = 'ConfigError';
 }
@@ -198,24 +257,146 @@ function problemOf(issue: { path: PropertyKey[]; message: string }, env: NodeJS.
   return `${name}: ${issue.message}, not ${JSON.stringify(shown)}${meant}`;
 }
 
-/** Parses a configuration from an environment; pure. */
-export function parseConfig(env: NodeJS.ProcessEnv): Config {
-  const parsed = EnvSchema.safeParse(env);
-  if (!parsed.success) {
-    const problems = parsed.error.issues.map((issue) => problemOf(issue, env)).join('; ');
-    throw new ConfigError(`Invalid configuration: ${problems}`);
-  }
-  return parsed.data;
+/** A function's configuration schema: the settings it reads, the variables they are made from, and the parse of an environment. */
+export interface FunctionSchema<S extends SettingName> {
+  /** Every variable the function reads, in the table's order. */
+  readonly variables: readonly VariableName[];
+  /** The function's configuration from an environment; pure. @throws ConfigError naming every bad variable */
+  parse(env: NodeJS.ProcessEnv): Readonly<Pick<Settings, S>>;
 }
+
+function functionSchema<S extends SettingName>(settings: readonly S[]): FunctionSchema<S> {
+  const reads = new Set<VariableName>(settings.flatMap(sourcesOf));
+  const variables = (Object.keys(VARIABLES) as VariableName[]).filter((name) => reads.has(name));
+  const rules = RULES.filter((rule) => rule.needs.every((name) => reads.has(name)));
+  const schema = z
+    .object(Object.fromEntries(variables.map((name) => [name, VARIABLES[name]])) as Partial<typeof VARIABLES>)
+    .check(...rules.map((rule) => z.refine((env) => rule.holds(env as unknown as Read), { path: [rule.path], message: rule.message })));
+  return Object.freeze({
+    variables: Object.freeze(variables),
+    parse(env: NodeJS.ProcessEnv) {
+      const parsed = schema.safeParse(env);
+      if (!parsed.success) {
+        const problems = parsed.error.issues.map((issue) => problemOf(issue, env)).join('; ');
+        throw new ConfigError(`Invalid configuration: ${problems}`);
+      }
+      const read = parsed.data as unknown as Read;
+      return Object.freeze(Object.fromEntries(settings.map((name) => [name, settingValue(name, read)]))) as Readonly<Pick<Settings, S>>;
+    },
+  });
+}
+
+/** listEndpointInventory: the caller the authorizer handed over, and the tenant's agents, read (fenced) and summarised. */
+export const INVENTORY_CONFIG = /* @__PURE__ */ functionSchema([
+  'publicUrl',
+  'requiredScope',
+  'tenantClaim',
+  'scopeClaim',
+  'region',
+  'dataTable',
+  'dynamoEndpoint',
+  'dynamoTimeoutMs',
+  'dynamoMaxAttempts',
+  'tenantFencing',
+  'tenantReadRoleArn',
+  'onlineGraceSeconds',
+]);
+export type InventoryConfig = ReturnType<typeof INVENTORY_CONFIG.parse>;
 
 /**
- * The service configuration, parsed from the environment once, when this module loads (Lambda's
- * init): a bad variable fails the function's init with ConfigError's one sentence, as Lambda
- * reports an init error, before any event is taken.
+ * getEndpointObservations: the brokered caller's token (the issuer, its keys, the audience, the
+ * claims, the brokers accepted, the operation's scope), the attribution, the reads (fenced) and
+ * the evaluation, and the audit write (fenced).
  */
-const loaded = parseConfig(process.env);
+export const OBSERVATIONS_CONFIG = /* @__PURE__ */ functionSchema([
+  'jwtIssuer',
+  'jwksUrl',
+  'observationsAudience',
+  'observationsScope',
+  'oauthScopeClaim',
+  'tenantClaim',
+  'scopeClaim',
+  'brokerClaim',
+  'brokerAllowList',
+  'ticketSystem',
+  'region',
+  'dataTable',
+  'auditTable',
+  'dynamoEndpoint',
+  'dynamoTimeoutMs',
+  'dynamoMaxAttempts',
+  'tenantFencing',
+  'tenantReadRoleArn',
+  'tenantAuditRoleArn',
+  'onlineGraceSeconds',
+  'observationTtlSeconds',
+  'sampleRetentionDays',
+]);
+export type ObservationsConfig = ReturnType<typeof OBSERVATIONS_CONFIG.parse>;
 
-/** The service configuration this function started with (frozen). */
-export function config(): Config {
-  return loaded;
-}
+/**
+ * The MCP door: the caller the authorizer handed over, browser origins, its tools (list_endpoints
+ * reads the inventory as listEndpointInventory does; observations asks the person and reads the
+ * ticket policy), and the broker's hop (its client id and secret, the token exchange, the private
+ * operation's address and audience).
+ */
+export const MCP_CONFIG = /* @__PURE__ */ functionSchema([
+  'publicUrl',
+  'requiredScope',
+  'tenantClaim',
+  'scopeClaim',
+  'mcpAllowedOrigins',
+  'upstreamTimeoutMs',
+  'ticketSystem',
+  'region',
+  'dataTable',
+  'dynamoEndpoint',
+  'dynamoTimeoutMs',
+  'dynamoMaxAttempts',
+  'tenantFencing',
+  'tenantReadRoleArn',
+  'onlineGraceSeconds',
+  'brokerClientId',
+  'brokerSecret',
+  'tokenEndpoint',
+  'observationsUrl',
+  'observationsAudience',
+  'observationsScope',
+]);
+export type McpConfig = ReturnType<typeof MCP_CONFIG.parse>;
+
+/** The token authorizer of both public doors: the issuer, its keys, each door's audience, and the claims it hands over. */
+export const AUTHORIZER_CONFIG = /* @__PURE__ */ functionSchema([
+  'jwtIssuer',
+  'jwksUrl',
+  'jwtAudience',
+  'mcpAudience',
+  'tenantClaim',
+  'scopeClaim',
+  'oauthScopeClaim',
+]);
+export type AuthorizerConfig = ReturnType<typeof AUTHORIZER_CONFIG.parse>;
+
+/**
+ * The public REST API's static answers (no function runs for them: API Gateway answers them,
+ * infra/static-answers.ts): the RFC 9728 documents name the public URL, the issuer, the MCP
+ * audience and the scope, and the preflights admit the MCP door's origins. `npm run package` and
+ * the local stack make them from the environments of the functions behind the doors: the token
+ * authorizer's (the issuer and audience it checks) and the MCP function's (the scope and origins it admits).
+ */
+export const STATIC_ANSWERS_CONFIG = /* @__PURE__ */ functionSchema([
+  'publicUrl',
+  'jwtIssuer',
+  'mcpAudience',
+  'requiredScope',
+  'mcpAllowedOrigins',
+]);
+export type StaticAnswersConfig = ReturnType<typeof STATIC_ANSWERS_CONFIG.parse>;
+
+/** Each function's schema, by the function's name in serverless.yml. */
+export const FUNCTION_CONFIGS = /* @__PURE__ */ Object.freeze({
+  inventory: INVENTORY_CONFIG,
+  observations: OBSERVATIONS_CONFIG,
+  mcp: MCP_CONFIG,
+  authorizer: AUTHORIZER_CONFIG,
+});

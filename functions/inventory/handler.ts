@@ -2,7 +2,8 @@ import middy from '@middy/core';
 import type { APIGatewayProxyEvent } from 'aws-lambda';
 import { callerFromAuthorizer } from '../../lib/auth/caller.js';
 import type { EndpointScope } from '../../lib/auth/endpoint-scope.js';
-import { listInventoryResponse } from '../../lib/inventory/list.js';
+import { INVENTORY_CONFIG } from '../../lib/config.js';
+import { type InventorySource, listInventoryResponse } from '../../lib/inventory/list.js';
 import type { DeadlineContext } from '../../lib/invocation-deadline.js';
 import type { StreamedResult } from '../../lib/json-array-stream.js';
 import { invocationDeadline } from '../../lib/middleware/context-deadline.js';
@@ -10,7 +11,14 @@ import { failureHandling, HANDLER_OPTIONS } from '../../lib/middleware/failures.
 import { observability } from '../../lib/middleware/observability.js';
 import { logger } from '../../lib/observability/logger.js';
 import { annotateTenant } from '../../lib/observability/tracer.js';
-import { headerValues, restRequest } from '../../lib/rest-event.js';
+import { headerValues } from '../../lib/rest-request.js';
+import { tenantReads } from '../../lib/store/tenant-client.js';
+import { restRequest } from '../rest-event.js';
+
+/** The function's configuration, read once at init: a missing or bad variable fails the init, naming it. */
+const cfg = INVENTORY_CONFIG.parse(process.env);
+/** Where it reads the inventory: its tenants' store clients, made once, at init. */
+const inventory: InventorySource = { reads: tenantReads(cfg), cfg };
 
 /**
  * What the inventory takes from the gateway's event (the public REST API, payload 1.0): the caller
@@ -24,7 +32,7 @@ function inventoryRequest(event: APIGatewayProxyEvent): {
   acceptEncoding: string | undefined;
 } {
   const request = restRequest(event);
-  const caller = callerFromAuthorizer(request, 'inventory');
+  const caller = callerFromAuthorizer(request, 'inventory', cfg);
   // A list header may come as several lines; together they are one list (RFC 9110 §5.3).
   const acceptEncoding = headerValues(request, 'accept-encoding').join(', ') || undefined;
   return { tenantId: caller.tenantId, subject: caller.subject, scope: caller.scope, acceptEncoding };
@@ -35,7 +43,7 @@ const listEndpointInventory = async (event: APIGatewayProxyEvent, context: Deadl
   const { tenantId, subject, scope, acceptEncoding } = inventoryRequest(event);
   logger.appendKeys({ tenant: tenantId, subject });
   annotateTenant(tenantId);
-  return listInventoryResponse(tenantId, scope, new Date(), acceptEncoding, context.deadline);
+  return listInventoryResponse(inventory, tenantId, scope, new Date(), acceptEncoding, context.deadline);
 };
 
 /**

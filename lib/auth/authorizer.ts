@@ -1,13 +1,11 @@
-import type { APIGatewayAuthorizerResult, APIGatewayRequestAuthorizerEvent } from 'aws-lambda';
-import { type Config, config } from '../config.js';
+import type { Settings } from '../config.js';
 import { HttpError } from '../errors.js';
 import { logger } from '../observability/logger.js';
 import { annotateTenant } from '../observability/tracer.js';
-import { headerValues, restRequest } from '../rest-event.js';
 import { authorizerContextOf } from './caller.js';
 import { type Door, doorAudience, doorOfResource } from './public-doors.js';
 import { stageOfMethodArn, tenantUsageKey } from './usage-key.js';
-import { bearerToken, type KeySource, remoteKeys, verifyBearerToken } from './verify.js';
+import { bearerToken, remoteKeys, verifyBearerToken } from './verify.js';
 
 /**
  * The token authorizer of the public REST API (a REQUEST authorizer, one per door, both this same
@@ -21,13 +19,29 @@ export const UNAUTHORIZED = 'Unauthorized';
 /** The context key of a Deny's sentence, which the ACCESS_DENIED gateway response puts in its body. */
 export const REFUSAL_CONTEXT_KEY = 'refusal';
 
-export interface AuthorizeOptions {
-  cfg?: Pick<Config, 'jwtIssuer' | 'jwtAudience' | 'mcpAudience' | 'jwksUrl' | 'tenantClaim' | 'scopeClaim' | 'oauthScopeClaim'>;
-  keys?: KeySource;
-  /** The invocation's deadline: a key fetch stops with it. */
-  signal?: AbortSignal | undefined;
-  /** The clock, in epoch seconds (tests). */
-  now?: () => number;
+/** What the authorizer judges of a request, as its handler reads it from API Gateway's event. */
+export interface DoorRequest {
+  /** The REST resource asked (`/api/agents`): which door. */
+  resource: string;
+  /** `arn:…:execute-api:region:account:api/stage/VERB/path`: the method asked, in its API and stage. */
+  methodArn: string;
+  /** Every `Authorization` header value sent, in order. */
+  authorizations: readonly string[];
+}
+
+/** An IAM policy of one statement on execute-api, as API Gateway takes it from an authorizer. */
+interface PolicyDocument {
+  Version: '2012-10-17';
+  Statement: Array<{ Action: 'execute-api:Invoke'; Effect: 'Allow' | 'Deny'; Resource: string[] }>;
+}
+
+/** The answer API Gateway expects of a Lambda authorizer: who, the policy, what the handler gets, and the usage identifier. */
+export interface AuthorizerAnswer {
+  principalId: string;
+  policyDocument: PolicyDocument;
+  /** What the handler reads (API Gateway hands every value on as a string; an absent key is not sent). */
+  context: Readonly<Record<string, string | number | boolean | undefined>>;
+  usageIdentifierKey?: string;
 }
 
 /**
@@ -40,7 +54,7 @@ function doorMethodArns(methodArn: string, door: Door): string[] {
   return door.methods.map((method) => `${api}/${stage}/${method}${door.resource}`);
 }
 
-function policy(effect: 'Allow' | 'Deny', resources: string[]): APIGatewayAuthorizerResult['policyDocument'] {
+function policy(effect: 'Allow' | 'Deny', resources: string[]): PolicyDocument {
   return { Version: '2012-10-17', Statement: [{ Action: 'execute-api:Invoke', Effect: effect, Resource: resources }] };
 }
 
@@ -48,7 +62,7 @@ function policy(effect: 'Allow' | 'Deny', resources: string[]): APIGatewayAuthor
  * A refused token, the way this door refuses (lib/auth/public-doors.ts): a Deny whose context carries the
  * sentence, or the `Unauthorized` error. The token never appears in it.
  */
-function refuse(door: Door, methodArn: string, sentence: string): APIGatewayAuthorizerResult {
+function refuse(door: Door, methodArn: string, sentence: string): AuthorizerAnswer {
   logger.info('token refused', { door: door.name, reason: sentence });
   if (door.refusal === 'unauthorized') throw new Error(UNAUTHORIZED);
   return { principalId: 'anonymous', policyDocument: policy('Deny', [methodArn]), context: { [REFUSAL_CONTEXT_KEY]: sentence } };
@@ -69,33 +83,32 @@ function refuse(door: Door, methodArn: string, sentence: string): APIGatewayAuth
  * as a refusal.
  */
 export async function authorizeRequest(
-  event: APIGatewayRequestAuthorizerEvent,
-  options: AuthorizeOptions = {},
-): Promise<APIGatewayAuthorizerResult> {
-  const cfg = options.cfg ?? config();
-  const door = doorOfResource(event.resource);
-  if (!door) throw new Error(`no public door is guarded at ${event.resource}`);
-  const authorizations = headerValues(restRequest(event), 'authorization');
-  if (authorizations.length > 1) return refuse(door, event.methodArn, 'The Authorization header was sent more than once.');
+  cfg: Pick<Settings, 'jwtIssuer' | 'jwksUrl' | 'jwtAudience' | 'mcpAudience' | 'tenantClaim' | 'scopeClaim' | 'oauthScopeClaim'>,
+  request: DoorRequest,
+  signal?: AbortSignal,
+): Promise<AuthorizerAnswer> {
+  const { resource, methodArn, authorizations } = request;
+  const door = doorOfResource(resource);
+  if (!door) throw new Error(`no public door is guarded at ${resource}`);
+  if (authorizations.length > 1) return refuse(door, methodArn, 'The Authorization header was sent more than once.');
   let claims: Awaited<ReturnType<typeof verifyBearerToken>>;
   try {
     claims = await verifyBearerToken(bearerToken(authorizations[0]), {
       issuer: cfg.jwtIssuer,
       audience: doorAudience(cfg, door.name),
-      keys: options.keys ?? remoteKeys(cfg),
-      ...(options.signal ? { signal: options.signal } : {}),
-      ...(options.now ? { now: options.now } : {}),
+      keys: remoteKeys(cfg),
+      ...(signal ? { signal } : {}),
     });
   } catch (error) {
-    if (error instanceof HttpError && error.statusCode === 401) return refuse(door, event.methodArn, error.message);
+    if (error instanceof HttpError && error.statusCode === 401) return refuse(door, methodArn, error.message);
     throw error;
   }
   const context = authorizerContextOf(claims, cfg.tenantClaim, cfg.scopeClaim, cfg.oauthScopeClaim);
   if (context.tenant !== '') annotateTenant(context.tenant);
   return {
     principalId: context.sub || 'unknown',
-    policyDocument: policy('Allow', doorMethodArns(event.methodArn, door)),
+    policyDocument: policy('Allow', doorMethodArns(methodArn, door)),
     context,
-    usageIdentifierKey: tenantUsageKey(stageOfMethodArn(event.methodArn), context.tenant),
+    usageIdentifierKey: tenantUsageKey(stageOfMethodArn(methodArn), context.tenant),
   };
 }

@@ -1,7 +1,7 @@
 import type { JWTPayload } from 'jose';
-import { type Config, config } from '../config.js';
+import type { Settings } from '../config.js';
 import { httpError } from '../errors.js';
-import { headerValues, type RestRequest } from '../rest-event.js';
+import { headerValues, type RestRequest } from '../rest-request.js';
 import { insufficientScope, refusedAtDoor } from './challenge.js';
 import { badScopeClaimSentence, type EndpointScope, readScopeClaim, scopeContextValue, scopeFromContextValue } from './endpoint-scope.js';
 import { type CallerIdentity, identityFromClaims } from './identity.js';
@@ -52,12 +52,6 @@ export function authorizerContextOf(
   return context;
 }
 
-export interface CallerOptions {
-  cfg?: Pick<Config, 'tenantClaim' | 'scopeClaim' | 'publicUrl' | 'requiredScope'>;
-  /** The clock, in epoch seconds (tests). */
-  now?: () => number;
-}
-
 /**
  * The caller of a request behind a public door's authorizer, read from the authorizer's context
  * (payload 1.0: `requestContext.authorizer`). Invariants: a request with no verified caller,
@@ -71,9 +65,8 @@ export interface CallerOptions {
 export function callerFromAuthorizer(
   request: Pick<RestRequest, 'headers' | 'authorizer'>,
   door: DoorName,
-  options: CallerOptions = {},
+  cfg: Pick<Settings, 'tenantClaim' | 'scopeClaim' | 'publicUrl' | 'requiredScope'>,
 ): CallerIdentity & { expiresAt: number; scope: EndpointScope } {
-  const cfg = options.cfg ?? config();
   const authorizations = headerValues(request, 'authorization');
   // A cached answer is found by one header value; the others were never checked.
   if (authorizations.length > 1) throw refusedAtDoor(cfg, door, 'The Authorization header was sent more than once.', true);
@@ -82,10 +75,9 @@ export function callerFromAuthorizer(
   if (context === null || !Number.isFinite(exp)) {
     throw refusedAtDoor(cfg, door, 'A bearer token checked by the token authorizer is required.', authorizations.length > 0);
   }
-  const now = options.now?.() ?? Math.floor(Date.now() / 1000);
-  if (exp <= now) throw refusedAtDoor(cfg, door, 'The bearer token has expired.', true);
+  if (exp <= Math.floor(Date.now() / 1000)) throw refusedAtDoor(cfg, door, 'The bearer token has expired.', true);
   const granted = typeof context.grantedScopes === 'string' ? context.grantedScopes.split(' ') : [];
-  if (cfg.requiredScope !== undefined && !granted.includes(cfg.requiredScope)) throw insufficientScope(cfg, door, cfg.requiredScope);
+  if (cfg.requiredScope !== undefined && !granted.includes(cfg.requiredScope)) throw insufficientScope({ cfg, door }, cfg.requiredScope);
   const identity = identityFromClaims({ [cfg.tenantClaim]: context.tenant, sub: context.sub }, cfg.tenantClaim);
   const scope = scopeFromContextValue(context.scope);
   if (scope === 'invalid') throw httpError(403, badScopeClaimSentence(cfg.scopeClaim));

@@ -1,4 +1,4 @@
-import type { Config } from '../config.js';
+import type { Settings } from '../config.js';
 import { type HttpError, httpError, unauthorized } from '../errors.js';
 import { type DoorName, resourceMetadataUrl } from './public-doors.js';
 import { INSUFFICIENT_SCOPE } from './scopes.js';
@@ -20,7 +20,7 @@ function quotable(text: string): string {
  * RFC 6750 §3.1 asks. The gateway responses of the template and of the local gateway, and every
  * handler that answers 401 itself, build the header here, so they cannot drift.
  */
-export function bearerChallenge(cfg: Pick<Config, 'publicUrl' | 'requiredScope'>, door: DoorName, refusal?: string): string {
+export function bearerChallenge(cfg: Pick<Settings, 'publicUrl' | 'requiredScope'>, door: DoorName, refusal?: string): string {
   const scope = cfg.requiredScope === undefined ? '' : `, scope="${quotable(cfg.requiredScope)}"`;
   const challenge = `Bearer resource_metadata="${resourceMetadataUrl(cfg, door)}"${scope}`;
   return refusal === undefined ? challenge : `${challenge}, ${invalidToken(refusal)}`;
@@ -47,15 +47,15 @@ export function refusedToken(sentence: string, cause?: unknown): HttpError {
 /**
  * The 403 of a valid token without the scope `scope` (RFC 6750 §3.1 `insufficient_scope`, the
  * MCP authorization specification's step-up): at a public door its challenge names the door's
- * RFC 9728 document too; at the private operation (`door` undefined) it names the scope alone.
+ * RFC 9728 document too (`at`: the door, under the public URL); at the private operation (`at`
+ * undefined) it names the scope alone.
  */
 export function insufficientScope(
-  cfg: Pick<Config, 'publicUrl'>,
-  door: DoorName | undefined,
+  at: { cfg: Pick<Settings, 'publicUrl'>; door: DoorName } | undefined,
   scope: string,
   remedy = 'sign in again, asking for it',
 ): HttpError {
-  const metadata = door === undefined ? '' : `resource_metadata="${resourceMetadataUrl(cfg, door)}", `;
+  const metadata = at === undefined ? '' : `resource_metadata="${resourceMetadataUrl(at.cfg, at.door)}", `;
   const challenge = `Bearer ${metadata}error="insufficient_scope", scope="${quotable(scope)}", error_description="${quotable(`The token lacks the scope ${scope}.`)}"`;
   return httpError(403, `${INSUFFICIENT_SCOPE} "${scope}" that this door requires: ${remedy}.`, {
     headers: { 'WWW-Authenticate': challenge },
@@ -67,7 +67,7 @@ export function insufficientScope(
  * sent and refused, without when none was sent.
  */
 export function refusedAtDoor(
-  cfg: Pick<Config, 'publicUrl' | 'requiredScope'>,
+  cfg: Pick<Settings, 'publicUrl' | 'requiredScope'>,
   door: DoorName,
   sentence: string,
   tokenSent: boolean,

@@ -1,3 +1,4 @@
+import { ALL_GROUPS, isGroupName, MAX_GROUP_NAME_CHARACTERS } from '../data-format/group-names.js';
 import { httpError } from '../errors.js';
 
 /**
@@ -12,8 +13,8 @@ import { httpError } from '../errors.js';
  * - `"*"`, or `*` among the names: every endpoint of the tenant;
  * - a JSON array of group names, or one string of names separated by spaces (as some issuers write
  *   multi-valued claims): the endpoints in at least one of those groups.
- * Anything else (another type, an array with a non-string, no name at all, a name of more than
- * MAX_GROUP_NAME_CHARACTERS characters) is a bad claim: a 403 naming the claim, never a guess.
+ * Anything else (another type, an array with a non-string, no name at all, a name that is no group
+ * name: lib/data-format/group-names.ts) is a bad claim: a 403 naming the claim, never a guess.
  */
 
 export type EndpointScope =
@@ -24,11 +25,6 @@ export type EndpointScope =
   /** The claim names these groups (never empty). */
   | { readonly kind: 'groups'; readonly groups: ReadonlySet<string> };
 
-/** The bound on one group name, in characters (code points). */
-export const MAX_GROUP_NAME_CHARACTERS = 128;
-/** The name that means every group. */
-export const ALL_GROUPS = '*';
-
 export const UNSCOPED: EndpointScope = Object.freeze({ kind: 'unscoped' });
 export const ALL_ENDPOINTS: EndpointScope = Object.freeze({ kind: 'all' });
 
@@ -37,12 +33,6 @@ export function groupsScope(groups: Iterable<string>): EndpointScope {
   const set = new Set(groups);
   if (set.size === 0) throw new TypeError('a groups scope needs at least one group');
   return set.has(ALL_GROUPS) ? ALL_ENDPOINTS : Object.freeze({ kind: 'groups', groups: set });
-}
-
-/** 1 to MAX_GROUP_NAME_CHARACTERS characters, counted as code points (a surrogate pair is one). */
-export function isGroupName(value: unknown): value is string {
-  if (typeof value !== 'string' || value === '') return false;
-  return value.length <= MAX_GROUP_NAME_CHARACTERS || [...value].length <= MAX_GROUP_NAME_CHARACTERS;
 }
 
 /** The one sentence of a bad scope claim (403), at every door and at the private operation. */

@@ -1,4 +1,4 @@
-import type { Config } from '../config.js';
+import type { Settings } from '../config.js';
 
 /**
  * The two public doors of the REST API and what each one's token authorizer must know: the
@@ -67,7 +67,7 @@ export function doorOfResource(resource: string | undefined): Door | undefined {
 }
 
 /** The audience a token must carry at this door (`aud`, or else `client_id`). */
-export function doorAudience(cfg: Pick<Config, 'jwtAudience' | 'mcpAudience'>, door: DoorName): string {
+export function doorAudience(cfg: Pick<Settings, 'jwtAudience' | 'mcpAudience'>, door: DoorName): string {
   return door === 'mcp' ? cfg.mcpAudience : cfg.jwtAudience;
 }
 
@@ -77,11 +77,11 @@ export function doorAudience(cfg: Pick<Config, 'jwtAudience' | 'mcpAudience'>, d
  * MCP door it is the audience of its tokens (MCP_AUDIENCE); the inventory's tokens carry
  * JWT_AUDIENCE, so an authorization server maps this identifier to that audience.
  */
-export function doorResource(cfg: Pick<Config, 'mcpAudience' | 'publicUrl'>, door: DoorName): string {
+export function doorResource(cfg: Pick<Settings, 'mcpAudience' | 'publicUrl'>, door: DoorName): string {
   return door === 'mcp' ? cfg.mcpAudience : `${cfg.publicUrl}${DOORS.inventory.resource}`;
 }
 
 /** The absolute URL of the door's RFC 9728 document, as the `resource_metadata` of its 401s names it. */
-export function resourceMetadataUrl(cfg: Pick<Config, 'publicUrl'>, door: DoorName): string {
+export function resourceMetadataUrl(cfg: Pick<Settings, 'publicUrl'>, door: DoorName): string {
   return `${cfg.publicUrl}${DOORS[door].metadataPath}`;
 }

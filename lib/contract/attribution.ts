@@ -1,5 +1,5 @@
 import * as z from 'zod/mini';
-import '../zod-english-locale.js';
+import '../data-format/zod-english-locale.js';
 import { OBSERVATION_BOUNDS, TICKET_NUMBER_PATTERN } from './schemas.js';
 
 /** The attribution headers of getEndpointObservations, by their lower-case names. */

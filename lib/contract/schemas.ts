@@ -1,5 +1,5 @@
 import * as z from 'zod/mini';
-import '../zod-english-locale.js';
+import '../data-format/zod-english-locale.js';
 
 /**
  * The wire types of the contract: the single source of truth for what leaves the service.

@@ -1,5 +1,5 @@
 import { type DashboardSample, MetricKey } from '../contract/schemas.js';
-import type { SampleRecord } from '../store/records.js';
+import type { SampleRecord } from '../data-format/records.js';
 import { toPercent } from './percent.js';
 
 const METRIC_KEYS = MetricKey.options;

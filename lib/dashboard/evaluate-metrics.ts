@@ -1,5 +1,5 @@
 import type { DashboardMetric, MetricKey } from '../contract/schemas.js';
-import type { SampleRecord } from '../store/records.js';
+import type { SampleRecord } from '../data-format/records.js';
 import { METRIC_DEFINITIONS } from './metric-definitions.js';
 import { formatPercent, toPercent } from './percent.js';
 import { statusOf } from './status.js';

@@ -1,6 +1,6 @@
 import type { ConnectionState, DashboardEndpoint, EndpointDashboard } from '../contract/schemas.js';
 import { DASHBOARD_SCHEMA } from '../contract/schemas.js';
-import type { SampleRecord, TenantPolicy } from '../store/records.js';
+import type { SampleRecord, TenantPolicy } from '../data-format/records.js';
 import { downsample } from './downsample.js';
 import { evaluateMetrics } from './evaluate-metrics.js';
 import { connectivityFinding, metricFindings, observationFindings, sortFindings } from './findings.js';

@@ -1,5 +1,5 @@
 import type { ConnectionState, DashboardFinding, DashboardMetric, FindingScope, MetricKey } from '../contract/schemas.js';
-import type { SampleRecord } from '../store/records.js';
+import type { SampleRecord } from '../data-format/records.js';
 import { formatPercent } from './percent.js';
 import { compareStatus } from './status.js';
 import type { ThresholdsInForce } from './thresholds.js';

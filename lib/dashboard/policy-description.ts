@@ -1,5 +1,5 @@
 import type { MetricKey } from '../contract/schemas.js';
-import type { TenantPolicy } from '../store/records.js';
+import type { TenantPolicy } from '../data-format/records.js';
 import { METRIC_DEFINITIONS } from './metric-definitions.js';
 import { describeThresholds, type ThresholdsInForce } from './thresholds.js';
 

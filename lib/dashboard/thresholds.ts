@@ -1,5 +1,5 @@
 import type { MetricKey } from '../contract/schemas.js';
-import type { TenantPolicy } from '../store/records.js';
+import type { TenantPolicy } from '../data-format/records.js';
 import { formatPercent } from './percent.js';
 import type { MetricThresholds } from './status.js';
 

@@ -1,5 +1,5 @@
 import type { EndpointScope } from '../auth/endpoint-scope.js';
-import { config } from '../config.js';
+import type { Settings } from '../config.js';
 import type { AgentSummary } from '../contract/schemas.js';
 import { dependencyFailure } from '../errors.js';
 import { jsonArrayBody, responseCoding, StreamedResponseTooLargeError, type StreamedResult } from '../json-array-stream.js';
@@ -8,14 +8,20 @@ import { recordItemsReturned, recordUnreadableRecords } from '../observability/m
 import { JSON_HEADERS } from '../responses.js';
 import type { AgentRecordsPage } from '../store/agents.js';
 import { addNamedKeys, type StoredKey } from '../store/query.js';
-import { tenantDynamo } from '../store/tenant-client.js';
+import type { TenantReads } from '../store/tenant-client.js';
 import { summarizeAgent } from './merge.js';
 import { inventoryPages } from './scoped-pages.js';
+
+/** Where a function reads the inventory: its tenants' clients, the data table, and how an agent is judged. */
+export interface InventorySource {
+  reads: TenantReads;
+  cfg: Pick<Settings, 'dataTable' | 'onlineGraceSeconds' | 'scopeClaim'>;
+}
 
 /**
  * GET /api/agents (listEndpointInventory) for a tenant at `now`, streamed: the agents the caller's
  * endpoint scope admits (the whole tenant for an unscoped or `*` caller; inventoryPages) as one
- * JSON array in the store's sort-key order of the agents' records (lib/store/keys.ts
+ * JSON array in the store's sort-key order of the agents' records (lib/data-format/keys.ts
  * agentSortKey, compared as UTF-8 bytes), compressed as the client prefers (br or gzip; responseCoding).
  *
  * The tenant is read page by page (one paginated Query, never a Scan); each page's agents are
@@ -31,13 +37,13 @@ import { inventoryPages } from './scoped-pages.js';
  * silent all the same (warning log, `UnreadableRecords` metric and its alarm).
  */
 export async function listInventoryResponse(
+  { reads, cfg }: InventorySource,
   tenantId: string,
   scope: EndpointScope,
   now: Date,
   acceptEncoding: string | undefined,
   signal?: AbortSignal,
 ): Promise<StreamedResult> {
-  const cfg = config();
   const options = { now, onlineGraceSeconds: cfg.onlineGraceSeconds };
   const coding = responseCoding(acceptEncoding);
   // The request's log keys (tenant, correlation ids) are reset when the handler returns, before the body is read.
@@ -45,7 +51,7 @@ export async function listInventoryResponse(
   let pages: AsyncGenerator<AgentRecordsPage, void, undefined>;
   let first: IteratorResult<AgentRecordsPage, void>;
   try {
-    pages = inventoryPages(await tenantDynamo(tenantId, signal), tenantId, scope, signal);
+    pages = inventoryPages(await reads.forTenant(tenantId, signal), cfg, tenantId, scope, signal);
     first = await pages.next();
   } catch (error) {
     throw dependencyFailure(error, 'inventory store');
@@ -124,20 +130,20 @@ export async function listInventoryResponse(
  * the metric, as for the inventory.
  */
 export async function forEachInventoryAgent(
+  { reads, cfg }: InventorySource,
   tenantId: string,
   scope: EndpointScope,
   now: Date,
   visit: (agent: AgentSummary) => boolean | undefined,
   signal?: AbortSignal,
 ): Promise<{ agents: number; unreadable: number; complete: boolean }> {
-  const cfg = config();
   const options = { now, onlineGraceSeconds: cfg.onlineGraceSeconds };
   let agents = 0;
   let unreadable = 0;
   const unreadableKeys: StoredKey[] = [];
   let complete = true;
   try {
-    pages: for await (const page of inventoryPages(await tenantDynamo(tenantId, signal), tenantId, scope, signal)) {
+    pages: for await (const page of inventoryPages(await reads.forTenant(tenantId, signal), cfg, tenantId, scope, signal)) {
       unreadable += page.unreadable;
       addNamedKeys(unreadableKeys, page.unreadableKeys);
       for (const agent of page.agents) {

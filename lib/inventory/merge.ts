@@ -1,5 +1,5 @@
 import type { AgentSummary, ConnectionState } from '../contract/schemas.js';
-import type { ConnectionRecord, DurableRecord } from '../store/records.js';
+import type { ConnectionRecord, DurableRecord } from '../data-format/records.js';
 
 export interface MergeOptions {
   now: Date;
@@ -8,7 +8,7 @@ export interface MergeOptions {
 
 /**
  * The newer of two optional times. Both are in the store's fixed-width UTC form
- * (`YYYY-MM-DDTHH:MM:SS.sssZ`, see lib/store/records.ts), so the later time is the greater string.
+ * (`YYYY-MM-DDTHH:MM:SS.sssZ`, see lib/data-format/records.ts), so the later time is the greater string.
  */
 export function newerTime(a: string | undefined, b: string | undefined): string | undefined {
   if (a === undefined) return b;
@@ -70,30 +70,4 @@ export function summarizeAgent(
   if (lastHeartbeat !== undefined) summary.last_heartbeat = lastHeartbeat;
   if (durable?.update_ring !== undefined) summary.update_ring = durable.update_ring;
   return summary;
-}
-
-/**
- * The tenant's inventory: every agent that has a durable or a connection record (or both), merged,
- * ordered by agent_id in code-unit order. Pure: the clock is an argument.
- */
-export function mergeInventory(
-  durable: readonly DurableRecord[],
-  connections: readonly ConnectionRecord[],
-  options: MergeOptions,
-): AgentSummary[] {
-  const byId = new Map<string, { durable?: DurableRecord; connection?: ConnectionRecord }>();
-  for (const d of durable) {
-    const entry = byId.get(d.agent_id);
-    if (entry) entry.durable = d;
-    else byId.set(d.agent_id, { durable: d });
-  }
-  for (const c of connections) {
-    const entry = byId.get(c.agent_id);
-    if (entry) entry.connection = c;
-    else byId.set(c.agent_id, { connection: c });
-  }
-  // `<` on strings compares UTF-16 code units: the contract's order.
-  return [...byId.entries()]
-    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
-    .map(([, r]) => summarizeAgent(r.durable, r.connection, options));
 }

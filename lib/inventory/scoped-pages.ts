@@ -1,6 +1,6 @@
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { assertScopeAllowed, type EndpointScope } from '../auth/endpoint-scope.js';
-import { config } from '../config.js';
+import type { Settings } from '../config.js';
 import { type AgentRecordsPage, agentRecordPages } from '../store/agents.js';
 import { getTenantPolicy } from '../store/policy.js';
 
@@ -16,11 +16,11 @@ import { getTenantPolicy } from '../store/policy.js';
  */
 export async function* inventoryPages(
   db: DynamoDBDocumentClient,
+  cfg: Pick<Settings, 'dataTable' | 'scopeClaim'>,
   tenantId: string,
   scope: EndpointScope,
   signal?: AbortSignal,
 ): AsyncGenerator<AgentRecordsPage, void, undefined> {
-  const cfg = config();
   const pages = agentRecordPages(db, cfg.dataTable, tenantId, scope, signal);
   if (scope.kind !== 'unscoped') {
     yield* pages;

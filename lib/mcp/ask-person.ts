@@ -17,7 +17,7 @@ import {
   type withRequiredReason,
 } from '../contract/mcp-tools.js';
 import { OBSERVATION_BOUNDS } from '../contract/schemas.js';
-import type { BrokeredArgs } from './observations-client.js';
+import type { BrokeredArgs } from './broker-hop.js';
 import { quoted } from './reported-text.js';
 
 /**

@@ -1,5 +1,5 @@
 import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
-import { config } from '../config.js';
+import type { Settings } from '../config.js';
 import { tracer } from '../observability/tracer.js';
 
 /**
@@ -25,15 +25,6 @@ export class BrokerSecretError extends Error {
   }
 }
 
-/** Made on first use, from the environment as the SDK reads it (region, credentials, AWS_ENDPOINT_URL_SECRETS_MANAGER). */
-let client: SecretsManagerClient | undefined;
-let cached: { secret: string; until: number } | undefined;
-
-/** Forgets the cached secret, so the next exchange reads it again (after an `invalid_client`). */
-export function forgetBrokerSecret(): void {
-  cached = undefined;
-}
-
 /** A secret string is the secret itself, or a JSON object holding it as `client_secret`. */
 function secretFrom(value: string): string | undefined {
   const trimmed = value.trim();
@@ -48,27 +39,47 @@ function secretFrom(value: string): string | undefined {
   return trimmed === '' ? undefined : trimmed;
 }
 
-export async function brokerClientSecret(signal: AbortSignal, now = Date.now()): Promise<string> {
-  const cfg = config();
-  if (cfg.brokerClientSecret) return cfg.brokerClientSecret;
-  if (!cfg.brokerClientSecretArn) {
-    throw new BrokerSecretError('misconfigured', 'Neither BROKER_CLIENT_SECRET nor BROKER_CLIENT_SECRET_ARN is set.');
-  }
-  if (cached && cached.until > now) return cached.secret;
-  client ??= tracer.captureAWSv3Client(new SecretsManagerClient({ region: cfg.region, maxAttempts: 2 }));
-  let value: string | undefined;
-  try {
-    const answer = await client.send(new GetSecretValueCommand({ SecretId: cfg.brokerClientSecretArn }), { abortSignal: signal });
-    value = answer.SecretString;
-  } catch (cause) {
-    const name = (cause as { name?: string }).name ?? '';
-    const kind = ['AccessDeniedException', 'ResourceNotFoundException', 'DecryptionFailure', 'InvalidRequestException'].includes(name)
-      ? 'misconfigured'
-      : 'unavailable';
-    throw new BrokerSecretError(kind, `The broker's client secret could not be read (${name || 'error'}).`, { cause });
-  }
-  const secret = value === undefined ? undefined : secretFrom(value);
-  if (!secret) throw new BrokerSecretError('misconfigured', 'The broker secret holds no usable client secret.');
-  cached = { secret, until: now + CACHE_MS };
-  return secret;
+/** The broker's client secret, as the MCP function reads it. */
+export interface BrokerSecret {
+  /** The secret: the one given, or Secrets Manager's (cached CACHE_MS); `signal` bounds its read. */
+  read(signal: AbortSignal): Promise<string>;
+  /** Forgets the cached secret, so the next exchange reads it again (after an `invalid_client`). */
+  forget(): void;
+}
+
+/**
+ * The MCP function's broker secret, made once at its init from its configuration: the secret
+ * itself, or Secrets Manager's by ARN, read with a client made on first use from the environment as
+ * the SDK reads it (region, credentials, AWS_ENDPOINT_URL_SECRETS_MANAGER).
+ */
+export function brokerSecret(cfg: Pick<Settings, 'brokerSecret' | 'region'>): BrokerSecret {
+  const source = cfg.brokerSecret;
+  if ('secret' in source) return { read: async () => source.secret, forget: () => undefined };
+  let client: SecretsManagerClient | undefined;
+  let cached: { secret: string; until: number } | undefined;
+  return {
+    forget() {
+      cached = undefined;
+    },
+    async read(signal) {
+      const now = Date.now();
+      if (cached && cached.until > now) return cached.secret;
+      client ??= tracer.captureAWSv3Client(new SecretsManagerClient({ region: cfg.region, maxAttempts: 2 }));
+      let value: string | undefined;
+      try {
+        const answer = await client.send(new GetSecretValueCommand({ SecretId: source.arn }), { abortSignal: signal });
+        value = answer.SecretString;
+      } catch (cause) {
+        const name = (cause as { name?: string }).name ?? '';
+        const kind = ['AccessDeniedException', 'ResourceNotFoundException', 'DecryptionFailure', 'InvalidRequestException'].includes(name)
+          ? 'misconfigured'
+          : 'unavailable';
+        throw new BrokerSecretError(kind, `The broker's client secret could not be read (${name || 'error'}).`, { cause });
+      }
+      const secret = value === undefined ? undefined : secretFrom(value);
+      if (!secret) throw new BrokerSecretError('misconfigured', 'The broker secret holds no usable client secret.');
+      cached = { secret, until: now + CACHE_MS };
+      return secret;
+    },
+  };
 }

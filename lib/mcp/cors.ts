@@ -1,8 +1,6 @@
-import type { MiddlewareObj } from '@middy/core';
-import httpCors, { type Options as HttpCorsOptions } from '@middy/http-cors';
-import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
-import type { Config } from '../config.js';
+import type { Settings } from '../config.js';
 import { httpError } from '../errors.js';
+import type { AdmittedOriginsCors } from '../middleware/cors.js';
 
 /**
  * Cross-origin access to the MCP door (its function's answers; the preflights and the RFC 9728
@@ -14,8 +12,9 @@ import { httpError } from '../errors.js';
  * An admitted origin gets its answers readable (`Access-Control-Allow-Origin` naming it, never
  * `*`, the challenge and protocol headers exposed) and its preflights answered; any other origin
  * gets no `Access-Control-Allow-Origin`, so the browser keeps the answer from the page.
- * `Vary: Origin` on every answer, since the headers depend on it. @middy/http-cors writes the
- * headers, asking `isAllowedOrigin` for each request.
+ * `Vary: Origin` on every answer, since the headers depend on it. The MCP function's chain writes
+ * the headers (lib/middleware/cors.ts, @middy/http-cors) with mcpCorsRules, asking isAllowedOrigin
+ * for each request.
  */
 
 /**
@@ -55,12 +54,12 @@ export const MCP_CORS_HEADERS = Object.freeze({
 });
 
 /** The browser origins the service admits: its public URL's, and those of MCP_ALLOWED_ORIGINS. */
-export function admittedOrigins(cfg: Pick<Config, 'publicUrl' | 'mcpAllowedOrigins'>): readonly string[] {
+export function admittedOrigins(cfg: Pick<Settings, 'publicUrl' | 'mcpAllowedOrigins'>): readonly string[] {
   return [...new Set([new URL(cfg.publicUrl).origin, ...cfg.mcpAllowedOrigins])];
 }
 
 /** True when a browser's `Origin` is one the service admits (admittedOrigins). */
-export function isAllowedOrigin(origin: string | undefined, cfg: Pick<Config, 'publicUrl' | 'mcpAllowedOrigins'>): origin is string {
+export function isAllowedOrigin(origin: string | undefined, cfg: Pick<Settings, 'publicUrl' | 'mcpAllowedOrigins'>): origin is string {
   return origin !== undefined && admittedOrigins(cfg).includes(origin);
 }
 
@@ -68,26 +67,17 @@ export function isAllowedOrigin(origin: string | undefined, cfg: Pick<Config, 'p
 export const FOREIGN_ORIGIN_REFUSAL = 'Requests from this Origin are not allowed; set MCP_ALLOWED_ORIGINS to admit it.';
 
 /** Servers must refuse a browser's request from an origin they do not serve (DNS rebinding): 403. */
-export function assertAllowedOrigin(origin: string | undefined, cfg: Pick<Config, 'publicUrl' | 'mcpAllowedOrigins'>): void {
+export function assertAllowedOrigin(origin: string | undefined, cfg: Pick<Settings, 'publicUrl' | 'mcpAllowedOrigins'>): void {
   if (origin !== undefined && !isAllowedOrigin(origin, cfg)) throw httpError(403, FOREIGN_ORIGIN_REFUSAL);
 }
 
-/**
- * The MCP function's CORS middleware, admitting by the configuration `cfg` gives: registered before
- * the failure handler, so it also runs on the text/plain failures that handler writes.
- */
-export function mcpCors(
-  cfg: () => Pick<Config, 'publicUrl' | 'mcpAllowedOrigins'>,
-): MiddlewareObj<APIGatewayProxyEvent, APIGatewayProxyResult | undefined, Error> {
-  // `vary` is an option of @middy/http-cors that its type declarations leave out.
-  const options: HttpCorsOptions & { vary: string } = {
-    // Null: no header.
-    getOrigin: (incoming) => (isAllowedOrigin(incoming, cfg()) ? incoming : (null as unknown as string)),
-    methods: MCP_METHODS.join(', '),
-    headers: MCP_REQUEST_HEADERS.join(', '),
-    exposeHeaders: MCP_EXPOSED_HEADERS.join(', '),
-    maxAge: PREFLIGHT_MAX_AGE_SECONDS,
-    vary: 'Origin',
+/** The door's CORS rules for its function's chain (lib/middleware/cors.ts): the origins it admits, and what their pages may send and read. */
+export function mcpCorsRules(cfg: Pick<Settings, 'publicUrl' | 'mcpAllowedOrigins'>): AdmittedOriginsCors {
+  return {
+    isAllowed: (origin) => isAllowedOrigin(origin, cfg),
+    methods: MCP_METHODS,
+    headers: MCP_REQUEST_HEADERS,
+    exposeHeaders: MCP_EXPOSED_HEADERS,
+    maxAgeSeconds: PREFLIGHT_MAX_AGE_SECONDS,
   };
-  return httpCors(options) as MiddlewareObj<APIGatewayProxyEvent, APIGatewayProxyResult | undefined, Error>;
 }

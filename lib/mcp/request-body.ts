@@ -1,5 +1,5 @@
 import { logger } from '../observability/logger.js';
-import type { RestRequest } from '../rest-event.js';
+import type { RestRequest } from '../rest-request.js';
 import { JSON_RPC_ERRORS, type JsonRpcRefusal } from './json-rpc.js';
 import { MAX_JSON_DEPTH, MAX_REQUEST_BODY_BYTES } from './limits.js';
 

@@ -1,6 +1,6 @@
 import { hkdfSync } from 'node:crypto';
 import { createRequestStateCodec, type RequestStateCodec, type ServerContext } from '@modelcontextprotocol/server';
-import { brokerClientSecret } from './broker-secret.js';
+import type { BrokerSecret } from './broker-secret.js';
 
 /**
  * The `requestState` of a multi round-trip tool call (MCP 2026-07-28): what the server needs to
@@ -23,8 +23,16 @@ export const REQUEST_STATE_TTL_SECONDS = 600;
 /** Separates this key from any other use of the broker secret. */
 const KEY_INFO = 'endpoint-read-service mcp requestState v1';
 
-/** The codec for the current secret (one per process; made again when the secret changes). */
-let current: { secret: string; codec: RequestStateCodec } | undefined;
+/** The signed `requestState` of one MCP function, keyed by its broker secret. */
+export interface RequestStates {
+  /** The signed `requestState` for `payload`, bound to this request's caller and method. */
+  mint(payload: unknown, ctx: ServerContext, signal: AbortSignal): Promise<string>;
+  /**
+   * The server's `requestState.verify` hook: the payload of a state this service minted for this
+   * caller and method, unexpired; throws otherwise (the SDK then refuses the request).
+   */
+  verify(state: string, ctx: ServerContext): Promise<unknown>;
+}
 
 /** The caller a state is bound to: the door puts it in the SDK's authInfo (lib/mcp/server.ts). */
 function bindingOf(ctx: ServerContext): string {
@@ -33,24 +41,19 @@ function bindingOf(ctx: ServerContext): string {
   return JSON.stringify([ctx.mcpReq.method, caller.tenantId, caller.subject]);
 }
 
-async function codec(signal: AbortSignal): Promise<RequestStateCodec> {
-  const secret = await brokerClientSecret(signal);
-  if (current?.secret !== secret) {
-    const key = new Uint8Array(hkdfSync('sha256', secret, '', KEY_INFO, 32));
-    current = { secret, codec: createRequestStateCodec({ key, ttlSeconds: REQUEST_STATE_TTL_SECONDS, bind: bindingOf }) };
-  }
-  return current.codec;
-}
-
-/** The signed `requestState` for `payload`, bound to this request's caller and method. */
-export async function mintRequestState(payload: unknown, ctx: ServerContext, signal: AbortSignal): Promise<string> {
-  return (await codec(signal)).mint(payload, ctx);
-}
-
-/**
- * The server's `requestState.verify` hook: the payload of a state this service minted for this
- * caller and method, unexpired; throws otherwise (the SDK then refuses the request).
- */
-export async function verifyRequestState(state: string, ctx: ServerContext): Promise<unknown> {
-  return (await codec(AbortSignal.any([ctx.mcpReq.signal, AbortSignal.timeout(5_000)]))).verify(state, ctx);
+/** The request states signed with a key derived from `secret` (one codec per secret: made again when it changes). */
+export function requestStates(secret: Pick<BrokerSecret, 'read'>): RequestStates {
+  let current: { secret: string; codec: RequestStateCodec } | undefined;
+  const codec = async (signal: AbortSignal): Promise<RequestStateCodec> => {
+    const value = await secret.read(signal);
+    if (current?.secret !== value) {
+      const key = new Uint8Array(hkdfSync('sha256', value, '', KEY_INFO, 32));
+      current = { secret: value, codec: createRequestStateCodec({ key, ttlSeconds: REQUEST_STATE_TTL_SECONDS, bind: bindingOf }) };
+    }
+    return current.codec;
+  };
+  return {
+    mint: async (payload, ctx, signal) => (await codec(signal)).mint(payload, ctx),
+    verify: async (state, ctx) => (await codec(AbortSignal.any([ctx.mcpReq.signal, AbortSignal.timeout(5_000)]))).verify(state, ctx),
+  };
 }

@@ -1,5 +1,5 @@
 import { DOORS, type DoorName, doorResource } from '../auth/public-doors.js';
-import type { Config } from '../config.js';
+import type { Settings } from '../config.js';
 
 /**
  * Where the protected resource metadata (RFC 9728) of each public door is served: the MCP door's
@@ -27,7 +27,7 @@ export function metadataDoorOf(path: string): DoorName | undefined {
  * without an authorizer and without a function.
  */
 function protectedResourceMetadata(
-  cfg: Pick<Config, 'mcpAudience' | 'jwtIssuer' | 'publicUrl' | 'requiredScope'>,
+  cfg: Pick<Settings, 'mcpAudience' | 'jwtIssuer' | 'publicUrl' | 'requiredScope'>,
   door: DoorName = 'mcp',
 ): Record<string, unknown> {
   return {
@@ -51,6 +51,6 @@ export const METADATA_HEADERS = Object.freeze({
  * (a MOCK integration made at package time from this, infra/static-answers.ts), so no function runs
  * for it; a browser page reads it from an admitted origin (lib/mcp/cors.ts).
  */
-export function metadataDocument(cfg: Pick<Config, 'mcpAudience' | 'jwtIssuer' | 'publicUrl' | 'requiredScope'>, door: DoorName): string {
+export function metadataDocument(cfg: Pick<Settings, 'mcpAudience' | 'jwtIssuer' | 'publicUrl' | 'requiredScope'>, door: DoorName): string {
   return JSON.stringify(protectedResourceMetadata(cfg, door));
 }

@@ -8,10 +8,10 @@ import {
   WebStandardStreamableHTTPServerTransport,
 } from '@modelcontextprotocol/server';
 import { CONTRACT_VERSION } from '../contract/openapi.js';
-import type { RestRequest } from '../rest-event.js';
+import type { RestRequest } from '../rest-request.js';
 import type { RequestBody } from './request-body.js';
-import { verifyRequestState } from './request-state.js';
-import { registerTools, type ToolCaller } from './tools.js';
+import type { RequestStates } from './request-state.js';
+import { registerTools, type ToolCaller, type ToolServices } from './tools.js';
 import { registerViews } from './views.js';
 
 /**
@@ -32,15 +32,20 @@ const INSTRUCTIONS = [
   'Missing data is unknown, never healthy; a null value is not zero; an error result means the read failed, not that all is well.',
 ].join(' ');
 
-function buildServer(caller: ToolCaller): McpServer {
+/** What the server works with, made once at the MCP function's init: the tools' services, and the forms' signed state. */
+export interface McpServices extends ToolServices {
+  states: RequestStates;
+}
+
+function buildServer(caller: ToolCaller, services: McpServices): McpServer {
   // No list changes are ever announced: the tools and views are fixed, and the server keeps no state to announce from.
   // A retry's requestState is checked before any tool runs: one we did not mint for this caller, or an expired one, is refused (-32602).
   const server = new McpServer(SERVER_INFO, {
     instructions: INSTRUCTIONS,
     capabilities: { tools: { listChanged: false }, resources: { listChanged: false } },
-    requestState: { verify: verifyRequestState },
+    requestState: { verify: (state, ctx) => services.states.verify(state, ctx) },
   });
-  registerTools(server, caller);
+  registerTools(server, caller, services);
   registerViews(server);
   return server;
 }
@@ -51,7 +56,8 @@ function callerOf(authInfo: AuthInfo | undefined): ToolCaller {
   return caller;
 }
 
-let modern: McpHttpHandler | undefined;
+/** One per services (one per process: the function's). */
+const modern = new WeakMap<McpServices, McpHttpHandler>();
 
 /**
  * The SDK's per-request entry, made once per process. Its answers are JSON: `auto`, the SDK's
@@ -60,9 +66,13 @@ let modern: McpHttpHandler | undefined;
  * notifications instead, but the SDK prints a console notice about that for every handler it
  * makes, which no option turns off.
  */
-function modernHandler(): McpHttpHandler {
-  modern ??= createMcpHandler((ctx: McpRequestContext) => buildServer(callerOf(ctx.authInfo)), { legacy: 'reject' });
-  return modern;
+function modernHandler(services: McpServices): McpHttpHandler {
+  let handler = modern.get(services);
+  if (!handler) {
+    handler = createMcpHandler((ctx: McpRequestContext) => buildServer(callerOf(ctx.authInfo), services), { legacy: 'reject' });
+    modern.set(services, handler);
+  }
+  return handler;
 }
 
 /** Headers that describe the original connection, not the message; the Request recomputes what it needs. */
@@ -86,12 +96,17 @@ function sdkRequest(request: RestRequest, body: string): Request {
  * MAX_REQUEST_BODY_BYTES and MAX_JSON_DEPTH (lib/mcp/request-body.ts) and not refused by
  * lib/mcp/request-rules.ts.
  */
-export async function serveMcpRequest(request: RestRequest, body: RequestBody, caller: ToolCaller): Promise<Response> {
+export async function serveMcpRequest(
+  services: McpServices,
+  request: RestRequest,
+  body: RequestBody,
+  caller: ToolCaller,
+): Promise<Response> {
   const sdk = sdkRequest(request, body.text);
   const authInfo: AuthInfo = { token: caller.token, clientId: caller.subject, scopes: [], extra: { caller } };
   const options = { authInfo, parsedBody: body.parsed };
   if (await isLegacyRequest(sdk, body.parsed)) {
-    const server = buildServer(caller);
+    const server = buildServer(caller, services);
     const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
     await server.connect(transport);
     try {
@@ -100,5 +115,5 @@ export async function serveMcpRequest(request: RestRequest, body: RequestBody, c
       await server.close();
     }
   }
-  return modernHandler().fetch(sdk, options);
+  return modernHandler(services).fetch(sdk, options);
 }

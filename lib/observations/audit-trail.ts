@@ -1,14 +1,20 @@
 import { auditedScope } from '../auth/endpoint-scope.js';
-import { config } from '../config.js';
+import type { Settings } from '../config.js';
 import type { ObservationsQuery } from '../contract/schemas.js';
 import { clientFailure, httpStatusOf, retryLater } from '../errors.js';
 import { deadlineOf } from '../invocation-deadline.js';
 import { logger } from '../observability/logger.js';
 import { recordAuditWrite } from '../observability/metrics.js';
 import { type AuditItem, putAuditItem } from '../store/audit.js';
-import { tenantAuditDynamo } from '../store/tenant-client.js';
+import type { TenantStores } from '../store/tenant-client.js';
 import type { BrokeredCaller } from './brokered-caller.js';
 import type { Attribution, AttributionSources } from './query-and-attribution.js';
+
+/** Where the audit items go: the audit table, with the tenants' audit clients. */
+export interface AuditTrail {
+  stores: Pick<TenantStores, 'forAudit'>;
+  cfg: Pick<Settings, 'auditTable'>;
+}
 
 /**
  * One audit item per authenticated request (once the bearer token verified), allowed or refused:
@@ -53,9 +59,9 @@ function auditItem(request: AuditedRequest, statusCode: number): AuditItem {
 }
 
 /** Puts the item with a client that may put only into its tenant's audit partition (when fencing is on). */
-async function write(item: AuditItem, signal: AbortSignal): Promise<void> {
+async function write(trail: AuditTrail, item: AuditItem, signal: AbortSignal): Promise<void> {
   try {
-    await putAuditItem(await tenantAuditDynamo(item.tenant_id, signal), config().auditTable, item, signal);
+    await putAuditItem(await trail.stores.forAudit(item.tenant_id, signal), trail.cfg.auditTable, item, signal);
   } catch (error) {
     recordAuditWrite('failed');
     throw error;
@@ -69,10 +75,10 @@ async function write(item: AuditItem, signal: AbortSignal): Promise<void> {
  * fails (or the deadline passes), the read fails with a 503 and no data, and nothing else is
  * written for it (docs/operations.md).
  */
-export async function auditAllowed(request: AuditedRequest, deadline: AbortSignal): Promise<string> {
+export async function auditAllowed(trail: AuditTrail, request: AuditedRequest, deadline: AbortSignal): Promise<string> {
   const item = auditItem(request, 200);
   try {
-    await write(item, deadline);
+    await write(trail, item, deadline);
   } catch (cause) {
     logger.error('audit write failed; the read was refused', { auditId: item.audit_id, error: (cause as Error).name });
     throw retryLater(503, 'The read could not be audited, so no data was returned; try again later.', cause);
@@ -91,10 +97,15 @@ const REFUSAL_AUDIT_MARGIN_MS = 600;
  * REFUSAL_AUDIT_MARGIN_MS before Lambda's cut, so a read stopped by the deadline (a 504) is still
  * audited.
  */
-export async function auditRefused(request: AuditedRequest, error: unknown, remainingMs: () => number): Promise<unknown> {
+export async function auditRefused(
+  trail: AuditTrail,
+  request: AuditedRequest,
+  error: unknown,
+  remainingMs: () => number,
+): Promise<unknown> {
   const item = auditItem(request, httpStatusOf(error));
   try {
-    await write(item, deadlineOf({ getRemainingTimeInMillis: remainingMs }, REFUSAL_AUDIT_MARGIN_MS));
+    await write(trail, item, deadlineOf({ getRemainingTimeInMillis: remainingMs }, REFUSAL_AUDIT_MARGIN_MS));
   } catch (cause) {
     logger.error('audit write failed for a refused request', {
       auditId: item.audit_id,

@@ -4,11 +4,11 @@ import { badScopeClaimSentence, type EndpointScope, readScopeClaim } from '../au
 import { identityFromClaims } from '../auth/identity.js';
 import { hasScope } from '../auth/scopes.js';
 import { bearerToken, hasAudience, remoteKeys, verifySignedToken } from '../auth/verify.js';
-import { config } from '../config.js';
+import type { Settings } from '../config.js';
 import { httpError } from '../errors.js';
 import { logger } from '../observability/logger.js';
 import { annotateTenant } from '../observability/tracer.js';
-import { type RestRequest, singleHeader } from '../rest-event.js';
+import { type RestRequest, singleHeader } from '../rest-request.js';
 
 /** Who asked, as far as the verified token says: what the audit item records. */
 export interface BrokeredCaller {
@@ -38,8 +38,11 @@ export interface VerifiedCaller {
  * asked is known (for the audit trail to record under the tenant and subject the token names),
  * and allowedRead says what it may read.
  */
-export async function verifyBrokeredCaller(request: RestRequest, signal: AbortSignal): Promise<VerifiedCaller> {
-  const cfg = config();
+export async function verifyBrokeredCaller(
+  cfg: Pick<Settings, 'jwtIssuer' | 'jwksUrl' | 'tenantClaim' | 'brokerClaim' | 'scopeClaim'>,
+  request: RestRequest,
+  signal: AbortSignal,
+): Promise<VerifiedCaller> {
   const token = bearerToken(singleHeader(request, 'authorization', 'Authorization'));
   const claims = (await verifySignedToken(token, { issuer: cfg.jwtIssuer, keys: remoteKeys(cfg), signal })) as Record<string, unknown>;
   let tenantId: string | null = null;
@@ -65,13 +68,15 @@ export async function verifyBrokeredCaller(request: RestRequest, signal: AbortSi
  * (a user's MCP or inventory token passed through), no broker or one not allowed, the operation's
  * scope missing, no single tenant, a bad scope claim.
  */
-export function allowedRead({ caller, claims }: VerifiedCaller): { tenantId: string; scope: EndpointScope } {
-  const cfg = config();
+export function allowedRead(
+  cfg: Pick<Settings, 'observationsAudience' | 'brokerAllowList' | 'observationsScope' | 'oauthScopeClaim' | 'tenantClaim' | 'scopeClaim'>,
+  { caller, claims }: VerifiedCaller,
+): { tenantId: string; scope: EndpointScope } {
   if (!hasAudience(claims, cfg.observationsAudience)) throw httpError(403, BROKER_REFUSALS.passthrough);
   assertAllowedBroker(caller.broker, cfg.brokerAllowList);
   // The operation's own scope (lib/auth/scopes.ts), which the broker asks for in its exchange.
   if (cfg.observationsScope !== undefined && !hasScope(claims, cfg.observationsScope, cfg.oauthScopeClaim)) {
-    throw insufficientScope(cfg, undefined, cfg.observationsScope, 'the broker asks for it in its token exchange');
+    throw insufficientScope(undefined, cfg.observationsScope, 'the broker asks for it in its token exchange');
   }
   const { tenantId } = identityFromClaims(claims, cfg.tenantClaim);
   if (caller.scope === 'invalid') throw httpError(403, badScopeClaimSentence(cfg.scopeClaim));

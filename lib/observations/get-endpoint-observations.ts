@@ -1,15 +1,22 @@
-import { config } from '../config.js';
+import type { ObservationsConfig } from '../config.js';
 import { personRefusalSentence } from '../contract/attribution.js';
 import type { EndpointDashboard } from '../contract/schemas.js';
 import { httpError } from '../errors.js';
 import { logger } from '../observability/logger.js';
 import { recordItemsReturned } from '../observability/metrics.js';
 import { type JsonResult, jsonResponse } from '../responses.js';
-import type { RestRequest } from '../rest-event.js';
+import type { RestRequest } from '../rest-request.js';
+import type { TenantStores } from '../store/tenant-client.js';
 import { type AuditedRequest, auditAllowed, auditRefused } from './audit-trail.js';
 import { allowedRead, verifyBrokeredCaller } from './brokered-caller.js';
 import { attributionAsFarAsValid, parseAttribution, parseAttributionSources, parseObservationsQuery } from './query-and-attribution.js';
 import { readEndpointObservations } from './read.js';
+
+/** What the operation works with: the function's configuration, and its tenants' store clients (made at init). */
+export interface ObservationsService {
+  cfg: ObservationsConfig;
+  stores: TenantStores;
+}
 
 /** The invocation an observations request runs in. */
 export interface Invocation {
@@ -33,15 +40,20 @@ export interface Invocation {
  *    a success's before any data leaves, failing the read (503, no data) if the write fails;
  * 5. answer the dashboard, naming its audit item (`X-Audit-Id`).
  */
-export async function getEndpointObservations(request: RestRequest, invocation: Invocation): Promise<JsonResult> {
-  const verified = await verifyBrokeredCaller(request, invocation.deadline);
+export async function getEndpointObservations(
+  { cfg, stores }: ObservationsService,
+  request: RestRequest,
+  invocation: Invocation,
+): Promise<JsonResult> {
+  const trail = { stores, cfg };
+  const verified = await verifyBrokeredCaller(cfg, request, invocation.deadline);
   const audited: AuditedRequest = { requestId: invocation.requestId, apiRequestId: request.apiRequestId, caller: verified.caller };
   let dashboard: EndpointDashboard;
   try {
-    const allowed = allowedRead(verified);
+    const allowed = allowedRead(cfg, verified);
     const query = parseObservationsQuery(request);
     audited.query = query;
-    const { ticketSystem } = config();
+    const { ticketSystem } = cfg;
     const sources = parseAttributionSources(request);
     audited.sources = sources;
     const refusal = personRefusalSentence(sources);
@@ -53,9 +65,12 @@ export async function getEndpointObservations(request: RestRequest, invocation: 
     audited.attribution = attribution;
     // The reason's text stays in the audit table; logs get its length only (docs/operations.md).
     logger.appendKeys({ agentId: query.agent_id, reasonLength: attribution.reason.length, ticketNumber: attribution.ticketNumber });
-    dashboard = await readEndpointObservations({ ...allowed, query, attribution, now: new Date(), signal: invocation.deadline });
+    dashboard = await readEndpointObservations(
+      { reads: stores, cfg },
+      { ...allowed, query, attribution, now: new Date(), signal: invocation.deadline },
+    );
   } catch (error) {
-    throw await auditRefused(audited, error, invocation.remainingMs);
+    throw await auditRefused(trail, audited, error, invocation.remainingMs);
   }
   recordItemsReturned(dashboard.history?.length ?? 0);
   logger.info('dashboard read', {
@@ -63,6 +78,6 @@ export async function getEndpointObservations(request: RestRequest, invocation: 
     historyLength: dashboard.history?.length ?? null,
     findings: dashboard.findings?.length ?? 0,
   });
-  const auditId = await auditAllowed(audited, invocation.deadline);
+  const auditId = await auditAllowed(trail, audited, invocation.deadline);
   return jsonResponse(200, dashboard, { 'X-Audit-Id': auditId });
 }

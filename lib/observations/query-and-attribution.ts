@@ -10,7 +10,7 @@ import {
 } from '../contract/attribution.js';
 import { OBSERVATION_BOUNDS, ObservationsQuery } from '../contract/schemas.js';
 import { httpError } from '../errors.js';
-import { type RestRequest, singleHeader, singleQueryValues } from '../rest-event.js';
+import { type RestRequest, singleHeader, singleQueryValues } from '../rest-request.js';
 
 export type { Attribution, AttributionSources };
 

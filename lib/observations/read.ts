@@ -1,20 +1,26 @@
 import { assertScopeAllowed, type EndpointScope, scopeAdmits } from '../auth/endpoint-scope.js';
-import { config } from '../config.js';
+import type { Settings } from '../config.js';
 import { TICKET_REQUIRED } from '../contract/attribution.js';
 import type { EndpointDashboard, ObservationsQuery } from '../contract/schemas.js';
 import { evaluateDashboard } from '../dashboard/evaluate.js';
+import type { SampleRecord } from '../data-format/records.js';
 import { dependencyFailure, httpError } from '../errors.js';
 import { connectionStateOf, newerTime } from '../inventory/merge.js';
 import { logger } from '../observability/logger.js';
 import { recordUnreadableRecords, recordUnreadableSamples } from '../observability/metrics.js';
 import { getAgentRecordsAndPolicy } from '../store/agents.js';
-import type { SampleRecord } from '../store/records.js';
 import { newestSample, querySamples } from '../store/samples.js';
-import { tenantDynamo } from '../store/tenant-client.js';
+import type { TenantReads } from '../store/tenant-client.js';
 import type { Attribution } from './query-and-attribution.js';
 
 /** The same sentence for an unknown agent, another tenant's and one outside the caller's endpoint scope: existence never leaks. */
 export const AGENT_NOT_FOUND = 'No endpoint with that agent_id is visible to you.';
+
+/** Where the dashboards are read: the tenants' clients, the data table, and the rules of the evaluation. */
+export interface ObservationsSource {
+  reads: TenantReads;
+  cfg: Pick<Settings, 'dataTable' | 'scopeClaim' | 'sampleRetentionDays' | 'onlineGraceSeconds' | 'observationTtlSeconds'>;
+}
 
 export interface ObservationsRead {
   tenantId: string;
@@ -38,19 +44,21 @@ export interface ObservationsRead {
  * A failed read throws (502/503/504); it never becomes an empty dashboard. Samples that cannot be
  * read are counted in the `UnreadableSamples` metric and named in a finding, never dropped silently.
  */
-export async function readEndpointObservations(read: ObservationsRead): Promise<EndpointDashboard> {
+export async function readEndpointObservations(source: ObservationsSource, read: ObservationsRead): Promise<EndpointDashboard> {
   try {
-    return await readDashboard(read);
+    return await readDashboard(source, read);
   } catch (error) {
     // A refusal stands as it is; a failed store read is a 502, 503 or 504 (lib/errors.ts).
     throw dependencyFailure(error, 'observations store');
   }
 }
 
-async function readDashboard({ tenantId, scope, query, attribution, now, signal }: ObservationsRead): Promise<EndpointDashboard> {
-  const cfg = config();
+async function readDashboard(
+  { reads, cfg }: ObservationsSource,
+  { tenantId, scope, query, attribution, now, signal }: ObservationsRead,
+): Promise<EndpointDashboard> {
   // The tenant's reads, fenced to its partitions when TENANT_FENCING is iam.
-  const db = await tenantDynamo(tenantId, signal);
+  const db = await reads.forTenant(tenantId, signal);
   // Samples past retention may linger until TTL deletion catches up: never read them.
   const retentionStart = new Date(now.getTime() - cfg.sampleRetentionDays * 86_400_000);
   const windowStart = new Date(Math.max(now.getTime() - query.minutes * 60_000, retentionStart.getTime()));

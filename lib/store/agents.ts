@@ -1,10 +1,7 @@
 import type { QueryCommandInput } from '@aws-sdk/client-dynamodb';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { type EndpointScope, scopeAdmits } from '../auth/endpoint-scope.js';
-import { batchGetItems } from './batch-get.js';
-import { agentSortKey, agentsPartition, connectionKey, durableAgentKey, policyKey } from './keys.js';
-import { policyFromItem } from './policy.js';
-import { noteUnreadable, queryPages, type RawItem, type StoredKey } from './query.js';
+import { agentSortKey, agentsPartition, connectionKey, durableAgentKey, policyKey } from '../data-format/keys.js';
 import {
   type ConnectionRecord,
   type DurableRecord,
@@ -12,7 +9,10 @@ import {
   readConnectionRecord,
   readDurableRecord,
   type TenantPolicy,
-} from './records.js';
+} from '../data-format/records.js';
+import { batchGetItems } from './batch-get.js';
+import { policyFromItem } from './policy.js';
+import { noteUnreadable, queryPages, type RawItem, type StoredKey } from './query.js';
 
 /** One agent's records as the store holds them: at least one of the two. */
 export interface AgentRecords {

@@ -1,6 +1,6 @@
 import { type DynamoDBDocumentClient, PutCommand } from '@aws-sdk/lib-dynamodb';
 import type { AttributionSource } from '../contract/attribution.js';
-import { auditKey } from './keys.js';
+import { auditKey } from '../data-format/keys.js';
 
 /** One audited observations request (allowed or denied), as stored (and as `npm run audit` prints it). */
 export interface AuditItem {

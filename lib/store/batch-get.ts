@@ -1,10 +1,10 @@
 import { BatchGetItemCommand, type BatchGetItemCommandOutput, type KeysAndAttributes } from '@aws-sdk/client-dynamodb';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import type { Key } from '../data-format/keys.js';
+import type { RawItem } from '../data-format/records.js';
 import { UnreadableStoreAnswerError } from '../errors.js';
 import { waitBeforeRetry } from './backoff.js';
-import type { Key } from './keys.js';
 import { sendLowLevel } from './query.js';
-import type { RawItem } from './records.js';
 
 /** Thrown when DynamoDB keeps returning keys unprocessed past the retries (throttling): a 503. */
 export class UnprocessedKeysError extends Error {

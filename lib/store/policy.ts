@@ -1,10 +1,10 @@
 import { GetItemCommand, type GetItemCommandOutput } from '@aws-sdk/client-dynamodb';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { fromAttributeValue, toItem } from '../data-format/attribute-values.js';
+import { policyKey } from '../data-format/keys.js';
+import { type RawItem, TenantPolicy } from '../data-format/records.js';
 import { UnreadableStoreAnswerError } from '../errors.js';
-import { fromAttributeValue, toItem } from './attribute-values.js';
-import { policyKey } from './keys.js';
 import { sendLowLevel } from './query.js';
-import { type RawItem, TenantPolicy } from './records.js';
 
 /** The default policy: ticket optional, scope optional, and the thresholds of DESIGN §4 for every metric. */
 export const DEFAULT_POLICY: TenantPolicy = Object.freeze({ ticket: 'optional', scope: 'optional', thresholds: {} }) as TenantPolicy;

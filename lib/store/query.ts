@@ -5,8 +5,8 @@ import {
   type DynamoDBDocumentClient,
   paginateQuery,
 } from '@aws-sdk/lib-dynamodb';
+import type { RawItem } from '../data-format/records.js';
 import { UnreadableStoreAnswerError } from '../errors.js';
-import type { RawItem } from './records.js';
 
 export type { RawItem };
 

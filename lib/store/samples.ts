@@ -1,9 +1,9 @@
 import { QueryCommand, type QueryCommandOutput } from '@aws-sdk/client-dynamodb';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { sampleSortKey, samplesPartition } from '../data-format/keys.js';
+import { readSampleRecord, type SampleRecord } from '../data-format/records.js';
 import { UnreadableStoreAnswerError } from '../errors.js';
-import { sampleSortKey, samplesPartition } from './keys.js';
 import { noteUnreadable, queryPages, type StoredKey, sendLowLevel } from './query.js';
-import { readSampleRecord, type SampleRecord } from './records.js';
 
 /** Samples read from the store, and how many stored samples could not be read (never silently dropped). */
 export interface SamplesRead {

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { auditPartition, tenantKeyPart, tenantKeyPrefix } from './keys.js';
+import { auditPartition, tenantKeyPart, tenantKeyPrefix } from '../data-format/keys.js';
 
 /**
  * Tenant fencing by IAM (defence in depth): with `TENANT_FENCING=iam`, a tenant's data-table reads
@@ -11,7 +11,7 @@ import { auditPartition, tenantKeyPart, tenantKeyPrefix } from './keys.js';
  * - the role's own policy (infra/iam.yml) allows only keys under the tenant named by the session's
  *   `tenant` tag: `T#${aws:PrincipalTag/tenant}#*` in `dynamodb:LeadingKeys` (`ForAllValues`, with
  *   a `Null` guard so a request without keys is denied). The tag holds `tenantKeyPart`, the very
- *   string every key holds (lib/store/keys.ts), and the trust policy refuses a session without it;
+ *   string every key holds (lib/data-format/keys.ts), and the trust policy refuses a session without it;
  * - the inline session policy built here allows the same keys, written literally, so the session
  *   stays fenced if the role's policy is ever widened, and the role's fence holds if this code is
  *   ever wrong. A session's permissions are the intersection of both.

@@ -1,10 +1,10 @@
 import { request } from 'node:http';
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { writeTenantAgents } from '../../infra/local/fleet.js';
-import { realisticAgents } from '../../infra/local/generator.js';
 import { AgentInventory } from '../../lib/contract/schemas.js';
-import { agentSortKey } from '../../lib/store/keys.js';
+import { agentSortKey } from '../../lib/data-format/keys.js';
+import { writeTenantAgents } from '../../local/fleet.js';
+import { realisticAgents } from '../../local/generator.js';
 import { expectResponseMatchesContract } from '../helpers/contract.js';
 import { startTestEngine, type TestEngine } from '../helpers/engine.js';
 import { countingProxy } from '../helpers/faults.js';

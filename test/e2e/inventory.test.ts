@@ -1,7 +1,7 @@
 import { decodeJwt, generateKeyPair, SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Fleet } from '../../infra/local/fleet.js';
 import { AgentInventory } from '../../lib/contract/schemas.js';
+import type { Fleet } from '../../local/fleet.js';
 import { type SharedStack, sharedStack } from '../helpers/shared-stack.js';
 import { get } from '../helpers/stack.js';
 

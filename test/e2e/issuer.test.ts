@@ -1,8 +1,8 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { documentRefused } from '../../infra/local/client-id-documents.js';
 import { doorResource } from '../../lib/auth/public-doors.js';
+import { documentRefused } from '../../local/client-id-documents.js';
 import { type SharedStack, sharedStack } from '../helpers/shared-stack.js';
 import {
   authorizeUrl,
@@ -16,7 +16,7 @@ import {
 import { DOCUMENT_FAILURE_MS } from '../helpers/stack.js';
 
 /**
- * The local authorization server (oidc-provider, infra/local/authorization-server.ts), over real
+ * The local authorization server (oidc-provider, local/authorization-server.ts), over real
  * HTTP on the local stack: its metadata, dynamic client registration, client ID metadata documents,
  * the sign-in page (pressed in headless Chromium), the authorization code with PKCE, resource
  * indicators, refresh tokens, and the RFC 8693 token exchange of the MCP broker. What it refuses

@@ -1,7 +1,7 @@
 import type { Client } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { auditItemsOf } from '../../infra/local/audit-items.js';
 import { answerBytes, RESULT_BUDGET_BYTES } from '../../lib/mcp/limits.js';
+import { auditItemsOf } from '../../local/audit-items.js';
 import { smallFleet } from '../fixtures/small-fleet.js';
 import { connectTo } from '../helpers/mcp-client.js';
 import { type SharedStack, sharedStack } from '../helpers/shared-stack.js';

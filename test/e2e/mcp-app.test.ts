@@ -4,15 +4,15 @@ import { join } from 'node:path';
 import type { Browser, Frame, Page, Request } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ROOT } from '../../infra/build.js';
-import { demoFleet } from '../../infra/local/demo.js';
-import type { Fleet, FleetAgent } from '../../infra/local/fleet.js';
-import { previewUrl } from '../../infra/local/mcp-app-preview.js';
+import { demoFleet } from '../../local/demo.js';
+import type { Fleet, FleetAgent } from '../../local/fleet.js';
+import { previewUrl } from '../../local/mcp-app-preview.js';
 import { launchChromium } from '../helpers/browser.js';
 import { type SharedStack, sharedStack } from '../helpers/shared-stack.js';
 
 /**
  * The observations tool's MCP App as a person sees it, in headless Chromium: the local preview
- * host (infra/local/mcp-app-preview.ts) signs in with the local issuer, lists the tools and reads
+ * host (local/mcp-app-preview.ts) signs in with the local issuer, lists the tools and reads
  * the view through the real MCP door with the SDK client in the page, draws it in a sandboxed
  * frame with ext-apps' AppBridge and hands it real `observations` results from the demo fleet and
  * a few endpoints made for the rules below. One stack, one browser, one page for the file.

@@ -1,6 +1,6 @@
 import type { Client, ClientOptions, ElicitRequestFormParams, ElicitResult } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { auditItemsOf } from '../../infra/local/audit-items.js';
+import { auditItemsOf } from '../../local/audit-items.js';
 import { call, connectTo, recentDemoFleet, type ToolResult, textOf } from '../helpers/mcp-client.js';
 import { type SharedStack, sharedStack } from '../helpers/shared-stack.js';
 

@@ -1,10 +1,10 @@
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { auditItemsOf } from '../../infra/local/audit-items.js';
-import type { Fleet, FleetAgent } from '../../infra/local/fleet.js';
 import { EndpointList } from '../../lib/contract/mcp-tools.js';
 import { MAX_REPORTED_CHARACTERS, MAX_TOOL_CALLS_PER_REQUEST, RESULT_BUDGET_BYTES } from '../../lib/mcp/limits.js';
 import { LAMBDA_RESPONSE_LIMIT_BYTES } from '../../lib/responses.js';
+import { auditItemsOf } from '../../local/audit-items.js';
+import type { Fleet, FleetAgent } from '../../local/fleet.js';
 import { countingProxy } from '../helpers/faults.js';
 import { elementsIn, renderMarkdown, textOf } from '../helpers/markdown.js';
 import { type SharedStack, sharedStack } from '../helpers/shared-stack.js';

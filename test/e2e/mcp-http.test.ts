@@ -1,7 +1,7 @@
 import type { APIGatewayProxyEvent } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { answerMockIntegration } from '../../infra/local/mock-integration.js';
 import { staticAnswerOf } from '../../infra/static-answers.js';
+import { answerMockIntegration } from '../../local/mock-integration.js';
 import { useEnvironment } from '../helpers/env.js';
 import { eventFixture, setHeader, testContext } from '../helpers/events.js';
 import { FUNCTION_ENVIRONMENT } from '../helpers/function-environment.js';
@@ -12,7 +12,7 @@ import { get } from '../helpers/stack.js';
 /**
  * The MCP door over plain HTTP, as curl or a browser meets it: JSON answers without a session, its
  * refusals (methods, tokens, tenant, protocol rules), its RFC 9728 documents, and CORS for
- * browser-based clients. Locally the listener's guard (infra/local/guard.ts) refuses a page of an
+ * browser-based clients. Locally the listener's guard (local/guard.ts) refuses a page of an
  * origin it does not serve before the function runs; the function's own refusal, what API Gateway
  * passes on from it on AWS, is shown by calling its handler in-process.
  */

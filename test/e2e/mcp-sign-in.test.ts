@@ -6,7 +6,7 @@ import type { Readable } from 'node:stream';
 import { Client, StreamableHTTPClientTransport, UnauthorizedError } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { auditItemsOf } from '../../infra/local/audit-items.js';
+import { auditItemsOf } from '../../local/audit-items.js';
 import { smallFleet } from '../fixtures/small-fleet.js';
 import { type SharedStack, sharedStack } from '../helpers/shared-stack.js';
 import { claimsOf, InMemoryOAuthProvider, personInChromium } from '../helpers/sign-in.js';

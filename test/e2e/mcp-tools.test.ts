@@ -1,9 +1,9 @@
 import type { Client } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { auditItemsOf } from '../../infra/local/audit-items.js';
-import { demoFleet } from '../../infra/local/demo.js';
 import { EndpointList } from '../../lib/contract/mcp-tools.js';
 import { EndpointDashboard } from '../../lib/contract/schemas.js';
+import { auditItemsOf } from '../../local/audit-items.js';
+import { demoFleet } from '../../local/demo.js';
 import { call, connectTo, ERAS, recentDemoFleet, textOf, withoutClock } from '../helpers/mcp-client.js';
 import { type SharedStack, sharedStack } from '../helpers/shared-stack.js';
 import { get } from '../helpers/stack.js';

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ROOT } from '../../infra/build.js';
-import { SDK_NODE_MAJOR, SDK_NODE_VERSION_WARNING_SWITCH } from '../../infra/local/node-version.js';
+import { SDK_NODE_MAJOR, SDK_NODE_VERSION_WARNING_SWITCH } from '../../infra/node-version.js';
 import { startTestEngine, type TestEngine } from '../helpers/engine.js';
 
 const run = promisify(execFile);
@@ -18,7 +18,7 @@ const olderThanSdkThreshold = Number.parseInt(process.versions.node, 10) < SDK_N
 async function audit(engine: TestEngine, extra: Record<string, string> = {}): Promise<{ stdout: string; stderr: string }> {
   const env: NodeJS.ProcessEnv = { ...process.env, DYNAMODB_ENDPOINT: engine.endpoint, AUDIT_TABLE: engine.tables.auditTable };
   delete env[SDK_NODE_VERSION_WARNING_SWITCH];
-  return run(TSX, ['infra/local/audit-cli.ts', '--tenant', 'acme'], { cwd: ROOT, env: { ...env, ...extra } });
+  return run(TSX, ['local/audit-cli.ts', '--tenant', 'acme'], { cwd: ROOT, env: { ...env, ...extra } });
 }
 
 describe('Node versions: the AWS SDK notice that it will need Node 22', () => {

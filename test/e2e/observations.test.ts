@@ -1,13 +1,13 @@
 import { DeleteTableCommand } from '@aws-sdk/client-dynamodb';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { auditItemsOf } from '../../infra/local/audit-items.js';
-import { sampleSeries } from '../../infra/local/demo.js';
-import type { Fleet } from '../../infra/local/fleet.js';
-import { ensureTables } from '../../infra/local/tables.js';
 import { BROKER_REFUSALS } from '../../lib/auth/broker.js';
 import { encodedReasonHeaders } from '../../lib/contract/attribution.js';
 import { EndpointDashboard } from '../../lib/contract/schemas.js';
+import { auditItemsOf } from '../../local/audit-items.js';
+import { sampleSeries } from '../../local/demo.js';
+import type { Fleet } from '../../local/fleet.js';
+import { ensureTables } from '../../local/tables.js';
 import { expectResponseMatchesContract } from '../helpers/contract.js';
 import { type SharedStack, sharedStack } from '../helpers/shared-stack.js';
 import { get } from '../helpers/stack.js';

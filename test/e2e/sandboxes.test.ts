@@ -3,8 +3,8 @@ import { cpSync, mkdtempSync, readFileSync, readlinkSync, rmSync, writeFileSync 
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ROOT } from '../../infra/build.js';
-import { readFunctionSpecs } from '../../infra/local/lambda/function-specs.js';
-import { SDK_NODE_MAJOR } from '../../infra/local/node-version.js';
+import { SDK_NODE_MAJOR } from '../../infra/node-version.js';
+import { readFunctionSpecs } from '../../local/lambda/function-specs.js';
 import { localDirWithKey } from '../helpers/local-dir.js';
 import { startOnFreePorts, startTestStack, type TestStack, withTokens } from '../helpers/stack.js';
 
@@ -103,7 +103,7 @@ describe('E2E: each function in a sandbox of its own, with its own environment',
 
     expect(res.status).toBe(200);
     expect(mcpOwn).toEqual(
-      expect.arrayContaining(['MCP_AUDIENCE', 'TOKEN_ENDPOINT', 'BROKER_CLIENT_ID', 'OBSERVATIONS_URL', 'UPSTREAM_TIMEOUT_MS']),
+      expect.arrayContaining(['MCP_ALLOWED_ORIGINS', 'TOKEN_ENDPOINT', 'BROKER_CLIENT_ID', 'OBSERVATIONS_URL', 'UPSTREAM_TIMEOUT_MS']),
     );
     for (const name of [...mcpOwn, 'BROKER_CLIENT_SECRET']) expect(inventory, name).not.toHaveProperty(name);
     for (const name of Object.keys(inventory))
@@ -123,7 +123,10 @@ describe('E2E: each function in a sandbox of its own, with its own environment',
       TENANT_FENCING: 'off',
     });
     // The MCP door's own: its secret in place of the ARN only AWS can read.
-    expect(mcp).toMatchObject({ MCP_AUDIENCE: stack.config.mcpAudience, BROKER_CLIENT_SECRET: stack.brokerSecret });
+    expect(mcp).toMatchObject({ TOKEN_ENDPOINT: stack.config.tokenEndpoint, BROKER_CLIENT_SECRET: stack.brokerSecret });
+    // Each only what it reads: no MCP audience (the authorizer's), no audit table (the observations function's).
+    expect(mcp).not.toHaveProperty('MCP_AUDIENCE');
+    expect(mcp).not.toHaveProperty('AUDIT_TABLE');
     expect(mcp).not.toHaveProperty('BROKER_CLIENT_SECRET_ARN');
     expect(mcp.NODE_OPTIONS).toBe('--enable-source-maps');
     // The door admits no origin it is not given: the stack gives it its own, by each loopback name.

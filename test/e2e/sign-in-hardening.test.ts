@@ -4,7 +4,7 @@ import { type AddressInfo, createServer as createTcpServer } from 'node:net';
 import { hostname } from 'node:os';
 import ipaddr from 'ipaddr.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { documentRefused } from '../../infra/local/client-id-documents.js';
+import { documentRefused } from '../../local/client-id-documents.js';
 import { closedPortEndpoint, silentEndpoint } from '../helpers/faults.js';
 import { authorizeUrl, personInChromium, pkce, registerClient, registerPublicClient } from '../helpers/sign-in.js';
 import { DOCUMENT_FAILURE_MS, startTestStack, type TestStack } from '../helpers/stack.js';

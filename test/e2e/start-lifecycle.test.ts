@@ -2,7 +2,7 @@ import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, it } from 'vitest';
-import { startEmbeddedEngine } from '../../infra/local/engine.js';
+import { startEmbeddedEngine } from '../../local/engine.js';
 import { freePort, freshStartEnv, hasEnded, killStarted, npmStart, tokenFor, waitFor } from '../helpers/npm-start.js';
 
 /**

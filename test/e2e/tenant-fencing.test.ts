@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { auditItemsOf } from '../../infra/local/audit-items.js';
 import { tenantAuditSessionPolicy, tenantSessionPolicy } from '../../lib/store/tenant-fence.js';
+import { auditItemsOf } from '../../local/audit-items.js';
 import { type SharedStack, sharedStack } from '../helpers/shared-stack.js';
 import { get } from '../helpers/stack.js';
 import { type StsStandIn, startStsStandIn } from '../helpers/sts.js';
@@ -27,7 +27,7 @@ describe('E2E: an observations read with tenant fencing on', () => {
           agents: [{ agent_id: 'web 1', hostname: 'web-1', os: 'linux', arch: 'x86_64', version: '1' }],
         })),
       },
-      { TENANT_FENCING: 'iam', TENANT_READ_ROLE_ARN: READ_ROLE, TENANT_AUDIT_ROLE_ARN: AUDIT_ROLE, STS_ENDPOINT: sts.endpoint },
+      { TENANT_FENCING: 'iam', TENANT_READ_ROLE_ARN: READ_ROLE, TENANT_AUDIT_ROLE_ARN: AUDIT_ROLE, AWS_ENDPOINT_URL_STS: sts.endpoint },
     );
   });
   afterAll(async () => {

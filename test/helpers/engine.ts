@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { startEmbeddedEngine } from '../../infra/local/engine.js';
-import { ensureTables } from '../../infra/local/tables.js';
 import { createDocumentClient } from '../../lib/store/client.js';
+import { startEmbeddedEngine } from '../../local/engine.js';
+import { ensureTables } from '../../local/tables.js';
 
 /**
  * A real DynamoDB API for a test file: the embedded dynalite engine on a free port, or, when

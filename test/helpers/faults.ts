@@ -1,7 +1,7 @@
 import { createServer as createHttpServer, type Server as HttpServer, type IncomingMessage, request, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createServer, type Server, type Socket } from 'node:net';
-import { bind } from '../../infra/local/ports.js';
+import { bind } from '../../local/ports.js';
 
 /**
  * Real network faults, for what a real engine cannot produce on demand: an address where nothing

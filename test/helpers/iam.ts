@@ -1,7 +1,7 @@
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import type { runSimulation as RunSimulation, Simulation } from '@cloud-copilot/iam-simulate';
-import { intrinsicName, parseGetAtt } from '../../infra/template-spec/intrinsics.js';
+import { intrinsicName, parseGetAtt } from '../tools/template-spec/intrinsics.js';
 import type { Json } from './package.js';
 
 /**

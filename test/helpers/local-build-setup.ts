@@ -4,7 +4,7 @@ import { build } from 'esbuild';
 import type { TestProject } from 'vitest/node';
 import { functionsBuildOptions, NODE_BUNDLE, ROOT } from '../../infra/build.js';
 import { buildViews } from '../../infra/build-views.js';
-import { runtimeClientModule } from '../../infra/local/lambda/bundles.js';
+import { runtimeClientModule } from '../../local/lambda/bundles.js';
 import { removedAtEnd } from './scratch-setup.js';
 
 declare module 'vitest' {
@@ -20,7 +20,7 @@ declare module 'vitest' {
 const LOCAL_ENTRIES = ['start', 'token-cli', 'seed-cli', 'audit-cli'] as const;
 
 /**
- * Global setup of the `service` test project: bundles `npm start` and the CLIs (infra/local/*.ts)
+ * Global setup of the `service` test project: bundles `npm start` and the CLIs (local/*.ts)
  * once per run into one ES module each, packages included, so the many processes the end-to-end
  * files start each load one file instead of having tsx resolve and transform our modules and Node
  * resolve thousands of package files again in each. Measured: a CLI 0.51 s of CPU with the
@@ -31,7 +31,7 @@ const LOCAL_ENTRIES = ['start', 'token-cli', 'seed-cli', 'audit-cli'] as const;
  * `npm run -s start`, cli-usage runs `npm run -s seed` and `npm run -s token`, and the
  * Node-version test runs the audit CLI through the tsx binary. The folder sits under node_modules
  * so that what stays outside the bundles resolves to the project's packages (dynalite, which
- * infra/local/engine.ts loads with its own `require`); it is removed after the run, Ctrl-C included.
+ * local/engine.ts loads with its own `require`); it is removed after the run, Ctrl-C included.
  *
  * The functions' bundles are built here too, once, with `npm run build`'s options (infra/build.ts
  * functionsBuildOptions), and every stack of the run (in-process, or `npm start` with
@@ -56,7 +56,7 @@ export default async function setup(project: TestProject): Promise<(() => void) 
       // Bundled as the functions are, ESM builds of the packages included (measured in turn against
       // their CommonJS builds: the audit CLI 0.84x the CPU in 15 runs each, `npm start` 0.90x in 12).
       ...NODE_BUNDLE,
-      entryPoints: LOCAL_ENTRIES.map((name) => join(ROOT, 'infra', 'local', `${name}.ts`)),
+      entryPoints: LOCAL_ENTRIES.map((name) => join(ROOT, 'local', `${name}.ts`)),
       // esbuild finds its own binary from where its package is: left to the project's copy.
       external: ['esbuild'],
       outdir,
@@ -70,7 +70,7 @@ export default async function setup(project: TestProject): Promise<(() => void) 
     await buildViews(join(functionsDir, 'mcp'));
   };
   await Promise.all([compile(), compileFunctions(), runtimeClientModule()]);
-  // In watch mode, each rerun compiles again, so a change under infra/local/, lib/ or functions/ is what the processes run.
+  // In watch mode, each rerun compiles again, so a change under local/, lib/ or functions/ is what the processes run.
   project.onTestsRerun(async () => {
     await Promise.all([compile(), compileFunctions(), runtimeClientModule()]);
   });

@@ -1,7 +1,7 @@
 import { cp, mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { localIssuer } from '../../infra/local/issuer.js';
+import { localIssuer } from '../../local/issuer.js';
 
 let made: Promise<string> | undefined;
 

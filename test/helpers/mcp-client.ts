@@ -1,6 +1,6 @@
 import { Client, type ClientOptions, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
-import { demoFleet } from '../../infra/local/demo.js';
-import type { Fleet } from '../../infra/local/fleet.js';
+import { demoFleet } from '../../local/demo.js';
+import type { Fleet } from '../../local/fleet.js';
 
 /** The MCP door's tests' shared parts: the demo fleet they seed, the SDK's client, a tool result read as a user sees it. */
 

@@ -18,7 +18,7 @@ export { freePort } from './faults.js';
 
 const execFileAsync = promisify(execFile);
 
-/** The compiled entry point of infra/local/`script` (`start.ts`, `token-cli.ts`…). */
+/** The compiled entry point of local/`script` (`start.ts`, `token-cli.ts`…). */
 const compiled = (script: string): string => join(inject('localBuildDir'), script.replace(/\.ts$/, '.mjs'));
 
 /** A started `npm start`: its process, everything it printed so far, and its exit code once it exits and all it printed is read. */
@@ -100,15 +100,15 @@ export async function npmStartReady(env: Record<string, string | undefined>): Pr
 
 const SCRIPTS = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> }).scripts;
 
-/** The npm script (package.json) that runs infra/local/`script`. */
+/** The npm script (package.json) that runs local/`script`. */
 function npmScriptOf(script: string): string {
-  const name = Object.keys(SCRIPTS).find((n) => SCRIPTS[n] === `tsx infra/local/${script}`);
-  if (!name) throw new Error(`no npm script runs infra/local/${script}`);
+  const name = Object.keys(SCRIPTS).find((n) => SCRIPTS[n] === `tsx local/${script}`);
+  if (!name) throw new Error(`no npm script runs local/${script}`);
   return name;
 }
 
 /**
- * `npm run <script>` for infra/local/`script`: its stdout and stderr; rejects (with code, stdout,
+ * `npm run <script>` for local/`script`: its stdout and stderr; rejects (with code, stdout,
  * stderr) on a non-zero exit. It runs the CLI's compiled entry point, or with `viaNpm` the npm
  * script itself (`npm run -s token -- …`, tsx and the packages as Node resolves them).
  */

@@ -4,8 +4,9 @@ import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { OFFLINE_PACKAGING_ENV, ROOT } from '../../infra/build.js';
-import { readTemplateSource } from '../../infra/local/template-sources.js';
+import { ROOT } from '../../infra/build.js';
+import { OFFLINE_PACKAGING_ENV } from '../../infra/build-cli.js';
+import { readTemplateSource } from '../../local/template-sources.js';
 
 /** Templates are read as plain JSON; the assertions give them their shape. */
 // biome-ignore lint/suspicious/noExplicitAny: a CloudFormation template read as JSON; the tests drill into it and assert what they find.

@@ -3,13 +3,14 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import type { FunctionName } from '../../infra/build.js';
-import { type LocalRestApiOptions, localRestApi } from '../../infra/local/gateway.js';
-import { prebuiltBundles } from '../../infra/local/lambda/bundles.js';
-import { functionEnvironment, UNREACHABLE_STACK_VALUES } from '../../infra/local/lambda/environment.js';
-import { type LambdaFunctionSpec, readFunctionSpecs } from '../../infra/local/lambda/function-specs.js';
-import { type LocalFunctions, startLocalFunctions } from '../../infra/local/lambda/local-functions.js';
-import { type LambdaRuntime, lambdaRuntime } from '../../infra/local/lambda/runtimes.js';
-import { listenerRouter } from '../../infra/local/listener-router.js';
+import { type LocalRestApiOptions, localRestApi } from '../../local/gateway.js';
+import { prebuiltBundles } from '../../local/lambda/bundles.js';
+import { functionEnvironment, UNREACHABLE_STACK_VALUES } from '../../local/lambda/environment.js';
+import { type LambdaFunctionSpec, readFunctionSpecs } from '../../local/lambda/function-specs.js';
+import { type LocalFunctions, startLocalFunctions } from '../../local/lambda/local-functions.js';
+import { type LambdaRuntime, lambdaRuntime } from '../../local/lambda/runtimes.js';
+import { listenerRouter } from '../../local/listener-router.js';
+import { type PublicApiAnswers, publicApiAnswers } from '../../local/public-api-answers.js';
 
 /**
  * The local gateway and sandboxes with the fixture functions of test/fixtures/functions/ in place
@@ -57,6 +58,18 @@ export const FIXTURE_GATEWAY_CONFIG = Object.freeze({
   requiredScope: 'endpoints:read' as string | undefined,
 });
 
+let fixtureAnswers: Promise<PublicApiAnswers> | undefined;
+/** The public API's own answers with FIXTURE_GATEWAY_CONFIG's values, made once per file as the stack makes its own. */
+export function fixtureGatewayAnswers(): Promise<PublicApiAnswers> {
+  fixtureAnswers ??= publicApiAnswers({
+    PUBLIC_URL: FIXTURE_GATEWAY_CONFIG.publicUrl,
+    JWT_ISSUER: 'https://issuer.example.com',
+    REQUIRED_SCOPE: FIXTURE_GATEWAY_CONFIG.requiredScope ?? '',
+    MCP_ALLOWED_ORIGINS: FIXTURE_GATEWAY_CONFIG.mcpAllowedOrigins.join(','),
+  });
+  return fixtureAnswers;
+}
+
 export interface FixtureGateway {
   base: string;
   close(): Promise<void>;
@@ -65,9 +78,9 @@ export interface FixtureGateway {
 /** One of the local REST APIs over real HTTP on a loopback port, routed as a listener routes it, in front of `functions`. */
 export async function fixtureGateway(
   functions: LocalFunctions,
-  options: Omit<LocalRestApiOptions, 'functions' | 'cfg'> & { cfg?: LocalRestApiOptions['cfg'] },
+  options: Omit<LocalRestApiOptions, 'functions' | 'answers'> & { answers?: LocalRestApiOptions['answers'] },
 ): Promise<FixtureGateway> {
-  const router = listenerRouter(localRestApi({ cfg: () => FIXTURE_GATEWAY_CONFIG, ...options, functions }));
+  const router = listenerRouter(localRestApi({ answers: fixtureGatewayAnswers, ...options, functions }));
   const server: Server = createServer((req, res) => void router.handle(req, res, randomUUID()));
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return {

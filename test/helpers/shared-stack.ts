@@ -1,7 +1,7 @@
 import { DeleteTableCommand, type DynamoDBClient, waitUntilTableNotExists } from '@aws-sdk/client-dynamodb';
 import { expect } from 'vitest';
-import { type Fleet, loadFleet } from '../../infra/local/fleet.js';
-import { ensureTables } from '../../infra/local/tables.js';
+import { type Fleet, loadFleet } from '../../local/fleet.js';
+import { ensureTables } from '../../local/tables.js';
 import { startTestStack, type TestStack } from './stack.js';
 
 /**

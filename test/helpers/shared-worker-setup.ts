@@ -1,4 +1,4 @@
-import { installAwsLambdaGlobal } from '../../infra/local/lambda/awslambda.js';
+import { installAwsLambdaGlobal } from '../../local/lambda/awslambda.js';
 
 /**
  * Runs before each file of a project whose files share one worker's modules (vitest `isolate:

@@ -1,9 +1,9 @@
 import { writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { inject } from 'vitest';
-import type { Fleet } from '../../infra/local/fleet.js';
-import { type LocalStack, type StackOptions, startLocalStack } from '../../infra/local/stack.js';
-import { brokerTokenFor } from '../../infra/local/token-exchange.js';
+import type { Fleet } from '../../local/fleet.js';
+import { type LocalStack, type StackOptions, startLocalStack } from '../../local/stack.js';
+import { brokerTokenFor } from '../../local/token-exchange.js';
 import { expectResponseMatchesContract } from './contract.js';
 import { uniqueTables } from './engine.js';
 import { localDirWithKey } from './local-dir.js';

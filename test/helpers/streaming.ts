@@ -1,7 +1,7 @@
 import { Writable } from 'node:stream';
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import type { Context } from 'aws-lambda';
-import { PRELUDE_CONTENT_TYPE, PRELUDE_DELIMITER_BYTES, type PreludeHooks } from '../../infra/local/lambda/awslambda.js';
+import { PRELUDE_CONTENT_TYPE, PRELUDE_DELIMITER_BYTES, type PreludeHooks } from '../../local/lambda/awslambda.js';
 import { testContext } from './events.js';
 
 /**
@@ -9,7 +9,7 @@ import { testContext } from './events.js';
  * response stream of the test's that has the runtime's two hooks (`setContentType`,
  * `_onBeforeFirstWrite`, which `awslambda.HttpResponseStream.from` uses), collecting what the
  * handler writes. The `awslambda` global is the one the local runtime client installs
- * (infra/local/lambda/awslambda.ts), put in place before any test file loads a handler
+ * (local/lambda/awslambda.ts), put in place before any test file loads a handler
  * (test/helpers/shared-worker-setup.ts). Through the real runtime client and gateway instead:
  * test/integration/sandbox.test.ts.
  */

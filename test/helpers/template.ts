@@ -1,5 +1,5 @@
 import { inject } from 'vitest';
-import type { Route, RouteFunction } from '../../infra/local/template-routes.js';
+import type { Route, RouteFunction } from '../../local/template-routes.js';
 import { type Json, packagedTemplate } from './package.js';
 
 /**

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { agentsPartition, auditPartition } from '../../lib/store/keys.js';
+import { agentsPartition, auditPartition } from '../../lib/data-format/keys.js';
 import { tenantSessionRequest } from '../../lib/store/tenant-fence.js';
 import { ACCOUNT, type Decision, decide, REGION, resolveIntrinsics, sessionArn, type TemplateRole, templateRoles } from '../helpers/iam.js';
 import type { Json } from '../helpers/package.js';
@@ -51,6 +51,9 @@ const functions: DeployedFunction[] = ofType('AWS::Lambda::Function').map(([id, 
   };
 });
 const functionRoles = new Set(functions.map((fn) => fn.role.id));
+/** The tenant roles, as the functions that use them are told their ARNs. */
+const tenantReadRole = arnOf('TenantReadRole');
+const tenantAuditRole = arnOf('TenantAuditRole');
 
 /** A request made with a function's credentials (its role's session). */
 function asFunction(
@@ -141,8 +144,11 @@ describe('Template: IAM (each role judged by iam-simulate)', () => {
 
   it('lets a function read tenant data only by assuming the tenant-read role its environment names, which the functions that read may, and no other', async () => {
     for (const fn of functions) {
-      expect(fn.env.TENANT_FENCING, fn.name).toBe('iam');
-      const decisions = await assumeFor(fn, fn.env.TENANT_READ_ROLE_ARN as string, 'read');
+      // Fenced, and told the role, exactly when it reads tenant data; a function that does not is told neither.
+      expect([fn.env.TENANT_FENCING, fn.env.TENANT_READ_ROLE_ARN], fn.name).toEqual(
+        NEEDS[fn.name]!.readsTenantData ? ['iam', tenantReadRole] : [undefined, undefined],
+      );
+      const decisions = await assumeFor(fn, tenantReadRole, 'read');
       expect(decisions, fn.name).toEqual(
         NEEDS[fn.name]!.readsTenantData ? ['Allowed', 'Allowed'] : ['ImplicitlyDenied', 'ImplicitlyDenied'],
       );
@@ -159,7 +165,8 @@ describe('Template: IAM (each role judged by iam-simulate)', () => {
   it('lets only the function that audits reads assume the tenant-audit role its environment names, and put with its own role only the items of tokens that named no tenant', async () => {
     for (const fn of functions) {
       const audits = NEEDS[fn.name]!.auditsReads;
-      expect(await assumeFor(fn, fn.env.TENANT_AUDIT_ROLE_ARN as string, 'audit'), fn.name).toEqual(
+      expect(fn.env.TENANT_AUDIT_ROLE_ARN, fn.name).toBe(audits ? tenantAuditRole : undefined);
+      expect(await assumeFor(fn, tenantAuditRole, 'audit'), fn.name).toEqual(
         audits ? ['Allowed', 'Allowed'] : ['ImplicitlyDenied', 'ImplicitlyDenied'],
       );
       const ownPut = await asFunction(fn, 'dynamodb:PutItem', auditTable, { 'dynamodb:LeadingKeys': [auditPartition(null)] });

@@ -5,6 +5,7 @@ import type { BenchResults } from '../../bench/report.js';
 import { sizing } from '../../bench/targets.js';
 import { ROOT } from '../../infra/build.js';
 import { INVENTORY_HEAP_FLAGS } from '../../infra/inventory-heap.js';
+import { FUNCTION_CONFIGS } from '../../lib/config.js';
 import { METRIC, METRICS_NAMESPACE } from '../../lib/observability/metrics.js';
 import type { Json } from '../helpers/package.js';
 import { EXAMPLE, getAtt, ofType, resource, state, template } from '../helpers/template.js';
@@ -17,25 +18,131 @@ function stageParameters(): Record<string, unknown> {
   return { ...params.default, ...params.example };
 }
 
+/** The functions' logical ids in the template, by name. */
+const FUNCTION_IDS = Object.freeze({
+  inventory: 'InventoryLambdaFunction',
+  observations: 'ObservationsLambdaFunction',
+  mcp: 'McpLambdaFunction',
+  authorizer: 'AuthorizerLambdaFunction',
+} satisfies Record<keyof typeof FUNCTION_CONFIGS, string>);
+
+/** What every function's runtime reads, besides the service's configuration: Node's and Powertools' own. */
+const RUNTIME_VARIABLES = ['NODE_OPTIONS', 'POWERTOOLS_SERVICE_NAME', 'POWERTOOLS_METRICS_NAMESPACE', 'POWERTOOLS_LOG_LEVEL'];
+
+/**
+ * The variables each function is given: exactly what its configuration schema reads
+ * (lib/config.ts), but those the template leaves to Lambda (AWS_REGION), to AWS (no
+ * DYNAMODB_ENDPOINT: the SDK finds DynamoDB itself), to the secret store (BROKER_CLIENT_SECRET:
+ * the ARN instead) and to the service's defaults (the tuning variables, README, Configuration).
+ */
+const GIVEN: Readonly<Record<keyof typeof FUNCTION_IDS, readonly string[]>> = Object.freeze({
+  inventory: [
+    'PUBLIC_URL',
+    'REQUIRED_SCOPE',
+    'TENANT_CLAIM',
+    'ENDPOINT_SCOPE_CLAIM',
+    'DATA_TABLE',
+    'TENANT_FENCING',
+    'TENANT_READ_ROLE_ARN',
+  ],
+  observations: [
+    'JWT_ISSUER',
+    'JWKS_URL',
+    'OBSERVATIONS_AUDIENCE',
+    'REQUIRED_SCOPE',
+    'SCOPE_CLAIM',
+    'TENANT_CLAIM',
+    'ENDPOINT_SCOPE_CLAIM',
+    'BROKER_CLAIM',
+    'BROKER_ALLOW_LIST',
+    'TICKET_SYSTEM',
+    'DATA_TABLE',
+    'AUDIT_TABLE',
+    'TENANT_FENCING',
+    'TENANT_READ_ROLE_ARN',
+    'TENANT_AUDIT_ROLE_ARN',
+  ],
+  mcp: [
+    'PUBLIC_URL',
+    'REQUIRED_SCOPE',
+    'TENANT_CLAIM',
+    'ENDPOINT_SCOPE_CLAIM',
+    'MCP_ALLOWED_ORIGINS',
+    'UPSTREAM_TIMEOUT_MS',
+    'TICKET_SYSTEM',
+    'DATA_TABLE',
+    'TENANT_FENCING',
+    'TENANT_READ_ROLE_ARN',
+    'BROKER_CLIENT_ID',
+    'BROKER_CLIENT_SECRET_ARN',
+    'TOKEN_ENDPOINT',
+    'OBSERVATIONS_AUDIENCE',
+    'OBSERVATIONS_URL',
+  ],
+  authorizer: [
+    'JWT_ISSUER',
+    'JWKS_URL',
+    'JWT_AUDIENCE',
+    'MCP_AUDIENCE',
+    'PUBLIC_URL',
+    'TENANT_CLAIM',
+    'ENDPOINT_SCOPE_CLAIM',
+    'SCOPE_CLAIM',
+  ],
+});
+/** What a schema reads that the template gives no function (see GIVEN). */
+const LEFT_TO_DEFAULTS = [
+  'AWS_REGION',
+  'DYNAMODB_ENDPOINT',
+  'DYNAMODB_TIMEOUT_MS',
+  'DYNAMODB_MAX_ATTEMPTS',
+  'ONLINE_GRACE_SECONDS',
+  'OBSERVATION_TTL_SECONDS',
+  'SAMPLE_RETENTION_DAYS',
+  'BROKER_CLIENT_SECRET',
+];
+
 describe('Template: operations', () => {
   it('writes structured logs and EMF metrics under the code namespace, named per stage', () => {
-    for (const id of ['InventoryLambdaFunction', 'ObservationsLambdaFunction', 'McpLambdaFunction', 'AuthorizerLambdaFunction']) {
+    for (const id of Object.values(FUNCTION_IDS)) {
       expect(resource(id).Properties.Environment.Variables).toMatchObject({
         POWERTOOLS_SERVICE_NAME: 'endpoint-read-service-example',
         POWERTOOLS_METRICS_NAMESPACE: METRICS_NAMESPACE,
         POWERTOOLS_LOG_LEVEL: 'INFO',
-        DATA_TABLE: { Ref: 'DataTable' },
-        AUDIT_TABLE: { Ref: 'AuditTable' },
-        JWT_ISSUER: EXAMPLE.issuer,
-        JWT_AUDIENCE: EXAMPLE.audience,
-        PUBLIC_URL: EXAMPLE.publicUrl,
       });
     }
+  });
+
+  it.each(Object.entries(FUNCTION_IDS) as Array<[keyof typeof FUNCTION_IDS, string]>)(
+    'gives the %s function exactly the variables its configuration schema reads (lib/config.ts), and its runtime its own',
+    (name, id) => {
+      const given = Object.keys(resource(id).Properties.Environment.Variables).sort();
+
+      expect(given).toEqual([...RUNTIME_VARIABLES, ...GIVEN[name]].sort());
+      expect([...GIVEN[name]].sort()).toEqual(FUNCTION_CONFIGS[name].variables.filter((v) => !LEFT_TO_DEFAULTS.includes(v)).sort());
+    },
+  );
+
+  it('gives the authorizer no table, role or ticket system, and the inventory no issuer: each only what it reads', () => {
+    const variables = (id: string): string[] => Object.keys(resource(id).Properties.Environment.Variables);
+
+    for (const name of ['DATA_TABLE', 'AUDIT_TABLE', 'TENANT_READ_ROLE_ARN', 'TENANT_AUDIT_ROLE_ARN', 'TICKET_SYSTEM'])
+      expect(variables(FUNCTION_IDS.authorizer)).not.toContain(name);
+    expect(variables(FUNCTION_IDS.inventory)).not.toContain('JWT_ISSUER');
+    expect(variables(FUNCTION_IDS.mcp)).not.toContain('AUDIT_TABLE');
     // The broker is the client id the token exchange names; by default the one this stack deploys.
-    expect(resource('ObservationsLambdaFunction').Properties.Environment.Variables).toMatchObject({
+    expect(resource(FUNCTION_IDS.observations).Properties.Environment.Variables).toMatchObject({
       BROKER_CLAIM: 'act.sub',
       BROKER_ALLOW_LIST: EXAMPLE.brokerClientId,
       OBSERVATIONS_AUDIENCE: 'endpoint-observations',
+      JWT_ISSUER: EXAMPLE.issuer,
+      DATA_TABLE: { Ref: 'DataTable' },
+      AUDIT_TABLE: { Ref: 'AuditTable' },
+    });
+    expect(resource(FUNCTION_IDS.authorizer).Properties.Environment.Variables).toMatchObject({
+      JWT_ISSUER: EXAMPLE.issuer,
+      JWT_AUDIENCE: EXAMPLE.audience,
+      PUBLIC_URL: EXAMPLE.publicUrl,
     });
   });
 

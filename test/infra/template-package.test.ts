@@ -2,7 +2,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, inject, it } from 'vitest';
 import { FUNCTIONS, ROOT } from '../../infra/build.js';
-import { LAMBDA_RUNTIME_ID } from '../../infra/local/node-version.js';
+import { LAMBDA_RUNTIME_ID } from '../../infra/node-version.js';
 import { canCutNetwork, fragmentResourceIds, type Json, LONGEST_STAGE, packagedVariant, WAF_RESOURCE_IDS } from '../helpers/package.js';
 import { ofType, resource, state, template } from '../helpers/template.js';
 import { readZip } from './zip.js';
@@ -65,8 +65,16 @@ describe('Template: a stage without its parameters', () => {
     const run = await packagedVariant(inject('packagingDir'), 'noParameters');
 
     expect(run.status).not.toBe(0);
-    expect(run.output).toContain('Cannot resolve variable at "provider.environment.JWT_ISSUER"');
-    expect(run.output).toContain('Cannot resolve variable at "provider.environment.PUBLIC_URL"');
+    // Each function's own variables: the issuer of the functions that check tokens, the public URL of the doors.
+    for (const [fn, variable] of [
+      ['authorizer', 'JWT_ISSUER'],
+      ['observations', 'JWT_ISSUER'],
+      ['inventory', 'PUBLIC_URL'],
+      ['mcp', 'PUBLIC_URL'],
+      ['observations', 'BROKER_ALLOW_LIST'],
+      ['mcp', 'TOKEN_ENDPOINT'],
+    ])
+      expect(run.output).toContain(`Cannot resolve variable at "functions.${fn}.environment.${variable}"`);
     // The 401s name the public URL too: a stage cannot be packaged with challenges that point nowhere.
     expect(run.output).toContain(
       'PublicApiGatewayResponseUnauthorized.Properties.ResponseParameters.gatewayresponse.header.WWW-Authenticate',

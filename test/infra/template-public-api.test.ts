@@ -1,9 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { GATEWAY_RESPONSES, gatewayResponseResources } from '../../infra/gateway-responses.js';
-import { ROUTES, type Route } from '../../infra/local/template-routes.js';
 import { DOORS } from '../../lib/auth/public-doors.js';
+import { ROUTES, type Route, staticRoutes } from '../../local/template-routes.js';
 import { ACCOUNT, decide, REGION, resolveIntrinsics } from '../helpers/iam.js';
 import type { Json } from '../helpers/package.js';
+import { fixtureGatewayAnswers } from '../helpers/sandbox.js';
 import { asList, EXAMPLE, getAtt, ofType, resource, resources, routesOfTemplate, template } from '../helpers/template.js';
 
 /** The public REST API of the packaged template: the doors, their authorizers, the stage and its gateway responses. */
@@ -31,10 +32,10 @@ describe('Template: the public REST API (inventory and the MCP door)', () => {
     expect(JSON.stringify(template)).not.toMatch(/HttpApi|httpApi/);
   });
 
-  it('has exactly the routes of the local gateway (infra/local/template-routes.ts): methods, functions or static answers, authorizers, API keys and transfer modes', () => {
+  it('has exactly the routes of the local gateway (local/template-routes.ts): methods, functions or static answers, authorizers, API keys and transfer modes', async () => {
     const line = (r: Route): string =>
       `${r.api} ${r.method} ${r.resource} -> ${r.mock ? 'MOCK' : r.function} [${r.authorizer ? JSON.stringify(r.authorizer) : 'none'}, ${r.apiKeyRequired ? 'API key' : 'no key'}, ${r.mock ? '' : r.transferMode}]`;
-    const local = ROUTES.map(line).sort();
+    const local = [...ROUTES, ...staticRoutes(await fixtureGatewayAnswers())].map(line).sort();
     const deployed = routesOfTemplate().map(line).sort();
 
     expect(deployed).toEqual(local);
@@ -419,7 +420,6 @@ describe('Template: the public REST API (inventory and the MCP door)', () => {
       SecurityGroupIds: { 'Fn::Split': [',', EXAMPLE.securityGroups] },
     });
     expect(fn.Environment.Variables).toMatchObject({
-      MCP_AUDIENCE: EXAMPLE.mcpAudience,
       PUBLIC_URL: EXAMPLE.publicUrl,
       TOKEN_ENDPOINT: EXAMPLE.tokenEndpoint,
       BROKER_CLIENT_ID: EXAMPLE.brokerClientId,

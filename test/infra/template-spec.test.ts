@@ -3,13 +3,13 @@ import { join } from 'node:path';
 import { loadAwsServiceSpec } from '@aws-cdk/aws-service-spec';
 import type { SpecDatabase } from '@aws-cdk/service-spec-types';
 import { beforeAll, describe, expect, inject, it } from 'vitest';
-import { formatProblem, type TemplateProblem } from '../../infra/template-spec/problems.js';
-import { validateTemplate } from '../../infra/template-spec/validate.js';
 import { fragmentResourceIds, type Json, packagedTemplate, packagedVariant, WAF_RESOURCE_IDS } from '../helpers/package.js';
+import { formatProblem, type TemplateProblem } from '../tools/template-spec/problems.js';
+import { validateTemplate } from '../tools/template-spec/validate.js';
 
 /**
  * The template `npm run package` writes, checked offline against AWS's CloudFormation resource
- * specification (infra/template-spec/), and a hand-written template with one mistake per
+ * specification (test/tools/template-spec/), and a hand-written template with one mistake per
  * resource to show that the check does refuse what CloudFormation would.
  */
 

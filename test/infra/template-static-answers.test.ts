@@ -1,8 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { answerMockIntegration } from '../../infra/local/mock-integration.js';
-import { ROUTES } from '../../infra/local/template-routes.js';
 import { type MockMethod, STATIC_ROUTES, staticAnswers } from '../../infra/static-answers.js';
+import { answerMockIntegration } from '../../local/mock-integration.js';
+import { staticRoutes as localStaticRoutes } from '../../local/template-routes.js';
 import type { Json } from '../helpers/package.js';
+import { fixtureGatewayAnswers } from '../helpers/sandbox.js';
 import { EXAMPLE, ofType, resource, routesOfTemplate, template } from '../helpers/template.js';
 
 /**
@@ -10,7 +11,7 @@ import { EXAMPLE, ofType, resource, routesOfTemplate, template } from '../helper
  * preflights are MOCK integrations of API Gateway (infra/static-answers.ts), made at package time
  * with the example stage's values, so no function (none in the VPC) runs for them. Each template
  * method is run here as API Gateway runs it (its request template, its integration response's
- * headers and Velocity template: infra/local/mock-integration.ts, the local gateway's), and its
+ * headers and Velocity template: local/mock-integration.ts, the local gateway's), and its
  * answer compared with what the MCP function answered for the route, header for header, byte for byte.
  */
 
@@ -35,7 +36,7 @@ const CORS = {
 const OWN_ORIGIN = new URL(EXAMPLE.publicUrl).origin;
 
 describe('Template: the static answers of the public REST API (MOCK integrations, no function)', () => {
-  it('answers each RFC 9728 document and each preflight with a MOCK integration, without an authorizer or an API key', () => {
+  it('answers each RFC 9728 document and each preflight with a MOCK integration, without an authorizer or an API key', async () => {
     const found = staticRoutes().map((r) => `${r.method} ${r.resource}`);
 
     expect(found.sort()).toEqual(STATIC_ROUTES.map((r) => `${r.method} ${r.path}`).sort());
@@ -46,9 +47,9 @@ describe('Template: the static answers of the public REST API (MOCK integrations
       expect(p.Integration.Uri).toBeUndefined();
       expect(p.AuthorizerId).toBeUndefined();
     }
-    // The local gateway serves the same routes the same way (infra/local/template-routes.ts).
+    // The local gateway serves the same routes the same way (local/template-routes.ts).
     expect(
-      ROUTES.filter((r) => r.mock)
+      localStaticRoutes(await fixtureGatewayAnswers())
         .map((r) => `${r.method} ${r.resource}`)
         .sort(),
     ).toEqual(found.sort());

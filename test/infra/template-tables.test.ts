@@ -1,14 +1,14 @@
 import { describe, expect, it } from 'vitest';
+import { connectionRecordItem, durableRecordItem, policyItem, sampleItem } from '../../lib/data-format/items.js';
+import { auditPartition, sampleSortKey } from '../../lib/data-format/keys.js';
 import { type AuditItem, auditRecord } from '../../lib/store/audit.js';
-import { connectionRecordItem, durableRecordItem, policyItem, sampleItem } from '../../lib/store/items.js';
-import { auditPartition, sampleSortKey } from '../../lib/store/keys.js';
 import { ACCOUNT, type Decision, decide, resolveIntrinsics, templateRoles } from '../helpers/iam.js';
 import type { Json } from '../helpers/package.js';
 import { ofType, resource, state, template } from '../helpers/template.js';
 
 /**
  * The two DynamoDB tables of the packaged template, judged by what the code puts into them: the
- * items producers write (lib/store/items.ts) and the audit items the observations function writes
+ * items producers write (lib/data-format/items.ts) and the audit items the observations function writes
  * (lib/store/audit.ts) must fit each table's keys, be told apart by them, sort as the reads need
  * and expire only where they should; and the functions must be given these very tables.
  */
@@ -78,17 +78,25 @@ const keysOf = (id: string): Array<{ name: string; type: string; role: string }>
 };
 
 describe('Template: tables (judged by the items the code writes)', () => {
-  it('are the tables every function is given, and no other', () => {
-    const names = Object.keys(TABLES).map((id) => resolveIntrinsics({ Ref: id }, resources));
+  it('are the tables the functions are given, and no other: the data table to those that read it, the audit table to the one that audits', () => {
+    const [data, audit] = Object.keys(TABLES).map((id) => resolveIntrinsics({ Ref: id }, resources));
     expect(
       ofType('AWS::DynamoDB::Table')
         .map(([id]) => id)
         .sort(),
     ).toEqual(Object.keys(TABLES).sort());
-    for (const [id, f] of ofType('AWS::Lambda::Function')) {
-      const env = resolveIntrinsics(f.Properties.Environment.Variables, resources) as Record<string, string>;
-      expect([env.DATA_TABLE, env.AUDIT_TABLE], id).toEqual(names);
-    }
+    const tables = Object.fromEntries(
+      ofType('AWS::Lambda::Function').map(([id, f]) => {
+        const env = resolveIntrinsics(f.Properties.Environment.Variables, resources) as Record<string, string>;
+        return [id, [env.DATA_TABLE, env.AUDIT_TABLE]];
+      }),
+    );
+    expect(tables).toEqual({
+      InventoryLambdaFunction: [data, undefined],
+      ObservationsLambdaFunction: [data, audit],
+      McpLambdaFunction: [data, undefined],
+      AuthorizerLambdaFunction: [undefined, undefined],
+    });
   });
 
   it.each(Object.entries(TABLES))('%s: every item the code writes carries its keys, of the declared types', (id, items) => {

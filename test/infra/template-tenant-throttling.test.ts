@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { TENANT_THROTTLE } from '../../infra/local/template-routes.js';
 import { tenantUsageKey } from '../../lib/auth/usage-key.js';
+import { TENANT_THROTTLE } from '../../local/template-routes.js';
 import { ofType, resource, routesOfTemplate, template } from '../helpers/template.js';
 
 /**

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { beforeAll, describe, expect, inject, it } from 'vitest';
-import { agentsPartition, auditPartition, policyKey, samplesPartition } from '../../lib/store/keys.js';
+import { agentsPartition, auditPartition, policyKey, samplesPartition } from '../../lib/data-format/keys.js';
 import { type FenceKind, tenantSessionRequest } from '../../lib/store/tenant-fence.js';
 import { type Decision, decide, resolveIntrinsics, sessionArn, type TemplateRole, templateRoles } from '../helpers/iam.js';
 import { type Json, packagedTemplate } from '../helpers/package.js';

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { batchWriteItems } from '../../infra/local/batch-write.js';
 import { batchGetItems, UnprocessedKeysError } from '../../lib/store/batch-get.js';
+import { batchWriteItems } from '../../local/batch-write.js';
 import { documentClient, startTestEngine, type TestEngine } from '../helpers/engine.js';
 import { answeringEndpoint } from '../helpers/faults.js';
 

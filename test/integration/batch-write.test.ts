@@ -2,7 +2,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { batchWriteItems, UnprocessedItemsError } from '../../infra/local/batch-write.js';
+import { batchWriteItems, UnprocessedItemsError } from '../../local/batch-write.js';
 import { documentClient, startTestEngine, type TestEngine } from '../helpers/engine.js';
 
 type Put = { PutRequest: { Item: Record<string, { S?: string; N?: string }> } };

@@ -1,6 +1,8 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
+import { ConfigError, MCP_CONFIG } from '../../lib/config.js';
+import { type BrokerSecret, BrokerSecretError, brokerSecret } from '../../lib/mcp/broker-secret.js';
 import { useEnvironment } from '../helpers/env.js';
 
 /**
@@ -47,12 +49,13 @@ afterAll(async () => {
 });
 
 /**
- * The module as the MCP function loads it with these variables (a fresh instance each time), its
- * Secrets Manager at the stand-in by the SDK's own service endpoint variable.
+ * The MCP function's broker secret as it makes it at init: its configuration read from these
+ * variables (lib/config.ts MCP_CONFIG), Secrets Manager at the stand-in by the SDK's own service
+ * endpoint variable, signed with the environment's credentials, as on Lambda.
  */
-let secrets: typeof import('../../lib/mcp/broker-secret.js');
+let secret: BrokerSecret;
 
-async function load(env: Record<string, string | undefined>): Promise<void> {
+function load(env: Record<string, string | undefined>): void {
   const { port } = server.address() as AddressInfo;
   useEnvironment({
     AWS_REGION: 'eu-west-1',
@@ -62,25 +65,25 @@ async function load(env: Record<string, string | undefined>): Promise<void> {
     AWS_SESSION_TOKEN: undefined,
     ...env,
   });
-  secrets = await import('../../lib/mcp/broker-secret.js');
+  secret = brokerSecret(MCP_CONFIG.parse(process.env));
 }
 
-beforeEach(async () => {
+beforeEach(() => {
   requests = [];
-  await load({ BROKER_CLIENT_SECRET: undefined, BROKER_CLIENT_SECRET_ARN: ARN });
+  load({ BROKER_CLIENT_SECRET: undefined, BROKER_CLIENT_SECRET_ARN: ARN });
 });
 
-const read = (now?: number): Promise<string> => secrets.brokerClientSecret(new AbortController().signal, now);
-const failure = async (): Promise<InstanceType<typeof secrets.BrokerSecretError>> => {
+const read = (): Promise<string> => secret.read(new AbortController().signal);
+const failure = async (): Promise<BrokerSecretError> => {
   const error = await read().then(
     () => undefined,
     (e: unknown) => e,
   );
-  expect(error).toBeInstanceOf(secrets.BrokerSecretError);
-  return error as InstanceType<typeof secrets.BrokerSecretError>;
+  expect(error).toBeInstanceOf(BrokerSecretError);
+  return error as BrokerSecretError;
 };
 
-describe('Function: brokerClientSecret, from a stand-in Secrets Manager', () => {
+describe('Function: brokerSecret, from a stand-in Secrets Manager', () => {
   it('reads the secret named by BROKER_CLIENT_SECRET_ARN with GetSecretValue', async () => {
     answer = { status: 200, secret: 'plain-broker-secret' };
 
@@ -107,24 +110,30 @@ describe('Function: brokerClientSecret, from a stand-in Secrets Manager', () => 
     expect(error.message).toBe('The broker secret holds no usable client secret.');
   });
 
-  it('reads Secrets Manager once for many exchanges within the cache time, and again after it', async () => {
+  it('reads Secrets Manager once for many exchanges within the cache time, and again after it (the clock moved on)', async () => {
     answer = { status: 200, secret: 'first' };
     const now = Date.now();
-
-    expect(await read(now)).toBe('first');
-    answer = { status: 200, secret: 'rotated' };
-    expect(await read(now + 60_000)).toBe('first');
-    expect(requests).toHaveLength(1);
-    expect(await read(now + 5 * 60_000 + 1)).toBe('rotated');
-    expect(requests).toHaveLength(2);
+    vi.useFakeTimers({ toFake: ['Date'], now });
+    try {
+      expect(await read()).toBe('first');
+      answer = { status: 200, secret: 'rotated' };
+      vi.setSystemTime(now + 60_000);
+      expect(await read()).toBe('first');
+      expect(requests).toHaveLength(1);
+      vi.setSystemTime(now + 5 * 60_000 + 1);
+      expect(await read()).toBe('rotated');
+      expect(requests).toHaveLength(2);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
-  it('reads it again at once when the issuer refused it (forgetBrokerSecret), so a rotated secret is picked up', async () => {
+  it('reads it again at once when the issuer refused it (forget), so a rotated secret is picked up', async () => {
     answer = { status: 200, secret: 'before-rotation' };
     expect(await read()).toBe('before-rotation');
 
     answer = { status: 200, secret: 'after-rotation' };
-    secrets.forgetBrokerSecret();
+    secret.forget();
     expect(await read()).toBe('after-rotation');
     expect(requests).toHaveLength(2);
   });
@@ -160,17 +169,18 @@ describe('Function: brokerClientSecret, from a stand-in Secrets Manager', () => 
   });
 
   it('prefers BROKER_CLIENT_SECRET when it is set (the local stack) and does not call Secrets Manager', async () => {
-    await load({ BROKER_CLIENT_SECRET: 'local-secret' });
+    load({ BROKER_CLIENT_SECRET: 'local-secret' });
 
     expect(await read()).toBe('local-secret');
     expect(requests).toEqual([]);
   });
 
-  it('calls neither variable set a misconfiguration', async () => {
-    await load({ BROKER_CLIENT_SECRET_ARN: undefined });
-
-    const error = await failure();
-    expect(error.kind).toBe('misconfigured');
+  it("refuses neither variable set at the function's init, naming the variable (no request ever finds it out)", () => {
+    expect(() => load({ BROKER_CLIENT_SECRET_ARN: undefined })).toThrow(
+      new ConfigError(
+        'Invalid configuration: BROKER_CLIENT_SECRET_ARN: is required (or BROKER_CLIENT_SECRET, the secret itself, where no secret store holds it)',
+      ),
+    );
     expect(requests).toEqual([]);
   });
 });

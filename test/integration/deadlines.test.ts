@@ -2,10 +2,10 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { APIGatewayProxyEvent, Context } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { auditItemsOf } from '../../infra/local/audit-items.js';
-import { loadFleet } from '../../infra/local/fleet.js';
-import { type LocalIssuer, localIssuer } from '../../infra/local/issuer.js';
-import { brokerTokenFor } from '../../infra/local/token-exchange.js';
+import { auditItemsOf } from '../../local/audit-items.js';
+import { loadFleet } from '../../local/fleet.js';
+import { type LocalIssuer, localIssuer } from '../../local/issuer.js';
+import { brokerTokenFor } from '../../local/token-exchange.js';
 import { startTestEngine, type TestEngine } from '../helpers/engine.js';
 import { useEngine } from '../helpers/env.js';
 import { eventFixture } from '../helpers/events.js';
@@ -75,7 +75,7 @@ beforeAll(async () => {
 
 /** Loads both handlers as instances started with the test engine, the test issuer and `env` would. */
 async function loadHandlers(env: Record<string, string>): Promise<void> {
-  useEngine(engine, { JWT_ISSUER: ISSUER, JWKS_URL: jwksUrl, ...env });
+  useEngine(engine, { JWT_ISSUER: ISSUER, JWKS_URL: jwksUrl, BROKER_ALLOW_LIST: 'local-broker', ...env });
   // The streaming handler writes to a response stream of the test's (test/helpers/streaming.ts).
   const streaming = (await import('../../functions/inventory/handler.js')).handler;
   inventory = (event, context) => invokeStreamed(streaming, event, context);

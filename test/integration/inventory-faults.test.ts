@@ -1,8 +1,8 @@
 import { gunzipSync } from 'node:zlib';
 import type { APIGatewayProxyEvent } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { writeTenantAgents } from '../../infra/local/fleet.js';
-import { realisticAgents } from '../../infra/local/generator.js';
+import { writeTenantAgents } from '../../local/fleet.js';
+import { realisticAgents } from '../../local/generator.js';
 import { startTestEngine, type TestEngine } from '../helpers/engine.js';
 import { useEngine, useEnvironment } from '../helpers/env.js';
 import { eventFixture, setHeader, testContext } from '../helpers/events.js';

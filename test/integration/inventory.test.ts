@@ -2,9 +2,9 @@ import { gunzipSync } from 'node:zlib';
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import type { APIGatewayProxyEvent } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { type FleetAgent, loadFleet } from '../../infra/local/fleet.js';
 import { AgentInventory } from '../../lib/contract/schemas.js';
-import { agentSortKey, connectionKey, durableAgentKey } from '../../lib/store/keys.js';
+import { agentSortKey, connectionKey, durableAgentKey } from '../../lib/data-format/keys.js';
+import { type FleetAgent, loadFleet } from '../../local/fleet.js';
 import { expectResponseMatchesContract } from '../helpers/contract.js';
 import { startTestEngine, type TestEngine } from '../helpers/engine.js';
 import { useEngine } from '../helpers/env.js';
@@ -17,7 +17,6 @@ type Event = APIGatewayProxyEvent;
 // The handler and what the tests watch of it, loaded once the engine's variables are set (useEngine).
 let handler: typeof import('../../functions/inventory/handler.js').handler;
 let logger: typeof import('../../lib/observability/logger.js').logger;
-let config: typeof import('../../lib/config.js').config;
 let authorizerContextOf: typeof import('../../lib/auth/caller.js').authorizerContextOf;
 
 const recent = (): string => new Date(Date.now() - 5_000).toISOString();
@@ -59,7 +58,6 @@ describe('Handler: inventory against a real DynamoDB API', () => {
     useEngine(engine);
     ({ handler } = await import('../../functions/inventory/handler.js'));
     ({ logger } = await import('../../lib/observability/logger.js'));
-    ({ config } = await import('../../lib/config.js'));
     ({ authorizerContextOf } = await import('../../lib/auth/caller.js'));
     await loadFleet(
       engine.db,
@@ -289,7 +287,7 @@ describe('Handler: inventory against a real DynamoDB API', () => {
 
     expect(response.statusCode).toBe(401);
     expect(response.headers['WWW-Authenticate']).toBe(
-      `Bearer resource_metadata="${config().publicUrl}/.well-known/oauth-protected-resource/api/agents", scope="endpoints:read", error="invalid_token", error_description="The bearer token has expired."`,
+      `Bearer resource_metadata="${process.env.PUBLIC_URL}/.well-known/oauth-protected-resource/api/agents", scope="endpoints:read", error="invalid_token", error_description="The bearer token has expired."`,
     );
     expect(response.body).toMatch(/^The bearer token has expired\. \(request id: [0-9a-f-]{36}\)\n$/);
   });

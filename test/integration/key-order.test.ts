@@ -1,7 +1,7 @@
 import { PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { agentsPartition, connectionKey, durableAgentKey } from '../../lib/store/keys.js';
+import { agentsPartition, connectionKey, durableAgentKey } from '../../lib/data-format/keys.js';
 import { anyCharacter } from '../helpers/arbitraries.js';
 import { startTestEngine, type TestEngine } from '../helpers/engine.js';
 

@@ -5,12 +5,12 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { runtimeClientModule } from '../../infra/local/lambda/bundles.js';
-import { functionEnvironment, UNREACHABLE_STACK_VALUES } from '../../infra/local/lambda/environment.js';
-import { readFunctionSpecs } from '../../infra/local/lambda/function-specs.js';
-import { lambdaRuntime } from '../../infra/local/lambda/runtimes.js';
-import { FunctionPool } from '../../infra/local/lambda/sandbox.js';
-import { LAMBDA_NODE_MAJOR, LAMBDA_RUNTIME_ID } from '../../infra/local/node-version.js';
+import { LAMBDA_NODE_MAJOR, LAMBDA_RUNTIME_ID } from '../../infra/node-version.js';
+import { runtimeClientModule } from '../../local/lambda/bundles.js';
+import { functionEnvironment, UNREACHABLE_STACK_VALUES } from '../../local/lambda/environment.js';
+import { readFunctionSpecs } from '../../local/lambda/function-specs.js';
+import { lambdaRuntime } from '../../local/lambda/runtimes.js';
+import { FunctionPool } from '../../local/lambda/sandbox.js';
 import { FIXTURE_FUNCTIONS, fixtureFunctions } from '../helpers/sandbox.js';
 
 /**

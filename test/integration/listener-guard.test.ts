@@ -5,19 +5,19 @@ import { type AddressInfo, connect, createServer as createNetServer, type Socket
 import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type EmbeddedEngine, startEmbeddedEngine } from '../../infra/local/engine.js';
-import { guarded, NO_PAGES } from '../../infra/local/guard.js';
-import { connectionHeldBy } from '../../infra/local/lambda/runtime-api.js';
-import { ensureTables } from '../../infra/local/tables.js';
-import type { Route } from '../../infra/local/template-routes.js';
-import { durableAgentKey } from '../../lib/store/keys.js';
+import { durableAgentKey } from '../../lib/data-format/keys.js';
+import { type EmbeddedEngine, startEmbeddedEngine } from '../../local/engine.js';
+import { guarded, NO_PAGES } from '../../local/guard.js';
+import { connectionHeldBy } from '../../local/lambda/runtime-api.js';
+import { ensureTables } from '../../local/tables.js';
+import type { Route } from '../../local/template-routes.js';
 import { launchChromium } from '../helpers/browser.js';
 import { documentClient, uniqueTables } from '../helpers/engine.js';
 import { type FixtureFunctions, type FixtureGateway, fixtureFunctions, fixtureGateway } from '../helpers/sandbox.js';
 
 /**
  * The listeners the local stack starts beside its gateways, closed to the web by the one guard
- * (infra/local/guard.ts): the embedded DynamoDB engine (dynalite, which by itself answers any Host,
+ * (local/guard.ts): the embedded DynamoDB engine (dynalite, which by itself answers any Host,
  * any signature, and every origin with `Access-Control-Allow-Origin: *`) and a function instance's
  * Lambda Runtime API (whose events carry the callers' bearer tokens), each tried from another
  * Host, from a page's Origin, and from a page of another origin in headless Chromium; and the

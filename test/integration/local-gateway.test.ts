@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { GATEWAY_RESPONSES, gatewayResponse, PAYLOAD_LIMITS } from '../../infra/gateway-responses.js';
-import { ROUTES as DEPLOYED_ROUTES, type Route, type RouteAuthorizer, TENANT_THROTTLE } from '../../infra/local/template-routes.js';
-import { traceRootOf } from '../../infra/local/trace-header.js';
+import { GATEWAY_RESPONSES, gatewayResponse } from '../../infra/gateway-responses.js';
+import { PAYLOAD_LIMITS } from '../../local/payload-limits.js';
+import { ROUTES as DEPLOYED_ROUTES, type Route, type RouteAuthorizer, TENANT_THROTTLE } from '../../local/template-routes.js';
+import { traceRootOf } from '../../local/trace-header.js';
 import {
   FIXTURE_GATEWAY_CONFIG,
   type FixtureFunctions,

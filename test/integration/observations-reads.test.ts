@@ -1,10 +1,11 @@
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { sampleSeries } from '../../infra/local/demo.js';
-import { loadFleet } from '../../infra/local/fleet.js';
 import { UNSCOPED } from '../../lib/auth/endpoint-scope.js';
 import { EndpointDashboard } from '../../lib/contract/schemas.js';
-import { policyKey, sampleKey } from '../../lib/store/keys.js';
+import { policyKey, sampleKey } from '../../lib/data-format/keys.js';
+import type { ObservationsRead } from '../../lib/observations/read.js';
+import { sampleSeries } from '../../local/demo.js';
+import { loadFleet } from '../../local/fleet.js';
 import { startTestEngine, type TestEngine } from '../helpers/engine.js';
 import { useEngine, useEnvironment } from '../helpers/env.js';
 import { answeringEndpoint, type RecordedRequest, recordingProxy } from '../helpers/faults.js';
@@ -12,8 +13,16 @@ import { answeringEndpoint, type RecordedRequest, recordingProxy } from '../help
 const minute = Math.floor(Date.now() / 60_000) * 60_000;
 const agent = (id: string, extra: object = {}) => ({ agent_id: id, hostname: id, os: 'linux', arch: 'x86_64', version: '1', ...extra });
 
-/** The use case as a function instance loads it, with the variables set just before (test/helpers/env.ts). */
-const loadRead = async () => (await import('../../lib/observations/read.js')).readEndpointObservations;
+/**
+ * The read as a function instance makes it, with the variables set just before (test/helpers/env.ts):
+ * the observations function's configuration and store clients, made at its init.
+ */
+const loadRead = async () => {
+  const cfg = (await import('../../lib/config.js')).OBSERVATIONS_CONFIG.parse(process.env);
+  const source = { reads: (await import('../../lib/store/tenant-client.js')).tenantReads(cfg), cfg };
+  const { readEndpointObservations } = await import('../../lib/observations/read.js');
+  return (read: ObservationsRead) => readEndpointObservations(source, read);
+};
 
 describe('Function: readEndpointObservations against a real DynamoDB API', () => {
   let engine: TestEngine;

@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { batchWriteItems } from '../../infra/local/batch-write.js';
 import { queryPages } from '../../lib/store/query.js';
+import { batchWriteItems } from '../../local/batch-write.js';
 import { documentClient, startTestEngine, type TestEngine } from '../helpers/engine.js';
 import { countingProxy } from '../helpers/faults.js';
 

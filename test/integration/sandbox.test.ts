@@ -2,9 +2,9 @@ import { request } from 'node:http';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { gatewayResponse } from '../../infra/gateway-responses.js';
-import { packagedLambdaNode } from '../../infra/local/lambda/runtimes.js';
-import { LAMBDA_NODE_MAJOR } from '../../infra/local/node-version.js';
-import type { Route } from '../../infra/local/template-routes.js';
+import { LAMBDA_NODE_MAJOR } from '../../infra/node-version.js';
+import { packagedLambdaNode } from '../../local/lambda/runtimes.js';
+import type { Route } from '../../local/template-routes.js';
 import { kernelQueuedBytes, openPaced } from '../helpers/paced-client.js';
 import { FIXTURE_FUNCTIONS, type FixtureFunctions, type FixtureGateway, fixtureFunctions, fixtureGateway } from '../helpers/sandbox.js';
 

@@ -3,17 +3,17 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import pLimit from 'p-limit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { localAuthorizationServer } from '../../infra/local/authorization-server.js';
-import type { StoreLimits } from '../../infra/local/authorization-store.js';
-import { localIssuer } from '../../infra/local/issuer.js';
-import { type ListenerRouter, listenerRouter } from '../../infra/local/listener-router.js';
-import { readStackConfig } from '../../infra/local/settings.js';
+import { localAuthorizationServer } from '../../local/authorization-server.js';
+import type { StoreLimits } from '../../local/authorization-store.js';
+import { localIssuer } from '../../local/issuer.js';
+import { type ListenerRouter, listenerRouter } from '../../local/listener-router.js';
+import { readStackConfig } from '../../local/settings.js';
 import { localDirWithKey } from '../helpers/local-dir.js';
 import { authorizeUrl, personInChromium, pkce, registerPublicClient } from '../helpers/sign-in.js';
 
 /**
  * The local authorization server (real oidc-provider, over real HTTP) with stores bounded low
- * (infra/local/authorization-store.ts; a thousand grants per client and ten thousand of every other
+ * (local/authorization-store.ts; a thousand grants per client and ten thousand of every other
  * kind in `npm start`): a client past its cap of two grants is refused in one sentence on the sign-in
  * page, and another client still signs in; a flood of sign-ins in progress three times their bound
  * pushes out only its own kind, so a rotated refresh token reused after it still ends its grant.
@@ -51,7 +51,7 @@ async function startAuthorizationServer(storeLimits: StoreLimits): Promise<TestS
     {
       routes: [],
       serve: async () => undefined,
-      missing: (_req, res) => {
+      missing: async (_req, res) => {
         res.writeHead(404);
         res.end();
       },

@@ -1,7 +1,7 @@
 import { DescribeTableCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ensureTables, templateTables } from '../../infra/local/tables.js';
-import { TTL_ATTRIBUTE } from '../../lib/store/items.js';
+import { TTL_ATTRIBUTE } from '../../lib/data-format/items.js';
+import { ensureTables, templateTables } from '../../local/tables.js';
 import { documentClient, startTestEngine, type TestEngine, uniqueTables } from '../helpers/engine.js';
 import { answeringEndpoint } from '../helpers/faults.js';
 

@@ -1,9 +1,11 @@
 import type { APIGatewayProxyEvent, Context } from 'aws-lambda';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { auditItemsOf } from '../../infra/local/audit-items.js';
-import { loadFleet } from '../../infra/local/fleet.js';
+import type { ObservationsConfig } from '../../lib/config.js';
 import { type AuditItem, putAuditItem } from '../../lib/store/audit.js';
+import type { TenantStores } from '../../lib/store/tenant-client.js';
 import { tenantAuditSessionPolicy, tenantSessionName, tenantSessionPolicy } from '../../lib/store/tenant-fence.js';
+import { auditItemsOf } from '../../local/audit-items.js';
+import { loadFleet } from '../../local/fleet.js';
 import { startTestEngine, type TestEngine } from '../helpers/engine.js';
 import { useEngine } from '../helpers/env.js';
 import { eventFixture, testContext } from '../helpers/events.js';
@@ -20,10 +22,11 @@ import { type StsStandIn, startStsStandIn } from '../helpers/sts.js';
 let engine: TestEngine;
 let sts: StsStandIn;
 // The service's modules as an instance started with each test's variables loads them (test/helpers/env.ts).
-let clients: typeof import('../../lib/store/tenant-client.js');
-let config: typeof import('../../lib/config.js').config;
-const tenantDynamo = (tenant: string) => clients.tenantDynamo(tenant);
-const tenantAuditDynamo = (tenant: string | null) => clients.tenantAuditDynamo(tenant);
+// The observations function's store clients and configuration, as it makes them at init.
+let clients: TenantStores;
+let cfg: ObservationsConfig;
+const tenantDynamo = (tenant: string) => clients.forTenant(tenant);
+const tenantAuditDynamo = (tenant: string | null) => clients.forAudit(tenant);
 let inventory: (
   event: APIGatewayProxyEvent,
   context: Context,
@@ -52,19 +55,29 @@ afterAll(async () => {
   await engine?.close();
 });
 
-/** Loads the inventory handler and the tenant clients as an instance started with `env` would. */
+/**
+ * Loads the inventory handler and the tenant clients as an instance started with `env` would: STS
+ * at the stand-in by the SDK's own variable, signed with the function's credentials from its
+ * environment, as Lambda gives them.
+ */
 async function load(env: Record<string, string>): Promise<void> {
-  useEngine(engine, env);
+  useEngine(engine, { AWS_ACCESS_KEY_ID: 'function-key', AWS_SECRET_ACCESS_KEY: 'function-secret', AWS_SESSION_TOKEN: undefined, ...env });
   // The streaming handler writes to a response stream of the test's (test/helpers/streaming.ts).
   const streaming = (await import('../../functions/inventory/handler.js')).handler;
   inventory = (event, context) => invokeStreamed(streaming, event, context);
-  clients = await import('../../lib/store/tenant-client.js');
-  ({ config } = await import('../../lib/config.js'));
+  const { OBSERVATIONS_CONFIG } = await import('../../lib/config.js');
+  cfg = OBSERVATIONS_CONFIG.parse(process.env);
+  clients = (await import('../../lib/store/tenant-client.js')).tenantStores(cfg);
 }
 
 beforeEach(async () => {
   sts.reset();
-  await load({ TENANT_FENCING: 'iam', TENANT_READ_ROLE_ARN: READ_ROLE, TENANT_AUDIT_ROLE_ARN: AUDIT_ROLE, STS_ENDPOINT: sts.endpoint });
+  await load({
+    TENANT_FENCING: 'iam',
+    TENANT_READ_ROLE_ARN: READ_ROLE,
+    TENANT_AUDIT_ROLE_ARN: AUDIT_ROLE,
+    AWS_ENDPOINT_URL_STS: sts.endpoint,
+  });
 });
 
 const listFor = (tenant: string) =>
@@ -133,7 +146,12 @@ describe('Tenant fencing by IAM: reads (an STS stand-in, the real local engine)'
     expect(sts.calls.map((c) => c.RoleSessionName)).toEqual([tenantSessionName('acme'), tenantSessionName('a*b')]);
 
     // A new instance (fresh modules): no session kept from before.
-    await load({ TENANT_FENCING: 'iam', TENANT_READ_ROLE_ARN: READ_ROLE, TENANT_AUDIT_ROLE_ARN: AUDIT_ROLE, STS_ENDPOINT: sts.endpoint });
+    await load({
+      TENANT_FENCING: 'iam',
+      TENANT_READ_ROLE_ARN: READ_ROLE,
+      TENANT_AUDIT_ROLE_ARN: AUDIT_ROLE,
+      AWS_ENDPOINT_URL_STS: sts.endpoint,
+    });
     sts.calls = [];
     sts.expiresInMs = 4 * 60_000; // inside the five minutes before expiry: renewed at the next read
     await listFor('acme');
@@ -168,7 +186,7 @@ describe('Tenant fencing by IAM: reads (an STS stand-in, the real local engine)'
 describe('Tenant fencing by IAM: audit puts (an STS stand-in, the real local engine)', () => {
   it("puts a tenant's audit item with a session of the tenant-audit role that may put only into its partition", async () => {
     const db = await tenantAuditDynamo('a b');
-    await putAuditItem(db, config().auditTable, auditItem('a b', 'audit-fenced-1'));
+    await putAuditItem(db, cfg.auditTable, auditItem('a b', 'audit-fenced-1'));
 
     expect(sts.calls).toHaveLength(1);
     expect(sts.calls[0]).toMatchObject({
@@ -177,7 +195,7 @@ describe('Tenant fencing by IAM: audit puts (an STS stand-in, the real local eng
       tags: ['tenant=a=0020b'],
     });
     expect(JSON.parse(sts.calls[0]!.Policy)).toEqual(tenantAuditSessionPolicy('a b'));
-    expect((await auditItemsOf(engine.db, config().auditTable, 'a b')).map((i) => i.audit_id)).toEqual(['audit-fenced-1']);
+    expect((await auditItemsOf(engine.db, cfg.auditTable, 'a b')).map((i) => i.audit_id)).toEqual(['audit-fenced-1']);
   });
 
   it('keeps audit sessions apart from read sessions, and each for the hour its credentials last', async () => {
@@ -192,10 +210,10 @@ describe('Tenant fencing by IAM: audit puts (an STS stand-in, the real local eng
 
   it("puts the audit item of a token that named no tenant with the function's own client, asking STS nothing", async () => {
     const db = await tenantAuditDynamo(null);
-    await putAuditItem(db, config().auditTable, auditItem(null, 'audit-no-tenant-1'));
+    await putAuditItem(db, cfg.auditTable, auditItem(null, 'audit-no-tenant-1'));
 
     expect(sts.calls).toHaveLength(0);
-    expect((await auditItemsOf(engine.db, config().auditTable, null)).map((i) => i.audit_id)).toContain('audit-no-tenant-1');
+    expect((await auditItemsOf(engine.db, cfg.auditTable, null)).map((i) => i.audit_id)).toContain('audit-no-tenant-1');
   });
 
   it('refuses a tenant that is the empty string rather than tag a session with it', async () => {

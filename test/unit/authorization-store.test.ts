@@ -1,9 +1,9 @@
 import { errors } from 'oidc-provider';
 import { describe, expect, it } from 'vitest';
-import { authorizationStore } from '../../infra/local/authorization-store.js';
+import { authorizationStore } from '../../local/authorization-store.js';
 
 /**
- * The local authorization server's store (infra/local/authorization-store.ts), as oidc-provider
+ * The local authorization server's store (local/authorization-store.ts), as oidc-provider
  * calls it: a store per model, what a sign-in grants never pushed out by a flood of anything
  * else, a cap per client refusing in one sentence, and expiry on a clock the test moves.
  */

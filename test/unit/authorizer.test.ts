@@ -6,8 +6,8 @@ import { join } from 'node:path';
 import type { APIGatewayAuthorizerResult, APIGatewayRequestAuthorizerEvent, Context } from 'aws-lambda';
 import { decodeJwt } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type LocalIssuer, localIssuer } from '../../infra/local/issuer.js';
 import { tenantUsageKey } from '../../lib/auth/usage-key.js';
+import { type LocalIssuer, localIssuer } from '../../local/issuer.js';
 import { useEnvironment } from '../helpers/env.js';
 import { eventFixture, testContext } from '../helpers/events.js';
 

@@ -57,7 +57,7 @@ describe('Function: assertAllowedBroker', () => {
 
 describe('Constant: BROKER_REFUSALS.scope', () => {
   it("begins the private operation's refusal of a token without its scope, which the MCP door reads as its own misconfiguration", () => {
-    const refusal = insufficientScope({ publicUrl: 'https://api.example.com' }, undefined, 'observations:read', 'the broker asks for it');
+    const refusal = insufficientScope(undefined, 'observations:read', 'the broker asks for it');
 
     expect(refusal.statusCode).toBe(403);
     expect(refusal.message.startsWith(BROKER_REFUSALS.scope)).toBe(true);

@@ -1,9 +1,9 @@
 import type { APIGatewayProxyEvent } from 'aws-lambda';
 import { describe, expect, it } from 'vitest';
+import { restRequest } from '../../functions/rest-event.js';
 import { authorizerContextOf, callerFromAuthorizer as callerOf } from '../../lib/auth/caller.js';
 import { bearerChallenge } from '../../lib/auth/challenge.js';
 import { HttpError } from '../../lib/errors.js';
-import { restRequest } from '../../lib/rest-event.js';
 import { eventFixture, setHeader } from '../helpers/events.js';
 
 /** The caller an event's authorizer context names, read as the handlers read it: from the event's request. */
@@ -23,8 +23,9 @@ const cfg = {
   publicUrl: 'https://api.example.com',
   requiredScope: 'endpoints:read',
 };
-const NOW = 1_800_000_000;
-const options = { cfg, now: () => NOW };
+/** The clock the events' token expiries are set from: now, as the check reads it. */
+const NOW = Math.floor(Date.now() / 1000);
+const options = cfg;
 
 const event = (change: (e: APIGatewayProxyEvent) => void = () => undefined): APIGatewayProxyEvent =>
   eventFixture<APIGatewayProxyEvent>('rest-api', 'list-agents', (e) => {
@@ -211,7 +212,7 @@ describe("Function: callerFromAuthorizer (the door's OAuth scope)", () => {
       ev.requestContext.authorizer!.grantedScopes = '';
     });
 
-    expect(callerFromAuthorizer(e, 'mcp', { ...options, cfg: { ...cfg, requiredScope: undefined } }).tenantId).toBe('acme');
+    expect(callerFromAuthorizer(e, 'mcp', { ...cfg, requiredScope: undefined }).tenantId).toBe('acme');
   });
 });
 

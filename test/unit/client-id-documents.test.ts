@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { clientIdDocuments, documentFetch, documentRefused, isDocumentUrl } from '../../infra/local/client-id-documents.js';
+import { clientIdDocuments, documentFetch, documentRefused, isDocumentUrl } from '../../local/client-id-documents.js';
 
 /**
  * Which client ID metadata documents the local authorization server fetches: https to a public

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { TenantPolicy } from '../../lib/store/records.js';
+import type { TenantPolicy } from '../../lib/data-format/records.js';
 import { DEFAULT_DETAIL, evaluate, findingsOf, metricsOf, minutesAgo, sample } from '../fixtures/dashboard.js';
 
 /** The three metrics of a dashboard: values from the newest sample, statuses by threshold (lib/dashboard/evaluate-metrics.ts, thresholds.ts, percent.ts). */

@@ -3,9 +3,9 @@ import { join } from 'node:path';
 import { marshall } from '@aws-sdk/util-dynamodb';
 import { describe, expect, it } from 'vitest';
 import { ROOT } from '../../infra/build.js';
+import { connectionRecordItem, durableRecordItem, policyItem, sampleItem } from '../../lib/data-format/items.js';
+import { readConnectionRecord, readDurableRecord, readSampleRecord } from '../../lib/data-format/records.js';
 import type { AuditItem } from '../../lib/store/audit.js';
-import { connectionRecordItem, durableRecordItem, policyItem, sampleItem } from '../../lib/store/items.js';
-import { readConnectionRecord, readDurableRecord, readSampleRecord } from '../../lib/store/records.js';
 
 /**
  * The producers' guide (docs/data-format.md) shows one item of each kind for writers in other

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { demoFleet } from '../../infra/local/demo.js';
-import { demoPulseFleet, fleetPulse } from '../../infra/local/demo-pulse.js';
-import { shiftFleet } from '../../infra/local/fleet-time.js';
-import { readFleetFile } from '../../infra/local/seed-file.js';
+import { demoFleet } from '../../local/demo.js';
+import { demoPulseFleet, fleetPulse } from '../../local/demo-pulse.js';
+import { shiftFleet } from '../../local/fleet-time.js';
+import { readFleetFile } from '../../local/seed-file.js';
 
 describe('Function: demoPulseFleet', () => {
   const start = new Date('2026-11-23T10:00:30Z');

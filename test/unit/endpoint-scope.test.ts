@@ -1,6 +1,7 @@
 import type { APIGatewayProxyEvent } from 'aws-lambda';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { restRequest } from '../../functions/rest-event.js';
 import { authorizerContextOf, callerFromAuthorizer as callerOf } from '../../lib/auth/caller.js';
 import {
   ALL_ENDPOINTS,
@@ -17,7 +18,6 @@ import {
   UNSCOPED,
 } from '../../lib/auth/endpoint-scope.js';
 import { HttpError } from '../../lib/errors.js';
-import { restRequest } from '../../lib/rest-event.js';
 import { eventFixture } from '../helpers/events.js';
 
 /** The caller an event's authorizer context names, read as the handlers read it: from the event's request. */
@@ -162,7 +162,7 @@ describe('Function: assertScopeAllowed', () => {
 });
 
 describe("The scope through the token authorizer's context", () => {
-  const NOW = 1_800_000_000;
+  const NOW = Math.floor(Date.now() / 1000);
   const cfg = { tenantClaim: 'tenant_id', scopeClaim: 'endpoint_groups', publicUrl: 'https://api.example.com', requiredScope: undefined };
   const through = (claims: Record<string, unknown>) => {
     // API Gateway hands every context value on as a string.
@@ -170,7 +170,7 @@ describe("The scope through the token authorizer's context", () => {
     const event = eventFixture<APIGatewayProxyEvent>('rest-api', 'list-agents', (e) => {
       e.requestContext.authorizer = { principalId: 'u', ...Object.fromEntries(Object.entries(context).map(([k, v]) => [k, String(v)])) };
     });
-    return callerFromAuthorizer(event, 'inventory', { cfg, now: () => NOW });
+    return callerFromAuthorizer(event, 'inventory', cfg);
   };
 
   it('hands the handler the scope the token carries, in either form, and none for a token without the claim', () => {

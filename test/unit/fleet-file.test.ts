@@ -3,9 +3,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ROOT } from '../../infra/build.js';
-import { Fleet } from '../../infra/local/fleet.js';
-import { newestReport, shiftFleet, staleFleetNote } from '../../infra/local/fleet-time.js';
-import { FleetFileError, readFleetFile } from '../../infra/local/seed-file.js';
+import { Fleet } from '../../local/fleet.js';
+import { newestReport, shiftFleet, staleFleetNote } from '../../local/fleet-time.js';
+import { FleetFileError, readFleetFile } from '../../local/seed-file.js';
 
 describe('Fleet files as documented', () => {
   it('reads the example fleet file of the repository as it is', async () => {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { AgentInventory } from '../../lib/contract/schemas.js';
-import { connectionStateOf, mergeInventory, summarizeAgent } from '../../lib/inventory/merge.js';
-import type { ConnectionRecord, DurableRecord } from '../../lib/store/records.js';
+import type { ConnectionRecord, DurableRecord } from '../../lib/data-format/records.js';
+import { connectionStateOf, summarizeAgent } from '../../lib/inventory/merge.js';
 
 const NOW = new Date('2026-11-21T12:00:00.000Z');
 const OPTIONS = { now: NOW, onlineGraceSeconds: 120 };
@@ -127,47 +127,28 @@ describe('Function: summarizeAgent', () => {
   });
 });
 
-describe('Function: mergeInventory', () => {
-  it('returns one summary per agent, ordered by agent_id in code-unit order', () => {
-    const ids = ['b', 'a', 'B', 'é', 'a-10', 'a-9', 'Z'];
-    const records = ids.map((id) => durable({ agent_id: id }));
-
-    const inventory = mergeInventory(records, [], OPTIONS);
-
-    expect(inventory.map((a) => a.agent_id)).toEqual(['B', 'Z', 'a', 'a-10', 'a-9', 'b', 'é']);
-  });
-
-  it('merges durable and connection records of the same agent and keeps connection-only agents', () => {
-    const inventory = mergeInventory(
-      [durable({ agent_id: 'both' }), durable({ agent_id: 'durable-only' })],
-      [connection({ agent_id: 'both' }), connection({ agent_id: 'conn-only', state: 'disconnected' })],
-      OPTIONS,
-    );
-
-    expect(inventory.map((a) => [a.agent_id, a.connection_state, a.hostname])).toEqual([
-      ['both', 'connected', 'web-1'],
-      ['conn-only', 'disconnected', 'web-1-hello'],
-      ['durable-only', 'never_connected', 'web-1'],
-    ]);
-  });
-
-  it('returns an inventory that the strict contract schema accepts, with is_online true exactly when connected', () => {
-    const inventory = mergeInventory(
-      [durable({ agent_id: 'a' }), durable({ agent_id: 'b', last_heartbeat: secondsAgo(900) }), durable({ agent_id: 'c' })],
-      [
-        connection({ agent_id: 'a' }),
+describe('Function: summarizeAgent, over the kinds of agent a page lists', () => {
+  // The merge of a whole tenant, its order and an empty tenant are the store's listing's
+  // (test/integration/inventory.test.ts), which reads each agent's records as its page gives them.
+  it('gives summaries that the strict contract schema accepts, with is_online true exactly when connected', () => {
+    const inventory = [
+      summarizeAgent(durable({ agent_id: 'a' }), connection({ agent_id: 'a' }), OPTIONS),
+      summarizeAgent(
+        durable({ agent_id: 'b', last_heartbeat: secondsAgo(900) }),
         connection({ agent_id: 'b', last_heartbeat: secondsAgo(1000) }),
-        connection({ agent_id: 'd', state: 'disconnected' }),
-      ],
-      { ...OPTIONS, now: NOW },
-    );
+        OPTIONS,
+      ),
+      summarizeAgent(durable({ agent_id: 'c' }), undefined, OPTIONS),
+      summarizeAgent(undefined, connection({ agent_id: 'd', state: 'disconnected' }), OPTIONS),
+    ];
 
     expect(() => AgentInventory.parse(inventory)).not.toThrow();
     for (const agent of inventory) expect(agent.is_online).toBe(agent.connection_state === 'connected');
-    expect(inventory.map((a) => a.connection_state)).toEqual(['connected', 'stale', 'never_connected', 'disconnected']);
-  });
-
-  it('returns [] for a tenant with no records', () => {
-    expect(mergeInventory([], [], OPTIONS)).toEqual([]);
+    expect(inventory.map((a) => [a.agent_id, a.connection_state, a.hostname])).toEqual([
+      ['a', 'connected', 'web-1'],
+      ['b', 'stale', 'web-1'],
+      ['c', 'never_connected', 'web-1'],
+      ['d', 'disconnected', 'web-1-hello'],
+    ]);
   });
 });

@@ -3,9 +3,9 @@ import { Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
-import { realisticAgents } from '../../infra/local/generator.js';
 import { summarizeAgent } from '../../lib/inventory/merge.js';
 import { type ContentCoding, jsonArrayBody, responseCoding, StreamedResponseTooLargeError } from '../../lib/json-array-stream.js';
+import { realisticAgents } from '../../local/generator.js';
 
 /** Batches of serialized elements `{"id":"e-00000","text":"0....."}`, `size` characters of text each. */
 function batches(count: number, perBatch: number, size = 400): string[][] {

@@ -14,7 +14,7 @@ import {
   TENANT_PART_MAX_CHARS,
   tenantKeyPart,
   tenantKeyPrefix,
-} from '../../lib/store/keys.js';
+} from '../../lib/data-format/keys.js';
 import { anyCharacter } from '../helpers/arbitraries.js';
 
 /** Ids made of the characters that break naive key building. */

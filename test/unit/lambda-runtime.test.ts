@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ROOT } from '../../infra/build.js';
+import { LAMBDA_NODE_MAJOR, LAMBDA_RUNTIME_ID } from '../../infra/node-version.js';
 import {
   describeLambdaNode,
   LAMBDA_NODE_PACKAGE,
@@ -11,8 +12,7 @@ import {
   lambdaRuntime,
   packagedLambdaNode,
   RuntimeChoiceError,
-} from '../../infra/local/lambda/runtimes.js';
-import { LAMBDA_NODE_MAJOR, LAMBDA_RUNTIME_ID } from '../../infra/local/node-version.js';
+} from '../../local/lambda/runtimes.js';
 
 /**
  * Which Node the local sandboxes run the bundles on (Lambda's major from the registry's package

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { quietSdkNodeVersionNotice, SDK_NODE_VERSION_WARNING_SWITCH } from '../../infra/local/node-version.js';
+import { quietSdkNodeVersionNotice, SDK_NODE_VERSION_WARNING_SWITCH } from '../../infra/node-version.js';
 
 describe('Function: quietSdkNodeVersionNotice', () => {
   it('turns the SDK notice off on Node 20', () => {

@@ -1,9 +1,10 @@
 import type { APIGatewayProxyEvent } from 'aws-lambda';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { restRequest } from '../../functions/rest-event.js';
 import { HttpError } from '../../lib/errors.js';
 import { parseAttribution, parseObservationsQuery } from '../../lib/observations/query-and-attribution.js';
-import { type RestRequest, restRequest } from '../../lib/rest-event.js';
+import type { RestRequest } from '../../lib/rest-request.js';
 import { eventFixture } from '../helpers/events.js';
 
 function event(query: Record<string, string[]>, headers: Record<string, string[]> = {}): RestRequest {

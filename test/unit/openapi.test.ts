@@ -151,9 +151,9 @@ describe('Contract: openapi.json', () => {
     });
 
     it('allows exactly one ticket system, the configured default, as a const', async () => {
-      // The configuration as a function loads it, with nothing but what serverless.yml gives every function.
+      // The observations function's configuration, with nothing but what it cannot do without.
       useEnvironment({});
-      const { ticketSystem } = (await import('../../lib/config.js')).config();
+      const { ticketSystem } = (await import('../../lib/config.js')).OBSERVATIONS_CONFIG.parse(process.env);
       expect(ticketSystem).toBe('servicenow');
       expect(parameter('X-Service-Ticket-System').schema).toEqual({ type: 'string', const: ticketSystem });
       expect(parameter('X-Service-Ticket-System').description).toMatch(/Sent together with `X-Service-Ticket-Number`/);

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { AgentSummary } from '../../lib/contract/schemas.js';
-import { normaliseTime, type RawItem, readConnectionRecord, readDurableRecord, readSampleRecord } from '../../lib/store/records.js';
+import { normaliseTime, type RawItem, readConnectionRecord, readDurableRecord, readSampleRecord } from '../../lib/data-format/records.js';
 
 /** An item in DynamoDB's wire form, as the low-level client returns it. */
 function item(fields: Record<string, string | number | null>): RawItem {

@@ -1,15 +1,12 @@
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ROOT } from '../../infra/build.js';
-import { TUNING_VARIABLES } from '../../infra/local/lambda/environment.js';
-import { readFunctionSpecs } from '../../infra/local/lambda/function-specs.js';
-import { readStackConfig, readStackPorts, SERVICE_DEFAULTS, StackConfigError } from '../../infra/local/settings.js';
-import { parseConfig } from '../../lib/config.js';
-import { FUNCTION_ENVIRONMENT } from '../helpers/function-environment.js';
+import type { FunctionName } from '../../infra/build.js';
+import { FUNCTION_CONFIGS } from '../../lib/config.js';
+import { TUNING_VARIABLES } from '../../local/lambda/environment.js';
+import { readFunctionSpecs } from '../../local/lambda/function-specs.js';
+import { readStackConfig, readStackPorts, StackConfigError } from '../../local/settings.js';
 
 /**
- * The stack's own configuration (infra/local/settings.ts): what it reads of `npm start`'s
+ * The stack's own configuration (local/settings.ts): what it reads of `npm start`'s
  * environment, the one sentence for a bad variable, and where its values come from when none is
  * set: serverless.yml's stage defaults, else the stack's own choice, else the service's defaults,
  * which it must agree on with lib/config.ts (checked here, since it may not import it).
@@ -85,47 +82,29 @@ describe('Function: readStackConfig', () => {
         `Invalid configuration: CLIENT_ID_DOCUMENT_DEV_ORIGINS: must list exact origins such as https://app.example.com, comma-separated (* and null are refused), not ${JSON.stringify(value)}`,
       );
   });
-
-  it("agrees with the service's own defaults where it reads a variable the functions read too", () => {
-    const service = parseConfig({ ...FUNCTION_ENVIRONMENT });
-
-    expect(SERVICE_DEFAULTS).toEqual({
-      region: service.region,
-      dataTable: service.dataTable,
-      auditTable: service.auditTable,
-      jwtAudience: service.jwtAudience,
-      onlineGraceSeconds: service.onlineGraceSeconds,
-      sampleRetentionDays: service.sampleRetentionDays,
-      dynamoTimeoutMs: service.dynamoTimeoutMs,
-      dynamoMaxAttempts: service.dynamoMaxAttempts,
-      requiredScope: service.requiredScope,
-      observationsScope: service.observationsScope,
-      observationsAudience: service.observationsAudience,
-      tenantClaim: service.tenantClaim,
-      scopeClaim: service.scopeClaim,
-    });
-  });
 });
 
-/** Every variable lib/config.ts reads: the keys of its schema of the environment, as written. */
-function serviceVariables(): string[] {
-  const source = readFileSync(join(ROOT, 'lib', 'config.ts'), 'utf8');
-  const schema = source.slice(
-    source.indexOf('const EnvVariables = z.object({'),
-    source.indexOf('\n});', source.indexOf('const EnvVariables')),
-  );
-  return [...schema.matchAll(/^ {2}([A-Z][A-Z0-9_]*):/gm)].map((m) => m[1]!);
-}
+describe('Constant: TUNING_VARIABLES (local/lambda/environment.ts)', () => {
+  it("with what serverless.yml gives each function, the region and the local additions, passes on every variable each function's schema reads", () => {
+    const specs = readFunctionSpecs();
+    const given = new Set(Object.values(specs).flatMap((spec) => Object.keys(spec.environment)));
+    const read = new Set<string>(Object.values(FUNCTION_CONFIGS).flatMap((schema) => schema.variables));
 
-describe('Constant: TUNING_VARIABLES (infra/local/lambda/environment.ts)', () => {
-  it('with what serverless.yml gives the functions and the two local additions, passes on every variable the service reads', () => {
-    const given = new Set(Object.values(readFunctionSpecs()).flatMap((spec) => Object.keys(spec.environment)));
-    const passed = new Set([...given, ...TUNING_VARIABLES, 'DYNAMODB_ENDPOINT', 'BROKER_CLIENT_SECRET']);
-
-    const read = serviceVariables();
-
-    expect(read).toEqual(expect.arrayContaining(['JWT_ISSUER', 'PUBLIC_URL', 'MCP_ALLOWED_ORIGINS', 'STS_ENDPOINT']));
-    expect(read.filter((name) => !passed.has(name))).toEqual([]);
-    expect(TUNING_VARIABLES.filter((name) => given.has(name) || !read.includes(name))).toEqual([]);
+    for (const [name, schema] of Object.entries(FUNCTION_CONFIGS) as Array<[FunctionName, (typeof FUNCTION_CONFIGS)[FunctionName]]>) {
+      const spec = specs[name];
+      // AWS_REGION is the runtime's (runtimeEnvironment); DYNAMODB_ENDPOINT and BROKER_CLIENT_SECRET the stack's additions.
+      const passed = new Set([
+        ...Object.keys(spec.environment),
+        ...TUNING_VARIABLES,
+        'AWS_REGION',
+        ...('DATA_TABLE' in spec.environment ? ['DYNAMODB_ENDPOINT'] : []),
+        ...('BROKER_CLIENT_SECRET_ARN' in spec.environment ? ['BROKER_CLIENT_SECRET'] : []),
+      ]);
+      expect(
+        schema.variables.filter((variable) => !passed.has(variable)),
+        name,
+      ).toEqual([]);
+    }
+    expect(TUNING_VARIABLES.filter((name) => given.has(name) || !read.has(name))).toEqual([]);
   });
 });

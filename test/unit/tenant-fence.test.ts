@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { tenantKeyPart, tenantKeyPrefix } from '../../lib/store/keys.js';
+import { tenantKeyPart, tenantKeyPrefix } from '../../lib/data-format/keys.js';
 import {
   SESSION_POLICY_MAX_CHARS,
   tenantAuditSessionPolicy,

@@ -1,6 +1,6 @@
 import { createLocalJWKSet, exportJWK, generateKeyPair, type JWTVerifyGetKey, SignJWT } from 'jose';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { checkToken, refusalOfHeader } from '../../infra/local/token-check.js';
+import { checkToken, refusalOfHeader } from '../../local/token-check.js';
 
 /**
  * The local stack's own reading of a token (the token exchange's subject token; the note it adds to
@@ -8,7 +8,7 @@ import { checkToken, refusalOfHeader } from '../../infra/local/token-check.js';
  * repeats the token.
  */
 
-describe('Function: checkToken (infra/local/token-check.ts)', () => {
+describe('Function: checkToken (local/token-check.ts)', () => {
   let sign: (claims: { iss?: string; aud?: string; exp?: string | number; kid?: string | null; client_id?: string }) => Promise<string>;
   let keys: JWTVerifyGetKey;
   const expected = (): { issuer: string; audience: string; keys: JWTVerifyGetKey } => ({

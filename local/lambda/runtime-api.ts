@@ -64,6 +64,11 @@ export type RuntimeAnswer =
       ended: Promise<FunctionError | undefined>;
       /** Cuts the POST's connection, as Lambda does when the client goes away: the handler's writes fail. */
       abort(): void;
+      /**
+       * Resolves when the runtime asks for an event again after this one was handed to it, whichever
+       * connection speaks first (its ask and its cut POST arrive on two); a dead runtime never asks.
+       */
+      nextAsked: Promise<void>;
     };
 
 interface Pending {
@@ -71,6 +76,9 @@ interface Pending {
   answer: (answer: RuntimeAnswer) => void;
   /** Settles once it is answered. */
   answered: Promise<void>;
+  /** Settles at the runtime's first ask for an event after this one was delivered. */
+  nextAsked: Promise<void>;
+  asked: () => void;
 }
 
 /** How long an answer may trail the runtime's next request for an event (they come on two connections). */
@@ -188,11 +196,14 @@ export async function startRuntimeApi(owner: RuntimeOwner): Promise<RuntimeApi> 
   let waiting: ServerResponse | undefined;
   let queued: Pending | undefined;
   let current: Pending | undefined;
+  /** The invocation handed to the runtime last, until the runtime asks for another. */
+  let delivered: Pending | undefined;
   let nextListener: () => void = () => undefined;
 
   const deliver = (res: ServerResponse, pending: Pending): void => {
     const { invocation } = pending;
     current = pending;
+    delivered = pending;
     res.writeHead(200, {
       'Content-Type': 'application/json',
       'Lambda-Runtime-Aws-Request-Id': invocation.requestId,
@@ -237,6 +248,7 @@ export async function startRuntimeApi(owner: RuntimeOwner): Promise<RuntimeApi> 
         body: req,
         ended,
         abort: () => req.socket.destroy(),
+        nextAsked: current?.nextAsked ?? Promise.resolve(),
       });
       await ended;
       if (req.complete && !res.destroyed) accepted(res);
@@ -285,6 +297,8 @@ export async function startRuntimeApi(owner: RuntimeOwner): Promise<RuntimeApi> 
         }
       }
       initialize.resolve();
+      delivered?.asked();
+      delivered = undefined;
       nextListener();
       if (queued) {
         const pending = queued;
@@ -343,6 +357,7 @@ export async function startRuntimeApi(owner: RuntimeOwner): Promise<RuntimeApi> 
     invoke(invocation) {
       return new Promise<RuntimeAnswer>((resolve) => {
         let answered!: () => void;
+        let asked!: () => void;
         const pending: Pending = {
           invocation,
           answer: (a) => {
@@ -352,6 +367,10 @@ export async function startRuntimeApi(owner: RuntimeOwner): Promise<RuntimeApi> 
           answered: new Promise<void>((done) => {
             answered = done;
           }),
+          nextAsked: new Promise<void>((done) => {
+            asked = done;
+          }),
+          asked: () => asked(),
         };
         if (waiting) {
           const res = waiting;

@@ -147,7 +147,6 @@ class Instance {
   private invocationTimer: NodeJS.Timeout | undefined;
   private invokedAt = 0;
   private stopReason: StopReason | undefined;
-  private freeOnNextAsk = false;
   readonly exited: Promise<void>;
 
   private constructor(
@@ -264,7 +263,7 @@ class Instance {
     if (answer.kind === 'stream') {
       // A cut stream may be a runtime that died with it (its exit, seen a moment later, stops the
       // instance): it is given no other event until its runtime asks for one.
-      void answer.ended.then((error) => (error === STREAM_CUT ? this.answeredOnNextAsk() : this.answered()));
+      void answer.ended.then((error) => (error === STREAM_CUT ? answer.nextAsked.then(() => this.askedAfterCut()) : this.answered()));
       return { type: 'stream', contentType: answer.contentType, body: answer.body, ended: answer.ended, abort: answer.abort };
     }
     this.answered();
@@ -287,17 +286,14 @@ class Instance {
     this.onFree(this, performance.now() - this.invokedAt);
   }
 
-  /** Its event's stream was cut: it is answered once its runtime asks for the next event, which a dead one never does. */
-  private answeredOnNextAsk(): void {
-    this.freeOnNextAsk = true;
+  /** Its event's stream was cut and its runtime has asked for the next event since (a dead one never does): it is free. */
+  private askedAfterCut(): void {
+    this.answered();
+    this.waiting();
   }
 
   /** Its runtime asked for the next event: when none was given to it meanwhile, it waits idle. */
   private waiting(): void {
-    if (this.freeOnNextAsk) {
-      this.freeOnNextAsk = false;
-      this.answered();
-    }
     if (this.state !== 'answered') return;
     this.state = 'idle';
     this.stopWatchingMemory();

@@ -61,6 +61,7 @@ export async function listInventoryResponse(
       addNamedKeys(tally.unreadableKeys, page.value.unreadableKeys);
       tally.outOfScope += page.value.outOfScope;
       const batch = page.value.agents.map((agent) => JSON.stringify(summarizeAgent(agent.durable, agent.connection, options)));
+      page.value.agents.length = 0;
       tally.agents += batch.length;
       yield batch;
       try {

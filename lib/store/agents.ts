@@ -101,6 +101,7 @@ export async function* agentRecordPages(
         held = read;
       }
     }
+    items.length = 0;
     yield { agents, unreadable: unreadable.count, unreadableKeys: unreadable.keys, outOfScope, queryPages: 1 };
   }
   if (held) {

@@ -21,6 +21,7 @@ import { beforeAll, describe, expect, inject, it } from 'vitest';
 import { type BuiltFunction, builtFunction, DIST, FUNCTIONS, type FunctionName, zipDirectory } from '../../infra/build.js';
 import { lambdaNode } from '../../infra/local/lambda/runtimes.js';
 import { SDK_NODE_VERSION_WARNING_SWITCH } from '../../infra/local/node-version.js';
+import { INVENTORY_RUNTIME_HEAP_FLAGS } from '../../lib/inventory/heap-growth.js';
 import { eventFixture } from '../helpers/events.js';
 import { FUNCTION_ENVIRONMENT } from '../helpers/function-environment.js';
 import { type Json, packagedTemplate } from '../helpers/package.js';
@@ -200,6 +201,24 @@ describe('Script: infra/build.ts (npm run build)', () => {
       expect(run.status).toBe(0);
       expect(run.stdout.trim()).toBe('function no undici');
     });
+  });
+
+  it("sets the inventory's heap growth (a V8 flag Node refuses in NODE_OPTIONS) as its bundle loads, and no V8 flag in the others", () => {
+    const flagsSet = (name: FunctionName): string[] => {
+      const alone = mkdtempSync(join(tmpdir(), `bundle-flags-${name}-`));
+      cpSync(join(dist, name), alone, { recursive: true });
+      // Node's built-in modules seen from ES imports follow their CommonJS exports once synced: the bundle's import sees the recorder.
+      const run = runIsolated(
+        alone,
+        "const v8 = process.getBuiltinModule('node:v8'); const set = v8.setFlagsFromString; const seen = []; v8.setFlagsFromString = (flag) => { seen.push(flag); set(flag); }; process.getBuiltinModule('node:module').syncBuiltinESMExports(); globalThis.awslambda = { streamifyResponse: (h) => h }; await import('./index.mjs'); console.log(JSON.stringify(seen));",
+      );
+      rmSync(alone, { recursive: true, force: true });
+      expect(run.stderr).toBe('');
+      return JSON.parse(run.stdout.trim()) as string[];
+    };
+
+    expect(flagsSet('inventory')).toEqual([...INVENTORY_RUNTIME_HEAP_FLAGS]);
+    for (const name of NAMES.filter((n) => n !== 'inventory')) expect(flagsSet(name), name).toEqual([]);
   });
 
   it("keeps every bundle within its size ceiling: the target where it is met, today's size where it is not yet (README, Performance)", () => {

@@ -49,6 +49,8 @@ export const VARIANTS = Object.freeze({
   wafTooLow: ['--stage', 'example', '--param=wafRateLimit=5'],
   /** A stage with none of the parameters that have no default. */
   noParameters: ['--stage', 'prod'],
+  /** The example stage with two MCP instances kept initialised. */
+  mcpProvisioned: ['--stage', 'example', '--param=mcpProvisionedConcurrency=2'],
 });
 export type Variant = keyof typeof VARIANTS;
 

@@ -5,10 +5,10 @@
  * arguments come as one JSON object in CPU_FLOOR_RUN; it prints what it measured as one JSON line
  * and exits.
  */
-import { setInventoryHeapGrowth } from '../lib/inventory/heap-growth.js';
+import { applyInventoryHeapFlags } from '../lib/inventory/heap-growth.js';
 import { cpuFloorRun } from './cpu-floor.js';
 
-setInventoryHeapGrowth();
+applyInventoryHeapFlags();
 
 const args = JSON.parse(process.env.CPU_FLOOR_RUN ?? '{}') as Parameters<typeof cpuFloorRun>[0];
 cpuFloorRun(args).then(

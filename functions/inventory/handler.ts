@@ -2,7 +2,7 @@ import middy from '@middy/core';
 import type { APIGatewayProxyEvent } from 'aws-lambda';
 import { callerFromAuthorizer } from '../../lib/auth/caller.js';
 import type { EndpointScope } from '../../lib/auth/endpoint-scope.js';
-import { setInventoryHeapGrowth } from '../../lib/inventory/heap-growth.js';
+import { applyInventoryHeapFlags } from '../../lib/inventory/heap-growth.js';
 import { listInventoryResponse } from '../../lib/inventory/list.js';
 import type { DeadlineContext } from '../../lib/invocation-deadline.js';
 import type { StreamedResult } from '../../lib/json-array-stream.js';
@@ -13,7 +13,7 @@ import { logger } from '../../lib/observability/logger.js';
 import { headerValues, restRequest } from '../../lib/rest-event.js';
 
 // The heap flags Node takes only on its command line, set once per instance (docs/decisions.md, "The inventory's heap").
-setInventoryHeapGrowth();
+applyInventoryHeapFlags();
 
 /**
  * What the inventory takes from the gateway's event (the public REST API, payload 1.0): the caller

@@ -17,6 +17,6 @@ import { setFlagsFromString } from 'node:v8';
 export const INVENTORY_RUNTIME_HEAP_FLAGS: readonly string[] = Object.freeze(['--heap-growing-percent=400']);
 
 /** Sets INVENTORY_RUNTIME_HEAP_FLAGS in this process. */
-export function setInventoryHeapGrowth(): void {
+export function applyInventoryHeapFlags(): void {
   for (const flag of INVENTORY_RUNTIME_HEAP_FLAGS) setFlagsFromString(flag);
 }

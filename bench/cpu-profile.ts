@@ -55,21 +55,18 @@ export function layerOf(source: string, functionName: string, url: string): Laye
   if (functionName === '(program)' || functionName === '(root)') return 'Node and V8 (other)';
   // V8's profiler gives the time of JSON.parse, a builtin, to the last native callback before it: the page's UTF-8 decoding.
   if (functionName === 'utf8Slice') return 'page parse (UTF-8, JSON.parse)';
+  // The record checks' regular expressions run as functions of their own: the key escape, the time's form.
+  if (functionName.startsWith('RegExp: [\\u0000-\\u0024') || functionName.startsWith('RegExp: ^\\d{4}-')) return 'record checks';
   const s = source.replaceAll('\\', '/');
   if (/lib\/store\/client\.ts$/.test(s)) return 'page parse (UTF-8, JSON.parse)';
   if (/@smithy\/signature-v4|\/signature-v4\/|httpAuthSchemes|aws_sdk\/aws4|sigv4|SignatureV4|signing/i.test(s)) return 'SDK: signing';
-  if (
-    /@smithy\/(node-http-handler|fetch-http-handler|util-stream|util-body-length|querystring-builder|protocol-http|middleware-content-length)|@smithy\/core\/dist-es\/submodules\/protocols\/(collect-stream-body|HttpProtocol)/.test(
-      s,
-    )
-  )
-    return 'SDK: HTTP';
-  if (
-    /@aws-sdk\/core\/dist-es\/submodules\/protocols\/json|@smithy\/core\/dist-es\/submodules\/(schema|serde)|@aws-sdk\/util-dynamodb|@smithy\/smithy-client\/.*(de|se)r|@smithy\/util-utf8|@smithy\/util-base64/.test(
-      s,
-    )
-  )
-    return 'SDK: deserializer';
+  // Receiving the answer's bytes (the SDK's HTTP handler and its body collector) is HTTP; reading them is the deserializer.
+  const sdkHttp =
+    /@smithy\/(node-http-handler|fetch-http-handler|util-stream|util-body-length|querystring-builder|protocol-http|middleware-content-length)|@smithy\/core\/dist-es\/submodules\/(protocols\/(collect-stream-body|HttpProtocol)|serde\/concatBytes|transport)/;
+  if (sdkHttp.test(s)) return 'SDK: HTTP';
+  const sdkReading =
+    /@(aws-sdk|smithy)\/core\/dist-es\/submodules\/(protocols\/json|schema|serde)|@aws-sdk\/(dynamodb-codec|util-dynamodb)|@smithy\/util-utf8|@smithy\/util-base64/;
+  if (sdkReading.test(s)) return 'SDK: deserializer';
   if (/node_modules\/(@aws-sdk|@smithy)\//.test(s)) return 'SDK: other';
   if (/lib\/store\/(records|keys)\.ts$/.test(s) || (/lib\/store\/agents\.ts$/.test(s) && /readAgentItem/.test(functionName)))
     return 'record checks';

@@ -102,6 +102,12 @@ describe('Bench: a CPU profile read back to the sources (bench/cpu-profile.ts)',
     expect(layerOf(`../../../work/repo/${source}`, 'f', 'file:///var/task/index.mjs')).toBe(layer);
   });
 
+  it("puts the record checks' regular expressions with the checks, and the SDK's body collection with its HTTP", () => {
+    expect(layerOf('', 'RegExp: [\\u0000-\\u0024\\p{Cs}]', '')).toBe('record checks');
+    expect(layerOf('', 'RegExp: ^\\d{4}-\\d{2}-\\d{2}T', '')).toBe('record checks');
+    expect(layerOf('node_modules/@smithy/core/dist-es/submodules/serde/concatBytes.js', 'concatBytes', '')).toBe('SDK: HTTP');
+  });
+
   it("names a project file from the repository's root and a package file from its package", () => {
     expect(shortSource('../../../../work/wt/x/lib/store/records.ts')).toBe('lib/store/records.ts');
     expect(shortSource('../../node_modules/@smithy/core/dist-es/submodules/serde/concatBytes.js')).toBe(

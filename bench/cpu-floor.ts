@@ -129,6 +129,8 @@ export async function cpuFloorRun(options: {
   coding: ContentCoding;
   heartbeatEdge: string;
   keep?: boolean;
+  /** Called once the first page is parsed: where the function sets its heap flags (lib/inventory/heap-growth.ts). */
+  afterFirstPage?: () => void;
 }): Promise<CpuFloorRun> {
   const started = performance.now();
   const compress = compressor(options.coding) as Transform;
@@ -153,6 +155,7 @@ export async function cpuFloorRun(options: {
   while (pending !== undefined) {
     const page = JSON.parse((await pending).toString('utf8')) as { Items: Item[]; LastEvaluatedKey?: unknown };
     pages += 1;
+    if (pages === 1) options.afterFirstPage?.();
     pending = page.LastEvaluatedKey
       ? rawQuery(options.endpoint, queryBody(options.table, options.pk, JSON.stringify(page.LastEvaluatedKey)))
       : undefined;

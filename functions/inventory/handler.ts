@@ -12,9 +12,6 @@ import { observability } from '../../lib/middleware/observability.js';
 import { logger } from '../../lib/observability/logger.js';
 import { headerValues, restRequest } from '../../lib/rest-event.js';
 
-// The heap flags Node takes only on its command line, set once per instance (docs/decisions.md, "The inventory's heap").
-applyInventoryHeapFlags();
-
 /**
  * What the inventory takes from the gateway's event (the public REST API, payload 1.0): the caller
  * the token authorizer handed over (tenant, subject, endpoint scope), and the client's
@@ -37,7 +34,11 @@ function inventoryRequest(event: APIGatewayProxyEvent): {
 const listEndpointInventory = async (event: APIGatewayProxyEvent, context: DeadlineContext): Promise<StreamedResult> => {
   const { tenantId, subject, scope, acceptEncoding } = inventoryRequest(event);
   logger.appendKeys({ tenant: tenantId, subject });
-  return listInventoryResponse(tenantId, scope, new Date(), acceptEncoding, context.deadline);
+  const answer = await listInventoryResponse(tenantId, scope, new Date(), acceptEncoding, context.deadline);
+  // The heap flags Node takes only on its command line, once per instance, once the first page is
+  // read (lib/inventory/heap-growth.ts says why then; docs/decisions.md, "The inventory's heap").
+  applyInventoryHeapFlags();
+  return answer;
 };
 
 /**

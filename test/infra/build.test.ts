@@ -203,22 +203,50 @@ describe('Script: infra/build.ts (npm run build)', () => {
     });
   });
 
-  it("sets the inventory's heap growth (a V8 flag Node refuses in NODE_OPTIONS) as its bundle loads, and no V8 flag in the others", () => {
+  it("sets the inventory's heap growth (a V8 flag Node refuses in NODE_OPTIONS) once its first page is read, never as a bundle loads, and no V8 flag in the other bundles", async () => {
+    // Node's built-in modules seen from ES imports follow their CommonJS exports once synced: the bundle's import sees the recorder.
+    const recorder =
+      "const v8 = process.getBuiltinModule('node:v8'); const set = v8.setFlagsFromString; const seen = []; v8.setFlagsFromString = (flag) => { seen.push(flag); set(flag); }; process.getBuiltinModule('node:module').syncBuiltinESMExports();";
     const flagsSet = (name: FunctionName): string[] => {
       const alone = mkdtempSync(join(tmpdir(), `bundle-flags-${name}-`));
       cpSync(join(dist, name), alone, { recursive: true });
-      // Node's built-in modules seen from ES imports follow their CommonJS exports once synced: the bundle's import sees the recorder.
       const run = runIsolated(
         alone,
-        "const v8 = process.getBuiltinModule('node:v8'); const set = v8.setFlagsFromString; const seen = []; v8.setFlagsFromString = (flag) => { seen.push(flag); set(flag); }; process.getBuiltinModule('node:module').syncBuiltinESMExports(); globalThis.awslambda = { streamifyResponse: (h) => h }; await import('./index.mjs'); console.log(JSON.stringify(seen));",
+        `${recorder} globalThis.awslambda = { streamifyResponse: (h) => h }; await import('./index.mjs'); console.log(JSON.stringify(seen));`,
       );
       rmSync(alone, { recursive: true, force: true });
       expect(run.stderr).toBe('');
       return JSON.parse(run.stdout.trim()) as string[];
     };
+    for (const name of NAMES) expect(flagsSet(name), name).toEqual([]);
 
-    expect(flagsSet('inventory')).toEqual([...INVENTORY_RUNTIME_HEAP_FLAGS]);
-    for (const name of NAMES.filter((n) => n !== 'inventory')) expect(flagsSet(name), name).toEqual([]);
+    // The inventory lists a tenant (one empty page from a stand-in for DynamoDB): the flag is set after that page, once per instance.
+    const dynamo = await recordingDynamo();
+    const alone = mkdtempSync(join(tmpdir(), 'bundle-flags-listing-'));
+    cpSync(join(dist, 'inventory'), alone, { recursive: true });
+    const run = await runIsolatedAsync(
+      alone,
+      `${recorder}
+      const { Writable } = await import('node:stream');
+      globalThis.awslambda = { ...globalThis.awslambda, streamifyResponse: (h) => h, HttpResponseStream: { from: (stream) => stream } };
+      const { handler } = await import('./index.mjs');
+      const list = async () => {
+        const stream = new Writable({ write(_chunk, _encoding, done) { done(); } });
+        const event = { resource: '/api/agents', path: '/api/agents', httpMethod: 'GET', headers: {}, multiValueHeaders: {},
+          requestContext: { requestId: 'api-1', authorizer: { principalId: 'u', tenant: 'acme', sub: 'u', exp: String(Math.floor(Date.now() / 1000) + 600), grantedScopes: 'endpoints:read' } } };
+        await handler(event, stream, { awsRequestId: 'req-flags', functionName: 'inventory', getRemainingTimeInMillis: () => 10000 });
+      };
+      const atLoad = [...seen];
+      await list();
+      await list();
+      process.stdout.write(JSON.stringify({ atLoad, afterTwoListings: seen }));`,
+      { AWS_ENDPOINT_URL_DYNAMODB: dynamo.endpoint, AWS_ACCESS_KEY_ID: 'AKIAFLAGS', AWS_SECRET_ACCESS_KEY: 'secret' },
+    );
+    await dynamo.close();
+    rmSync(alone, { recursive: true, force: true });
+
+    expect(run.stderr).toBe('');
+    expect(JSON.parse(run.stdout)).toEqual({ atLoad: [], afterTwoListings: [...INVENTORY_RUNTIME_HEAP_FLAGS] });
   });
 
   it("keeps every bundle within its size ceiling: the target where it is met, today's size where it is not yet (README, Performance)", () => {

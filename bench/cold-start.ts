@@ -4,7 +4,7 @@ import { writeTenantAgents } from '../local/fleet.js';
 import { realisticAgents } from '../local/generator.js';
 import type { BenchContext } from './context.js';
 import { brokerToken } from './observations.js';
-import { BENCH_BUNDLES, type BenchBundle, MCP_RUNTIME_SDK } from './report.js';
+import { BARE_MCP, BENCH_BUNDLES, type BenchBundle, MCP_DOORS, MCP_RUNTIME_SDK } from './report.js';
 import { type FreshRun, invokeFresh } from './sandbox.js';
 import { interleaved, median, n } from './stats.js';
 
@@ -14,8 +14,9 @@ const COLD_AGENTS = 25;
 /**
  * Cold start: spawn to first answer (Node, the runtime client and the bundle's import: Lambda's
  * Init Duration; then one invocation against the engine) of the inventory, observations and MCP
- * bundles, of the MCP door with the AWS SDK from the runtime (MCP_RUNTIME_SDK), and of the bare-SDK
- * floor bundle, each in a fresh instance of the local sandbox, interleaved. The bundles' sizes were
+ * bundles, of the MCP door with the AWS SDK from the runtime (MCP_RUNTIME_SDK), and of the two
+ * floors: the bare-SDK bundle, and the bare MCP SDK (the MCP door's: the SDK's handler, one tool,
+ * one Query), each in a fresh instance of the local sandbox, interleaved. The bundles' sizes were
  * taken when they were built.
  */
 export async function coldStartFigure(ctx: BenchContext, observedAgentId: string): Promise<void> {
@@ -36,19 +37,27 @@ export async function coldStartFigure(ctx: BenchContext, observedAgentId: string
     // A tool's failure is a 200 too: the MCP door's answer must be the tenant's list.
     const unlisted = MCP_DOORS.includes(name) ? list.find((r) => listedTotal(r.body) !== COLD_AGENTS) : undefined;
     if (unlisted) throw new Error(`the ${name} cold start did not list the ${COLD_AGENTS} endpoints: ${unlisted.body?.slice(0, 500)}`);
+    // The bare MCP SDK's one tool answers with the page's items as text: a tool error would be a 200 without them.
+    const bareFailed = name === BARE_MCP ? list.find((r) => !r.body?.includes('\\"agent_id\\"')) : undefined;
+    if (bareFailed) throw new Error(`the ${name} cold start did not answer with the tenant's records: ${bareFailed.body?.slice(0, 500)}`);
     const ms = median(list.map((r) => r.wallMs));
-    ctx.results.coldStart.push({ name, ms, importMs: median(list.map((r) => r.initMs)), ratio: ms / floor });
+    ctx.results.coldStart.push({
+      name,
+      ms,
+      importMs: median(list.map((r) => r.initMs)),
+      ratio: ms / floor,
+      cpuMs: median(list.map((r) => r.cpuMs)),
+    });
   }
-  ctx.say(`  ${ctx.results.coldStart.map((c) => `${c.name} ${n(c.ms)} ms (${c.ratio.toFixed(2)}x)`).join(', ')}`);
+  ctx.say(
+    `  ${ctx.results.coldStart.map((c) => `${c.name} ${n(c.ms)} ms (${c.ratio.toFixed(2)}x), CPU ${n(c.cpuMs ?? 0)} ms`).join(', ')}`,
+  );
 }
-
-/** The MCP doors among the bench's bundles: their first answer must list the cold tenant. */
-const MCP_DOORS: readonly string[] = ['mcp', MCP_RUNTIME_SDK];
 
 /**
  * The first event of each bundle's cold start (the tenant of COLD_AGENTS it reads written first):
  * the inventory of that tenant, a dashboard of the observed endpoint with the broker's token, the
- * MCP door's `tools/call` of list_endpoints, and the floor's one Query.
+ * MCP door's `tools/call` of list_endpoints (the bare MCP SDK's too), and the bare-SDK floor's one Query.
  */
 async function coldStartEvents(ctx: BenchContext, observedAgentId: string): Promise<Record<BenchBundle, unknown>> {
   await writeTenantAgents(
@@ -77,6 +86,7 @@ async function coldStartEvents(ctx: BenchContext, observedAgentId: string): Prom
     observations: observationsEvent,
     mcp: mcpEvent,
     [MCP_RUNTIME_SDK]: mcpEvent,
+    [BARE_MCP]: mcpEvent,
     'bare-sdk': { pk: agentsPartition('bench-cold') },
   };
 }

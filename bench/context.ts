@@ -17,7 +17,7 @@ import { type LocalStack, type LocalStackConfig, startLocalStack } from '../loca
 import { ensureTables } from '../local/tables.js';
 import { corePlan, pinThisProcess } from './cores.js';
 import { type FunctionCore, startEngine, startFunctionCore, stopChildren } from './processes.js';
-import { BENCH_BUNDLES, type BenchResults, MCP_RUNTIME_SDK } from './report.js';
+import { BARE_MCP, BENCH_BUNDLES, type BenchResults, MCP_RUNTIME_SDK } from './report.js';
 import type { FreshSandbox } from './sandbox.js';
 import { at } from './stats.js';
 
@@ -46,7 +46,7 @@ export interface BenchContext {
   runtime: LambdaRuntime;
   /** A function's sandbox for fresh instances (bench/sandbox.ts invokeFresh): the stack's settings, `overrides` on top. */
   freshSandbox: (
-    name: FunctionName | typeof MCP_RUNTIME_SDK | 'bare-sdk',
+    name: FunctionName | typeof MCP_RUNTIME_SDK | typeof BARE_MCP | 'bare-sdk',
     overrides?: { environment?: Record<string, string>; spec?: Partial<LambdaFunctionSpec> },
   ) => FreshSandbox;
   dataTable: string;
@@ -65,6 +65,8 @@ export interface BenchContext {
   ) => unknown;
   /** The inventory's event for `tenant` (a publicDoorEvent) with this `Accept-Encoding` (gzip unless told; '' for none). */
   inventoryEvent: (tenant: string, acceptEncoding?: string) => unknown;
+  /** The CPU floor's bundle (bench/cpu-floor-main.ts), built with the functions' options, run fresh by bench/processes.ts runCpuFloor. */
+  cpuFloorBundle: string;
   cleanup: () => Promise<void>;
 }
 
@@ -101,6 +103,10 @@ export async function benchContext(quick: boolean): Promise<BenchContext> {
   const built = await buildAll(dist);
   const bareBundle = join(dist, 'bare-sdk', 'index.mjs');
   await build(bundleOptions(join(ROOT, 'bench', 'bare-sdk-handler.ts'), bareBundle));
+  const bareMcpBundle = join(dist, BARE_MCP, 'index.mjs');
+  await build(bundleOptions(join(ROOT, 'bench', 'bare-mcp-handler.ts'), bareMcpBundle));
+  const cpuFloorBundle = join(dist, 'cpu-floor', 'index.mjs');
+  await build(bundleOptions(join(ROOT, 'bench', 'cpu-floor-main.ts'), cpuFloorBundle));
   // The MCP door as it would be with the AWS SDK left to the Lambda runtime: the one way to take its
   // bundle under 500 KiB without writing the protocol by hand. Built under node_modules, so Node
   // loads the SDK's own files from there (their CommonJS builds, as the runtime's copy is).
@@ -108,7 +114,7 @@ export async function benchContext(quick: boolean): Promise<BenchContext> {
   const runtimeSdkDir = mkdtempSync(join(ROOT, 'node_modules', '.cache', 'bench-mcp-runtime-sdk-'));
   const runtimeSdkBundle = join(runtimeSdkDir, 'index.mjs');
   await build({ ...bundleOptions(join(ROOT, FUNCTIONS.mcp), runtimeSdkBundle), external: ['@aws-sdk/*', '@smithy/*'] });
-  const extra: Record<string, string> = { 'bare-sdk': bareBundle, [MCP_RUNTIME_SDK]: runtimeSdkBundle };
+  const extra: Record<string, string> = { 'bare-sdk': bareBundle, [BARE_MCP]: bareMcpBundle, [MCP_RUNTIME_SDK]: runtimeSdkBundle };
   const bundleOf = (name: string): string => extra[name] ?? at(built.filter((b) => b.name === name)).bundle;
   for (const name of BENCH_BUNDLES) results.bundles.push({ name, bytes: readFileSync(bundleOf(name)).length });
   const mcp = built.find((b) => b.name === 'mcp');
@@ -163,8 +169,8 @@ export async function benchContext(quick: boolean): Promise<BenchContext> {
       ),
     },
   });
-  // The floor bundle runs with the observations function's settings and environment (it reads the same table).
-  const sandboxOf: Record<string, FunctionName> = { 'bare-sdk': 'observations', [MCP_RUNTIME_SDK]: 'mcp' };
+  // The bare-SDK floor runs with the observations function's settings and environment (it reads the same table), the bare MCP SDK with the MCP door's.
+  const sandboxOf: Record<string, FunctionName> = { 'bare-sdk': 'observations', [BARE_MCP]: 'mcp', [MCP_RUNTIME_SDK]: 'mcp' };
   const freshSandbox: BenchContext['freshSandbox'] = (name, overrides = {}) => {
     const fn = sandboxOf[name] ?? (name as FunctionName);
     return {
@@ -224,6 +230,7 @@ export async function benchContext(quick: boolean): Promise<BenchContext> {
     publicDoorEvent,
     inventoryEvent: (tenant, acceptEncoding = 'gzip') =>
       publicDoorEvent('/api/agents', tenant, { headers: acceptEncoding ? { 'Accept-Encoding': acceptEncoding } : {} }),
+    cpuFloorBundle,
     async cleanup() {
       await stack.stop();
       await stopChildren();

@@ -1,9 +1,10 @@
-import { Agent, request } from 'node:http';
+import { request } from 'node:http';
 import { gzipSync } from 'node:zlib';
 import { type AttributeValue, BatchGetItemCommand, DynamoDBClient, PutItemCommand, QueryCommand } from '@aws-sdk/client-dynamodb';
 import { toItem } from '../lib/data-format/attribute-values.js';
 import type { Key } from '../lib/data-format/keys.js';
 import { AUDIT_PUT_CONDITION } from '../lib/store/audit.js';
+import { queryBody, rawQuery } from './raw-query.js';
 
 /**
  * The floors: the least a service could do for the same answer, with the same SDK, on the same
@@ -115,42 +116,6 @@ export function cutNextKey(body: Uint8Array): Record<string, AttributeValue> | u
   return undefined;
 }
 
-const wireAgent = new Agent({ keepAlive: true, maxSockets: 1 });
-
-/** One Query as raw HTTP (no SDK: a signature-shaped header the local engines accept, never checked). */
-function rawQuery(endpoint: string, body: string): Promise<Buffer> {
-  const amzDate = '20260101T000000Z';
-  return new Promise((resolve, reject) => {
-    const req = request(
-      endpoint,
-      {
-        method: 'POST',
-        agent: wireAgent,
-        headers: {
-          'Content-Type': 'application/x-amz-json-1.0',
-          'X-Amz-Target': 'DynamoDB_20120810.Query',
-          'X-Amz-Date': amzDate,
-          Authorization:
-            'AWS4-HMAC-SHA256 Credential=bench/20260101/us-east-1/dynamodb/aws4_request, SignedHeaders=host;x-amz-date, Signature=0000',
-          'Content-Length': Buffer.byteLength(body),
-        },
-      },
-      (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () => {
-          const page = Buffer.concat(chunks);
-          if (res.statusCode !== 200) reject(new Error(`Query answered ${res.statusCode}: ${page.toString('utf8', 0, 300)}`));
-          else resolve(page);
-        });
-        res.on('error', reject);
-      },
-    );
-    req.on('error', reject);
-    req.end(body);
-  });
-}
-
 /**
  * The wire floor: the tenant's Query pages fetched as raw HTTP and discarded, one after another
  * (each page's key cut from its bytes, see cutNextKey): no SDK, no item parse,
@@ -168,8 +133,7 @@ export async function wireFloor(
 ): Promise<WireRun> {
   const { keepPages = 0, parse = false } = options;
   const started = performance.now();
-  const base = `{"TableName":${JSON.stringify(table)},"KeyConditionExpression":"pk = :pk","ExpressionAttributeValues":{":pk":{"S":${JSON.stringify(pk)}}}`;
-  let pending: Promise<Buffer> | undefined = rawQuery(endpoint, `${base}}`);
+  let pending: Promise<Buffer> | undefined = rawQuery(endpoint, queryBody(table, pk));
   let pages = 0;
   let bytes = 0;
   let firstPageMs = 0;
@@ -182,7 +146,7 @@ export async function wireFloor(
     const next = cutNextKey(page);
     // The bench's items hold no attribute of that name: a marker without a key is a cut that failed, not a last page.
     if (!next && page.includes(NEXT_KEY_MARKER)) throw new Error('a Query answer whose LastEvaluatedKey could not be cut');
-    pending = next ? rawQuery(endpoint, `${base},"ExclusiveStartKey":${JSON.stringify(next)}}`) : undefined;
+    pending = next ? rawQuery(endpoint, queryBody(table, pk, JSON.stringify(next))) : undefined;
     if (kept.length < keepPages) kept.push(page.toString('utf8'));
     if (parse && !Array.isArray((JSON.parse(page.toString('utf8')) as { Items?: unknown }).Items))
       throw new Error('a Query answer without Items');

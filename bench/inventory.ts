@@ -1,14 +1,18 @@
 import { createHash } from 'node:crypto';
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
-import { INVENTORY_HEAP_FLAGS } from '../infra/inventory-heap.js';
+import { INVENTORY_ALL_HEAP_FLAGS } from '../infra/inventory-heap.js';
 import { agentsPartition } from '../lib/data-format/keys.js';
 import { BROTLI_QUALITY, GZIP_LEVEL, STREAMED_RESPONSE_LIMIT_BYTES, StreamedResponseTooLargeError } from '../lib/json-array-stream.js';
 import { writeTenantAgents } from '../local/fleet.js';
 import { realisticAgents } from '../local/generator.js';
 import type { BenchContext } from './context.js';
+import type { CpuFloorRun } from './cpu-floor.js';
 import { httpGet } from './floors.js';
+import { runCpuFloor } from './processes.js';
+import type { FreshFloorFigure } from './report.js';
 import { type FreshRun, invokeFresh, invokeWarm, stackFunction } from './sandbox.js';
 import { at, interleaved, median, n } from './stats.js';
+import type { ThreadCpu } from './thread-cpu.js';
 
 /** Realistic tenants measured: the full run's sizes are those of large MSP and enterprise tenants. */
 export const inventorySizes = (quick: boolean): number[] => (quick ? [10_000, 30_000] : [100_000, 300_000, 1_000_000]);
@@ -80,7 +84,7 @@ interface Timing {
  * the stack has streamed the tenant.
  */
 export async function inventoryFigure(ctx: BenchContext): Promise<void> {
-  ctx.results.freshHeapFlags = INVENTORY_HEAP_FLAGS.join(' ');
+  ctx.results.freshHeapFlags = INVENTORY_ALL_HEAP_FLAGS.join(' ');
   ctx.results.brotliQuality = BROTLI_QUALITY;
   const inventory = stackFunction(ctx.stack.functions, 'inventory');
   const timeoutMs = ctx.stack.functions.specs.inventory.timeoutSeconds * 1000;
@@ -181,14 +185,24 @@ export async function inventoryFigure(ctx: BenchContext): Promise<void> {
     if (!cpu) throw new Error('the wire floor kept no pages for the CPU floor');
     // What the stack's inventory sandboxes held at their peak, this tenant streamed through them.
     const stackPeakRssMiB = ctx.stack.functions.stats('inventory').peakRssBytes / 1_048_576;
-    ctx.say('  fresh instances (peak RSS, CPU)');
-    const fresh: FreshRun[] = [];
-    for (let i = 0; i < (ctx.quick || agents >= 1_000_000 ? 1 : 2); i++)
-      fresh.push(await invokeFresh(ctx.freshSandbox('inventory'), ctx.inventoryEvent(tenant)));
-    const freshBr = withBr ? await invokeFresh(ctx.freshSandbox('inventory'), ctx.inventoryEvent(tenant, 'br')) : undefined;
+    ctx.say(
+      `  fresh instances and the CPU floor over the whole tenant (CPU, peak RSS), ${n(freshRounds(ctx.quick, agents))} interleaved rounds`,
+    );
+    const fresh = await freshFigures(ctx, tenant, withBr ? ['gzip', 'br'] : ['gzip'], freshRounds(ctx.quick, agents));
+    for (const coding of ['gzip', 'br'] as const) {
+      // The floor does the same work: the same answer's JSON, its states as of its own run (an agent may turn stale between two).
+      for (const floorRun of fresh.floor[coding]) {
+        if (Math.abs(floorRun.jsonBytes - jsonBytes) > jsonBytes * 0.01 || floorRun.agents !== agents)
+          throw new Error(
+            `the CPU floor made ${n(floorRun.agents)} agents in ${n(floorRun.jsonBytes)} B of JSON, the function ${n(agents)} in ${n(jsonBytes)} B`,
+          );
+      }
+    }
+    const freshGzip = fresh.function.gzip;
+    const freshBr = fresh.function.br;
     const wireMs = median(w.map((r) => r.ms));
     const pages = at(w).pages;
-    const freshCpuMs = median(fresh.map((f) => f.cpuMs));
+    const freshCpuMs = median(freshGzip.map((f) => f.cpuMs));
     ctx.results.inventory.push({
       agents,
       runs,
@@ -205,15 +219,21 @@ export async function inventoryFigure(ctx: BenchContext): Promise<void> {
       },
       bytes: { json: jsonBytes, gzip: at(h).bytes, plainSent: plain.bytes, plainOutcome },
       cpuFloor: { sampleAgents: cpu.agents, perThousandAgentsMs: cpu.perThousandAgentsMs },
+      freshFloor: {
+        gzip: floorFigure(fresh.floor.gzip, agents),
+        br: fresh.floor.br.length > 0 ? floorFigure(fresh.floor.br, agents) : undefined,
+      },
       fresh: {
-        status: at(fresh).status,
-        maxRssMiB: median(fresh.map((f) => f.maxRssMiB)),
+        status: at(freshGzip).status,
+        maxRssMiB: median(freshGzip.map((f) => f.maxRssMiB)),
         cpuMs: freshCpuMs,
         cpuPerThousandAgentsMs: (freshCpuMs * 1000) / agents,
-        firstByteMs: median(fresh.map((f) => f.firstByteMs)),
-        invokeMs: median(fresh.map((f) => f.invokeMs)),
+        firstByteMs: median(freshGzip.map((f) => f.firstByteMs)),
+        invokeMs: median(freshGzip.map((f) => f.invokeMs)),
+        runs: freshGzip.length,
+        threads: medianThreads(freshGzip.map((f) => f.threads)),
       },
-      ...(freshBr
+      ...(freshBr.length > 0
         ? {
             br: {
               ms: median(b.map((r) => r.ms)),
@@ -221,10 +241,12 @@ export async function inventoryFigure(ctx: BenchContext): Promise<void> {
               status: at(b).status,
               bytes: at(b).bytes,
               fresh: {
-                status: freshBr.status,
-                maxRssMiB: freshBr.maxRssMiB,
-                cpuMs: freshBr.cpuMs,
-                cpuPerThousandAgentsMs: (freshBr.cpuMs * 1000) / agents,
+                status: at(freshBr).status,
+                maxRssMiB: median(freshBr.map((f) => f.maxRssMiB)),
+                cpuMs: median(freshBr.map((f) => f.cpuMs)),
+                cpuPerThousandAgentsMs: (median(freshBr.map((f) => f.cpuMs)) * 1000) / agents,
+                runs: freshBr.length,
+                threads: medianThreads(freshBr.map((f) => f.threads)),
               },
             },
           }
@@ -234,13 +256,82 @@ export async function inventoryFigure(ctx: BenchContext): Promise<void> {
     ctx.say(
       `  ${n(pages)} pages; wire ${n(r.wire.ms)} ms (first page ${n(r.wire.firstPageMs)} ms); read floor ${n(r.readFloorMs ?? 0)} ms; handler ${n(r.handler.ms)} ms (first byte ${n(r.handler.firstByteMs)} ms); ` +
         `in-process ${n(r.inProcess?.ms ?? 0)} ms; HTTP ${n(r.http.ms)} ms (first byte ${n(r.http.firstByteMs)} ms); gzip ${n(r.bytes.gzip)} B, JSON ${n(r.bytes.json)} B; ` +
-        `CPU ${r.fresh.cpuPerThousandAgentsMs.toFixed(1)} ms/1k agents (floor ${r.cpuFloor.perThousandAgentsMs.toFixed(1)}); fresh ${n(r.fresh.maxRssMiB)} MiB; ` +
+        `CPU ${r.fresh.cpuPerThousandAgentsMs.toFixed(1)} ms/1k agents (floor over the whole tenant ${r.freshFloor?.gzip.cpuPerThousandAgentsMs.toFixed(1)}, warm sample ${r.cpuFloor.perThousandAgentsMs.toFixed(1)}); fresh ${n(r.fresh.maxRssMiB)} MiB; ` +
         `the stack's inventory sandboxes at most ${n(stackPeakRssMiB)} MiB` +
         (r.br
-          ? `; br ${n(r.br.bytes)} B in ${n(r.br.ms)} ms (first byte ${n(r.br.firstByteMs)} ms), CPU ${r.br.fresh.cpuPerThousandAgentsMs.toFixed(1)} ms/1k agents`
+          ? `; br ${n(r.br.bytes)} B in ${n(r.br.ms)} ms (first byte ${n(r.br.firstByteMs)} ms), CPU ${r.br.fresh.cpuPerThousandAgentsMs.toFixed(1)} ms/1k agents (floor ${r.freshFloor?.br?.cpuPerThousandAgentsMs.toFixed(1)})`
           : ''),
     );
   }
+}
+
+/** Rounds of fresh instances and CPU floor runs: the timed sizes' figures are medians of several. */
+function freshRounds(quick: boolean, agents: number): number {
+  if (quick) return 2;
+  return agents >= 1_000_000 ? 2 : agents >= 300_000 ? 1 : 3;
+}
+
+/**
+ * The function's fresh instances (a cold Lambda each, its CPU and peak RSS read from /proc) and
+ * the CPU floor over the whole tenant (bench/cpu-floor.ts: a fresh process with the function's
+ * Node, NODE_OPTIONS and core), interleaved: in every round, for each coding, one of each, back to
+ * back, so that drift on a shared machine falls on both alike.
+ */
+async function freshFigures(
+  ctx: BenchContext,
+  tenant: string,
+  codings: readonly ('gzip' | 'br')[],
+  rounds: number,
+): Promise<{ function: Record<'gzip' | 'br', FreshRun[]>; floor: Record<'gzip' | 'br', CpuFloorRun[]> }> {
+  const out = { function: { gzip: [] as FreshRun[], br: [] as FreshRun[] }, floor: { gzip: [] as CpuFloorRun[], br: [] as CpuFloorRun[] } };
+  const nodeOptions = ctx.stack.functions.environment('inventory').NODE_OPTIONS ?? '';
+  for (let round = 0; round < rounds; round++) {
+    for (const coding of codings) {
+      out.function[coding].push(await invokeFresh(ctx.freshSandbox('inventory'), ctx.inventoryEvent(tenant, coding)));
+      out.floor[coding].push(
+        await runCpuFloor({
+          node: ctx.runtime.node.path,
+          cpus: ctx.runtime.cpus,
+          bundle: ctx.cpuFloorBundle,
+          nodeOptions,
+          run: {
+            endpoint: ctx.engineEndpoint,
+            table: ctx.dataTable,
+            pk: agentsPartition(tenant),
+            coding,
+            heartbeatEdge: new Date(Date.now() - ctx.cfg.onlineGraceSeconds * 1000).toISOString(),
+          },
+        }),
+      );
+    }
+  }
+  return out;
+}
+
+/** The floor's runs as the results hold them: medians. */
+export function floorFigure(runs: readonly CpuFloorRun[], agents: number): FreshFloorFigure {
+  const cpuMs = median(runs.map((r) => r.cpuMs));
+  return {
+    runs: runs.length,
+    cpuMs,
+    cpuPerThousandAgentsMs: (cpuMs * 1000) / agents,
+    maxRssMiB: median(runs.map((r) => r.maxRssMiB)),
+    jsonBytes: median(runs.map((r) => r.jsonBytes)),
+    bytes: median(runs.map((r) => r.bytes)),
+    threads: medianThreads(runs.map((r) => r.threads)),
+  };
+}
+
+/** The median of each thread kind's CPU over runs (undefined when no run could read its threads). */
+export function medianThreads(runs: readonly (ThreadCpu | undefined)[]): ThreadCpu | undefined {
+  const read = runs.filter((t): t is ThreadCpu => t !== undefined);
+  if (read.length === 0) return undefined;
+  return {
+    mainMs: median(read.map((t) => t.mainMs)),
+    gcHelpersMs: median(read.map((t) => t.gcHelpersMs)),
+    poolMs: median(read.map((t) => t.poolMs)),
+    otherMs: median(read.map((t) => t.otherMs)),
+  };
 }
 
 /** The largest realistic tenant a streamed answer can carry, plain and gzip, from the largest tenant's bytes per agent. */

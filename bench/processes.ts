@@ -1,6 +1,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { ROOT } from '../infra/build.js';
 import { onCpus } from './cores.js';
+import type { CpuFloorRun, cpuFloorRun } from './cpu-floor.js';
 import type { FunctionCoreOperations } from './function-core.js';
 
 /** A child process the bench started, stopped by its own id when the bench ends. */
@@ -119,4 +120,40 @@ export async function startFunctionCore(options: {
       }),
     stop: () => child.stop(),
   };
+}
+
+/**
+ * One run of the CPU floor (bench/cpu-floor.ts) in a process of its own, started fresh as a
+ * function instance is: `node` (the sandboxes' Node) on `cpus` (the function's core), with the
+ * inventory function's NODE_OPTIONS, its bundle `bundle` (bench/cpu-floor-main.ts). Resolves with
+ * what it measured in itself.
+ */
+export function runCpuFloor(options: {
+  node: string;
+  cpus: string | undefined;
+  bundle: string;
+  nodeOptions: string;
+  run: Parameters<typeof cpuFloorRun>[0];
+}): Promise<CpuFloorRun> {
+  const { file, args } = onCpus(options.cpus, options.node, [options.bundle]);
+  return new Promise((resolve, reject) => {
+    const child = spawn(file, args, {
+      cwd: ROOT,
+      env: { PATH: process.env.PATH ?? '', NODE_OPTIONS: options.nodeOptions, CPU_FLOOR_RUN: JSON.stringify(options.run) },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    let err = '';
+    child.stdout.on('data', (c: Buffer) => {
+      out += c.toString();
+    });
+    child.stderr.on('data', (c: Buffer) => {
+      err = (err + c.toString()).slice(-4_000);
+    });
+    child.once('error', reject);
+    child.once('close', (code) => {
+      if (code !== 0) reject(new Error(`the CPU floor ended with ${code}: ${err}`));
+      else resolve(JSON.parse(out) as CpuFloorRun);
+    });
+  });
 }

@@ -1,12 +1,27 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import type { ProfileFigure } from './cpu-profile.js';
 import { at, n } from './stats.js';
+import type { ThreadCpu } from './thread-cpu.js';
 
 export interface Target {
   what: string;
   target: string;
   measured: string;
   met: boolean;
+}
+
+/** The CPU floor over a whole tenant in fresh processes (bench/cpu-floor.ts): medians of its runs. */
+export interface FreshFloorFigure {
+  runs: number;
+  /** The process's CPU from its start (user and system, every thread). */
+  cpuMs: number;
+  cpuPerThousandAgentsMs: number;
+  maxRssMiB: number;
+  /** The answer's JSON it made, and its compressed bytes: the function's, when the floor does the same work. */
+  jsonBytes: number;
+  bytes: number;
+  threads?: ThreadCpu | undefined;
 }
 
 export interface BenchResults {
@@ -38,7 +53,15 @@ export interface BenchResults {
       firstByteMs: number;
       status: number;
       bytes: number;
-      fresh: { status: number; maxRssMiB: number; cpuMs: number; cpuPerThousandAgentsMs: number };
+      fresh: {
+        status: number;
+        maxRssMiB: number;
+        cpuMs: number;
+        cpuPerThousandAgentsMs: number;
+        /** Fresh instances measured (one in runs before the CPU floor over the whole tenant), and their CPU by thread kind. */
+        runs?: number;
+        threads?: ThreadCpu | undefined;
+      };
     };
     /**
      * The local stack over HTTP (its gateway writes the stream as it comes), and the peak resident
@@ -47,9 +70,25 @@ export interface BenchResults {
     http: { ms: number; firstByteMs: number; status: number; sandboxPeakRssMiB?: number };
     /** The answer's JSON and gzip sizes; what a client without gzip was sent, and how that ended. */
     bytes: { json: number; gzip: number; plainSent: number; plainOutcome: string };
-    /** Parsing the pages, serializing and gzipping alone, over a sample of the pages. */
+    /** Parsing the pages, serializing and gzipping alone, over a sample of the pages in a warm process. */
     cpuFloor: { sampleAgents: number; perThousandAgentsMs: number };
-    fresh: { status: number; maxRssMiB: number; cpuMs: number; cpuPerThousandAgentsMs: number; firstByteMs: number; invokeMs: number };
+    /**
+     * The CPU floor over the whole tenant in fresh processes with the function's Node, heap flags and
+     * core, interleaved with the function's fresh instances: gzip at every size, br where br is
+     * measured (absent in runs before it was measured).
+     */
+    freshFloor?: { gzip: FreshFloorFigure; br?: FreshFloorFigure | undefined };
+    fresh: {
+      status: number;
+      maxRssMiB: number;
+      cpuMs: number;
+      cpuPerThousandAgentsMs: number;
+      firstByteMs: number;
+      invokeMs: number;
+      /** Fresh instances measured, and their CPU by thread kind (absent in runs before they were read). */
+      runs?: number;
+      threads?: ThreadCpu | undefined;
+    };
   }[];
   observations: {
     minutes: number;
@@ -88,8 +127,13 @@ export interface BenchResults {
     | undefined;
   /** The deployed bundles, the bare-SDK floor, and MCP_RUNTIME_SDK (not deployed). */
   bundles: { name: string; bytes: number }[];
-  /** `importMs`: the instance's init (Node, the runtime client, the import), in runs before the sandbox the import alone. */
-  coldStart: { name: string; ms: number; importMs: number; ratio: number }[];
+  /**
+   * `importMs`: the instance's init (Node, the runtime client, the import), in runs before the sandbox the import alone;
+   * `ratio` to the bare-SDK bundle; `cpuMs`: the instance's CPU to its first answer (absent in runs before it was read).
+   */
+  coldStart: { name: string; ms: number; importMs: number; ratio: number; cpuMs?: number }[];
+  /** A CPU profile of a fresh inventory instance listing the largest tenant (bench/inventory-profile.ts; absent before). */
+  inventoryProfile?: ProfileFigure | undefined;
   /** The MCP App views beside the MCP bundle (never imported by it), and the MCP zip that carries them (absent in runs before the views). */
   views?: { file: string; bytes: number; gzipBytes: number; mcpZipBytes: number }[] | undefined;
   /** Whole-buffer compressions of a realistic tenant's inventory (`cpuMs` absent in runs before it was measured). */
@@ -103,7 +147,7 @@ export interface BenchResults {
   targets: Target[];
   /** Results before the inventory had heap flags of its own: the fresh process's heap was capped within this memory. */
   freshHeapCapMb?: number;
-  /** The V8 heap flags the fresh inventory processes ran with: the inventory function's own (infra/inventory-heap.ts). */
+  /** The V8 heap flags the fresh inventory processes and the CPU floor ran with: the inventory function's own (infra/inventory-heap.ts). */
   freshHeapFlags?: string;
   /** The young-generation flag the bench process and the local stack ran with (absent in runs before it was set). */
   youngGeneration?: string;
@@ -126,11 +170,16 @@ export interface BenchResults {
 
 /** The MCP door built with the AWS SDK left to the Lambda runtime: measured beside the deployed bundles, never deployed. */
 export const MCP_RUNTIME_SDK = 'mcp-runtime-sdk';
-/** Every bundle the bench sizes and cold-starts, in the order of its table: the deployed ones, MCP_RUNTIME_SDK, the floor. */
-export const BENCH_BUNDLES = ['inventory', 'observations', 'mcp', MCP_RUNTIME_SDK, 'bare-sdk'] as const;
+/** The MCP door's cold-start floor: the MCP SDK's own handler with one tool making one Query (bench/bare-mcp-handler.ts). */
+export const BARE_MCP = 'bare-mcp';
+/** Every bundle the bench sizes and cold-starts, in the order of its table: the deployed ones, MCP_RUNTIME_SDK, the floors. */
+export const BENCH_BUNDLES = ['inventory', 'observations', 'mcp', MCP_RUNTIME_SDK, BARE_MCP, 'bare-sdk'] as const;
 export type BenchBundle = (typeof BENCH_BUNDLES)[number];
+/** The MCP doors among the bench's bundles: their cold start is held against the bare MCP SDK's. */
+export const MCP_DOORS: readonly string[] = ['mcp', MCP_RUNTIME_SDK];
 const BUNDLE_LABELS: Readonly<Record<string, string>> = {
   'bare-sdk': 'bare SDK (floor)',
+  [BARE_MCP]: "bare MCP SDK (the MCP door's floor)",
   [MCP_RUNTIME_SDK]: 'mcp, AWS SDK from the runtime (not deployed)',
 };
 
@@ -260,28 +309,72 @@ export function performanceSection(r: BenchResults): string {
   lines.push(
     "**Inventory** (`GET /api/agents`, streamed, `Accept-Encoding: gzip`). Wire floor: the tenant's `Query` pages fetched as raw HTTP one after another and discarded (no SDK, no item parse; the next page's key cut from the page's bytes). Read floor: the same, with each page also decoded and parsed as JSON after the next one was asked for, the least any reader of the items does; on these two cores that work alone slows the engine, which shares them. Handler: the deployed bundle in its local sandbox, as `npm start` runs it (a process of its own under the runtime client, invoked through the Lambda Runtime API, a warm instance), first and last byte" +
       (r.youngGeneration ? `, in a process with the function's young generation (\`${r.youngGeneration}\`), as the local stack` : '') +
-      ". In-process: the same bundle called in a process on the function's core, its answer counted there (no Runtime API, no other process reading it): the handler's time over it is what the process boundary costs. HTTP: the local stack, whose gateway writes the stream to the socket as it comes (emulated authorizer included), the same sandboxes behind it. CPU floor: parsing the pages, serializing their items and gzipping the text, nothing else (on a sample of the pages). Fresh process: one invocation of the bundle in a new instance of the sandbox (a cold Lambda), bytes dropped as they come" +
+      ". In-process: the same bundle called in a process on the function's core, its answer counted there (no Runtime API, no other process reading it): the handler's time over it is what the process boundary costs. HTTP: the local stack, whose gateway writes the stream to the socket as it comes (emulated authorizer included), the same sandboxes behind it. CPU per 1,000 agents: the fresh instance's (below), against the CPU floor over the whole tenant (below) and, in brackets, the floor of earlier runs, parsing a sample of 40 pages, serializing their items and gzipping the text in a warm process. Fresh process: one invocation of the bundle in a new instance of the sandbox (a cold Lambda), bytes dropped as they come" +
       (r.freshHeapFlags
-        ? `, with the V8 heap flags the deployed function has (\`${r.freshHeapFlags}\`, serverless.yml): what the process holds is a few pages at a time, and the flags keep V8 from letting their garbage pile up before it collects (docs/decisions.md, "The inventory's heap").`
+        ? `, with the V8 heap flags the deployed function has (\`${r.freshHeapFlags}\`: serverless.yml's \`NODE_OPTIONS\`, and what Node takes only on its command line, set by the function once its first page is read): what the process holds is a few pages at a time, and the flags keep V8 from letting their garbage pile up before it collects (docs/decisions.md, "The inventory's heap").`
         : r.freshHeapCapMb
           ? `, its V8 heap capped within ${r.freshHeapCapMb} MB (old space 90%, semi-space 5%) as in a function of that memory.`
           : ', its V8 heap not capped (V8 then sizes the heap from the machine and collects lazily: peak RSS then follows the garbage not yet collected, not what is held).'),
   );
   lines.push('');
   lines.push(
-    '| agents | pages | wire floor (first page) | read floor | handler: first / last byte | ratio | in-process: last byte (boundary) | HTTP: first / last byte | ratio | gzip / JSON | CPU per 1,000 agents (floor) | fresh process: peak RSS |',
+    '| agents | pages | wire floor (first page) | read floor | handler: first / last byte | ratio | in-process: last byte (boundary) | HTTP: first / last byte | ratio | gzip / JSON | CPU per 1,000 agents: function / floor (warm sample) | fresh process: peak RSS |',
   );
   lines.push('| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |');
   for (const i of r.inventory) {
     lines.push(
-      `| ${n(i.agents)} | ${n(i.pages)} | ${ms(i.wire.ms)} ms (${ms(i.wire.firstPageMs)} ms) | ${i.readFloorMs === undefined ? '–' : `${ms(i.readFloorMs)} ms (${x(i.readFloorMs / i.wire.ms)})`} | ${ms(i.handler.firstByteMs)} / ${ms(i.handler.ms)} ms | ${x(i.handler.ms / i.wire.ms)} | ${i.inProcess ? `${ms(i.inProcess.ms)} ms (${x(i.handler.ms / i.inProcess.ms)})` : '–'} | ${ms(i.http.firstByteMs)} / ${ms(i.http.ms)} ms | ${x(i.http.ms / i.wire.ms)} | ${mb(i.bytes.gzip)} / ${mb(i.bytes.json)} | ${i.fresh.cpuPerThousandAgentsMs.toFixed(1)} ms (${i.cpuFloor.perThousandAgentsMs.toFixed(1)} ms) | ${n(i.fresh.maxRssMiB)} MiB |`,
+      `| ${n(i.agents)} | ${n(i.pages)} | ${ms(i.wire.ms)} ms (${ms(i.wire.firstPageMs)} ms) | ${i.readFloorMs === undefined ? '–' : `${ms(i.readFloorMs)} ms (${x(i.readFloorMs / i.wire.ms)})`} | ${ms(i.handler.firstByteMs)} / ${ms(i.handler.ms)} ms | ${x(i.handler.ms / i.wire.ms)} | ${i.inProcess ? `${ms(i.inProcess.ms)} ms (${x(i.handler.ms / i.inProcess.ms)})` : '–'} | ${ms(i.http.firstByteMs)} / ${ms(i.http.ms)} ms | ${x(i.http.ms / i.wire.ms)} | ${mb(i.bytes.gzip)} / ${mb(i.bytes.json)} | ${i.fresh.cpuPerThousandAgentsMs.toFixed(1)} / ${i.freshFloor ? `${i.freshFloor.gzip.cpuPerThousandAgentsMs.toFixed(1)} ms` : '–'} (${i.cpuFloor.perThousandAgentsMs.toFixed(1)} ms) | ${n(i.fresh.maxRssMiB)} MiB |`,
     );
   }
   lines.push('');
+  const withFloor = r.inventory.filter((i) => i.freshFloor !== undefined);
+  if (withFloor.length > 0) {
+    lines.push(
+      `**The function's CPU against a floor doing the same work** (fresh processes over the whole tenant, interleaved: in each round a fresh instance of the function, then the floor, for each coding). CPU floor (\`bench/cpu-floor.ts\`): the answer's three steps and nothing else, in a fresh process with the function's Node, its heap flags (\`${r.freshHeapFlags ?? '–'}\`) and its core: every \`Query\` page of the tenant's partition fetched as raw HTTP (no SDK, no signing) and parsed with \`JSON.parse\`; each agent's element made from its records, with the same fields as the service's summary and no check, and passed to \`JSON.stringify\`; the array's text through the service's own compressor (gzip 6, or brotli ${r.brotliQuality ?? 4} flushed after each page). Its answer is the function's, byte for byte where no agent changed state between the two (the bench stops when its JSON differs by more than 1%). The function does beyond it: the SDK (HTTP, signing, its reading of each page), the checks of every record, the stream, the Lambda runtime client and its bundle's import. CPU is the process's (user and system, every thread, from its start), by thread from \`/proc\`: the JavaScript thread, V8's helper threads (garbage collection off the main thread) and libuv's pool (the compressor).`,
+    );
+    lines.push('');
+    lines.push(
+      '| agents | coding | function: CPU per 1,000 agents | floor: CPU per 1,000 agents | ratio | function: main / GC helpers / compressor | floor: main / GC helpers / compressor | peak RSS: function / floor |',
+    );
+    lines.push('| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: |');
+    const threads = (t: ThreadCpu | undefined): string => (t ? `${n(t.mainMs)} / ${n(t.gcHelpersMs)} / ${n(t.poolMs)} ms` : '–');
+    const runs = (count: number): string => `${count} run${count === 1 ? '' : 's'}`;
+    for (const i of withFloor) {
+      const floor = i.freshFloor;
+      if (!floor) continue;
+      const rows = [
+        ['gzip', i.fresh, floor.gzip],
+        ['br', i.br?.fresh, floor.br],
+      ] as const;
+      for (const [coding, fn, fl] of rows) {
+        if (!fn || !fl) continue;
+        lines.push(
+          `| ${n(i.agents)} | ${coding} | ${fn.cpuPerThousandAgentsMs.toFixed(1)} ms (${runs(fn.runs ?? 1)}) | ${fl.cpuPerThousandAgentsMs.toFixed(1)} ms (${runs(fl.runs)}) | ${x(fn.cpuPerThousandAgentsMs / fl.cpuPerThousandAgentsMs)} | ${threads(fn.threads)} | ${threads(fl.threads)} | ${n(fn.maxRssMiB)} / ${n(fl.maxRssMiB)} MiB |`,
+        );
+      }
+    }
+    lines.push('');
+  }
+  if (r.inventoryProfile) {
+    const p = r.inventoryProfile;
+    lines.push(
+      `**Where the inventory's CPU goes** (\`node --cpu-prof\` in the sandbox, through the instance's \`NODE_OPTIONS\`, sampling every ${p.intervalUs} µs: a fresh instance listing the ${n(p.agents)}-agent tenant with ${p.coding}, ${n(p.samples)} samples). The instance used ${n(p.cpuMs)} ms of CPU: ${n(p.threads.mainMs)} ms on its JavaScript thread, ${n(p.threads.gcHelpersMs)} ms on V8's helper threads (garbage collection), ${n(p.threads.poolMs)} ms on libuv's pool (the compressor), ${n(p.threads.otherMs)} ms on others (the profiler's own among them). The profile samples the JavaScript thread only; its time by layer below is each layer's share of the busy samples times that thread's CPU (on one core, a sample also lands where the thread waited for the other threads of its process). V8 gives the time of \`JSON.parse\`, a builtin, to the native call before it, the page's UTF-8 decoding: the two are one line.`,
+    );
+    lines.push('');
+    lines.push('| layer (JavaScript thread) | CPU | share |');
+    lines.push('| --- | ---: | ---: |');
+    for (const l of p.byLayer) lines.push(`| ${l.layer} | ${n(l.ms)} ms | ${(l.share * 100).toFixed(1)}% |`);
+    lines.push('');
+    lines.push('| function (self time) | source | layer | CPU |');
+    lines.push('| --- | --- | --- | ---: |');
+    for (const f of p.top)
+      lines.push(`| \`${f.name || '(anonymous)'}\` | ${f.source ? `\`${f.source}\`` : '–'} | ${f.layer} | ${n(f.ms)} ms |`);
+    lines.push('');
+  }
   const withBr = r.inventory.filter((i) => i.br !== undefined);
   if (withBr.length > 0) {
     lines.push(
-      `**br beside gzip** (\`Accept-Encoding: br\`, brotli quality ${r.brotliQuality ?? '–'}, flushed after each page; the same warm sandbox, interleaved with the runs above; the function's CPU from one fresh instance each):`,
+      `**br beside gzip** (\`Accept-Encoding: br\`, brotli quality ${r.brotliQuality ?? '–'}, flushed after each page; the same warm sandbox, interleaved with the runs above; the function's CPU from its fresh instances):`,
     );
     lines.push('');
     lines.push(
@@ -335,19 +428,32 @@ export function performanceSection(r: BenchResults): string {
     );
     lines.push('');
   }
+  const bareMcp = r.coldStart.find((c) => c.name === BARE_MCP);
+  const bareSdk = r.coldStart.find((c) => c.name === 'bare-sdk');
   lines.push(
-    "**Bundles and cold start.** Cold start: from spawning a new instance of the local sandbox to its first answer (Node with the function's `NODE_OPTIONS`, the bundle's source map read only when a stack is first formatted, the runtime client and the import: its init, as Lambda's Init Duration; then one invocation against the engine), medians of interleaved fresh instances. Floor: a bundle of the bare SDK doing one `Query`, built with the same esbuild options (its source map too) and run in the same sandbox. The MCP door's invocation is a `tools/call` of `list_endpoints` on a 25-agent tenant (the MCP server built, the tool's DynamoDB read, the answer), which does more than the floor's one `Query`. Beside it, not deployed: the same door built with the AWS SDK left out of the bundle, loaded from `node_modules` as Lambda's runtime loads its own copy (its CommonJS build).",
+    "**Bundles and cold start.** Cold start: from spawning a new instance of the local sandbox to its first answer (Node with the function's `NODE_OPTIONS`, the bundle's source map read only when a stack is first formatted, the runtime client and the import: its init, as Lambda's Init Duration; then one invocation against the engine), medians of interleaved fresh instances, with the instance's CPU to its answer. Floor: a bundle of the bare SDK doing one `Query`, built with the same esbuild options (its source map too) and run in the same sandbox. The MCP door's invocation is a `tools/call` of `list_endpoints` on a 25-agent tenant (the MCP server built, the tool's DynamoDB read, the answer), which does more than the floor's one `Query`" +
+      (bareMcp
+        ? "; its own floor is the bare MCP SDK: the SDK's handler (`createMcpHandler`, its defaults) with one tool making one `Query`, answering the same `tools/call` (`bench/bare-mcp-handler.ts`), built and run the same way in the MCP function's sandbox"
+        : '') +
+      ". Beside it, not deployed: the same door built with the AWS SDK left out of the bundle, loaded from `node_modules` as Lambda's runtime loads its own copy (its CommonJS build).",
   );
   lines.push('');
-  lines.push('| bundle | size | cold start | of which init | ratio |');
-  lines.push('| --- | ---: | ---: | ---: | ---: |');
+  lines.push('| bundle | size | cold start | of which init | CPU | ratio to the bare SDK | ratio to the bare MCP SDK |');
+  lines.push('| --- | ---: | ---: | ---: | ---: | ---: | ---: |');
   for (const b of r.bundles) {
     const c = r.coldStart.find((cs) => cs.name === b.name);
+    const againstMcp = c && bareMcp && (MCP_DOORS.includes(b.name) || b.name === BARE_MCP) ? x(c.ms / bareMcp.ms) : '–';
     lines.push(
-      `| ${BUNDLE_LABELS[b.name] ?? b.name} | ${kib(b.bytes)} | ${c ? `${n(c.ms)} ms` : '–'} | ${c ? `${n(c.importMs)} ms` : '–'} | ${c ? x(c.ratio) : '–'} |`,
+      `| ${BUNDLE_LABELS[b.name] ?? b.name} | ${kib(b.bytes)} | ${c ? `${n(c.ms)} ms` : '–'} | ${c ? `${n(c.importMs)} ms` : '–'} | ${c?.cpuMs === undefined ? '–' : `${n(c.cpuMs)} ms`} | ${c ? x(c.ratio) : '–'} | ${againstMcp} |`,
     );
   }
   lines.push('');
+  if (bareMcp && bareSdk) {
+    lines.push(
+      `What the MCP SDK costs a cold start (the bare MCP SDK against the bare SDK, the same one \`Query\`): ${n(bareMcp.ms - bareSdk.ms)} ms more to the first answer (${x(bareMcp.ms / bareSdk.ms)}), ${n(bareMcp.importMs - bareSdk.importMs)} ms of it in the init${bareMcp.cpuMs !== undefined && bareSdk.cpuMs !== undefined ? `, ${n(bareMcp.cpuMs - bareSdk.cpuMs)} ms more CPU` : ''}.`,
+    );
+    lines.push('');
+  }
   for (const v of r.views ?? []) {
     lines.push(
       `**MCP App view**: \`${v.file}\`, ${kib(v.bytes)} (${kib(v.gzipBytes)} gzipped), one HTML file beside the MCP bundle, read when a client first asks for the view and kept, never imported: the bundle's size and cold start above do not include it. The MCP zip, which carries both, is ${kib(v.mcpZipBytes)}.`,

@@ -17,6 +17,7 @@ import { compressionFigure } from './compression.js';
 import { type BenchContext, benchContext } from './context.js';
 import { fencingFigure } from './fencing.js';
 import { inventoryFigure, seedInventoryTenants } from './inventory.js';
+import { inventoryProfileFigure } from './inventory-profile.js';
 import { observationsFigure, seedObservedEndpoint } from './observations.js';
 import { writeReport } from './report.js';
 import { scopedInventoryFigure } from './scoped-inventory.js';
@@ -30,6 +31,7 @@ const state = { observedAgentId: '' };
 const FIGURES: { name: string; run: (ctx: BenchContext) => Promise<void> | void }[] = [
   { name: 'seeding', run: seedInventoryTenants },
   { name: 'inventory', run: inventoryFigure },
+  { name: 'inventory profile', run: inventoryProfileFigure },
   { name: 'scoped inventory', run: scopedInventoryFigure },
   {
     name: 'tenant fencing',

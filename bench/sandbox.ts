@@ -3,6 +3,7 @@ import { PRELUDE_CONTENT_TYPE, PRELUDE_DELIMITER_BYTES } from '../local/lambda/a
 import type { LambdaFunctionSpec } from '../local/lambda/function-specs.js';
 import type { LambdaRuntime } from '../local/lambda/runtimes.js';
 import { FunctionPool, type InvocationOutcome } from '../local/lambda/sandbox.js';
+import { type ThreadCpu, threadCpu } from './thread-cpu.js';
 
 /**
  * The bench's handler figures run the bundles as the local stack runs them: each in the sandbox of
@@ -111,6 +112,8 @@ export interface FreshRun extends Answered {
   invokeMs: number;
   maxRssMiB: number;
   cpuMs: number;
+  /** Its CPU by thread kind as its answer completed (bench/thread-cpu.ts); undefined where /proc cannot be read. */
+  threads?: ThreadCpu | undefined;
 }
 
 /** The sandbox of one function, for fresh instances: its settings, environment and bundle folder, the runtime client. */
@@ -142,7 +145,12 @@ export function warmSandbox(sandbox: FreshSandbox): { invoke: Invoker; stop(): P
 }
 
 /** Runs one event in an instance of its own, then stops it. */
-export async function invokeFresh(sandbox: FreshSandbox, event: unknown): Promise<FreshRun> {
+export async function invokeFresh(
+  sandbox: FreshSandbox,
+  event: unknown,
+  /** Called with the instance's pid once its answer is complete and its figures read, before it is stopped. */
+  beforeStop?: (pid: number) => Promise<void>,
+): Promise<FreshRun> {
   const pool = poolOf(sandbox);
   try {
     const started = performance.now();
@@ -154,6 +162,8 @@ export async function invokeFresh(sandbox: FreshSandbox, event: unknown): Promis
       await new Promise((resolve) => setTimeout(resolve, 10));
     }
     const [instance] = pool.stats().instances;
+    const threads = instance ? threadCpu(instance.pid) : undefined;
+    if (instance && beforeStop) await beforeStop(instance.pid);
     return {
       ...answer,
       wallMs: answer.ms,
@@ -161,6 +171,7 @@ export async function invokeFresh(sandbox: FreshSandbox, event: unknown): Promis
       invokeMs: answer.ms - initMs,
       maxRssMiB: (instance?.peakRssBytes ?? 0) / 1_048_576,
       cpuMs: instance?.cpuMs ?? 0,
+      threads,
     };
   } finally {
     await pool.stop();

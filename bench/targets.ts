@@ -1,6 +1,6 @@
 import { STREAMED_RESPONSE_LIMIT_BYTES } from '../lib/json-array-stream.js';
 import { streamedLimitAgents, timedSizes } from './inventory.js';
-import type { BenchResults, Target } from './report.js';
+import { BARE_MCP, type BenchResults, type Target } from './report.js';
 import { n } from './stats.js';
 
 /** Lambda streams a response's first 6 MB at full speed, then at most 2 MB/s. */
@@ -16,8 +16,11 @@ const MEMORY_SIZES = [512, 1_024, 1_536, 1_769, 2_048, 3_008];
  * target of its own below); its size is reported all the same.
  */
 export const BUNDLE_TARGETS_KIB: Readonly<Record<string, number>> = Object.freeze({ inventory: 400, observations: 400 });
-/** The functions whose cold start has a target against the bare-SDK bundle's. */
+/** The functions whose cold start has a target against the bare-SDK bundle's; the MCP door's is against the bare MCP SDK (when measured). */
 const COLD_START_TARGETS: readonly string[] = ['inventory', 'observations', 'mcp'];
+/** The inventory's CPU against the CPU floor over the whole tenant (bench/cpu-floor.ts), and the MCP door's cold start against the bare MCP SDK's. */
+export const CPU_FLOOR_RATIO = 1.25;
+export const MCP_COLD_START_RATIO = 1.25;
 /** br's CPU may exceed gzip's by this much and still count as equal (the fresh instance's CPU, one run each). */
 const BR_CPU_TOLERANCE = 1.05;
 
@@ -53,13 +56,31 @@ export function targets(r: BenchResults): Target[] {
     });
   }
   for (const i of timed) {
-    const cpu = i.fresh.cpuPerThousandAgentsMs / i.cpuFloor.perThousandAgentsMs;
-    out.push({
-      what: `inventory function process CPU per 1,000 agents, ${n(i.agents)} agents (fresh instance)`,
-      target: '<= 1.3x CPU floor',
-      measured: `${i.fresh.cpuPerThousandAgentsMs.toFixed(1)} ms against ${i.cpuFloor.perThousandAgentsMs.toFixed(1)} ms (${ratio(cpu)})`,
-      met: cpu <= 1.3,
-    });
+    if (!i.freshFloor) {
+      // Runs from before the CPU floor over the whole tenant: the warm sample, with its target of then.
+      const cpu = i.fresh.cpuPerThousandAgentsMs / i.cpuFloor.perThousandAgentsMs;
+      out.push({
+        what: `inventory function process CPU per 1,000 agents, ${n(i.agents)} agents (fresh instance)`,
+        target: '<= 1.3x CPU floor',
+        measured: `${i.fresh.cpuPerThousandAgentsMs.toFixed(1)} ms against ${i.cpuFloor.perThousandAgentsMs.toFixed(1)} ms (${ratio(cpu)})`,
+        met: cpu <= 1.3,
+      });
+      continue;
+    }
+    const codings = [
+      ['gzip', i.fresh.cpuPerThousandAgentsMs, i.freshFloor.gzip],
+      ['br', i.br?.fresh.cpuPerThousandAgentsMs, i.freshFloor.br],
+    ] as const;
+    for (const [coding, fn, floor] of codings) {
+      if (fn === undefined || floor === undefined) continue;
+      const cpu = fn / floor.cpuPerThousandAgentsMs;
+      out.push({
+        what: `inventory function process CPU per 1,000 agents, ${n(i.agents)} agents, ${coding} (fresh instance)`,
+        target: `<= ${CPU_FLOOR_RATIO}x the CPU floor over the whole tenant`,
+        measured: `${fn.toFixed(1)} ms against ${floor.cpuPerThousandAgentsMs.toFixed(1)} ms (${ratio(cpu)})`,
+        met: cpu <= CPU_FLOOR_RATIO,
+      });
+    }
   }
   for (const i of timed) {
     if (!i.br) continue;
@@ -133,7 +154,18 @@ export function targets(r: BenchResults): Target[] {
     });
   }
   // From spawn to the first answer, each doing its real work; the MCP door built with the runtime's SDK is shown without a target.
+  const bareMcp = r.coldStart.find((x) => x.name === BARE_MCP);
   for (const c of r.coldStart.filter((x) => COLD_START_TARGETS.includes(x.name))) {
+    if (c.name === 'mcp' && bareMcp) {
+      const mcpRatio = c.ms / bareMcp.ms;
+      out.push({
+        what: 'mcp cold start',
+        target: `<= ${MCP_COLD_START_RATIO}x bare MCP-SDK bundle`,
+        measured: ratio(mcpRatio),
+        met: mcpRatio <= MCP_COLD_START_RATIO,
+      });
+      continue;
+    }
     out.push({ what: `${c.name} cold start`, target: '<= 1.5x bare-SDK bundle', measured: ratio(c.ratio), met: c.ratio <= 1.5 });
   }
   return out;

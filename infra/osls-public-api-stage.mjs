@@ -92,8 +92,12 @@ export default class PublicApiStage {
     const onPublicApi = (resource) => resource.Properties?.RestApiId?.Ref === 'ApiGatewayRestApi';
     const stage = resources.PublicApiStage.Properties.StageName;
     const removed = new Set();
+    /** What osls made a function's permission wait for (its alias, when it keeps instances provisioned). */
+    const waits = new Map();
     for (const [id, resource] of Object.entries(resources)) {
       if (resource.Type === 'AWS::Lambda::Permission' && JSON.stringify(resource.Properties.SourceArn).includes('"ApiGatewayRestApi"')) {
+        const fn = invokedFunction(resource.Properties.FunctionName, resources);
+        if (fn && resource.DependsOn) waits.set(fn, resource.DependsOn);
         delete resources[id];
         removed.add(id);
       }
@@ -105,10 +109,10 @@ export default class PublicApiStage {
       else delete resource.DependsOn;
     };
     for (const resource of Object.values(resources)) if ([resource.DependsOn ?? []].flat().some((d) => removed.has(d))) dependsOn(resource);
-    const permission = (functionId, sourceArn) => ({
+    const permission = (functionName, sourceArn) => ({
       Type: 'AWS::Lambda::Permission',
       Properties: {
-        FunctionName: { 'Fn::GetAtt': [functionId, 'Arn'] },
+        FunctionName: functionName,
         Action: 'lambda:InvokeFunction',
         Principal: 'apigateway.amazonaws.com',
         SourceArn: {
@@ -121,14 +125,17 @@ export default class PublicApiStage {
       if (resource.Type === 'AWS::ApiGateway::Method') {
         const fn = invokedFunction(resource.Properties.Integration?.Uri, resources);
         if (!fn) continue;
-        resources[`${id}LambdaPermission`] = permission(
-          fn,
-          `${stage}/${resource.Properties.HttpMethod}${pathOf(resource.Properties.ResourceId, resources)}`,
-        );
+        resources[`${id}LambdaPermission`] = {
+          ...permission(
+            invokedArn(resource.Properties.Integration.Uri) ?? { 'Fn::GetAtt': [fn, 'Arn'] },
+            `${stage}/${resource.Properties.HttpMethod}${pathOf(resource.Properties.ResourceId, resources)}`,
+          ),
+          ...(waits.has(fn) ? { DependsOn: waits.get(fn) } : {}),
+        };
         dependsOn(resource, [`${id}LambdaPermission`]);
       } else if (resource.Type === 'AWS::ApiGateway::Authorizer') {
         const fn = invokedFunction(resource.Properties.AuthorizerUri, resources);
-        if (fn) resources[`${id}LambdaPermission`] = permission(fn, `authorizers/\${${id}}`);
+        if (fn) resources[`${id}LambdaPermission`] = permission({ 'Fn::GetAtt': [fn, 'Arn'] }, `authorizers/\${${id}}`);
       }
     }
   }
@@ -173,6 +180,21 @@ function invokedFunction(uri, resources) {
     return value;
   });
   return found;
+}
+
+/**
+ * The ARN a method's integration invokes, alias included (`…:provisioned` when the function keeps
+ * instances provisioned): Lambda grants an alias only by a permission on that alias, never by one on
+ * the function. osls writes the URI as a join whose parts between `functions/` and `/invocations` are it.
+ */
+function invokedArn(uri) {
+  const parts = uri?.['Fn::Join']?.[0] === '' ? uri['Fn::Join'][1] : undefined;
+  if (!Array.isArray(parts)) return undefined;
+  const from = parts.findIndex((p) => typeof p === 'string' && p.endsWith('functions/'));
+  const to = parts.findIndex((p) => typeof p === 'string' && p.startsWith('/invocations'));
+  if (from < 0 || to <= from + 1) return undefined;
+  const arn = parts.slice(from + 1, to);
+  return arn.length === 1 ? arn[0] : { 'Fn::Join': ['', arn] };
 }
 
 /** A method's resource path (`/api/agents`), walked up its resources to the API's root. */

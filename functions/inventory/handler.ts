@@ -3,6 +3,7 @@ import type { APIGatewayProxyEvent } from 'aws-lambda';
 import { callerFromAuthorizer } from '../../lib/auth/caller.js';
 import type { EndpointScope } from '../../lib/auth/endpoint-scope.js';
 import { INVENTORY_CONFIG } from '../../lib/config.js';
+import { applyInventoryHeapFlags } from '../../lib/inventory/heap-growth.js';
 import { type InventorySource, listInventoryResponse } from '../../lib/inventory/list.js';
 import type { DeadlineContext } from '../../lib/invocation-deadline.js';
 import type { StreamedResult } from '../../lib/json-array-stream.js';
@@ -43,7 +44,11 @@ const listEndpointInventory = async (event: APIGatewayProxyEvent, context: Deadl
   const { tenantId, subject, scope, acceptEncoding } = inventoryRequest(event);
   logger.appendKeys({ tenant: tenantId, subject });
   annotateTenant(tenantId);
-  return listInventoryResponse(inventory, tenantId, scope, new Date(), acceptEncoding, context.deadline);
+  const answer = await listInventoryResponse(inventory, tenantId, scope, new Date(), acceptEncoding, context.deadline);
+  // The heap flags Node takes only on its command line, once per instance, once the first page is
+  // read (lib/inventory/heap-growth.ts says why then; docs/decisions.md, "The inventory's heap").
+  applyInventoryHeapFlags();
+  return answer;
 };
 
 /**

@@ -67,6 +67,8 @@ export async function listInventoryResponse(
       addNamedKeys(tally.unreadableKeys, page.value.unreadableKeys);
       tally.outOfScope += page.value.outOfScope;
       const batch = page.value.agents.map((agent) => JSON.stringify(summarizeAgent(agent.durable, agent.connection, options)));
+      // The page's records, no longer needed: emptied, not dropped, for the reason agentRecordPages empties its items.
+      page.value.agents.length = 0;
       tally.agents += batch.length;
       yield batch;
       try {

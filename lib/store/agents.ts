@@ -101,6 +101,11 @@ export async function* agentRecordPages(
         held = read;
       }
     }
+    // Emptied once read: a suspended generator keeps the values it last held in its registers (V8
+    // saves them when it suspends), so this page's items, referenced from here and from the readers
+    // below, stayed alive while the next page was parsed and were copied into the old generation
+    // with it, page after page (docs/decisions.md, "The inventory's heap").
+    items.length = 0;
     yield { agents, unreadable: unreadable.count, unreadableKeys: unreadable.keys, outOfScope, queryPages: 1 };
   }
   if (held) {

@@ -3,6 +3,7 @@ import { cpSync, mkdtempSync, readFileSync, readlinkSync, rmSync, writeFileSync 
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ROOT } from '../../infra/build.js';
+import { INVENTORY_HEAP_FLAGS } from '../../infra/inventory-heap.js';
 import { SDK_NODE_MAJOR } from '../../infra/node-version.js';
 import { readFunctionSpecs } from '../../local/lambda/function-specs.js';
 import { localDirWithKey } from '../helpers/local-dir.js';
@@ -116,7 +117,7 @@ describe('E2E: each function in a sandbox of its own, with its own environment',
       Number.parseInt(sandboxNode, 10) < SDK_NODE_MAJOR ? 'true' : undefined,
     );
     expect(inventory).toMatchObject({
-      NODE_OPTIONS: '--enable-source-maps --max-old-space-size=128 --max-semi-space-size=32',
+      NODE_OPTIONS: ['--enable-source-maps', ...INVENTORY_HEAP_FLAGS].join(' '),
       AWS_LAMBDA_FUNCTION_MEMORY_SIZE: '1769',
       AWS_LAMBDA_FUNCTION_NAME: 'endpoint-read-service-local-inventory',
       DATA_TABLE: stack.config.dataTable,

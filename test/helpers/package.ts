@@ -73,6 +73,8 @@ export const VARIANTS = Object.freeze({
   /** The example stage's parameters under the longest stage name that fits, and under one a character longer. */
   longestStage: ['--stage', LONGEST_STAGE, ...exampleParameters()],
   tooLongStage: ['--stage', `${LONGEST_STAGE}b`, ...exampleParameters()],
+  /** The example stage with two MCP instances kept initialised. */
+  mcpProvisioned: ['--stage', 'example', '--param=mcpProvisionedConcurrency=2'],
 });
 export type Variant = keyof typeof VARIANTS;
 

@@ -1,13 +1,13 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, inject, it } from 'vitest';
 import type { BenchResults } from '../../bench/report.js';
 import { sizing } from '../../bench/targets.js';
 import { ROOT } from '../../infra/build.js';
 import { INVENTORY_HEAP_FLAGS } from '../../infra/inventory-heap.js';
 import { FUNCTION_CONFIGS } from '../../lib/config.js';
 import { METRIC, METRICS_NAMESPACE } from '../../lib/observability/metrics.js';
-import type { Json } from '../helpers/package.js';
+import { type Json, packagedVariant } from '../helpers/package.js';
 import { EXAMPLE, getAtt, ofType, resource, state, template } from '../helpers/template.js';
 
 /** What operators rely on in the packaged template: logs, metrics, sizing, concurrency, traces, alarms and the dashboard. */
@@ -195,6 +195,51 @@ describe('Template: operations', () => {
     // AWS keeps 100 of an account's default 1,000 unreserved: the stack can never take them all.
     expect(reserved.reduce((sum, r) => sum + r.parameter, 0)).toBeLessThanOrEqual(900);
   });
+
+  it('keeps no MCP instance provisioned by default: no alias, the door calls the function itself', () => {
+    const aliases = ofType('AWS::Lambda::Alias');
+    const mcpUri = JSON.stringify(resource('ApiGatewayMethodApiMcpPost').Properties.Integration.Uri);
+
+    expect(stageParameters().mcpProvisionedConcurrency).toBe(0);
+    expect(aliases).toEqual([]);
+    expect(mcpUri).not.toContain('provisioned');
+    const mcpPermissions = Object.keys(template.Resources).filter((id) => /^ApiGatewayMethodApiMcp\w+LambdaPermission$/.test(id));
+    expect(mcpPermissions.length).toBeGreaterThan(0);
+    for (const id of mcpPermissions) expect(resource(id).Properties.FunctionName, id).toEqual(getAtt('McpLambdaFunction'));
+  });
+
+  it('keeps the MCP instances a stage asks for initialised (mcpProvisionedConcurrency): an alias with them, which every MCP method and its permission call, within the reserved concurrency', async () => {
+    const run = await packagedVariant(inject('packagingDir'), 'mcpProvisioned');
+    if (!run.template) throw new Error(`osls package failed:\n${run.output}`);
+    const variant = run.template.Resources as Record<string, Json>;
+    const aliases = Object.entries(variant).filter(([, r]) => r.Type === 'AWS::Lambda::Alias');
+    const methods = Object.entries(variant).filter(
+      ([id, r]) => r.Type === 'AWS::ApiGateway::Method' && /^ApiGatewayMethod(WellDashknownOauthDashprotectedDashresource)?ApiMcp/.test(id),
+    );
+    const lambdaMethods = methods.filter(([, r]) => r.Properties.Integration?.Type === 'AWS_PROXY');
+
+    expect(aliases).toHaveLength(1);
+    const [, alias] = aliases[0] ?? [];
+    expect(alias?.Properties).toMatchObject({
+      FunctionName: { Ref: 'McpLambdaFunction' },
+      Name: 'provisioned',
+      ProvisionedConcurrencyConfig: { ProvisionedConcurrentExecutions: 2 },
+    });
+    expect(lambdaMethods.length).toBeGreaterThan(0);
+    for (const [id, method] of lambdaMethods) {
+      expect(JSON.stringify(method.Properties.Integration.Uri), id).toContain('"provisioned"');
+      // Lambda lets API Gateway call an alias only by a permission on that alias, made once the alias is.
+      const permission = variant[`${id}LambdaPermission`];
+      expect(JSON.stringify(permission?.Properties.FunctionName), id).toContain('"provisioned"');
+      expect(permission?.DependsOn, id).toBe('McpProvConcLambdaAlias');
+    }
+    // Lambda refuses more provisioned instances than the function may run at once.
+    expect(alias?.Properties.ProvisionedConcurrencyConfig.ProvisionedConcurrentExecutions).toBeLessThanOrEqual(
+      variant.McpLambdaFunction?.Properties.ReservedConcurrentExecutions,
+    );
+    // Only the MCP door: the other functions have no alias and are called as before.
+    expect(Object.keys(variant).filter((id) => id.endsWith('LambdaAlias'))).toEqual(['McpProvConcLambdaAlias']);
+  }, 120_000);
 
   it("keeps every log group for a bounded time: every function, both APIs and the web ACL's", () => {
     const groups = ofType('AWS::Logs::LogGroup');

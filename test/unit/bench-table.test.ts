@@ -2,7 +2,8 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { corePlan, cpuList, onCpus } from '../../bench/cores.js';
-import { type BenchResults, performanceSection } from '../../bench/report.js';
+import { floorFigure, medianThreads } from '../../bench/inventory.js';
+import { BARE_MCP, type BenchResults, performanceSection } from '../../bench/report.js';
 import { targets } from '../../bench/targets.js';
 import { ROOT } from '../../infra/build.js';
 
@@ -12,10 +13,51 @@ const committed = (): BenchResults => JSON.parse(readFileSync(join(ROOT, 'bench'
 function withoutBrOrInProcess(r: BenchResults): BenchResults {
   return { ...r, inventory: r.inventory.map(({ br: _br, inProcess: _inProcess, ...figures }) => figures) };
 }
+/** The same run as a bench from before the CPU floor over the whole tenant and the bare MCP SDK would have written it. */
+function withoutNewFloors(r: BenchResults): BenchResults {
+  return {
+    ...r,
+    inventory: r.inventory.map(({ freshFloor: _floor, ...figures }) => figures),
+    coldStart: r.coldStart.filter((c) => c.name !== BARE_MCP),
+    bundles: r.bundles.filter((b) => b.name !== BARE_MCP),
+    inventoryProfile: undefined,
+  };
+}
+const threads = { mainMs: 600, gcHelpersMs: 100, poolMs: 300, otherMs: 0 };
+/**
+ * The run with the new floors: each inventory row's function CPU at `fnRatio` times its floor over
+ * the whole tenant (gzip and br), and the MCP door's cold start at `mcpRatio` times the bare MCP SDK's.
+ */
+function withNewFloors(r: BenchResults, fnRatio: number, mcpRatio: number): BenchResults {
+  const base = withoutNewFloors(r);
+  const floorOf = (perThousand: number, agents: number) => ({
+    runs: 2,
+    cpuMs: (perThousand * agents) / 1000,
+    cpuPerThousandAgentsMs: perThousand,
+    maxRssMiB: 170,
+    jsonBytes: 1,
+    bytes: 1,
+    threads,
+  });
+  const mcp = base.coldStart.find((c) => c.name === 'mcp');
+  if (!mcp) throw new Error('the committed results hold no MCP cold start');
+  return {
+    ...base,
+    inventory: base.inventory.map((i) => ({
+      ...i,
+      freshFloor: {
+        gzip: floorOf(i.fresh.cpuPerThousandAgentsMs / fnRatio, i.agents),
+        br: i.br ? floorOf(i.br.fresh.cpuPerThousandAgentsMs / fnRatio, i.agents) : undefined,
+      },
+    })),
+    coldStart: [...base.coldStart, { name: BARE_MCP, ms: mcp.ms / mcpRatio, importMs: mcp.importMs / mcpRatio, ratio: 1.2, cpuMs: 300 }],
+    bundles: [...base.bundles, { name: BARE_MCP, bytes: 500_000 }],
+  };
+}
 
 describe("Bench: the targets' table", () => {
-  it('holds the inventory to 1.3x its floors at 100,000 and 1,000,000 agents, and every cold start to 1.5x the bare SDK, with no MCP bundle size target', () => {
-    const rows = targets(committed()).map((t) => `${t.what} | ${t.target}`);
+  it('holds the inventory to 1.3x its floors at 100,000 and 1,000,000 agents, and every cold start to 1.5x the bare SDK, with no MCP bundle size target (a run from before the new floors)', () => {
+    const rows = targets(withoutNewFloors(committed())).map((t) => `${t.what} | ${t.target}`);
 
     expect(rows).toEqual(
       expect.arrayContaining([
@@ -32,6 +74,57 @@ describe("Bench: the targets' table", () => {
     expect(rows.filter((row) => row.includes('CPU per 1,000 agents, 300,000'))).toEqual([]);
     expect(rows.filter((row) => row.startsWith('mcp bundle'))).toEqual([]);
     expect(rows.filter((row) => /^(inventory|observations) bundle \| <= 400 KiB$/.test(row))).toHaveLength(2);
+  });
+
+  it("holds the function's CPU to 1.25x the CPU floor over the whole tenant, gzip and br, at 100,000 and 1,000,000 agents, and the MCP door's cold start to 1.25x the bare MCP SDK's", () => {
+    const within = targets(withNewFloors(committed(), 1.2, 1.2));
+    const over = targets(withNewFloors(committed(), 1.3, 1.3));
+    const cpuRows = (list: typeof within) => list.filter((t) => t.what.startsWith('inventory function process CPU'));
+
+    expect(cpuRows(within).map((t) => `${t.what} | ${t.target}`)).toEqual([
+      'inventory function process CPU per 1,000 agents, 100,000 agents, gzip (fresh instance) | <= 1.25x the CPU floor over the whole tenant',
+      'inventory function process CPU per 1,000 agents, 100,000 agents, br (fresh instance) | <= 1.25x the CPU floor over the whole tenant',
+      'inventory function process CPU per 1,000 agents, 1,000,000 agents, gzip (fresh instance) | <= 1.25x the CPU floor over the whole tenant',
+      'inventory function process CPU per 1,000 agents, 1,000,000 agents, br (fresh instance) | <= 1.25x the CPU floor over the whole tenant',
+    ]);
+    expect(cpuRows(within).every((t) => t.met && t.measured.endsWith('(1.20x)'))).toBe(true);
+    expect(cpuRows(over).some((t) => t.met)).toBe(false);
+    expect(within.find((t) => t.what === 'mcp cold start')).toMatchObject({
+      target: '<= 1.25x bare MCP-SDK bundle',
+      measured: '1.20x',
+      met: true,
+    });
+    expect(over.find((t) => t.what === 'mcp cold start')?.met).toBe(false);
+    expect(within.filter((t) => t.what.endsWith('cold start') && t.target === '<= 1.5x bare-SDK bundle').map((t) => t.what)).toEqual([
+      'inventory cold start',
+      'observations cold start',
+    ]);
+  });
+
+  it('renders the CPU floor table, the cold starts against both floors with what the MCP SDK costs, and the profile by layer', () => {
+    const r = withNewFloors(committed(), 1.2, 1.2);
+    const text = performanceSection({
+      ...r,
+      targets: targets(r),
+      inventoryProfile: {
+        agents: 1_000_000,
+        coding: 'gzip',
+        cpuMs: 15_000,
+        threads,
+        intervalUs: 1000,
+        samples: 60_000,
+        byLayer: [{ layer: 'page parse (UTF-8, JSON.parse)', ms: 5000, share: 0.5 }],
+        top: [{ name: 'utf8Slice', source: '', layer: 'page parse (UTF-8, JSON.parse)', ms: 5000 }],
+      },
+    });
+
+    expect(text).toContain("**The function's CPU against a floor doing the same work**");
+    // The function's threads were not read in that run (a dash); the floor's were.
+    expect(text).toMatch(/\| 1,000,000 \| br \| [\d.]+ ms \(\d+ runs?\) \| [\d.]+ ms \(2 runs\) \| 1\.20× \| – \| 600 \/ 100 \/ 300 ms \|/);
+    expect(text).toContain("| bare MCP SDK (the MCP door's floor) | 488 KiB |");
+    expect(text).toMatch(/\| mcp \| [^\n]* \| 1\.20× \|\n/);
+    expect(text).toContain('What the MCP SDK costs a cold start');
+    expect(text).toContain('| page parse (UTF-8, JSON.parse) | 5,000 ms | 50.0% |');
   });
 
   it('judges br against gzip where it was measured: fewer bytes for at most 1.05x the CPU', () => {
@@ -66,6 +159,36 @@ describe("Bench: the targets' table", () => {
     expect(text).toMatch(new RegExp(`\\| ${largest?.agents.toLocaleString('en-US')} \\| ${largest?.pages} \\| [^\\n]* \\| – \\| `));
     expect(text).not.toContain('**br beside gzip**');
     expect(text).not.toContain('mcp bundle');
+  });
+});
+
+describe("Bench: the floor's runs and threads as medians", () => {
+  it('takes the median of each figure, per 1,000 agents for the CPU, and of each thread kind over the runs that read theirs', () => {
+    const run = (cpuMs: number, mainMs: number) => ({
+      agents: 1000,
+      pages: 1,
+      jsonBytes: 10,
+      bytes: 2,
+      ms: 1,
+      cpuMs,
+      maxRssMiB: cpuMs / 10,
+      threads: { mainMs, gcHelpersMs: 1, poolMs: 2, otherMs: 0 },
+    });
+
+    expect(floorFigure([run(100, 50), run(300, 70), run(200, 60)], 2000)).toMatchObject({
+      runs: 3,
+      cpuMs: 200,
+      cpuPerThousandAgentsMs: 100,
+      maxRssMiB: 20,
+      threads: { mainMs: 60, gcHelpersMs: 1, poolMs: 2, otherMs: 0 },
+    });
+    expect(medianThreads([undefined, { mainMs: 4, gcHelpersMs: 2, poolMs: 0, otherMs: 0 }])).toEqual({
+      mainMs: 4,
+      gcHelpersMs: 2,
+      poolMs: 0,
+      otherMs: 0,
+    });
+    expect(medianThreads([undefined])).toBeUndefined();
   });
 });
 

@@ -118,7 +118,7 @@ describe('E2E: each function in a sandbox of its own, with its own environment',
     );
     expect(inventory).toMatchObject({
       NODE_OPTIONS: ['--enable-source-maps', ...INVENTORY_HEAP_FLAGS].join(' '),
-      AWS_LAMBDA_FUNCTION_MEMORY_SIZE: '1769',
+      AWS_LAMBDA_FUNCTION_MEMORY_SIZE: '1024',
       AWS_LAMBDA_FUNCTION_NAME: 'endpoint-read-service-local-inventory',
       DATA_TABLE: stack.config.dataTable,
       TENANT_FENCING: 'off',

@@ -188,7 +188,7 @@ describe('Template: the public REST API (inventory and the MCP door)', () => {
       Type: 'AWS_PROXY',
       IntegrationHttpMethod: 'POST',
       ResponseTransferMode: 'STREAM',
-      TimeoutInMillis: 240000,
+      TimeoutInMillis: 180000,
     });
     // The gateway never cuts a stream the function would still finish.
     expect(integration.TimeoutInMillis).toBeGreaterThanOrEqual(resource('InventoryLambdaFunction').Properties.Timeout * 1000);

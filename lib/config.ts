@@ -265,7 +265,8 @@ export interface FunctionSchema<S extends SettingName> {
   parse(env: NodeJS.ProcessEnv): Readonly<Pick<Settings, S>>;
 }
 
-function functionSchema<S extends SettingName>(settings: readonly S[]): FunctionSchema<S> {
+function functionSchema<S extends SettingName>(...groups: readonly (readonly S[])[]): FunctionSchema<S> {
+  const settings = groups.flat();
   const reads = new Set<VariableName>(settings.flatMap(sourcesOf));
   const variables = (Object.keys(VARIABLES) as VariableName[]).filter((name) => reads.has(name));
   const rules = RULES.filter((rule) => rule.needs.every((name) => reads.has(name)));
@@ -286,21 +287,21 @@ function functionSchema<S extends SettingName>(settings: readonly S[]): Function
   });
 }
 
-/** listEndpointInventory: the caller the authorizer handed over, and the tenant's agents, read (fenced) and summarised. */
-export const INVENTORY_CONFIG = /* @__PURE__ */ functionSchema([
-  'publicUrl',
-  'requiredScope',
-  'tenantClaim',
-  'scopeClaim',
+/** What the store's clients are made with (lib/store/tenant-client.ts): its region and bounds, and the read fence. */
+export const STORE_SETTINGS = /* @__PURE__ */ Object.freeze([
   'region',
-  'dataTable',
   'dynamoEndpoint',
   'dynamoTimeoutMs',
   'dynamoMaxAttempts',
   'tenantFencing',
   'tenantReadRoleArn',
-  'onlineGraceSeconds',
-]);
+] as const);
+
+/** What a public door reads of the caller its authorizer handed over, and the challenge of its 401s. */
+const PUBLIC_CALLER_SETTINGS = /* @__PURE__ */ Object.freeze(['publicUrl', 'requiredScope', 'tenantClaim', 'scopeClaim'] as const);
+
+/** listEndpointInventory: the caller the authorizer handed over, and the tenant's agents, read (fenced) and summarised. */
+export const INVENTORY_CONFIG = /* @__PURE__ */ functionSchema(PUBLIC_CALLER_SETTINGS, STORE_SETTINGS, ['dataTable', 'onlineGraceSeconds']);
 export type InventoryConfig = ReturnType<typeof INVENTORY_CONFIG.parse>;
 
 /**
@@ -308,30 +309,22 @@ export type InventoryConfig = ReturnType<typeof INVENTORY_CONFIG.parse>;
  * claims, the brokers accepted, the operation's scope), the attribution, the reads (fenced) and
  * the evaluation, and the audit write (fenced).
  */
-export const OBSERVATIONS_CONFIG = /* @__PURE__ */ functionSchema([
-  'jwtIssuer',
-  'jwksUrl',
-  'observationsAudience',
-  'observationsScope',
-  'oauthScopeClaim',
-  'tenantClaim',
-  'scopeClaim',
-  'brokerClaim',
-  'brokerAllowList',
-  'ticketSystem',
-  'region',
-  'dataTable',
-  'auditTable',
-  'dynamoEndpoint',
-  'dynamoTimeoutMs',
-  'dynamoMaxAttempts',
-  'tenantFencing',
-  'tenantReadRoleArn',
-  'tenantAuditRoleArn',
-  'onlineGraceSeconds',
-  'observationTtlSeconds',
-  'sampleRetentionDays',
-]);
+export const OBSERVATIONS_CONFIG = /* @__PURE__ */ functionSchema(
+  [
+    'jwtIssuer',
+    'jwksUrl',
+    'observationsAudience',
+    'observationsScope',
+    'oauthScopeClaim',
+    'tenantClaim',
+    'scopeClaim',
+    'brokerClaim',
+    'brokerAllowList',
+    'ticketSystem',
+  ],
+  STORE_SETTINGS,
+  ['dataTable', 'auditTable', 'tenantAuditRoleArn', 'onlineGraceSeconds', 'observationTtlSeconds', 'sampleRetentionDays'],
+);
 export type ObservationsConfig = ReturnType<typeof OBSERVATIONS_CONFIG.parse>;
 
 /**
@@ -340,29 +333,21 @@ export type ObservationsConfig = ReturnType<typeof OBSERVATIONS_CONFIG.parse>;
  * ticket policy), and the broker's hop (its client id and secret, the token exchange, the private
  * operation's address and audience).
  */
-export const MCP_CONFIG = /* @__PURE__ */ functionSchema([
-  'publicUrl',
-  'requiredScope',
-  'tenantClaim',
-  'scopeClaim',
-  'mcpAllowedOrigins',
-  'upstreamTimeoutMs',
-  'ticketSystem',
-  'region',
-  'dataTable',
-  'dynamoEndpoint',
-  'dynamoTimeoutMs',
-  'dynamoMaxAttempts',
-  'tenantFencing',
-  'tenantReadRoleArn',
-  'onlineGraceSeconds',
-  'brokerClientId',
-  'brokerSecret',
-  'tokenEndpoint',
-  'observationsUrl',
-  'observationsAudience',
-  'observationsScope',
-]);
+export const MCP_CONFIG = /* @__PURE__ */ functionSchema(
+  PUBLIC_CALLER_SETTINGS,
+  ['mcpAllowedOrigins', 'upstreamTimeoutMs', 'ticketSystem'],
+  STORE_SETTINGS,
+  [
+    'dataTable',
+    'onlineGraceSeconds',
+    'brokerClientId',
+    'brokerSecret',
+    'tokenEndpoint',
+    'observationsUrl',
+    'observationsAudience',
+    'observationsScope',
+  ],
+);
 export type McpConfig = ReturnType<typeof MCP_CONFIG.parse>;
 
 /** The token authorizer of both public doors: the issuer, its keys, each door's audience, and the claims it hands over. */

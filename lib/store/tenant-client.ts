@@ -1,7 +1,7 @@
 import { AssumeRoleCommand, type AssumeRoleCommandOutput, STSClient } from '@aws-sdk/client-sts';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { LRUCache } from 'lru-cache';
-import type { Settings } from '../config.js';
+import type { Settings, STORE_SETTINGS } from '../config.js';
 import { httpError, retryLater } from '../errors.js';
 import { logger } from '../observability/logger.js';
 import { tracer } from '../observability/tracer.js';
@@ -28,10 +28,7 @@ const RENEW_BEFORE_MS = 5 * 60_000;
 const MAX_TENANTS = 256;
 
 /** What the clients are made with: the store's region and bounds, and the fence (off, or the tenant-read role to assume). */
-export type StoreConfig = Pick<
-  Settings,
-  'region' | 'dynamoEndpoint' | 'dynamoMaxAttempts' | 'dynamoTimeoutMs' | 'tenantFencing' | 'tenantReadRoleArn'
->;
+export type StoreConfig = Pick<Settings, (typeof STORE_SETTINGS)[number]>;
 /** With the audit fence too: the tenant-audit role. */
 export type AuditStoreConfig = StoreConfig & Pick<Settings, 'tenantAuditRoleArn'>;
 

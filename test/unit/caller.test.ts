@@ -62,7 +62,7 @@ describe('Function: callerFromAuthorizer', () => {
   it('accepts the expiry as a number too', () => {
     expect(
       callerFromAuthorizer(
-        event((e) => (e.requestContext.authorizer!.exp = NOW + 1)),
+        event((e) => (e.requestContext.authorizer!.exp = NOW + 60)),
         'mcp',
         options,
       ).tenantId,

@@ -59,8 +59,27 @@ describe('Constant: FUNCTION_CONFIGS (a schema per function)', () => {
       const cfg = schema.parse({ ...FUNCTION_ENVIRONMENT });
       expect(Object.isFrozen(cfg)).toBe(true);
     }
-    expect(Object.keys(AUTHORIZER_CONFIG.parse({ ...FUNCTION_ENVIRONMENT })).sort()).toEqual(
+    const settingsOf = (schema: (typeof FUNCTION_CONFIGS)[keyof typeof FUNCTION_CONFIGS]): string[] =>
+      Object.keys(schema.parse({ ...FUNCTION_ENVIRONMENT })).sort();
+    const store = ['region', 'dynamoEndpoint', 'dynamoTimeoutMs', 'dynamoMaxAttempts', 'tenantFencing', 'tenantReadRoleArn'];
+    const publicCaller = ['publicUrl', 'requiredScope', 'tenantClaim', 'scopeClaim'];
+
+    expect(settingsOf(AUTHORIZER_CONFIG)).toEqual(
       ['jwtIssuer', 'jwksUrl', 'jwtAudience', 'mcpAudience', 'tenantClaim', 'scopeClaim', 'oauthScopeClaim'].sort(),
+    );
+    expect(settingsOf(INVENTORY_CONFIG)).toEqual([...publicCaller, ...store, 'dataTable', 'onlineGraceSeconds'].sort());
+    expect(settingsOf(OBSERVATIONS_CONFIG)).toEqual(
+      [
+        ...['jwtIssuer', 'jwksUrl', 'observationsAudience', 'observationsScope', 'oauthScopeClaim', 'tenantClaim', 'scopeClaim'],
+        ...['brokerClaim', 'brokerAllowList', 'ticketSystem', ...store, 'dataTable', 'auditTable', 'tenantAuditRoleArn'],
+        ...['onlineGraceSeconds', 'observationTtlSeconds', 'sampleRetentionDays'],
+      ].sort(),
+    );
+    expect(settingsOf(MCP_CONFIG)).toEqual(
+      [
+        ...[...publicCaller, 'mcpAllowedOrigins', 'upstreamTimeoutMs', 'ticketSystem', ...store, 'dataTable', 'onlineGraceSeconds'],
+        ...['brokerClientId', 'brokerSecret', 'tokenEndpoint', 'observationsUrl', 'observationsAudience', 'observationsScope'],
+      ].sort(),
     );
   });
 });

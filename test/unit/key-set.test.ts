@@ -2,7 +2,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { Metrics } from '@aws-lambda-powertools/metrics';
 import { exportJWK, generateKeyPair, type JWK } from 'jose';
-import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, it, onTestFinished, vi } from 'vitest';
 import { type KeySetSource, RemoteKeySet } from '../../lib/auth/key-set.js';
 import { METRIC } from '../../lib/observability/metrics.js';
 import { closedPortEndpoint } from '../helpers/faults.js';
@@ -125,6 +125,7 @@ describe('Class: RemoteKeySet', () => {
   ])('answers 503 with Retry-After, and counts it, when the key set answers %s', async (_what, respond) => {
     answer = respond;
     const counted = vi.spyOn(Metrics.prototype, 'addMetric');
+    onTestFinished(() => counted.mockRestore());
     const { keys } = keySet();
 
     await expect(keys.getKey(header('key-a'))).rejects.toMatchObject({
@@ -133,7 +134,6 @@ describe('Class: RemoteKeySet', () => {
       message: 'The token keys are unavailable right now; try again later.',
     });
     expect(counted.mock.calls.filter(([name]) => name === METRIC.keySetFailures)).toHaveLength(1);
-    counted.mockRestore();
   });
 
   it('answers 503 when nothing listens at the key set URL', async () => {
@@ -235,6 +235,7 @@ describe('Class: RemoteKeySet, without a JWKS URL: through the issuer discovery 
   it('refuses a document that names another issuer, with the 503 that names discovery, never a 401, and never fetches the keys it names', async () => {
     answer = serve({ [OPENID]: json(documentOf({ issuer: `${base}/realms/other` })), [CERTS]: jwks(keyA) });
     const counted = vi.spyOn(Metrics.prototype, 'addMetric');
+    onTestFinished(() => counted.mockRestore());
     const { keys } = discovering();
 
     await expect(keys.getKey(header('key-a'))).rejects.toMatchObject({
@@ -246,7 +247,6 @@ describe('Class: RemoteKeySet, without a JWKS URL: through the issuer discovery 
     const names = counted.mock.calls.map(([name]) => name);
     expect(names.filter((name) => name === METRIC.discoveryFailures)).toHaveLength(1);
     expect(names.filter((name) => name === METRIC.keySetFailures)).toHaveLength(1);
-    counted.mockRestore();
   });
 
   it.each([

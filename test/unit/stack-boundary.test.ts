@@ -1,7 +1,7 @@
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it, onTestFinished } from 'vitest';
 import { ROOT } from '../../infra/build.js';
 import { crossingLine, crossings, directImports, importClosure, sourcesUnder } from '../tools/import-closure.js';
 
@@ -114,8 +114,15 @@ describe("The gateway's event, read in functions/", () => {
   });
 
   it('has every handler read its event with the one reader of payload 1.0 events (functions/rest-event.ts)', () => {
-    for (const handler of sourcesUnder(ROOT, 'functions').filter((file) => file.endsWith('/handler.ts')))
-      expect(directImports(ROOT, handler), handler).toContain('functions/rest-event.ts');
+    const handlers = sourcesUnder(ROOT, 'functions').filter((file) => file.endsWith('/handler.ts'));
+
+    expect(handlers.sort()).toEqual([
+      'functions/authorizer/handler.ts',
+      'functions/inventory/handler.ts',
+      'functions/mcp/handler.ts',
+      'functions/observations/handler.ts',
+    ]);
+    for (const handler of handlers) expect(directImports(ROOT, handler), handler).toContain('functions/rest-event.ts');
   });
 });
 
@@ -125,6 +132,12 @@ describe('Function: crossings (test/tools/import-closure.ts), on a tree of its o
   const write = (path: string, text: string): void => {
     mkdirSync(dirname(join(root, path)), { recursive: true });
     writeFileSync(join(root, path), text);
+  };
+  /** Writes a file for the running test alone: it is put back as it was when the test ends, passed or not. */
+  const change = (path: string, text: string): void => {
+    const before = existsSync(join(root, path)) ? readFileSync(join(root, path), 'utf8') : undefined;
+    write(path, text);
+    onTestFinished(() => (before === undefined ? rmSync(join(root, path)) : write(path, before)));
   };
   write('lib/errors.ts', 'export class Failure extends Error {}\n');
   write('lib/data-format/keys.ts', "export const key = (id: string): string => 'A#' + id;\n");
@@ -138,29 +151,26 @@ describe('Function: crossings (test/tools/import-closure.ts), on a tree of its o
 
   it('finds lib/errors.ts reached from local/ through a module of infra/, naming the chain', () => {
     write('infra/answers.ts', "import { Failure } from '../lib/errors.js';\nexport const failure = new Failure('x');\n");
-    write('local/gateway.ts', "import { failure } from '../infra/answers.js';\nexport const answer = failure.message;\n");
+    change('local/gateway.ts', "import { failure } from '../infra/answers.js';\nexport const answer = failure.message;\n");
 
     expect(crossings(root, sourcesUnder(root, 'local'), boundary).map(crossingLine)).toEqual([
       'local/gateway.ts -> infra/answers.ts -> lib/errors.ts',
     ]);
-    rmSync(join(root, 'local/gateway.ts'));
   });
 
   it('finds it through the data format itself, when a module of the data format imports it', () => {
-    write('lib/data-format/records.ts', "export type { Failure } from '../errors.js';\n");
-    write('lib/data-format/index.ts', "export * from './keys.js';\nexport * from './records.js';\n");
+    change('lib/data-format/records.ts', "export type { Failure } from '../errors.js';\n");
+    change('lib/data-format/index.ts', "export * from './keys.js';\nexport * from './records.js';\n");
 
     expect(crossings(root, sourcesUnder(root, 'local'), boundary).map(crossingLine)).toEqual([
       'local/seed.ts -> lib/data-format/index.ts -> lib/data-format/records.ts -> lib/errors.ts',
     ]);
-    rmSync(join(root, 'lib/data-format/records.ts'));
-    write('lib/data-format/index.ts', "export * from './keys.js';\n");
   });
 
   it('counts a type-only import, a dynamic import() and a type written as typeof import()', () => {
-    write('local/types.ts', "import type { Failure } from '../lib/errors.js';\nexport type F = Failure;\n");
-    write('local/later.ts', "export const later = () => import('../lib/errors.js');\n");
-    write('local/query.ts', "export type E = typeof import('../lib/errors.js');\n");
+    change('local/types.ts', "import type { Failure } from '../lib/errors.js';\nexport type F = Failure;\n");
+    change('local/later.ts', "export const later = () => import('../lib/errors.js');\n");
+    change('local/query.ts', "export type E = typeof import('../lib/errors.js');\n");
 
     expect(crossings(root, sourcesUnder(root, 'local'), boundary).map(crossingLine)).toEqual([
       expect.stringMatching(/^local\/(later|query|types)\.ts -> lib\/errors\.ts$/),

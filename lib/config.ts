@@ -302,7 +302,6 @@ const PUBLIC_CALLER_SETTINGS = /* @__PURE__ */ Object.freeze(['publicUrl', 'requ
 
 /** listEndpointInventory: the caller the authorizer handed over, and the tenant's agents, read (fenced) and summarised. */
 export const INVENTORY_CONFIG = /* @__PURE__ */ functionSchema(PUBLIC_CALLER_SETTINGS, STORE_SETTINGS, ['dataTable', 'onlineGraceSeconds']);
-export type InventoryConfig = ReturnType<typeof INVENTORY_CONFIG.parse>;
 
 /**
  * getEndpointObservations: the brokered caller's token (the issuer, its keys, the audience, the
@@ -360,7 +359,6 @@ export const AUTHORIZER_CONFIG = /* @__PURE__ */ functionSchema([
   'scopeClaim',
   'oauthScopeClaim',
 ]);
-export type AuthorizerConfig = ReturnType<typeof AUTHORIZER_CONFIG.parse>;
 
 /**
  * The public REST API's static answers (no function runs for them: API Gateway answers them,

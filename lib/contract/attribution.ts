@@ -50,7 +50,7 @@ export function decodedReason(value: string | undefined, encoding: string | unde
 export const ATTRIBUTION_SOURCES = Object.freeze(['argument', 'person', 'declined', 'cancelled'] as const);
 export type AttributionSource = (typeof ATTRIBUTION_SOURCES)[number];
 /** The sources that give no value: the person refused to. */
-export type PersonRefusal = Extract<AttributionSource, 'declined' | 'cancelled'>;
+type PersonRefusal = Extract<AttributionSource, 'declined' | 'cancelled'>;
 
 /** Where the reason and the ticket of one read came from; `ticket` only when a ticket was sent (or refused). */
 export interface AttributionSources {

@@ -102,8 +102,6 @@ export function withRequiredReason(input: ReturnType<typeof observationsToolInpu
   return input.extend({ reason: observationsReason() });
 }
 
-export type ObservationsToolInput = z.output<ReturnType<typeof withRequiredReason>>;
-
 export const ListEndpointsToolInput = z.strictObject({
   connection_state: z.optional(ConnectionState).describe('Only endpoints in this connection state.'),
   hostname: z

@@ -38,7 +38,7 @@ import { quoted } from './reported-text.js';
 export const MAX_ASK_ROUNDS = 3;
 
 /** The one form's key in `inputRequests` / `inputResponses`. */
-export const ATTRIBUTION_FORM = 'attribution';
+const ATTRIBUTION_FORM = 'attribution';
 
 type Field = 'reason' | 'ticket';
 
@@ -92,7 +92,7 @@ export interface AttributionRules {
  * does `elicitation.form`. A 2025-era request carries none here: its elicitation needs a session
  * stream this stateless server does not hold.
  */
-export function canAskPerson(ctx: ServerContext): boolean {
+function canAskPerson(ctx: ServerContext): boolean {
   const envelope = ctx.mcpReq.envelope as Record<string, unknown> | undefined;
   const capabilities = envelope?.[CLIENT_CAPABILITIES_META_KEY] as { elicitation?: unknown } | undefined;
   const elicitation = capabilities?.elicitation;

@@ -102,7 +102,7 @@ function requestUrl(observationsUrl: string, args: BrokeredArgs): string {
 function attributionHeaders(args: BrokeredArgs): Record<string, string> {
   return {
     ...(args.reason === undefined ? {} : encodedReasonHeaders(args.reason)),
-    'X-Service-Attribution-Source': attributionSourceValue(args.sources),
+    [ATTRIBUTION_HEADERS.source]: attributionSourceValue(args.sources),
     ...(args.ticket
       ? { [ATTRIBUTION_HEADERS.ticketNumber]: args.ticket.number, [ATTRIBUTION_HEADERS.ticketSystem]: args.ticket.system }
       : {}),

@@ -18,7 +18,7 @@ import type { BrokerSecret } from './broker-secret.js';
  */
 
 /** How long the person has to answer a form: after that the retry is refused, and a new call asks again. */
-export const REQUEST_STATE_TTL_SECONDS = 600;
+const REQUEST_STATE_TTL_SECONDS = 600;
 
 /** Separates this key from any other use of the broker secret. */
 const KEY_INFO = 'endpoint-read-service mcp requestState v1';

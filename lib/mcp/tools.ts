@@ -9,8 +9,6 @@ import {
   LIST_LIMIT,
   ListEndpointsToolInput,
   ObservationsToolOutput,
-  observationsReason,
-  observationsTicket,
   observationsToolInput,
   READ_ONLY_TOOL,
   TICKET_NUMBER_RULE,
@@ -120,21 +118,13 @@ function advertised(schema: () => z.core.$ZodType): StandardSchemaWithJSON {
 interface ObservationsSchemas {
   input: ReturnType<typeof observationsToolInput>;
   required: ReturnType<typeof withRequiredReason>;
-  reason: ReturnType<typeof observationsReason>;
-  ticket: ReturnType<typeof observationsTicket>;
 }
 let observationsSchemas: (ObservationsSchemas & { ticketSystem: string }) | undefined;
 
 function observationsSchemasOf(ticketSystem: string): ObservationsSchemas {
   if (observationsSchemas?.ticketSystem !== ticketSystem) {
     const input = observationsToolInput(ticketSystem);
-    observationsSchemas = {
-      ticketSystem,
-      input,
-      required: withRequiredReason(input),
-      reason: observationsReason(),
-      ticket: observationsTicket(ticketSystem),
-    };
+    observationsSchemas = { ticketSystem, input, required: withRequiredReason(input) };
   }
   return observationsSchemas;
 }
@@ -207,6 +197,9 @@ function registerObservations(server: McpServer, caller: ToolCaller, services: T
     const schemas = observationsSchemasOf(ticketSystem);
     return {
       ...schemas,
+      // A person's answer is held to the argument's own rule: the reason as required, the ticket as advertised.
+      reason: schemas.required.shape.reason,
+      ticket: schemas.input.shape.ticket,
       ticketSystem,
       sentenceOf: (error) => argumentSentence(error, sentences, Object.keys(schemas.input.shape)),
       ticketRequired: () => caller.upstream(() => tenantRequiresTicket(services.inventory, caller)),

@@ -73,6 +73,20 @@ class KeySetFetchError extends Error {
   }
 }
 
+/** What a failed step says: its log line, and the client's sentence when it took too long or failed. */
+const UNAVAILABLE = Object.freeze({
+  discovery: {
+    log: 'issuer discovery failed',
+    late: "The issuer's discovery document, which says where its token keys are, could not be fetched in time; try again.",
+    down: "The issuer's discovery document, which says where its token keys are, is unavailable right now; try again later.",
+  },
+  keys: {
+    log: 'token keys unavailable',
+    late: 'The token keys could not be fetched in time; try again.',
+    down: 'The token keys are unavailable right now; try again later.',
+  },
+});
+
 /** The cache key of the one key set an instance keeps. */
 const KEY_SET = 'keys';
 
@@ -142,23 +156,10 @@ export class RemoteKeySet implements KeySource {
     recordKeySetFailure();
     const e =
       error instanceof KeySetFetchError ? error : new KeySetFetchError('the key set could not be read', false, 'keys', { cause: error });
-    if (e.step === 'discovery') {
-      recordDiscoveryFailure();
-      logger.error('issuer discovery failed', { cause: e.message });
-      return e.timedOut
-        ? httpError(504, "The issuer's discovery document, which says where its token keys are, could not be fetched in time; try again.", {
-            cause: e,
-          })
-        : retryLater(
-            503,
-            "The issuer's discovery document, which says where its token keys are, is unavailable right now; try again later.",
-            e,
-          );
-    }
-    logger.error('token keys unavailable', { cause: e.message });
-    return e.timedOut
-      ? httpError(504, 'The token keys could not be fetched in time; try again.', { cause: e })
-      : retryLater(503, 'The token keys are unavailable right now; try again later.', e);
+    if (e.step === 'discovery') recordDiscoveryFailure();
+    const said = UNAVAILABLE[e.step];
+    logger.error(said.log, { cause: e.message });
+    return e.timedOut ? httpError(504, said.late, { cause: e }) : retryLater(503, said.down, e);
   }
 
   private async importKey(jwk: JWK, header: JWTHeaderParameters): Promise<CryptoKey | Uint8Array> {

@@ -72,6 +72,11 @@ export function parsedAttributionSources(value: string): AttributionSources | nu
   const match = ATTRIBUTION_SOURCE_PATTERN.exec(value.trim());
   if (!match) return null;
   const [, reason, ticket] = match as unknown as [string, AttributionSource, AttributionSource | undefined];
+  return attributionSourcesOf(reason, ticket);
+}
+
+/** The sources of a read: the reason's, and the ticket's when a ticket was sent or refused. */
+export function attributionSourcesOf(reason: AttributionSource, ticket: AttributionSource | undefined): AttributionSources {
   return ticket === undefined ? { reason } : { reason, ticket };
 }
 

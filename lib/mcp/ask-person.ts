@@ -8,7 +8,7 @@ import {
   type ServerContext,
 } from '@modelcontextprotocol/server';
 import type * as z from 'zod';
-import { type AttributionSource, type AttributionSources, personRefusalSentence } from '../contract/attribution.js';
+import { type AttributionSource, attributionSourcesOf, personRefusalSentence } from '../contract/attribution.js';
 import {
   type observationsReason,
   type observationsTicket,
@@ -192,10 +192,6 @@ function formSchema(asked: readonly Field[], ticketRequired: boolean, ticketSyst
   return { type: 'object', properties, required };
 }
 
-function attributionSources(reason: AttributionSource, ticket: AttributionSource | undefined): AttributionSources {
-  return ticket === undefined ? { reason } : { reason, ticket };
-}
-
 /**
  * What `observations` does with this call: read, ask the person, or refuse. `raw` is the call's
  * arguments as sent; `ctx` the SDK's request context, whose `requestState` the server's verify
@@ -207,7 +203,7 @@ export async function attributionRound(raw: unknown, ctx: ServerContext, rules: 
     const parsed = rules.required.safeParse(input);
     if (!parsed.success) return { kind: 'refuse', sentence: rules.sentenceOf(parsed.error) };
     const { ticket } = parsed.data;
-    return { kind: 'read', args: { ...parsed.data, sources: attributionSources('argument', ticket ? 'argument' : undefined) } };
+    return { kind: 'read', args: { ...parsed.data, sources: attributionSourcesOf('argument', ticket ? 'argument' : undefined) } };
   }
   // The arguments the person cannot be asked for follow their rules first, as for any client.
   const lenient = rules.input.safeParse({ ...(input as object), reason: undefined, ticket: undefined });
@@ -246,7 +242,7 @@ async function firstRound(call: Call, rules: AttributionRules): Promise<Attribut
     const ticket = call.ticket.value;
     return {
       kind: 'read',
-      args: { ...call.base, reason: call.reason.value, ticket, sources: attributionSources('argument', ticket ? 'argument' : undefined) },
+      args: { ...call.base, reason: call.reason.value, ticket, sources: attributionSourcesOf('argument', ticket ? 'argument' : undefined) },
     };
   }
   const state: AskState = { v: 1, args: call.digest, round: 1, asked, ticketRequired, given: {} };
@@ -332,7 +328,7 @@ function argsWith(call: Call, given: AskState['given'], ticketSystem: string): B
   const ticket =
     given.ticket !== undefined ? (given.ticket === null ? undefined : { number: given.ticket, system: ticketSystem }) : call.ticket.value;
   const ticketSource: AttributionSource | undefined = ticket === undefined ? undefined : given.ticket ? 'person' : 'argument';
-  return { ...call.base, reason, ticket, sources: attributionSources(given.reason !== undefined ? 'person' : 'argument', ticketSource) };
+  return { ...call.base, reason, ticket, sources: attributionSourcesOf(given.reason !== undefined ? 'person' : 'argument', ticketSource) };
 }
 
 function personRefused(call: Call, state: AskState, refusal: AttributionSource, ticketSystem: string): AttributionRound {
@@ -340,7 +336,7 @@ function personRefused(call: Call, state: AskState, refusal: AttributionSource, 
   const kept = argsWith(call, state.given, ticketSystem);
   const asked = new Set(state.asked);
   const ticket = asked.has('ticket') ? undefined : kept.ticket;
-  const sources = attributionSources(
+  const sources = attributionSourcesOf(
     asked.has('reason') ? refusal : kept.sources.reason,
     asked.has('ticket') ? refusal : kept.sources.ticket,
   );

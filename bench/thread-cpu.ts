@@ -1,4 +1,5 @@
 import { readdirSync, readFileSync } from 'node:fs';
+import { type ProcessId, residentBytes, statCpu } from '../local/lambda/proc.js';
 
 /**
  * A Node process's CPU time by thread kind, from /proc (Linux): its JavaScript thread, V8's helper
@@ -21,16 +22,11 @@ export function threadKind(name: string): keyof ThreadCpu {
   return 'otherMs';
 }
 
-/** One /proc/<pid>/task/<tid>/stat line: the thread's name and its user + system time in ms (clock ticks of 10 ms). */
-export function threadStat(stat: string): { name: string; cpuMs: number } {
-  const name = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
-  // The fields after the name (which may hold spaces), from the third on: utime and stime are the 14th and 15th.
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return { name, cpuMs: (Number(fields[11]) + Number(fields[12])) * 10 };
-}
+/** One /proc/<pid>/task/<tid>/stat line: the thread's name and its user + system time in ms (the sandboxes' reader of /proc). */
+export const threadStat = statCpu;
 
 /** A live process's CPU by thread kind, or undefined where /proc cannot be read. */
-export function threadCpu(pid: number | 'self' = 'self'): ThreadCpu | undefined {
+export function threadCpu(pid: ProcessId = 'self'): ThreadCpu | undefined {
   try {
     const out: ThreadCpu = { mainMs: 0, gcHelpersMs: 0, poolMs: 0, otherMs: 0 };
     for (const tid of readdirSync(`/proc/${pid}/task`)) {
@@ -44,11 +40,6 @@ export function threadCpu(pid: number | 'self' = 'self'): ThreadCpu | undefined 
 }
 
 /** A live process's peak resident memory (VmHWM), in bytes, or undefined where /proc cannot be read. */
-export function peakRssBytes(pid: number | 'self' = 'self'): number | undefined {
-  try {
-    const kb = /^VmHWM:\s+(\d+) kB/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1];
-    return kb === undefined ? undefined : Number(kb) * 1024;
-  } catch {
-    return undefined;
-  }
+export function peakRssBytes(pid: ProcessId = 'self'): number | undefined {
+  return residentBytes(pid, 'VmHWM');
 }

@@ -162,10 +162,20 @@ function sendPage(res: ServerResponse, status: number, html: string): void {
  * offline_access`), while every resource this server knows is a door whose tokens need it.
  */
 function askDoorScope(target: URL, doorScope: string): boolean {
-  const asked = (target.searchParams.get('scope') ?? '').split(' ').filter((scope) => scope !== '');
-  if (asked.includes(doorScope)) return false;
-  target.searchParams.set('scope', [...asked, doorScope].join(' '));
+  const scope = withDoorScope(target.searchParams.get('scope') ?? '', doorScope);
+  if (scope === undefined) return false;
+  target.searchParams.set('scope', scope);
   return true;
+}
+
+/**
+ * A space-separated scope list with the doors' scope added; undefined when it already holds it.
+ * Empty entries (doubled or edge spaces) are dropped, so the list written back is well formed.
+ * The one place an authorization request, a refresh grant and a client registration add it.
+ */
+function withDoorScope(list: string, doorScope: string): string | undefined {
+  const scopes = list.split(' ').filter((scope) => scope !== '');
+  return scopes.includes(doorScope) ? undefined : [...scopes, doorScope].join(' ');
 }
 
 /**
@@ -178,10 +188,7 @@ function askDoorScope(target: URL, doorScope: string): boolean {
 function keepingDoorScope(handler: GrantHandler, doorScope: string): GrantHandler {
   return (ctx, next) => {
     const params = ctx.oidc.params as { scope?: unknown };
-    if (typeof params.scope === 'string') {
-      const asked = params.scope.split(' ').filter((scope) => scope !== '');
-      if (!asked.includes(doorScope)) params.scope = [...asked, doorScope].join(' ');
-    }
+    if (typeof params.scope === 'string') params.scope = withDoorScope(params.scope, doorScope) ?? params.scope;
     return handler(ctx, next);
   };
 }
@@ -355,8 +362,7 @@ export async function localAuthorizationServer(options: AuthorizationServerOptio
         // A client that registers a scope set (mcp-remote: `openid offline_access`) is held to it at
         // each authorization, where the doors' scope is always asked (askDoorScope): the doors' scope
         // joins its set, as RFC 7591 §2 lets a server change what it registers (its answer says so).
-        const scope = typeof metadata.scope === 'string' ? metadata.scope.split(' ') : undefined;
-        if (scope && !scope.includes(doorScope)) metadata.scope = [...scope, doorScope].join(' ');
+        if (typeof metadata.scope === 'string') metadata.scope = withDoorScope(metadata.scope, doorScope) ?? metadata.scope;
       },
     },
     discovery: { client_id_metadata_document_supported: true },

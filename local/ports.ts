@@ -1,7 +1,8 @@
-import { request, type Server } from 'node:http';
+import { type IncomingMessage, request, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { sentenceOf } from './failure.js';
 import { foreignHostRefusal } from './guard.js';
+import { readBoundedBody } from './listener-io.js';
 
 /**
  * The ports of the local stack: each is bound and, when some are taken, every one of them is
@@ -34,25 +35,31 @@ type Holder = 'stack' | 'engine' | 'other';
 
 const PROBE_TIMEOUT_MS = 1_000;
 
-/** The answer of whatever listens on `port` to a request naming another host (fetch cannot set `Host`). */
-function foreignHostAnswer(port: number): Promise<{ status: number; body: string }> {
-  return new Promise((resolve, reject) => {
+/** Far more than the guard's refusal (one sentence and a request id): a longer answer is another program's. */
+const PROBE_MAX_BYTES = 16 * 1024;
+
+/**
+ * The answer of whatever listens on `port` to a request naming another host (fetch cannot set `Host`).
+ * Settles within PROBE_TIMEOUT_MS whatever the holder does: a socket timeout fires only when the
+ * socket is idle, so a server that trickles or streams without end is cut by the overall signal,
+ * and the bounded reader stops a long answer with an error instead of a silent destroy.
+ */
+async function foreignHostAnswer(port: number): Promise<{ status: number; body: string }> {
+  const signal = AbortSignal.timeout(PROBE_TIMEOUT_MS);
+  const res = await new Promise<IncomingMessage>((resolve, reject) => {
     const req = request(
-      { host: '127.0.0.1', port, path: '/', headers: { Host: 'endpoint-read-service-port-probe.invalid' }, timeout: PROBE_TIMEOUT_MS },
-      (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (chunk: Buffer) => {
-          chunks.push(chunk);
-          if (chunks.length > 64) res.destroy();
-        });
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') }));
-        res.on('error', reject);
-      },
+      { host: '127.0.0.1', port, path: '/', headers: { Host: 'endpoint-read-service-port-probe.invalid' }, signal },
+      resolve,
     );
-    req.on('timeout', () => req.destroy(new Error('no answer')));
     req.on('error', reject);
     req.end();
   });
+  try {
+    return { status: res.statusCode ?? 0, body: (await readBoundedBody(res, PROBE_MAX_BYTES)).toString('utf8') };
+  } finally {
+    // Past the bound the connection still streams: close it rather than leave it to the holder.
+    res.destroy();
+  }
 }
 
 async function holderOf(taken: StackPort): Promise<Holder> {

@@ -37,7 +37,7 @@ export const GATEWAY_RESPONSE_TYPES = Object.freeze([
 export type GatewayResponseType = (typeof GATEWAY_RESPONSE_TYPES)[number];
 
 /** One gateway response as the template has it: its status (none for the two defaults), its one sentence, headers and body template. */
-export interface GatewayResponseAnswer {
+interface GatewayResponseAnswer {
   status?: number;
   sentence: string;
   /** Every header but `Access-Control-Allow-Origin`, which the local gateway names per request (below). */

@@ -1,5 +1,5 @@
-import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, renameSync } from 'node:fs';
+import { createHash, randomUUID } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { build, context, type Plugin } from 'esbuild';
 import { FUNCTIONS, type FunctionName, functionsBuildOptions, NODE_BUNDLE, ROOT } from '../../infra/build.js';
@@ -24,19 +24,28 @@ export interface LocalBundles {
 const RUNTIME_CLIENT_SOURCE = join('local', 'lambda', 'runtime-client.ts');
 
 /**
- * The runtime client (local/lambda/runtime-client.ts) as one ES module Node runs as it is,
- * built once per version of its source under node_modules/.cache (named by the source's hash, so
- * any number of stacks share it and a changed source gets a new file).
+ * The runtime client (local/lambda/runtime-client.ts) as one ES module Node runs as it is, under
+ * node_modules/.cache named by the hash of what was built. It is built in memory at every start (a
+ * few milliseconds: one small file and the modules it imports), so a change to the client or to any
+ * of them is in the next stack, and any number of stacks share one file per version.
  */
 export async function runtimeClientModule(root = ROOT): Promise<string> {
-  const source = join(root, RUNTIME_CLIENT_SOURCE);
-  const hash = createHash('sha256').update(readFileSync(source)).digest('hex').slice(0, 16);
+  const { outputFiles } = await build({
+    ...NODE_BUNDLE,
+    entryPoints: [join(root, RUNTIME_CLIENT_SOURCE)],
+    outfile: 'client.mjs',
+    write: false,
+    logLevel: 'warning',
+  });
+  const code = outputFiles[0]?.contents;
+  if (!code) throw new Error('esbuild built no runtime client');
   const dir = join(root, 'node_modules', '.cache', 'lambda-runtime');
-  const outfile = join(dir, `client-${hash}.mjs`);
+  const outfile = join(dir, `client-${createHash('sha256').update(code).digest('hex').slice(0, 16)}.mjs`);
   if (existsSync(outfile)) return outfile;
   mkdirSync(dir, { recursive: true });
-  const aside = `${outfile}.${process.pid}.tmp.mjs`;
-  await build({ ...NODE_BUNDLE, entryPoints: [source], outfile: aside, logLevel: 'warning' });
+  // Written aside and renamed: stacks starting at once never run half a file.
+  const aside = `${outfile}.${process.pid}.${randomUUID()}.tmp.mjs`;
+  writeFileSync(aside, code);
   renameSync(aside, outfile);
   return outfile;
 }

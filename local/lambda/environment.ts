@@ -140,7 +140,7 @@ export const TUNING_VARIABLES: readonly string[] = Object.freeze([
  * clients read themselves: set in `npm start`'s environment, each goes to every function, as a
  * tuning variable does. Secrets Manager's is left out: locally the secret itself is given.
  */
-export const SDK_ENDPOINT_VARIABLES: readonly string[] = Object.freeze(['AWS_ENDPOINT_URL_STS']);
+const SDK_ENDPOINT_VARIABLES: readonly string[] = Object.freeze(['AWS_ENDPOINT_URL_STS']);
 
 /** The tuning variables set in `npm start`'s environment, the SDK's endpoint variables, and Powertools' own switches (POWERTOOLS_*). */
 function tuningVariables(userEnv: NodeJS.ProcessEnv, givenByServerless: ReadonlySet<string>): Record<string, string> {

@@ -5,6 +5,7 @@ import type { AddressInfo, Socket } from 'node:net';
 import type { Readable } from 'node:stream';
 import { guarded, NO_PAGES, sendRefusal } from '../guard.js';
 import { BodyTooLargeError, readBoundedBody } from '../listener-io.js';
+import { RUNTIME_TOKEN } from './runtime-token.js';
 
 /**
  * The Lambda Runtime API of one local function instance, as Lambda serves it to a runtime inside
@@ -127,9 +128,6 @@ export const STREAM_CUT: FunctionError = Object.freeze({
   errorType: 'Runtime.ExitError',
   errorMessage: 'the response stream was cut before its end',
 });
-
-/** The header our runtime client sends its token in, and the variable it is given it in (it deletes it before loading the handler). */
-export const RUNTIME_TOKEN = Object.freeze({ header: 'lambda-runtime-local-token', variable: 'LAMBDA_RUNTIME_LOCAL_TOKEN' });
 
 /**
  * How a Runtime API knows its instance's runtime: by the token given to our runtime client alone,

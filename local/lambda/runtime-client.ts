@@ -28,6 +28,7 @@ import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { pathToFileURL } from 'node:url';
 import { HIGH_WATER_MARK, installAwsLambdaGlobal, isStreamingHandler, type PreludeHooks } from './awslambda.js';
+import { RUNTIME_TOKEN } from './runtime-token.js';
 
 // Node's CommonJS `node:http`, as AWS's runtime client requires it: an ES import of it reads every
 // export, three of which load undici (fetch's client) in each instance before its handler, time
@@ -35,12 +36,11 @@ import { HIGH_WATER_MARK, installAwsLambdaGlobal, isStreamingHandler, type Prelu
 const { Agent, request } = process.getBuiltinModule('node:http');
 
 const RUNTIME_API = process.env.AWS_LAMBDA_RUNTIME_API ?? '127.0.0.1:9001';
-// The token that makes this process its instance's runtime at the stack's Runtime API (runtime-api.ts
-// RUNTIME_TOKEN, a constant this bundle cannot import): sent on every call, and out of the
-// environment before the handler loads, so the function sees Lambda's variables only.
-const RUNTIME_TOKEN_HEADER = 'Lambda-Runtime-Local-Token';
-const RUNTIME_TOKEN = process.env.LAMBDA_RUNTIME_LOCAL_TOKEN ?? '';
-delete process.env.LAMBDA_RUNTIME_LOCAL_TOKEN;
+// The token that makes this process its instance's runtime at the stack's Runtime API: sent on
+// every call, and out of the environment before the handler loads, so the function sees Lambda's
+// variables only.
+const token = process.env[RUNTIME_TOKEN.variable] ?? '';
+delete process.env[RUNTIME_TOKEN.variable];
 const API_PATH = '/2018-06-01/runtime';
 const ERROR_TYPE_HEADER = 'Lambda-Runtime-Function-Error-Type';
 const ERROR_BODY_TRAILER = 'Lambda-Runtime-Function-Error-Body';
@@ -65,7 +65,7 @@ function errorPayload(error: unknown, fallbackType = 'Error'): ErrorPayload {
 }
 
 /** A call's headers with the runtime's token. */
-const withToken = (headers: OutgoingHttpHeaders): OutgoingHttpHeaders => ({ ...headers, [RUNTIME_TOKEN_HEADER]: RUNTIME_TOKEN });
+const withToken = (headers: OutgoingHttpHeaders): OutgoingHttpHeaders => ({ ...headers, [RUNTIME_TOKEN.header]: token });
 
 /** One request to the Runtime API on the loop's connection; resolves with the answer's status, headers and body. */
 function call(

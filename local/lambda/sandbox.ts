@@ -1,12 +1,12 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
-import type { Readable } from 'node:stream';
 import { invocationTrace } from '../trace-header.js';
 import { runtimeEnvironment } from './environment.js';
 import type { LambdaFunctionSpec } from './function-specs.js';
-import { type FunctionError, RUNTIME_TOKEN, type RuntimeApi, STREAM_CUT, startRuntimeApi } from './runtime-api.js';
+import { cpuTimeMs, residentBytes } from './proc.js';
+import { type FunctionError, type RuntimeAnswer, type RuntimeApi, STREAM_CUT, startRuntimeApi } from './runtime-api.js';
+import { RUNTIME_TOKEN } from './runtime-token.js';
 import type { LambdaRuntime } from './runtimes.js';
 
 /**
@@ -31,13 +31,8 @@ export type InvocationOutcome = (
   | { type: 'throttled' }
   | { type: 'failed'; error: FunctionError }
   | { type: 'buffered'; payload: Buffer }
-  | {
-      type: 'stream';
-      contentType: string | undefined;
-      body: Readable;
-      ended: Promise<FunctionError | undefined>;
-      abort(): void;
-    }
+  // The Runtime API's stream answer as it is, but for the runtime's next ask, which only the instance watches (a cut stream).
+  | (Omit<Extract<RuntimeAnswer, { kind: 'stream' }>, 'kind' | 'nextAsked'> & { type: 'stream' })
 ) & {
   /** The instance's init time when this event started it (a cold start). */
   initDurationMs?: number;
@@ -98,29 +93,6 @@ function environmentKey(environment: Readonly<Record<string, string>>): string {
     environmentKeys.set(environment, key);
   }
   return key;
-}
-
-/** A process's resident memory now (VmRSS) or at its peak (VmHWM), in bytes, from /proc (Linux); undefined where there is none. */
-function residentBytes(pid: number, field: 'VmRSS' | 'VmHWM' = 'VmRSS'): number | undefined {
-  try {
-    const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-    const kb = new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(status)?.[1];
-    return kb === undefined ? undefined : Number(kb) * 1024;
-  } catch {
-    return undefined;
-  }
-}
-
-/** The CPU time a process used (user and system), in ms, from /proc (Linux, in clock ticks of 10 ms); undefined where there is none. */
-function cpuTimeMs(pid: number): number | undefined {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    // The fields after the command name (which may hold spaces), from the third on: utime and stime are the 14th and 15th.
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return (Number(fields[11]) + Number(fields[12])) * 10;
-  } catch {
-    return undefined;
-  }
 }
 
 /** Why an instance was stopped, as Lambda names it to the invocation in flight. */

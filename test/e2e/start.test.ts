@@ -1,4 +1,5 @@
 import { mkdtemp, writeFile } from 'node:fs/promises';
+import { createServer as createHttpServer } from 'node:http';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -106,6 +107,29 @@ describe.concurrent('E2E: npm start refuses a bad start with one sentence', () =
       );
     } finally {
       taken.close();
+    }
+  }, 120_000);
+
+  // The probe that tells its own stack from another program must settle whatever the holder does:
+  // a server that streams without end keeps its socket busy, so no idle timeout would ever end it.
+  it('says so too when the program on the port answers with a stream that never ends', async ({ expect }) => {
+    const streaming = createHttpServer((_req, res) => {
+      res.writeHead(200, { 'Content-Type': 'text/plain' });
+      const beat = setInterval(() => res.write('x'.repeat(1024)), 1);
+      res.on('close', () => clearInterval(beat));
+    });
+    await new Promise<void>((resolve) => streaming.listen(0, '127.0.0.1', resolve));
+    const port = (streaming.address() as { port: number }).port;
+    try {
+      const run = npmStart({ ...(await freshStartEnv()), PORT: String(port), SEED: 'none' });
+
+      expect(await run.exited).toBe(2);
+      expect(run.output().trim()).toBe(
+        `npm start: port ${port} (PORT, the public listener) is in use by another program; stop it, or set PORT to a free port.`,
+      );
+    } finally {
+      streaming.closeAllConnections();
+      streaming.close();
     }
   }, 120_000);
 

@@ -1,6 +1,7 @@
 import { type ClientRequest, type IncomingMessage, request } from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
-import { RUNTIME_TOKEN, type RuntimeApi, STREAM_CUT, startRuntimeApi } from '../../local/lambda/runtime-api.js';
+import { type RuntimeApi, STREAM_CUT, startRuntimeApi } from '../../local/lambda/runtime-api.js';
+import { RUNTIME_TOKEN } from '../../local/lambda/runtime-token.js';
 
 /**
  * The local Lambda Runtime API spoken to as a runtime speaks to it, over raw HTTP, so that the order

@@ -7,6 +7,7 @@ import { INVENTORY_HEAP_FLAGS } from '../../infra/inventory-heap.js';
 import { SDK_NODE_MAJOR } from '../../infra/node-version.js';
 import { readFunctionSpecs } from '../../local/lambda/function-specs.js';
 import { localDirWithKey } from '../helpers/local-dir.js';
+import { environmentOf } from '../helpers/sandbox.js';
 import { startOnFreePorts, startTestStack, type TestStack, withTokens } from '../helpers/stack.js';
 
 /** A tools/list at the MCP door: one invocation of the MCP function (its preflight and the RFC 9728 documents are static answers, no function's). */
@@ -26,12 +27,6 @@ const toolsList = async (stack: TestStack): Promise<Response> =>
  * own with exactly the environment serverless.yml gives its function, and `npm start`'s rebuild:
  * an edited source file served by the next instance, without a restart.
  */
-
-/** A process's environment as the kernel holds it (/proc/<pid>/environ): what it was started with. */
-function environmentOf(pid: number): Record<string, string> {
-  const entries = readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0').filter(Boolean);
-  return Object.fromEntries(entries.map((entry) => [entry.slice(0, entry.indexOf('=')), entry.slice(entry.indexOf('=') + 1)]));
-}
 
 /** The variables Lambda's runtime sets in every execution environment (AWS's "defined runtime environment variables"). */
 const LAMBDA_RUNTIME_VARIABLES = [

@@ -1,13 +1,14 @@
-import { readFileSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
+import { subscribe, unsubscribe } from 'node:diagnostics_channel';
+import { type ClientRequest, createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Client } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { smallFleet } from '../fixtures/small-fleet.js';
 import { gatedProxy } from '../helpers/faults.js';
 import { call, connectTo } from '../helpers/mcp-client.js';
+import { environmentOf } from '../helpers/sandbox.js';
 import { type SharedStack, sharedStack } from '../helpers/shared-stack.js';
-import { personInChromium, pkce } from '../helpers/sign-in.js';
+import { authorizeUrl, personInChromium, pkce } from '../helpers/sign-in.js';
 
 /**
  * What a web page can make the local stack fetch on this machine: the sign-in fetches a client ID
@@ -16,9 +17,12 @@ import { personInChromium, pkce } from '../helpers/sign-in.js';
  * function instance's Lambda Runtime API, that fetch once took the instance's next event while the
  * user's MCP call was in flight (a 502 for the user) and killed its runtime. Reproduced here as it
  * was found, in headless Chromium, against the running MCP function: the call in flight and the
- * next one succeed. Which addresses are fetched at all: test/e2e/sign-in-hardening.test.ts and
- * test/unit/client-id-documents.test.ts; the Runtime API's own refusal of another program:
- * test/integration/listener-guard.test.ts.
+ * next one succeed. The sign-in fetches nothing on this machine unless CLIENT_ID_DOCUMENT_DEV_ORIGINS
+ * names the origin, so the Runtime API's origin is named here (as a developer's mistake, or a port
+ * one happened to reuse, would name it): what stops the fetch is then the Runtime API's own refusal,
+ * which the stack's fetch is seen to reach. Which addresses are fetched at all:
+ * test/e2e/sign-in-hardening.test.ts and test/unit/client-id-documents.test.ts; the Runtime API's own
+ * refusal of another program: test/integration/listener-guard.test.ts.
  */
 
 let stack: SharedStack;
@@ -32,10 +36,22 @@ afterAll(async () => {
   await stack?.release();
 });
 
-/** A process's environment as the kernel holds it (/proc/<pid>/environ): what it was started with. */
-function environmentOf(pid: number): Record<string, string> {
-  const entries = readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0').filter(Boolean);
-  return Object.fromEntries(entries.map((entry) => [entry.slice(0, entry.indexOf('=')), entry.slice(entry.indexOf('=') + 1)]));
+const NEXT = '/2018-06-01/runtime/invocation/next';
+
+/**
+ * The status of each answer this process's HTTP clients (the stack's, in this process: the sign-in's
+ * document fetch among them) got from `address` (host:port) for `path`, from now until `stop()`:
+ * Node's own client channel, so a fetch that reached the listener is seen whatever became of it after.
+ */
+function answersFrom(address: string, path: string): { statuses: number[]; stop(): void } {
+  const statuses: number[] = [];
+  const onAnswer = (message: unknown): void => {
+    const { request, response } = message as { request: ClientRequest; response: IncomingMessage };
+    if (`${request.socket?.remoteAddress}:${request.socket?.remotePort}` === address && request.path === path)
+      statuses.push(response.statusCode ?? 0);
+  };
+  subscribe('http.client.response.finish', onAnswer);
+  return { statuses, stop: () => unsubscribe('http.client.response.finish', onAnswer) };
 }
 
 describe('E2E: a page of another origin sends the sign-in to fetch a Runtime API’s next event', () => {
@@ -43,6 +59,8 @@ describe('E2E: a page of another origin sends the sign-in to fetch a Runtime API
     // The store answers the MCP function's reads when the test says: its instance is busy with the user's call meanwhile.
     const store = await gatedProxy(stack.dynamoEndpoint, (operation) => operation === 'Query');
     const before = stack.updateEnvironment({ DYNAMODB_ENDPOINT: store.endpoint });
+    let devOriginsBefore: Record<string, string | undefined> = {};
+    let fetched: ReturnType<typeof answersFrom> | undefined;
     let client: Client | undefined;
     const pages: Server = createServer((req, res) => {
       res.writeHead(200, { 'Content-Type': 'text/html; charset=utf-8' });
@@ -58,19 +76,21 @@ describe('E2E: a page of another origin sends the sign-in to fetch a Runtime API
       const inFlight = call(client, 'list_endpoints', { limit: 3 });
       // Awaited below, once the page has done its worst; a failure meanwhile is that await's.
       inFlight.catch(() => undefined);
-      for (let tries = 0; tries < 500 && store.held() === 0; tries += 1) await new Promise((resolve) => setTimeout(resolve, 10));
+      await expect.poll(() => store.held(), { timeout: 5_000 }).toBeGreaterThan(0);
       // The instance busy with the user's call, and its Runtime API's next event as a client ID.
       const busy = stack.functions.stats('mcp').instances.find((i) => i.state === 'busy');
-      const next = `http://${environmentOf(busy?.pid ?? 0).AWS_LAMBDA_RUNTIME_API}/2018-06-01/runtime/invocation/next`;
-      const authorize = new URL(`${stack.publicUrl}/oauth2/authorize`);
-      for (const [name, value] of Object.entries({
-        client_id: next,
-        response_type: 'code',
-        redirect_uri: 'http://127.0.0.1:1/cb',
-        code_challenge: pkce().challenge,
-        code_challenge_method: 'S256',
-      }))
-        authorize.searchParams.set(name, value);
+      expect(busy).toBeDefined();
+      const runtimeApi = environmentOf(busy!.pid).AWS_LAMBDA_RUNTIME_API ?? '';
+      expect(runtimeApi).toMatch(/^127\.0\.0\.1:\d+$/);
+      const next = `http://${runtimeApi}${NEXT}`;
+      // A stack setting, read at each fetch: no function's environment holds it, so no instance is replaced.
+      devOriginsBefore = stack.updateEnvironment({ CLIENT_ID_DOCUMENT_DEV_ORIGINS: new URL(next).origin });
+      fetched = answersFrom(runtimeApi, NEXT);
+      const authorize = authorizeUrl(stack.publicUrl, {
+        clientId: next,
+        redirectUri: 'http://127.0.0.1:1/cb',
+        challenge: pkce().challenge,
+      });
       const attack = `<!doctype html><title>Another site</title><img src="${authorize.href.replaceAll('&', '&amp;')}" onerror="document.title='loaded'" onload="document.title='loaded'">`;
 
       const page = await context.newPage();
@@ -78,6 +98,10 @@ describe('E2E: a page of another origin sends the sign-in to fetch a Runtime API
       await page.waitForFunction(() => (globalThis as unknown as { document: { title: string } }).document.title === 'loaded', undefined, {
         timeout: 10_000,
       });
+      // The image's answer comes after the document's failure time, so the fetch is over: it reached the
+      // Runtime API, which refused it (403) while its instance was still busy with the user's call.
+      expect(fetched.statuses).toEqual([403]);
+      expect(stack.functions.stats('mcp').instances.find((i) => i.pid === busy!.pid)?.state).toBe('busy');
       store.open();
       const answered = await inFlight;
       const after = await call(client, 'list_endpoints', { limit: 3 });
@@ -96,7 +120,8 @@ describe('E2E: a page of another origin sends the sign-in to fetch a Runtime API
       store.open();
       await client?.close();
       await context.close();
-      stack.updateEnvironment(before);
+      fetched?.stop();
+      stack.updateEnvironment({ ...before, ...devOriginsBefore });
       await store.close();
       await new Promise((resolve) => pages.close(resolve));
     }

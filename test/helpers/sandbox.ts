@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
@@ -26,6 +27,15 @@ export interface FixtureFunctions extends LocalFunctions {
   said: string[];
   /** Lines the functions wrote, with the function's name. */
   logged: Array<{ name: FunctionName; line: string }>;
+}
+
+/**
+ * A process's environment as the kernel holds it (/proc/<pid>/environ, Linux): what it was started
+ * with, including what it took out of its own environment since (the runtime client's token).
+ */
+export function environmentOf(pid: number): Record<string, string> {
+  const entries = readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0').filter(Boolean);
+  return Object.fromEntries(entries.map((entry) => [entry.slice(0, entry.indexOf('=')), entry.slice(entry.indexOf('=') + 1)]));
 }
 
 /** The fixture functions in sandboxes, with serverless.yml's settings changed where `overrides` says. */

@@ -134,16 +134,18 @@ afterAll(async () => {
   await Promise.all([awsServer, issuerServer].map((server) => new Promise((resolve) => server?.close(resolve))));
 });
 
-/** `npm run preflight -- --package DIR` with credentials for the stand-in (or none), its exit and its lines. */
+/**
+ * `npm run preflight -- --package DIR` pointed at the stand-in, with credentials for it (or none:
+ * then whatever it still asks AWS reaches the stand-in and is recorded), its exit and its lines.
+ */
 function preflight(
   dir = packageDir,
   credentials = true,
 ): Promise<{ status: number | string; lines: string[]; stderr: string; asked: string[] }> {
   asked = [];
-  const env: NodeJS.ProcessEnv = { ...credentialFreeEnv(), AWS_EC2_METADATA_DISABLED: 'true' };
+  const env: NodeJS.ProcessEnv = { ...credentialFreeEnv(), AWS_EC2_METADATA_DISABLED: 'true', AWS_ENDPOINT_URL: awsUrl };
   if (credentials) {
     Object.assign(env, {
-      AWS_ENDPOINT_URL: awsUrl,
       AWS_ACCESS_KEY_ID: 'AKIAIOSFODNN7EXAMPLE',
       AWS_SECRET_ACCESS_KEY: 'wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY',
     });

@@ -140,6 +140,13 @@ describe('Local runtime client: a Runtime API that refuses or fails its GET /nex
       expect(body.statusCode).toBe(200);
       expect(JSON.parse(body.body)).toMatchObject({ query: { do: 'echo', x: 'y' } });
       expect(asked.filter((a) => a.url.endsWith('/next')).length).toBeGreaterThanOrEqual(4);
+      // A refusal's body taken for an event would have been answered (a response or an error POST of its own):
+      // the only answer is the real event's, after exactly the three refused asks and the one that got it.
+      expect(asked.filter((a) => a.method === 'POST').map((a) => a.url)).toEqual(['/2018-06-01/runtime/invocation/event-1/response']);
+      expect(asked.slice(0, 5).map((a) => `${a.method} ${a.url}`)).toEqual([
+        ...Array<string>(4).fill('GET /2018-06-01/runtime/invocation/next'),
+        'POST /2018-06-01/runtime/invocation/event-1/response',
+      ]);
       expect(new Set(asked.map((a) => a.token))).toEqual(new Set(['the-instance-token']));
       expect(exited).toBeUndefined();
     } finally {

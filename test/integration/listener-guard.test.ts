@@ -1,5 +1,4 @@
 import { spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
 import { createServer, request, type Server } from 'node:http';
 import { type AddressInfo, connect, createServer as createNetServer, type Socket } from 'node:net';
 import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
@@ -13,7 +12,7 @@ import { ensureTables } from '../../local/tables.js';
 import type { Route } from '../../local/template-routes.js';
 import { launchChromium } from '../helpers/browser.js';
 import { documentClient, uniqueTables } from '../helpers/engine.js';
-import { type FixtureFunctions, type FixtureGateway, fixtureFunctions, fixtureGateway } from '../helpers/sandbox.js';
+import { environmentOf, type FixtureFunctions, type FixtureGateway, fixtureFunctions, fixtureGateway } from '../helpers/sandbox.js';
 
 /**
  * The listeners the local stack starts beside its gateways, closed to the web by the one guard
@@ -246,7 +245,10 @@ describe("Integration: a function instance's Lambda Runtime API answers its own 
     const { runtimeApi, pid } = await warmInstance();
 
     const inFlight = raw(`${gateway.base}/call?do=sleep&ms=1500`);
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    // Busy: the event handed to its runtime, which is not asking for the next one.
+    await expect
+      .poll(() => functions.stats('observations').instances.find((i) => i.pid === pid)?.state, { timeout: 5_000, interval: 10 })
+      .toBe('busy');
     const stolen = await raw(`${runtimeApi}${NEXT}`, { headers: { Host: new URL(runtimeApi).host } });
     const answered = await inFlight;
     const next = await nextCall();
@@ -260,7 +262,7 @@ describe("Integration: a function instance's Lambda Runtime API answers its own 
   it('refuses a second GET /next from its own runtime (its token) while one waits (409, one sentence), and the event goes to the call that asked first', async () => {
     const { runtimeApi, pid } = await warmInstance();
     // The token its runtime client was started with (the kernel keeps the environment a process began with).
-    const token = /(?:^|\0)LAMBDA_RUNTIME_LOCAL_TOKEN=([^\0]+)/.exec(readFileSync(`/proc/${pid}/environ`, 'utf8'))?.[1] ?? '';
+    const token = environmentOf(pid).LAMBDA_RUNTIME_LOCAL_TOKEN ?? '';
 
     const second = await raw(`${runtimeApi}${NEXT}`, { headers: { Host: new URL(runtimeApi).host, 'Lambda-Runtime-Local-Token': token } });
     const next = await nextCall();
@@ -304,9 +306,9 @@ describe("Integration: a Runtime API knows AWS's runtime client by the process t
     // A process that connects and holds its connection, as a runtime holds its loop's.
     const child = spawn(process.execPath, ['-e', `require('node:net').connect(${port}, '127.0.0.1'); setInterval(() => {}, 1000);`]);
     try {
-      for (let tries = 0; tries < 500 && connections.length < 1; tries += 1) await new Promise((resolve) => setTimeout(resolve, 10));
+      await expect.poll(() => connections.length, { timeout: 5_000, interval: 10 }).toBe(1);
       const ours = connect(port, '127.0.0.1');
-      for (let tries = 0; tries < 500 && connections.length < 2; tries += 1) await new Promise((resolve) => setTimeout(resolve, 10));
+      await expect.poll(() => connections.length, { timeout: 5_000, interval: 10 }).toBe(2);
       const [fromChild, fromTest] = connections as [Socket, Socket];
 
       expect(connectionHeldBy(child.pid ?? 0, fromChild)).toBe(true);

@@ -74,9 +74,11 @@ async function signInFor(
   clientId: string,
   who: { tenant: string; user: string; groups?: string } = { tenant: 'acme', user: 'alice' },
   resource = stack.config.mcpAudience,
+  /** More parameters of the authorization request (a scope, a prompt). */
+  asking: Record<string, string> = {},
 ) {
   const { verifier, challenge } = pkce();
-  const back = await person.signIn(authorizationUrl(clientId, challenge, { resource }), who);
+  const back = await person.signIn(authorizationUrl(clientId, challenge, { resource, ...asking }), who);
   const code = back.searchParams.get('code')!;
   return {
     back,
@@ -271,20 +273,9 @@ describe('E2E: the local issuer as an OAuth 2.1 authorization server', () => {
       });
       const { client_id: clientId, scope: registeredScope } = (await registered.json()) as { client_id: string; scope: string };
       const resource = doorResource(stack.config, door);
-      const { verifier, challenge } = pkce();
 
-      const back = await person.signIn(authorizationUrl(clientId, challenge, { resource, scope: 'openid offline_access' }), {
-        tenant: 'acme',
-        user: 'gus',
-      });
-      const { status, body } = await token({
-        grant_type: 'authorization_code',
-        code: back.searchParams.get('code') ?? '',
-        code_verifier: verifier,
-        client_id: clientId,
-        redirect_uri: REDIRECT,
-        resource,
-      });
+      const { back, redeem } = await signInFor(clientId, { tenant: 'acme', user: 'gus' }, resource, { scope: 'openid offline_access' });
+      const { status, body } = await redeem();
       const opened = await askDoor(door, body.access_token as string);
 
       expect(registered.status).toBe(201);
@@ -301,23 +292,12 @@ describe('E2E: the local issuer as an OAuth 2.1 authorization server', () => {
     async (door) => {
       const clientId = await publicClient();
       const resource = doorResource(stack.config, door);
-      const { verifier, challenge } = pkce();
       // As the SDK's OAuth client asks offline_access (with the consent prompt OpenID Connect requires for it).
-      const back = await person.signIn(
-        authorizationUrl(clientId, challenge, { resource, scope: 'openid offline_access', prompt: 'consent' }),
-        {
-          tenant: 'acme',
-          user: 'hal',
-        },
-      );
-      const first = await token({
-        grant_type: 'authorization_code',
-        code: back.searchParams.get('code') ?? '',
-        code_verifier: verifier,
-        client_id: clientId,
-        redirect_uri: REDIRECT,
-        resource,
+      const { redeem } = await signInFor(clientId, { tenant: 'acme', user: 'hal' }, resource, {
+        scope: 'openid offline_access',
+        prompt: 'consent',
       });
+      const first = await redeem();
 
       const refreshed = await token({
         grant_type: 'refresh_token',

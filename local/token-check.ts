@@ -106,8 +106,9 @@ export async function issuerKeys(issuer: string, jwksUrl: string | undefined): P
   const answer = await fetch(`${issuer.replace(/\/+$/, '')}/.well-known/openid-configuration`, {
     signal: AbortSignal.timeout(ISSUER_FETCH_MS),
   });
-  const document = (await answer.json()) as { issuer?: unknown; jwks_uri?: unknown };
-  if (!answer.ok || document.issuer !== issuer || typeof document.jwks_uri !== 'string') {
+  // An error page is no document: its status is read before its body is taken for JSON.
+  const document = answer.ok ? ((await answer.json().catch(() => ({}))) as { issuer?: unknown; jwks_uri?: unknown }) : {};
+  if (document.issuer !== issuer || typeof document.jwks_uri !== 'string') {
     throw new Error(`the discovery document of ${issuer} names no key set of that issuer`);
   }
   return createRemoteJWKSet(new URL(document.jwks_uri), { timeoutDuration: ISSUER_FETCH_MS });

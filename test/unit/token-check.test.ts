@@ -1,6 +1,8 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { createLocalJWKSet, exportJWK, generateKeyPair, type JWTVerifyGetKey, SignJWT } from 'jose';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { checkToken, refusalOfHeader } from '../../local/token-check.js';
+import { checkToken, issuerKeys, refusalOfHeader } from '../../local/token-check.js';
 
 /**
  * The local stack's own reading of a token (the token exchange's subject token; the note it adds to
@@ -62,5 +64,21 @@ describe('Function: checkToken (local/token-check.ts)', () => {
     expect((await refusalOfHeader('Basic dXNlcjpwYXNz', expected()))?.message).toBe('The Authorization header is not a bearer token.');
     expect((await refusalOfHeader('Bearer not.a.jwt', expected()))?.message).toBe('The bearer token is malformed.');
     expect(await refusalOfHeader(`Bearer ${await sign({ aud: 'inventory' })}`, expected())).toBeUndefined();
+  });
+});
+
+describe('Function: issuerKeys (local/token-check.ts)', () => {
+  it('refuses an issuer whose discovery document is an error page with its one sentence, not a JSON parse error', async () => {
+    const server = createServer((_req, res) => {
+      res.writeHead(502, { 'Content-Type': 'text/html' });
+      res.end('<html><body>Bad gateway</body></html>');
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const issuer = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    try {
+      await expect(issuerKeys(issuer, undefined)).rejects.toThrow(`the discovery document of ${issuer} names no key set of that issuer`);
+    } finally {
+      server.close();
+    }
   });
 });

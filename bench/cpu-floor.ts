@@ -35,7 +35,7 @@ const text = (item: Record<string, { S?: string } | undefined>, name: string): s
  * for field. `heartbeatEdge` is the oldest heartbeat still within the grace, in the store's
  * fixed-width form.
  */
-export function floorSummary(
+function floorSummary(
   durable: Record<string, { S?: string } | undefined> | undefined,
   connection: Record<string, { S?: string } | undefined> | undefined,
   heartbeatEdge: string,
@@ -84,11 +84,7 @@ interface Held {
  * adjacent; one whose records straddle the page boundary is held back for the next page, as the
  * service does), each agent's element passed to JSON.stringify. Returns the texts and the agent held.
  */
-export function floorPage(
-  items: readonly Item[],
-  held: Held | undefined,
-  heartbeatEdge: string,
-): { parts: string[]; held: Held | undefined } {
+function floorPage(items: readonly Item[], held: Held | undefined, heartbeatEdge: string): { parts: string[]; held: Held | undefined } {
   const parts: string[] = [];
   let current = held;
   for (const item of items) {

@@ -9,7 +9,7 @@ import type { BenchContext } from './context.js';
 import type { CpuFloorRun } from './cpu-floor.js';
 import { httpGet } from './floors.js';
 import { runCpuFloor } from './processes.js';
-import type { FreshFloorFigure } from './report.js';
+import type { FreshFigure, FreshFloorFigure } from './report.js';
 import { type FreshRun, invokeFresh, invokeWarm, stackFunction } from './sandbox.js';
 import { at, interleaved, median, n } from './stats.js';
 import type { ThreadCpu } from './thread-cpu.js';
@@ -19,6 +19,12 @@ export const inventorySizes = (quick: boolean): number[] => (quick ? [10_000, 30
 export const tenantOf = (agents: number): string => `bench-${agents}`;
 /** Pages of the wire floor kept for the CPU floor (a sample: the floor is stated per 1,000 agents). */
 const CPU_FLOOR_PAGES = 40;
+/**
+ * How far apart two answers of one tenant may be and still count as the same answer: the floor's
+ * JSON against the function's, a fresh instance's bytes against the floor's. Their states follow
+ * the time of each read (an agent may turn stale between two), so they may differ by a few bytes.
+ */
+const SAME_ANSWER_TOLERANCE = 0.01;
 
 function runsFor(quick: boolean, agents: number): number {
   if (quick) return 3;
@@ -192,7 +198,7 @@ export async function inventoryFigure(ctx: BenchContext): Promise<void> {
     for (const coding of ['gzip', 'br'] as const) {
       // The floor does the same work: the same answer's JSON, its states as of its own run (an agent may turn stale between two).
       for (const floorRun of fresh.floor[coding]) {
-        if (Math.abs(floorRun.jsonBytes - jsonBytes) > jsonBytes * 0.01 || floorRun.agents !== agents)
+        if (Math.abs(floorRun.jsonBytes - jsonBytes) > jsonBytes * SAME_ANSWER_TOLERANCE || floorRun.agents !== agents)
           throw new Error(
             `the CPU floor made ${n(floorRun.agents)} agents in ${n(floorRun.jsonBytes)} B of JSON, the function ${n(agents)} in ${n(jsonBytes)} B`,
           );
@@ -202,7 +208,6 @@ export async function inventoryFigure(ctx: BenchContext): Promise<void> {
     const freshBr = fresh.function.br;
     const wireMs = median(w.map((r) => r.ms));
     const pages = at(w).pages;
-    const freshCpuMs = median(freshGzip.map((f) => f.cpuMs));
     ctx.results.inventory.push({
       agents,
       runs,
@@ -224,14 +229,9 @@ export async function inventoryFigure(ctx: BenchContext): Promise<void> {
         br: fresh.floor.br.length > 0 ? floorFigure(fresh.floor.br, agents) : undefined,
       },
       fresh: {
-        status: at(freshGzip).status,
-        maxRssMiB: median(freshGzip.map((f) => f.maxRssMiB)),
-        cpuMs: freshCpuMs,
-        cpuPerThousandAgentsMs: (freshCpuMs * 1000) / agents,
+        ...freshFigure(freshGzip, agents),
         firstByteMs: median(freshGzip.map((f) => f.firstByteMs)),
         invokeMs: median(freshGzip.map((f) => f.invokeMs)),
-        runs: freshGzip.length,
-        threads: medianThreads(freshGzip.map((f) => f.threads)),
       },
       ...(freshBr.length > 0
         ? {
@@ -240,14 +240,7 @@ export async function inventoryFigure(ctx: BenchContext): Promise<void> {
               firstByteMs: median(b.map((r) => r.firstByteMs)),
               status: at(b).status,
               bytes: at(b).bytes,
-              fresh: {
-                status: at(freshBr).status,
-                maxRssMiB: median(freshBr.map((f) => f.maxRssMiB)),
-                cpuMs: median(freshBr.map((f) => f.cpuMs)),
-                cpuPerThousandAgentsMs: (median(freshBr.map((f) => f.cpuMs)) * 1000) / agents,
-                runs: freshBr.length,
-                threads: medianThreads(freshBr.map((f) => f.threads)),
-              },
+              fresh: freshFigure(freshBr, agents),
             },
           }
         : {}),
@@ -287,25 +280,65 @@ async function freshFigures(
   const nodeOptions = ctx.stack.functions.environment('inventory').NODE_OPTIONS ?? '';
   for (let round = 0; round < rounds; round++) {
     for (const coding of codings) {
-      out.function[coding].push(await invokeFresh(ctx.freshSandbox('inventory'), ctx.inventoryEvent(tenant, coding)));
-      out.floor[coding].push(
-        await runCpuFloor({
-          node: ctx.runtime.node.path,
-          cpus: ctx.runtime.cpus,
-          bundle: ctx.cpuFloorBundle,
-          nodeOptions,
-          run: {
-            endpoint: ctx.engineEndpoint,
-            table: ctx.dataTable,
-            pk: agentsPartition(tenant),
-            coding,
-            heartbeatEdge: new Date(Date.now() - ctx.cfg.onlineGraceSeconds * 1000).toISOString(),
-          },
-        }),
-      );
+      const run = await invokeFresh(ctx.freshSandbox('inventory'), ctx.inventoryEvent(tenant, coding));
+      const floorRun = await runCpuFloor({
+        node: ctx.runtime.node.path,
+        cpus: ctx.runtime.cpus,
+        bundle: ctx.cpuFloorBundle,
+        nodeOptions,
+        run: {
+          endpoint: ctx.engineEndpoint,
+          table: ctx.dataTable,
+          pk: agentsPartition(tenant),
+          coding,
+          heartbeatEdge: new Date(Date.now() - ctx.cfg.onlineGraceSeconds * 1000).toISOString(),
+        },
+      });
+      checkFreshRun(coding, run, floorRun);
+      out.function[coding].push(run);
+      out.floor[coding].push(floorRun);
     }
   }
   return out;
+}
+
+/**
+ * Holds a fresh instance's run to the floor's run of the same round and coding, as the floor is held
+ * to the function's answer: a complete 200 answer whose bytes are the floor's within 1% (an agent may
+ * turn stale between the two), and a CPU reading (0 when the pool never saw the answer complete, or
+ * /proc could not be read). A run that failed, was cut or was not read would lower the median CPU and
+ * let the function pass its target against the floor falsely.
+ */
+export function checkFreshRun(
+  coding: 'gzip' | 'br',
+  run: Pick<FreshRun, 'status' | 'failedWith' | 'bytes' | 'cpuMs'>,
+  floor: Pick<CpuFloorRun, 'bytes'>,
+): void {
+  if (run.status !== 200 || run.failedWith !== undefined)
+    throw new Error(
+      `a fresh inventory instance (${coding}) answered ${run.status}${run.failedWith === undefined ? '' : `, then failed mid-stream: ${run.failedWith}`}`,
+    );
+  if (!(run.cpuMs > 0))
+    throw new Error(
+      `a fresh inventory instance (${coding}) has no CPU reading: the pool never saw its answer complete, or /proc could not be read`,
+    );
+  if (Math.abs(run.bytes - floor.bytes) > floor.bytes * SAME_ANSWER_TOLERANCE)
+    throw new Error(
+      `a fresh inventory instance (${coding}) sent ${n(run.bytes)} B, the CPU floor's answer is ${n(floor.bytes)} B: more than 1% apart`,
+    );
+}
+
+/** A fresh instance's runs of one coding as the results hold them (gzip's and br's alike): medians. */
+function freshFigure(runs: readonly FreshRun[], agents: number): FreshFigure {
+  const cpuMs = median(runs.map((r) => r.cpuMs));
+  return {
+    status: at(runs).status,
+    maxRssMiB: median(runs.map((r) => r.maxRssMiB)),
+    cpuMs,
+    cpuPerThousandAgentsMs: (cpuMs * 1000) / agents,
+    runs: runs.length,
+    threads: medianThreads(runs.map((r) => r.threads)),
+  };
 }
 
 /** The floor's runs as the results hold them: medians. */

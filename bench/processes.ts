@@ -30,6 +30,29 @@ interface ChildOptions {
   timeoutMs?: number;
 }
 
+/**
+ * A child held in the registry from its spawn until it ends (or is stopped), so that stopChildren()
+ * stops it by its id when the bench fails or is interrupted while it runs.
+ */
+function registered(child: ChildProcess, output: () => string): Child {
+  const handle: Child = {
+    process: child,
+    output,
+    stop: () =>
+      new Promise<void>((resolve) => {
+        children.delete(handle);
+        if (child.exitCode !== null || child.signalCode !== null) return resolve();
+        child.once('exit', () => resolve());
+        child.kill('SIGTERM');
+        setTimeout(() => child.kill('SIGKILL'), 5_000).unref();
+      }),
+  };
+  children.add(handle);
+  // An ended child has nothing left to stop (a failed spawn ends too, with a negative exit code).
+  child.once('close', () => children.delete(handle));
+  return handle;
+}
+
 /** Starts `node --import tsx script` and resolves once `ready` matches its output. */
 async function startChild(
   script: string,
@@ -50,19 +73,7 @@ async function startChild(
       out = (out + c.toString()).slice(-65_536);
     });
   }
-  const handle: Child = {
-    process: child,
-    output: () => out,
-    stop: () =>
-      new Promise<void>((resolve) => {
-        children.delete(handle);
-        if (child.exitCode !== null || child.signalCode !== null) return resolve();
-        child.once('exit', () => resolve());
-        child.kill('SIGTERM');
-        setTimeout(() => child.kill('SIGKILL'), 5_000).unref();
-      }),
-  };
-  children.add(handle);
+  const handle = registered(child, () => out);
   const deadline = Date.now() + (options.timeoutMs ?? 60_000);
   for (;;) {
     const match = ready.exec(out);
@@ -144,6 +155,8 @@ export function runCpuFloor(options: {
     });
     let out = '';
     let err = '';
+    // Registered as the other children are: a bench stopped mid-run stops the floor too, not only the engine and the function's core.
+    registered(child, () => err);
     child.stdout.on('data', (c: Buffer) => {
       out += c.toString();
     });

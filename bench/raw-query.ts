@@ -13,8 +13,22 @@ export function queryBody(table: string, pk: string, startKey?: string): string 
   return startKey === undefined ? `${base}}` : `${base},"ExclusiveStartKey":${startKey}}`;
 }
 
-/** One Query as raw HTTP (a signature-shaped header the local engines accept, never checked); the answer's bytes. */
-export function rawQuery(endpoint: string, body: string): Promise<Buffer> {
+/**
+ * One Query as raw HTTP (a signature-shaped header the local engines accept, never checked); the
+ * answer's bytes. A Query is read-only, so one sent on a kept-alive socket the engine closed while
+ * it was idle (Node's servers close them after 5 s: "socket hang up") is sent again on a new one,
+ * as Node's documentation says a client of a keep-alive agent should.
+ */
+export async function rawQuery(endpoint: string, body: string): Promise<Buffer> {
+  try {
+    return await rawQueryOnce(endpoint, body);
+  } catch (error) {
+    if (!(error as { reusedSocket?: boolean }).reusedSocket || (error as NodeJS.ErrnoException).code !== 'ECONNRESET') throw error;
+    return rawQueryOnce(endpoint, body);
+  }
+}
+
+function rawQueryOnce(endpoint: string, body: string): Promise<Buffer> {
   const amzDate = '20260101T000000Z';
   return new Promise((resolve, reject) => {
     const req = request(
@@ -42,7 +56,7 @@ export function rawQuery(endpoint: string, body: string): Promise<Buffer> {
         res.on('error', reject);
       },
     );
-    req.on('error', reject);
+    req.on('error', (error) => reject(Object.assign(error, { reusedSocket: req.reusedSocket })));
     req.end(body);
   });
 }

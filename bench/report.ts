@@ -177,6 +177,40 @@ export const BENCH_BUNDLES = ['inventory', 'observations', 'mcp', MCP_RUNTIME_SD
 export type BenchBundle = (typeof BENCH_BUNDLES)[number];
 /** The MCP doors among the bench's bundles: their cold start is held against the bare MCP SDK's. */
 export const MCP_DOORS: readonly string[] = ['mcp', MCP_RUNTIME_SDK];
+/** One tenant's inventory figures. */
+export type InventoryFigure = BenchResults['inventory'][number];
+/** A fresh instance's figures for one coding (gzip's carry its first byte and invocation time besides). */
+export type FreshFigure = NonNullable<InventoryFigure['br']>['fresh'];
+
+/**
+ * The function's CPU per 1,000 agents against the CPU floor's over the whole tenant, for each coding
+ * measured both ways (none in runs before that floor): computed here once, for the CPU target
+ * (bench/targets.ts) and the floor's table alike.
+ */
+export function cpuAgainstFloor(i: InventoryFigure): { coding: 'gzip' | 'br'; fn: FreshFigure; floor: FreshFloorFigure; ratio: number }[] {
+  const floor = i.freshFloor;
+  if (!floor) return [];
+  const pairs = [
+    ['gzip', i.fresh, floor.gzip],
+    ['br', i.br?.fresh, floor.br],
+  ] as const;
+  return pairs.flatMap(([coding, fn, fl]) =>
+    fn && fl ? [{ coding, fn, floor: fl, ratio: fn.cpuPerThousandAgentsMs / fl.cpuPerThousandAgentsMs }] : [],
+  );
+}
+
+/**
+ * A cold start's ratio to the bare MCP SDK's, for an MCP door or the bare MCP SDK itself; undefined
+ * for another bundle or a run without the bare MCP SDK. Computed here once, for the MCP door's target
+ * (bench/targets.ts) and the bundles' table alike.
+ */
+export function mcpSdkRatio(r: Pick<BenchResults, 'coldStart'>, name: string): number | undefined {
+  if (!MCP_DOORS.includes(name) && name !== BARE_MCP) return undefined;
+  const cold = r.coldStart.find((c) => c.name === name);
+  const bareMcp = r.coldStart.find((c) => c.name === BARE_MCP);
+  return cold && bareMcp ? cold.ms / bareMcp.ms : undefined;
+}
+
 const BUNDLE_LABELS: Readonly<Record<string, string>> = {
   'bare-sdk': 'bare SDK (floor)',
   [BARE_MCP]: "bare MCP SDK (the MCP door's floor)",
@@ -340,16 +374,9 @@ export function performanceSection(r: BenchResults): string {
     const threads = (t: ThreadCpu | undefined): string => (t ? `${n(t.mainMs)} / ${n(t.gcHelpersMs)} / ${n(t.poolMs)} ms` : '–');
     const runs = (count: number): string => `${count} run${count === 1 ? '' : 's'}`;
     for (const i of withFloor) {
-      const floor = i.freshFloor;
-      if (!floor) continue;
-      const rows = [
-        ['gzip', i.fresh, floor.gzip],
-        ['br', i.br?.fresh, floor.br],
-      ] as const;
-      for (const [coding, fn, fl] of rows) {
-        if (!fn || !fl) continue;
+      for (const { coding, fn, floor: fl, ratio } of cpuAgainstFloor(i)) {
         lines.push(
-          `| ${n(i.agents)} | ${coding} | ${fn.cpuPerThousandAgentsMs.toFixed(1)} ms (${runs(fn.runs ?? 1)}) | ${fl.cpuPerThousandAgentsMs.toFixed(1)} ms (${runs(fl.runs)}) | ${x(fn.cpuPerThousandAgentsMs / fl.cpuPerThousandAgentsMs)} | ${threads(fn.threads)} | ${threads(fl.threads)} | ${n(fn.maxRssMiB)} / ${n(fl.maxRssMiB)} MiB |`,
+          `| ${n(i.agents)} | ${coding} | ${fn.cpuPerThousandAgentsMs.toFixed(1)} ms (${runs(fn.runs ?? 1)}) | ${fl.cpuPerThousandAgentsMs.toFixed(1)} ms (${runs(fl.runs)}) | ${x(ratio)} | ${threads(fn.threads)} | ${threads(fl.threads)} | ${n(fn.maxRssMiB)} / ${n(fl.maxRssMiB)} MiB |`,
         );
       }
     }
@@ -442,15 +469,16 @@ export function performanceSection(r: BenchResults): string {
   lines.push('| --- | ---: | ---: | ---: | ---: | ---: | ---: |');
   for (const b of r.bundles) {
     const c = r.coldStart.find((cs) => cs.name === b.name);
-    const againstMcp = c && bareMcp && (MCP_DOORS.includes(b.name) || b.name === BARE_MCP) ? x(c.ms / bareMcp.ms) : '–';
+    const againstMcp = mcpSdkRatio(r, b.name);
     lines.push(
-      `| ${BUNDLE_LABELS[b.name] ?? b.name} | ${kib(b.bytes)} | ${c ? `${n(c.ms)} ms` : '–'} | ${c ? `${n(c.importMs)} ms` : '–'} | ${c?.cpuMs === undefined ? '–' : `${n(c.cpuMs)} ms`} | ${c ? x(c.ratio) : '–'} | ${againstMcp} |`,
+      `| ${BUNDLE_LABELS[b.name] ?? b.name} | ${kib(b.bytes)} | ${c ? `${n(c.ms)} ms` : '–'} | ${c ? `${n(c.importMs)} ms` : '–'} | ${c?.cpuMs === undefined ? '–' : `${n(c.cpuMs)} ms`} | ${c ? x(c.ratio) : '–'} | ${againstMcp === undefined ? '–' : x(againstMcp)} |`,
     );
   }
   lines.push('');
   if (bareMcp && bareSdk) {
+    // Its ratio is the one the bundles' table shows: every cold start's `ratio` is to the bare SDK's.
     lines.push(
-      `What the MCP SDK costs a cold start (the bare MCP SDK against the bare SDK, the same one \`Query\`): ${n(bareMcp.ms - bareSdk.ms)} ms more to the first answer (${x(bareMcp.ms / bareSdk.ms)}), ${n(bareMcp.importMs - bareSdk.importMs)} ms of it in the init${bareMcp.cpuMs !== undefined && bareSdk.cpuMs !== undefined ? `, ${n(bareMcp.cpuMs - bareSdk.cpuMs)} ms more CPU` : ''}.`,
+      `What the MCP SDK costs a cold start (the bare MCP SDK against the bare SDK, the same one \`Query\`): ${n(bareMcp.ms - bareSdk.ms)} ms more to the first answer (${x(bareMcp.ratio)}), ${n(bareMcp.importMs - bareSdk.importMs)} ms of it in the init${bareMcp.cpuMs !== undefined && bareSdk.cpuMs !== undefined ? `, ${n(bareMcp.cpuMs - bareSdk.cpuMs)} ms more CPU` : ''}.`,
     );
     lines.push('');
   }

@@ -74,7 +74,7 @@ class KeySetFetchError extends Error {
 }
 
 /** What a failed step says: its log line, and the client's sentence when it took too long or failed. */
-const UNAVAILABLE = Object.freeze({
+const UNAVAILABLE = /* @__PURE__ */ Object.freeze({
   discovery: {
     log: 'issuer discovery failed',
     late: "The issuer's discovery document, which says where its token keys are, could not be fetched in time; try again.",

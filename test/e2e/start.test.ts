@@ -1,6 +1,6 @@
 import { mkdtemp, writeFile } from 'node:fs/promises';
-import { createServer as createHttpServer } from 'node:http';
-import { createServer } from 'node:net';
+import { createServer as createHttpServer, type Server as HttpServer } from 'node:http';
+import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
@@ -94,44 +94,41 @@ describe.concurrent('E2E: npm start refuses a bad start with one sentence', () =
     );
   }, 120_000);
 
-  it('says which port is taken and which variable moves it', async ({ expect }) => {
-    const taken = createServer();
-    await new Promise<void>((resolve) => taken.listen(0, '0.0.0.0', resolve));
-    const port = (taken.address() as { port: number }).port;
-    try {
-      const run = npmStart({ ...(await freshStartEnv()), PORT: String(port), SEED: 'none' });
-
-      expect(await run.exited).toBe(2);
-      expect(run.output().trim()).toBe(
-        `npm start: port ${port} (PORT, the public listener) is in use by another program; stop it, or set PORT to a free port.`,
-      );
-    } finally {
-      taken.close();
-    }
-  }, 120_000);
-
   // The probe that tells its own stack from another program must settle whatever the holder does:
   // a server that streams without end keeps its socket busy, so no idle timeout would ever end it.
-  it('says so too when the program on the port answers with a stream that never ends', async ({ expect }) => {
-    const streaming = createHttpServer((_req, res) => {
-      res.writeHead(200, { 'Content-Type': 'text/plain' });
-      const beat = setInterval(() => res.write('x'.repeat(1024)), 1);
-      res.on('close', () => clearInterval(beat));
-    });
-    await new Promise<void>((resolve) => streaming.listen(0, '127.0.0.1', resolve));
-    const port = (streaming.address() as { port: number }).port;
-    try {
-      const run = npmStart({ ...(await freshStartEnv()), PORT: String(port), SEED: 'none' });
+  const holders: Array<[string, () => Server, string]> = [
+    ['a program that answers nothing', () => createServer(), '0.0.0.0'],
+    [
+      'a program that answers with a stream that never ends',
+      () =>
+        createHttpServer((_req, res) => {
+          res.writeHead(200, { 'Content-Type': 'text/plain' });
+          const beat = setInterval(() => res.write('x'.repeat(1024)), 1);
+          res.on('close', () => clearInterval(beat));
+        }),
+      '127.0.0.1',
+    ],
+  ];
+  it.for(holders)(
+    'says which port is taken and which variable moves it, held by %s',
+    { timeout: 120_000 },
+    async ([, holder, host], { expect }) => {
+      const taken = holder();
+      await new Promise<void>((resolve) => taken.listen(0, host, resolve));
+      const port = (taken.address() as { port: number }).port;
+      try {
+        const run = npmStart({ ...(await freshStartEnv()), PORT: String(port), SEED: 'none' });
 
-      expect(await run.exited).toBe(2);
-      expect(run.output().trim()).toBe(
-        `npm start: port ${port} (PORT, the public listener) is in use by another program; stop it, or set PORT to a free port.`,
-      );
-    } finally {
-      streaming.closeAllConnections();
-      streaming.close();
-    }
-  }, 120_000);
+        expect(await run.exited).toBe(2);
+        expect(run.output().trim()).toBe(
+          `npm start: port ${port} (PORT, the public listener) is in use by another program; stop it, or set PORT to a free port.`,
+        );
+      } finally {
+        (taken as Partial<HttpServer>).closeAllConnections?.();
+        taken.close();
+      }
+    },
+  );
 
   it('names every port in use in one sentence, and says so when it is its own stack that holds them', async ({ expect }) => {
     const [port, privatePort, dynamoPort] = [await freePort(), await freePort(), await freePort()];

@@ -131,7 +131,15 @@ export interface BenchResults {
    * `importMs`: the instance's init (Node, the runtime client, the import), in runs before the sandbox the import alone;
    * `ratio` to the bare-SDK bundle; `cpuMs`: the instance's CPU to its first answer (absent in runs before it was read).
    */
-  coldStart: { name: string; ms: number; importMs: number; ratio: number; cpuMs?: number }[];
+  coldStart: {
+    name: string;
+    ms: number;
+    importMs: number;
+    ratio: number;
+    cpuMs?: number;
+    /** The same cold start with an invocation X-Ray samples (the traced functions; absent in runs before it was measured): `ratio` to the bare SDK's. */
+    sampled?: { ms: number; importMs: number; ratio: number; cpuMs: number };
+  }[];
   /** A CPU profile of a fresh inventory instance listing the largest tenant (bench/inventory-profile.ts; absent before). */
   inventoryProfile?: ProfileFigure | undefined;
   /** The MCP App views beside the MCP bundle (never imported by it), and the MCP zip that carries them (absent in runs before the views). */
@@ -204,11 +212,12 @@ export function cpuAgainstFloor(i: InventoryFigure): { coding: 'gzip' | 'br'; fn
  * for another bundle or a run without the bare MCP SDK. Computed here once, for the MCP door's target
  * (bench/targets.ts) and the bundles' table alike.
  */
-export function mcpSdkRatio(r: Pick<BenchResults, 'coldStart'>, name: string): number | undefined {
+export function mcpSdkRatio(r: Pick<BenchResults, 'coldStart'>, name: string, sampled = false): number | undefined {
   if (!MCP_DOORS.includes(name) && name !== BARE_MCP) return undefined;
   const cold = r.coldStart.find((c) => c.name === name);
   const bareMcp = r.coldStart.find((c) => c.name === BARE_MCP);
-  return cold && bareMcp ? cold.ms / bareMcp.ms : undefined;
+  const ms = sampled ? cold?.sampled?.ms : cold?.ms;
+  return ms !== undefined && bareMcp ? ms / bareMcp.ms : undefined;
 }
 
 const BUNDLE_LABELS: Readonly<Record<string, string>> = {
@@ -465,13 +474,24 @@ export function performanceSection(r: BenchResults): string {
       ". Beside it, not deployed: the same door built with the AWS SDK left out of the bundle, loaded from `node_modules` as Lambda's runtime loads its own copy (its CommonJS build).",
   );
   lines.push('');
-  lines.push('| bundle | size | cold start | of which init | CPU | ratio to the bare SDK | ratio to the bare MCP SDK |');
-  lines.push('| --- | ---: | ---: | ---: | ---: | ---: | ---: |');
+  const anySampled = r.coldStart.some((c) => c.sampled);
+  if (anySampled) {
+    lines.push(
+      "The invocation of these cold starts is one X-Ray does not sample, as a direct invocation's trace header says (`Sampled=0`): the floors record no trace either. A traced function loads Powertools Tracer and the X-Ray SDK under it at its first invocation X-Ray samples (`lib/observability/tracer.ts`), so the last column is the same cold start with a sampled invocation (`Sampled=1`, as API Gateway passes on a request its sampling rule picks: by default the first of each second and 5% of the rest), against the floor the target names (the bare MCP SDK for the MCP door, else the bare SDK): what recording the trace adds.",
+    );
+    lines.push('');
+  }
+  lines.push(
+    `| bundle | size | cold start | of which init | CPU | ratio to the bare SDK | ratio to the bare MCP SDK |${anySampled ? ' cold start, sampled by X-Ray |' : ''}`,
+  );
+  lines.push(`| --- | ---: | ---: | ---: | ---: | ---: | ---: |${anySampled ? ' ---: |' : ''}`);
   for (const b of r.bundles) {
     const c = r.coldStart.find((cs) => cs.name === b.name);
     const againstMcp = mcpSdkRatio(r, b.name);
+    const sampledRatio = c?.sampled ? (mcpSdkRatio(r, b.name, true) ?? c.sampled.ratio) : undefined;
+    const sampled = c?.sampled && sampledRatio !== undefined ? `${n(c.sampled.ms)} ms, ${x(sampledRatio)}` : '–';
     lines.push(
-      `| ${BUNDLE_LABELS[b.name] ?? b.name} | ${kib(b.bytes)} | ${c ? `${n(c.ms)} ms` : '–'} | ${c ? `${n(c.importMs)} ms` : '–'} | ${c?.cpuMs === undefined ? '–' : `${n(c.cpuMs)} ms`} | ${c ? x(c.ratio) : '–'} | ${againstMcp === undefined ? '–' : x(againstMcp)} |`,
+      `| ${BUNDLE_LABELS[b.name] ?? b.name} | ${kib(b.bytes)} | ${c ? `${n(c.ms)} ms` : '–'} | ${c ? `${n(c.importMs)} ms` : '–'} | ${c?.cpuMs === undefined ? '–' : `${n(c.cpuMs)} ms`} | ${c ? x(c.ratio) : '–'} | ${againstMcp === undefined ? '–' : x(againstMcp)} |${anySampled ? ` ${sampled} |` : ''}`,
     );
   }
   lines.push('');

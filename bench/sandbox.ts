@@ -150,11 +150,13 @@ export async function invokeFresh(
   event: unknown,
   /** Called with the instance's pid once its answer is complete and its figures read, before it is stopped. */
   beforeStop?: (pid: number) => Promise<void>,
+  /** The invocation's X-Ray trace header, as Lambda hands it over; by default a new trace X-Ray does not sample (a direct invocation). */
+  traceId?: string,
 ): Promise<FreshRun> {
   const pool = poolOf(sandbox);
   try {
     const started = performance.now();
-    const outcome = await pool.invoke(event, randomUUID());
+    const outcome = await pool.invoke(event, randomUUID(), traceId);
     const answer = await answerOf(outcome, started);
     const initMs = outcome.initDurationMs ?? 0;
     // The instance's figures are read as its answer completes: wait for the pool to see that.

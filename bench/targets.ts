@@ -148,18 +148,27 @@ export function targets(r: BenchResults): Target[] {
     });
   }
   // From spawn to the first answer, each doing its real work; the MCP door built with the runtime's SDK is shown without a target.
+  // Judged on an invocation X-Ray does not sample, as the floors (which record no trace) run; the
+  // sampled one, which also loads and runs the tracer, is shown beside it.
   for (const c of r.coldStart.filter((x) => COLD_START_TARGETS.includes(x.name))) {
     const mcpRatio = c.name === 'mcp' ? mcpSdkRatio(r, c.name) : undefined;
+    const sampledRatio = c.name === 'mcp' ? mcpSdkRatio(r, c.name, true) : c.sampled?.ratio;
+    const sampled = sampledRatio === undefined ? '' : ` (sampled by X-Ray: ${ratio(sampledRatio)})`;
     if (mcpRatio !== undefined) {
       out.push({
         what: 'mcp cold start',
         target: `<= ${MCP_COLD_START_RATIO}x bare MCP-SDK bundle`,
-        measured: ratio(mcpRatio),
+        measured: `${ratio(mcpRatio)}${sampled}`,
         met: mcpRatio <= MCP_COLD_START_RATIO,
       });
       continue;
     }
-    out.push({ what: `${c.name} cold start`, target: '<= 1.5x bare-SDK bundle', measured: ratio(c.ratio), met: c.ratio <= 1.5 });
+    out.push({
+      what: `${c.name} cold start`,
+      target: '<= 1.5x bare-SDK bundle',
+      measured: `${ratio(c.ratio)}${sampled}`,
+      met: c.ratio <= 1.5,
+    });
   }
   return out;
 }

@@ -6,7 +6,8 @@ import { randomBytes } from 'node:crypto';
  * request's header names (the same root, its own segment as the parent) or starts one, puts the
  * header in the proxy event and hands it to Lambda, whose Runtime API gives it to the runtime as
  * `Lambda-Runtime-Trace-Id` (the runtime client sets `_X_AMZN_TRACE_ID` from it); a function with
- * active tracing invoked without one gets a trace of its own, not sampled.
+ * active tracing invoked without one gets a trace of its own, here not sampled (on AWS, Lambda's
+ * sampling rule decides).
  */
 
 const hex = (bytes: number): string => randomBytes(bytes).toString('hex');
@@ -43,7 +44,7 @@ export function continueTrace(incoming: string | undefined): string {
   return `Root=${root};Parent=${hex(8)};Sampled=${fields.get('Sampled') === '0' ? '0' : '1'}`;
 }
 
-/** The header Lambda gives an invocation that came with none (a direct Invoke): a root of its own, not sampled. */
+/** The header an invocation that came with none (a direct Invoke) gets: a root of its own, not sampled (on AWS, as Lambda's sampling rule decides). */
 export function invocationTrace(): string {
   return `Root=${newRoot()};Parent=${hex(8)};Sampled=0`;
 }

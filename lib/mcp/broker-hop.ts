@@ -12,6 +12,7 @@ import {
 } from '../contract/attribution.js';
 import { EndpointDashboard } from '../contract/schemas.js';
 import { logger } from '../observability/logger.js';
+import { traceHeaderWithoutTracer } from '../observability/tracer.js';
 import { parseFailureBody } from '../responses.js';
 import { type BrokerSecret, BrokerSecretError } from './broker-secret.js';
 import { misconfiguration, retryAfterSeconds, TOOL_SENTENCES, ToolFailure } from './tool-failure.js';
@@ -154,9 +155,15 @@ async function getDashboard(
 ): Promise<{ response: Response; body: string }> {
   try {
     // Traced by Powertools Tracer (lib/observability/tracer.ts): a subsegment of its own, and the
-    // X-Amzn-Trace-Id header it adds, so the private API and the observations function join this trace.
+    // X-Amzn-Trace-Id header it adds (Lambda's own where no tracer is loaded), so the private API
+    // and the observations function join this trace.
     const response = await fetch(requestUrl(observationsUrl, args), {
-      headers: { Authorization: `Bearer ${token}`, Accept: 'application/json', ...attributionHeaders(args) },
+      headers: {
+        Authorization: `Bearer ${token}`,
+        Accept: 'application/json',
+        ...attributionHeaders(args),
+        ...traceHeaderWithoutTracer(),
+      },
       signal,
       redirect: 'manual',
     });

@@ -1,6 +1,6 @@
 import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import type { Settings } from '../config.js';
-import { tracer } from '../observability/tracer.js';
+import { traced } from '../observability/tracer.js';
 
 /**
  * The broker's client secret at the issuer: a plain variable (BROKER_CLIENT_SECRET) where no
@@ -64,7 +64,7 @@ export function brokerSecret(cfg: Pick<Settings, 'brokerSecret' | 'region'>): Br
     async read(signal) {
       const now = Date.now();
       if (cached && cached.until > now) return cached.secret;
-      client ??= tracer.captureAWSv3Client(new SecretsManagerClient({ region: cfg.region, maxAttempts: 2 }));
+      client ??= traced(new SecretsManagerClient({ region: cfg.region, maxAttempts: 2 }));
       let value: string | undefined;
       try {
         const answer = await client.send(new GetSecretValueCommand({ SecretId: source.arn }), { abortSignal: signal });

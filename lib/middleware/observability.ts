@@ -2,7 +2,6 @@ import { finished, Readable } from 'node:stream';
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import { MetricUnit } from '@aws-lambda-powertools/metrics';
 import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
-import { captureLambdaHandler } from '@aws-lambda-powertools/tracer/middleware';
 import type { MiddlewareObj, Request } from '@middy/core';
 import { logger } from '../observability/logger.js';
 import {
@@ -14,7 +13,7 @@ import {
   recordTimeToFirstByte,
   recordTokenRefused,
 } from '../observability/metrics.js';
-import { tracer } from '../observability/tracer.js';
+import { invocationTrace } from '../observability/tracer.js';
 
 export interface ObservabilityOptions {
   /** The contract operation this handler serves; the `operation` metric dimension. */
@@ -104,16 +103,6 @@ export function correlationIds(): MiddlewareObj {
     if (typeof apiRequestId === 'string' && apiRequestId !== '') logger.appendKeys({ api_request_id: apiRequestId });
   };
   return { before: appendCorrelationIds };
-}
-
-/**
- * The invocation's X-Ray subsegment (`## index.handler`, annotated `ColdStart` and `Service`), by
- * Powertools' middleware. The answer is never kept as trace metadata: it is tenant data (an
- * inventory, a dashboard, an authorizer's context). An error is, as Powertools records it (its
- * message; the clients see only their text/plain sentence).
- */
-function invocationTrace(): MiddlewareObj {
-  return captureLambdaHandler(tracer, { captureResponse: false });
 }
 
 /**

@@ -4,7 +4,7 @@ import { LRUCache } from 'lru-cache';
 import type { Settings, STORE_SETTINGS } from '../config.js';
 import { httpError, retryLater } from '../errors.js';
 import { logger } from '../observability/logger.js';
-import { tracer } from '../observability/tracer.js';
+import { traced } from '../observability/tracer.js';
 import { createDocumentClient } from './client.js';
 import { type FenceKind, tenantSessionRequest } from './tenant-fence.js';
 
@@ -59,7 +59,7 @@ interface Fenced {
  * absent engine becomes a 504/503 well inside the Lambda timeout.
  */
 function storeClients(cfg: StoreConfig, roles: Readonly<Record<FenceKind, string | undefined>>) {
-  const serviceClient = tracer.captureAWSv3Client(
+  const serviceClient = traced(
     createDocumentClient({
       region: cfg.region,
       endpoint: cfg.dynamoEndpoint,
@@ -71,7 +71,7 @@ function storeClients(cfg: StoreConfig, roles: Readonly<Record<FenceKind, string
   // STS at another address (a VPC endpoint's name) comes as the SDK reads it, AWS_ENDPOINT_URL_STS,
   // signed with the function's own credentials, as Secrets Manager's does.
   const stsClient = (): STSClient => {
-    sts ??= tracer.captureAWSv3Client(new STSClient({ region: cfg.region, maxAttempts: 2 }));
+    sts ??= traced(new STSClient({ region: cfg.region, maxAttempts: 2 }));
     return sts;
   };
 
@@ -98,7 +98,7 @@ function storeClients(cfg: StoreConfig, roles: Readonly<Record<FenceKind, string
     if (!c?.AccessKeyId || !c.SecretAccessKey || !c.SessionToken || !c.Expiration)
       throw new Error('STS answered AssumeRole without credentials');
     return {
-      client: tracer.captureAWSv3Client(
+      client: traced(
         createDocumentClient({
           region: cfg.region,
           endpoint: cfg.dynamoEndpoint,

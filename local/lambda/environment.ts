@@ -215,6 +215,8 @@ export function runtimeEnvironment(
     AWS_REGION: region,
     AWS_DEFAULT_REGION: region,
     ...credentials(userEnv),
+    // Where the X-Ray SDK sends segments: Lambda names its daemon; locally one `npm start`'s environment names, else the SDK's default.
+    AWS_XRAY_DAEMON_ADDRESS: userEnv.AWS_XRAY_DAEMON_ADDRESS?.trim() || '127.0.0.1:2000',
     LANG: 'en_US.UTF-8',
     TZ: 'UTC',
     PATH: userEnv.PATH ?? '/usr/local/bin:/usr/bin:/bin',

@@ -213,7 +213,7 @@ class Instance {
 
   /**
    * Hands the instance one event (its runtime gets it at its next GET /next) with its trace header
-   * (a new unsampled trace when the caller names none, as Lambda does with active tracing); resolves
+   * (a new unsampled trace when the caller names none, local/trace-header.ts); resolves
    * with the runtime's answer, or the error the instance was stopped with.
    */
   async invoke(event: unknown, requestId: string, traceId?: string): Promise<InvocationOutcome> {

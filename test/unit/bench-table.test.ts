@@ -13,12 +13,12 @@ const committed = (): BenchResults => JSON.parse(readFileSync(join(ROOT, 'bench'
 function withoutBrOrInProcess(r: BenchResults): BenchResults {
   return { ...r, inventory: r.inventory.map(({ br: _br, inProcess: _inProcess, ...figures }) => figures) };
 }
-/** The same run as a bench from before the CPU floor over the whole tenant and the bare MCP SDK would have written it. */
+/** The same run as a bench from before the CPU floor over the whole tenant, the bare MCP SDK and the sampled cold starts would have written it. */
 function withoutNewFloors(r: BenchResults): BenchResults {
   return {
     ...r,
     inventory: r.inventory.map(({ freshFloor: _floor, ...figures }) => figures),
-    coldStart: r.coldStart.filter((c) => c.name !== BARE_MCP),
+    coldStart: r.coldStart.filter((c) => c.name !== BARE_MCP).map(({ sampled: _sampled, ...c }) => c),
     bundles: r.bundles.filter((b) => b.name !== BARE_MCP),
     inventoryProfile: undefined,
   };
@@ -107,6 +107,35 @@ describe("Bench: the targets' table", () => {
       'inventory cold start',
       'observations cold start',
     ]);
+  });
+
+  it("judges each cold start on an invocation X-Ray does not sample, as the floors trace nothing, and shows the sampled one beside it in the targets and the bundles' table", () => {
+    const base = withNewFloors(committed(), 1.2, 1.2);
+    const floorMs = (name: string): number => base.coldStart.find((c) => c.name === name)?.ms ?? Number.NaN;
+    // A sampled cold start that loads the tracer: 1.4x the floor the target names, the unsampled one within.
+    const r: BenchResults = {
+      ...base,
+      coldStart: base.coldStart.map((c) => {
+        if (!['inventory', 'observations', 'mcp'].includes(c.name)) return c;
+        const ms = 1.4 * floorMs(c.name === 'mcp' ? BARE_MCP : 'bare-sdk');
+        return { ...c, sampled: { ms, importMs: c.importMs + 10, ratio: ms / floorMs('bare-sdk'), cpuMs: (c.cpuMs ?? 0) + 20 } };
+      }),
+    };
+    const rows = targets(r).filter((t) => t.what.endsWith('cold start'));
+    expect(rows.find((t) => t.what === 'mcp cold start')).toMatchObject({ measured: '1.20x (sampled by X-Ray: 1.40x)', met: true });
+    for (const name of ['inventory', 'observations']) {
+      const c = base.coldStart.find((x) => x.name === name);
+      expect(rows.find((t) => t.what === `${name} cold start`)).toMatchObject({
+        measured: `${c?.ratio.toFixed(2)}x (sampled by X-Ray: 1.40x)`,
+        met: (c?.ratio ?? 2) <= 1.5,
+      });
+    }
+    const text = performanceSection({ ...r, targets: targets(r) });
+    expect(text).toContain('| ratio to the bare SDK | ratio to the bare MCP SDK | cold start, sampled by X-Ray |');
+    expect(text).toMatch(/\| mcp \| [^\n]* \| 1\.20× \| [\d,]+ ms, 1\.40× \|\n/);
+    expect(text).toMatch(/\| inventory \| [^\n]* \| – \| [\d,]+ ms, 1\.40× \|\n/);
+    // The floors and the undeployed variant have no sampled figure.
+    expect(text).toMatch(/\| bare SDK \(floor\) \| [^\n]* \| – \|\n/);
   });
 
   it('renders the CPU floor table, the cold starts against both floors with what the MCP SDK costs, and the profile by layer', () => {

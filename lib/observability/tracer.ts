@@ -1,5 +1,6 @@
 import type { Tracer } from '@aws-lambda-powertools/tracer';
 import type { MiddlewareObj } from '@middy/core';
+import { logger } from './logger.js';
 
 /**
  * The one X-Ray tracer (Powertools Tracer), loaded by the first invocation X-Ray samples. On Lambda
@@ -29,7 +30,7 @@ let invocations = 0;
 export const TENANT_ANNOTATION = 'tenant';
 
 /** Whether X-Ray samples the invocation running now: Lambda's trace header for it (`_X_AMZN_TRACE_ID`) says `Sampled=1`. */
-export function invocationSampled(): boolean {
+function invocationSampled(): boolean {
   return /(?:^|;)\s*Sampled=1\s*(?:;|$)/.test(process.env._X_AMZN_TRACE_ID ?? '');
 }
 
@@ -66,7 +67,8 @@ export function invocationTrace(): MiddlewareObj {
     async before(request) {
       invocations += 1;
       if (loaded === undefined && invocationSampled()) {
-        loading ??= loadTracer();
+        // A tracer that cannot load costs the trace, never the answer: the invocation goes on untraced.
+        loading ??= loadTracer().catch((error: unknown) => logger.warn('X-Ray tracer not loaded', { error }));
         await loading;
       }
       return loaded?.handlerTrace.before?.(request);
@@ -79,6 +81,8 @@ export function invocationTrace(): MiddlewareObj {
 /** An AWS SDK client whose calls are traced: at once when the tracer is loaded, else when it loads. */
 export function traced<T extends object>(client: T): T {
   if (loaded) return loaded.tracer.captureAWSv3Client(client);
+  // Fenced clients come and go (one per tenant an hour): the references to those already collected go first.
+  if (untraced.length >= 32) untraced.splice(0, untraced.length, ...untraced.filter((ref) => ref.deref() !== undefined));
   untraced.push(new WeakRef(client));
   return client;
 }

@@ -306,8 +306,8 @@ describe('Script: infra/build.ts (npm run build)', () => {
     // (lib/config.ts: the table of settings and the rules across variables) takes 0.8 KiB more in each,
     // and the MCP door's plain request and its CORS rules apart from their middleware 0.2 KiB more in its.
     // Tracer loaded by the first sampled invocation (lib/observability/tracer.ts): the X-Ray SDK stays in
-    // each bundle, wrapped to be evaluated only then, about 1.4 KiB more in each.
-    const ceilingsKiB: Record<FunctionName, number> = { inventory: 450, authorizer: 232, observations: 500, mcp: 809 };
+    // each bundle, wrapped to be evaluated only then, and what its lazy loading needs: about 1.5 KiB more in each.
+    const ceilingsKiB: Record<FunctionName, number> = { inventory: 451, authorizer: 232, observations: 500, mcp: 809 };
     for (const name of NAMES) {
       const kib = statSync(built.get(name)!.bundle).size / 1024;
 

@@ -9,6 +9,7 @@ const TESTS_WITH_ENV = [
   'test/unit/authorizer.test.ts',
   'test/unit/observability.test.ts',
   'test/unit/openapi.test.ts',
+  'test/unit/tracer-loading.test.ts',
   'test/e2e/logging.test.ts',
 ];
 

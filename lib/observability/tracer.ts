@@ -18,7 +18,8 @@ import { logger } from './logger.js';
  * not sampled never loads it; the first sampled one loads it (the bundle holds it, evaluated only
  * then), captures the clients made before, and from then on every invocation is traced as
  * Powertools traces it. Until then the one thing the trace needs from this instance, its header
- * on the private hop, is Lambda's own (traceHeaderWithoutTracer).
+ * on the private hop, is Lambda's own (traceHeaderWithoutTracer). An instance of provisioned
+ * concurrency, whose init no request waits for, loads it at init.
  */
 let loaded: { tracer: Tracer; handlerTrace: MiddlewareObj } | undefined;
 let loading: Promise<void> | undefined;
@@ -55,6 +56,16 @@ async function loadTracer(): Promise<void> {
   loaded = { tracer, handlerTrace: captureLambdaHandler(tracer, { captureResponse: false }) };
 }
 
+/** Starts loading the tracer once; a tracer that cannot load costs the trace, never the answer: invocations go on untraced. */
+function startLoading(): Promise<void> {
+  loading ??= loadTracer().catch((error: unknown) => logger.warn('X-Ray tracer not loaded', { error }));
+  return loading;
+}
+
+// An instance Lambda starts ahead of its requests (provisioned concurrency) has its init to spare:
+// it loads the tracer then (its import waits for it), so that no request waits for it.
+if (process.env.AWS_LAMBDA_INITIALIZATION_TYPE === 'provisioned-concurrency') await startLoading();
+
 /**
  * The invocation's X-Ray subsegment (`## index.handler`, annotated `ColdStart` and `Service`), by
  * Powertools' middleware once the tracer is loaded (a sampled invocation loads it first). The
@@ -66,11 +77,7 @@ export function invocationTrace(): MiddlewareObj {
   return {
     async before(request) {
       invocations += 1;
-      if (loaded === undefined && invocationSampled()) {
-        // A tracer that cannot load costs the trace, never the answer: the invocation goes on untraced.
-        loading ??= loadTracer().catch((error: unknown) => logger.warn('X-Ray tracer not loaded', { error }));
-        await loading;
-      }
+      if (loaded === undefined && (loading !== undefined || invocationSampled())) await startLoading();
       return loaded?.handlerTrace.before?.(request);
     },
     after: (request) => loaded?.handlerTrace.after?.(request),

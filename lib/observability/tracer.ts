@@ -13,8 +13,8 @@ import { logger } from './logger.js';
  * a handler's answer (tenant data) as metadata.
  *
  * Why it waits for a sampled invocation: the X-Ray SDK under it costs an instance 10 to 13 ms of
- * import and an async hook on every promise after (docs/performance.md), and for an invocation
- * X-Ray does not sample it records nothing anyone can read. So an instance whose invocations are
+ * import and an async hook on every promise after (docs/operations.md, Tracing), and for an
+ * invocation X-Ray does not sample it records nothing anyone can read. So an instance whose invocations are
  * not sampled never loads it; the first sampled one loads it (the bundle holds it, evaluated only
  * then), captures the clients made before, and from then on every invocation is traced as
  * Powertools traces it. Until then the one thing the trace needs from this instance, its header

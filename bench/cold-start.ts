@@ -56,23 +56,10 @@ export async function coldStartFigure(ctx: BenchContext, observedAgentId: string
     // The bare MCP SDK's one tool answers with the page's items as text: a tool error would be a 200 without them.
     const bareFailed = name === BARE_MCP ? list.find((r) => !r.body?.includes('\\"agent_id\\"')) : undefined;
     if (bareFailed) throw new Error(`the ${name} cold start did not answer with the tenant's records: ${bareFailed.body?.slice(0, 500)}`);
-    const ms = median(list.map((r) => r.wallMs));
     ctx.results.coldStart.push({
       name,
-      ms,
-      importMs: median(list.map((r) => r.initMs)),
-      ratio: ms / floor,
-      cpuMs: median(list.map((r) => r.cpuMs)),
-      ...(sampled.length > 0
-        ? {
-            sampled: {
-              ms: median(sampled.map((r) => r.wallMs)),
-              importMs: median(sampled.map((r) => r.initMs)),
-              ratio: median(sampled.map((r) => r.wallMs)) / floor,
-              cpuMs: median(sampled.map((r) => r.cpuMs)),
-            },
-          }
-        : {}),
+      ...coldFigure(list, floor),
+      ...(sampled.length > 0 ? { sampled: coldFigure(sampled, floor) } : {}),
     });
   }
   ctx.say(
@@ -115,6 +102,12 @@ async function coldStartEvents(ctx: BenchContext, observedAgentId: string): Prom
     [BARE_MCP]: mcpEvent,
     'bare-sdk': { pk: agentsPartition('bench-cold') },
   };
+}
+
+/** A cold start's medians over its fresh instances, its time against the bare-SDK floor's `floorMs`. */
+function coldFigure(runs: readonly FreshRun[], floorMs: number): { ms: number; importMs: number; ratio: number; cpuMs: number } {
+  const ms = median(runs.map((r) => r.wallMs));
+  return { ms, importMs: median(runs.map((r) => r.initMs)), ratio: ms / floorMs, cpuMs: median(runs.map((r) => r.cpuMs)) };
 }
 
 /** The `total` of a `list_endpoints` result in a JSON-RPC answer's body; undefined for anything else. */

@@ -14,18 +14,19 @@ import { logger } from './logger.js';
  *
  * Why it waits for a sampled invocation: the X-Ray SDK under it costs an instance 10 to 13 ms of
  * import and an async hook on every promise after (docs/operations.md, Tracing), and for an
- * invocation X-Ray does not sample it records nothing anyone can read. So an instance whose invocations are
- * not sampled never loads it; the first sampled one loads it (the bundle holds it, evaluated only
- * then), captures the clients made before, and from then on every invocation is traced as
- * Powertools traces it. Until then the one thing the trace needs from this instance, its header
+ * invocation X-Ray does not sample it records nothing anyone can read. So an instance whose
+ * invocations are not sampled never loads it; the first sampled one loads it (the bundle holds it,
+ * evaluated only then), captures the clients made before, and from then on every invocation is
+ * traced as Powertools traces it. Until then the one thing the trace needs from this instance, its header
  * on the private hop, is Lambda's own (traceHeaderWithoutTracer). An instance of provisioned
  * concurrency, whose init no request waits for, loads it at init.
  */
 let loaded: { tracer: Tracer; handlerTrace: MiddlewareObj } | undefined;
 let loading: Promise<void> | undefined;
 /** Clients made before the tracer loaded: captured when it does (WeakRef: a fenced client dropped by its cache is not kept for it). */
-const untraced: WeakRef<object>[] = [];
-let invocations = 0;
+let untraced: WeakRef<object>[] = [];
+/** Whether this instance has begun an invocation: a tracer loaded after that sees no cold start. */
+let invoked = false;
 
 /** The annotation (searchable in X-Ray: `annotation.tenant = "acme"`) naming the tenant a request is for, once its token is verified. */
 export const TENANT_ANNOTATION = 'tenant';
@@ -35,36 +36,36 @@ function invocationSampled(): boolean {
   return /(?:^|;)\s*Sampled=1\s*(?:;|$)/.test(process.env._X_AMZN_TRACE_ID ?? '');
 }
 
-async function loadTracer(): Promise<void> {
+async function loadTracer(warm: boolean): Promise<void> {
   const [{ Tracer }, { captureLambdaHandler }] = await Promise.all([
     import('@aws-lambda-powertools/tracer'),
     import('@aws-lambda-powertools/tracer/middleware'),
   ]);
   const serviceName = process.env.POWERTOOLS_SERVICE_NAME ?? 'endpoint-read-service';
   // Powertools annotates the first invocation it sees as the cold start: loaded after the instance's first, none is.
-  const warm = invocations > 1;
   const tracer = new (class extends Tracer {
     constructor() {
       super({ serviceName });
       if (warm) this.coldStart = false;
     }
   })();
-  for (const client of untraced.splice(0)) {
-    const alive = client.deref();
-    if (alive) tracer.captureAWSv3Client(alive);
+  for (const ref of untraced) {
+    const client = ref.deref();
+    if (client) tracer.captureAWSv3Client(client);
   }
+  untraced = [];
   loaded = { tracer, handlerTrace: captureLambdaHandler(tracer, { captureResponse: false }) };
 }
 
 /** Starts loading the tracer once; a tracer that cannot load costs the trace, never the answer: invocations go on untraced. */
-function startLoading(): Promise<void> {
-  loading ??= loadTracer().catch((error: unknown) => logger.warn('X-Ray tracer not loaded', { error }));
+function startLoading(warm: boolean): Promise<void> {
+  loading ??= loadTracer(warm).catch((error: unknown) => logger.warn('X-Ray tracer not loaded', { error }));
   return loading;
 }
 
 // An instance Lambda starts ahead of its requests (provisioned concurrency) has its init to spare:
 // it loads the tracer then (its import waits for it), so that no request waits for it.
-if (process.env.AWS_LAMBDA_INITIALIZATION_TYPE === 'provisioned-concurrency') await startLoading();
+if (process.env.AWS_LAMBDA_INITIALIZATION_TYPE === 'provisioned-concurrency') await startLoading(false);
 
 /**
  * The invocation's X-Ray subsegment (`## index.handler`, annotated `ColdStart` and `Service`), by
@@ -76,8 +77,9 @@ if (process.env.AWS_LAMBDA_INITIALIZATION_TYPE === 'provisioned-concurrency') aw
 export function invocationTrace(): MiddlewareObj {
   return {
     async before(request) {
-      invocations += 1;
-      if (loaded === undefined && (loading !== undefined || invocationSampled())) await startLoading();
+      const warm = invoked;
+      invoked = true;
+      if (loaded === undefined && (loading !== undefined || invocationSampled())) await startLoading(warm);
       return loaded?.handlerTrace.before?.(request);
     },
     after: (request) => loaded?.handlerTrace.after?.(request),
@@ -89,8 +91,7 @@ export function invocationTrace(): MiddlewareObj {
 export function traced<T extends object>(client: T): T {
   if (loaded) return loaded.tracer.captureAWSv3Client(client);
   // Fenced clients come and go (one per tenant an hour): the references to those already collected go first.
-  if (untraced.length >= 32) untraced.splice(0, untraced.length, ...untraced.filter((ref) => ref.deref() !== undefined));
-  untraced.push(new WeakRef(client));
+  untraced = [...untraced.filter((ref) => ref.deref() !== undefined), new WeakRef(client)];
   return client;
 }
 

@@ -39,7 +39,8 @@ export async function coldStartFigure(ctx: BenchContext, observedAgentId: string
       ...Object.fromEntries(
         SAMPLED.map((name) => [
           `${name} sampled`,
-          async () => sampledRuns[name].push(await invokeFresh(ctx.freshSandbox(name), events[name], undefined, continueTrace(undefined))),
+          async () =>
+            sampledRuns[name].push(await invokeFresh(ctx.freshSandbox(name), events[name], { traceId: continueTrace(undefined) })),
         ]),
       ),
     },

@@ -39,11 +39,13 @@ export async function inventoryProfileFigure(ctx: BenchContext): Promise<void> {
     const run = await invokeFresh(
       ctx.freshSandbox('inventory', { environment: { NODE_OPTIONS: nodeOptions } }),
       ctx.inventoryEvent(tenantOf(agents), 'gzip'),
-      async (pid) => {
-        process.kill(pid, 'SIGTERM');
-        for (let waited = 0; waited < 120_000 && readdirSync(profiles).length === 0; waited += 100) await sleep(100);
-        // Node writes the file as the process exits: give it the time to finish.
-        await sleep(1_000);
+      {
+        async beforeStop(pid) {
+          process.kill(pid, 'SIGTERM');
+          for (let waited = 0; waited < 120_000 && readdirSync(profiles).length === 0; waited += 100) await sleep(100);
+          // Node writes the file as the process exits: give it the time to finish.
+          await sleep(1_000);
+        },
       },
     );
     const [file] = readdirSync(profiles);

@@ -220,6 +220,16 @@ export function mcpSdkRatio(r: Pick<BenchResults, 'coldStart'>, name: string, sa
   return ms !== undefined && bareMcp ? ms / bareMcp.ms : undefined;
 }
 
+/**
+ * A cold start with an invocation X-Ray samples, against the floor its target names: the bare MCP
+ * SDK's for an MCP door (when measured), else the bare SDK's; undefined where none was sampled.
+ * Computed here once, for the targets and the bundles' table alike.
+ */
+export function sampledRatio(r: Pick<BenchResults, 'coldStart'>, name: string): number | undefined {
+  const sampled = r.coldStart.find((c) => c.name === name)?.sampled;
+  return sampled ? (mcpSdkRatio(r, name, true) ?? sampled.ratio) : undefined;
+}
+
 const BUNDLE_LABELS: Readonly<Record<string, string>> = {
   'bare-sdk': 'bare SDK (floor)',
   [BARE_MCP]: "bare MCP SDK (the MCP door's floor)",
@@ -488,8 +498,8 @@ export function performanceSection(r: BenchResults): string {
   for (const b of r.bundles) {
     const c = r.coldStart.find((cs) => cs.name === b.name);
     const againstMcp = mcpSdkRatio(r, b.name);
-    const sampledRatio = c?.sampled ? (mcpSdkRatio(r, b.name, true) ?? c.sampled.ratio) : undefined;
-    const sampled = c?.sampled && sampledRatio !== undefined ? `${n(c.sampled.ms)} ms, ${x(sampledRatio)}` : '–';
+    const againstFloor = sampledRatio(r, b.name);
+    const sampled = c?.sampled && againstFloor !== undefined ? `${n(c.sampled.ms)} ms, ${x(againstFloor)}` : '–';
     lines.push(
       `| ${BUNDLE_LABELS[b.name] ?? b.name} | ${kib(b.bytes)} | ${c ? `${n(c.ms)} ms` : '–'} | ${c ? `${n(c.importMs)} ms` : '–'} | ${c?.cpuMs === undefined ? '–' : `${n(c.cpuMs)} ms`} | ${c ? x(c.ratio) : '–'} | ${againstMcp === undefined ? '–' : x(againstMcp)} |${anySampled ? ` ${sampled} |` : ''}`,
     );

@@ -148,11 +148,14 @@ export function warmSandbox(sandbox: FreshSandbox): { invoke: Invoker; stop(): P
 export async function invokeFresh(
   sandbox: FreshSandbox,
   event: unknown,
-  /** Called with the instance's pid once its answer is complete and its figures read, before it is stopped. */
-  beforeStop?: (pid: number) => Promise<void>,
-  /** The invocation's X-Ray trace header, as Lambda hands it over; by default a new trace X-Ray does not sample (a direct invocation). */
-  traceId?: string,
+  options: {
+    /** Called with the instance's pid once its answer is complete and its figures read, before it is stopped. */
+    beforeStop?: (pid: number) => Promise<void>;
+    /** The invocation's X-Ray trace header, as Lambda hands it over; by default a new trace X-Ray does not sample (a direct invocation). */
+    traceId?: string;
+  } = {},
 ): Promise<FreshRun> {
+  const { beforeStop, traceId } = options;
   const pool = poolOf(sandbox);
   try {
     const started = performance.now();

@@ -1,6 +1,6 @@
 import { STREAMED_RESPONSE_LIMIT_BYTES } from '../lib/json-array-stream.js';
 import { streamedLimitAgents, timedSizes } from './inventory.js';
-import { type BenchResults, cpuAgainstFloor, mcpSdkRatio, type Target } from './report.js';
+import { type BenchResults, cpuAgainstFloor, mcpSdkRatio, sampledRatio, type Target } from './report.js';
 import { n } from './stats.js';
 
 /** Lambda streams a response's first 6 MB at full speed, then at most 2 MB/s. */
@@ -152,8 +152,8 @@ export function targets(r: BenchResults): Target[] {
   // sampled one, which also loads and runs the tracer, is shown beside it.
   for (const c of r.coldStart.filter((x) => COLD_START_TARGETS.includes(x.name))) {
     const mcpRatio = c.name === 'mcp' ? mcpSdkRatio(r, c.name) : undefined;
-    const sampledRatio = c.name === 'mcp' ? mcpSdkRatio(r, c.name, true) : c.sampled?.ratio;
-    const sampled = sampledRatio === undefined ? '' : ` (sampled by X-Ray: ${ratio(sampledRatio)})`;
+    const againstFloor = sampledRatio(r, c.name);
+    const sampled = againstFloor === undefined ? '' : ` (sampled by X-Ray: ${ratio(againstFloor)})`;
     if (mcpRatio !== undefined) {
       out.push({
         what: 'mcp cold start',

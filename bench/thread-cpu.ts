@@ -22,15 +22,12 @@ export function threadKind(name: string): keyof ThreadCpu {
   return 'otherMs';
 }
 
-/** One /proc/<pid>/task/<tid>/stat line: the thread's name and its user + system time in ms (the sandboxes' reader of /proc). */
-export const threadStat = statCpu;
-
 /** A live process's CPU by thread kind, or undefined where /proc cannot be read. */
 export function threadCpu(pid: ProcessId = 'self'): ThreadCpu | undefined {
   try {
     const out: ThreadCpu = { mainMs: 0, gcHelpersMs: 0, poolMs: 0, otherMs: 0 };
     for (const tid of readdirSync(`/proc/${pid}/task`)) {
-      const { name, cpuMs } = threadStat(readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8'));
+      const { name, cpuMs } = statCpu(readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8'));
       out[threadKind(name)] += cpuMs;
     }
     return out;

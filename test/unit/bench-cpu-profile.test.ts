@@ -2,7 +2,8 @@ import type { SourceMapPayload } from 'node:module';
 import { transformSync } from 'esbuild';
 import { describe, expect, it } from 'vitest';
 import { type CpuProfile, layerOf, profileFigure, shortSource, summariseProfile } from '../../bench/cpu-profile.js';
-import { threadKind, threadStat } from '../../bench/thread-cpu.js';
+import { threadKind } from '../../bench/thread-cpu.js';
+import { statCpu } from '../../local/lambda/proc.js';
 
 /** A minified module with its source map, as the bundles are built: the profile names only its minified functions. */
 const built = transformSync('export function readHello(item) { return item.a }\nexport function summarize(x) { return x + 1 }', {
@@ -120,8 +121,8 @@ describe('Bench: a CPU profile read back to the sources (bench/cpu-profile.ts)',
 describe("Bench: a process's CPU by thread (bench/thread-cpu.ts)", () => {
   it("reads a thread's name and user + system time from its /proc stat line, a name with spaces and parentheses included", () => {
     const stat = '4242 (V8 DefaultWork) S 1 2 3 4 5 6 7 8 9 10 150 25 0 0 20 0 1 0 100 0 0';
-    expect(threadStat(stat)).toEqual({ name: 'V8 DefaultWork', cpuMs: 1750 });
-    expect(threadStat('7 (a (b) c) R 1 2 3 4 5 6 7 8 9 10 1 2 0').name).toBe('a (b) c');
+    expect(statCpu(stat)).toEqual({ name: 'V8 DefaultWork', cpuMs: 1750 });
+    expect(statCpu('7 (a (b) c) R 1 2 3 4 5 6 7 8 9 10 1 2 0').name).toBe('a (b) c');
   });
 
   it('sorts the threads Node names into the JavaScript thread, V8 helpers, the libuv pool and the rest', () => {

@@ -252,10 +252,7 @@ describe('E2E: GET /api/agents streamed through the local listener', () => {
     const headers = { Authorization: `Bearer ${await token()}` };
     const busy = () => stack.functions.stats('inventory').instances.filter((i) => i.state === 'busy');
     // An earlier test's instance may still be ending its cut stream on a loaded machine: start from rest.
-    for (let waited = 0; busy().length > 0 && waited < 15_000; waited += 100) {
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
-    expect(busy()).toHaveLength(0);
+    await expect.poll(() => busy().length, { timeout: 15_000 }).toBe(0);
     const first = await openAgents(headers);
     const holding = busy();
     const coldStarts = stack.functions.stats('inventory').coldStarts;
